@@ -1,0 +1,134 @@
+"""The `fiscaliza` command line (typer). Entry points only parse and delegate."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer(
+    name="fiscaliza",
+    help="Enforces the bus disciplinary code of João Neiva (Lei 867/1998) from telemetry.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_BAD_INPUT = 2
+
+
+def fail(message: str) -> None:
+    """A bad argument or input: one line on stderr, exit code 2, no traceback."""
+    print(f"fiscaliza: error: {message}", file=sys.stderr)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+@app.command()
+def replay(
+    feed: Annotated[Path, typer.Option(help="GTFS feed: a directory or a .zip")],
+    fleet: Annotated[Path, typer.Option(help="fleet.csv: vehicle_id,plate,operator_id[,capacity]")],
+    tachograph: Annotated[Path, typer.Option(help="tachograph JSON Lines")],
+    out: Annotated[Path, typer.Option(help="output directory (created if needed)")],
+    catraca: Annotated[Optional[Path], typer.Option(help="catraca JSON Lines")] = None,
+    occurrences: Annotated[Optional[Path], typer.Option(help="occurrences JSON Lines")] = None,
+    policy: Annotated[Optional[Path], typer.Option(help="policy TOML (default: João Neiva)")] = None,
+    geofences: Annotated[Optional[Path], typer.Option(help="GeoJSON geofence overrides")] = None,
+) -> None:
+    """Replay telemetry files through the engine; write trips, infractions and rejections."""
+    from fiscaliza.replay import InputError, ReplayInputs
+    from fiscaliza.replay import replay as run_replay
+    from fiscaliza.replay import write_outputs
+    from fiscaliza.reporting import Progress, print_replay_summary
+
+    inputs = ReplayInputs(feed, fleet, tachograph, catraca, occurrences, policy, geofences)
+    try:
+        with Progress("Replaying") as progress:
+            result = run_replay(inputs, progress=progress.update)
+        write_outputs(result, out)
+    except InputError as exc:
+        fail(str(exc))
+    print_replay_summary(result, out)
+
+
+@app.command()
+def simulate(
+    out: Annotated[Path, typer.Option(help="output directory")],
+    start: Annotated[str, typer.Option(help="first service date, YYYY-MM-DD")],
+    end: Annotated[Optional[str], typer.Option(help="last service date (default: start)")] = None,
+    feed: Annotated[Optional[Path], typer.Option(help="GTFS feed (default: the João Neiva sample)")] = None,
+    fleet: Annotated[Optional[Path], typer.Option(help="fleet.csv (default: the sample's)")] = None,
+    seed: Annotated[int, typer.Option(help="random seed: the same seed gives the same files")] = 1,
+    fault: Annotated[Optional[list[str]], typer.Option(help="inject a detector fault (repeatable)")] = None,
+    input_fault: Annotated[Optional[list[str]], typer.Option(help="inject an input fault (repeatable)")] = None,
+    ping_interval: Annotated[int, typer.Option(help="seconds between tachograph pings")] = 10,
+    gps_noise: Annotated[float, typer.Option(help="GPS noise, metres (standard deviation)")] = 3.0,
+) -> None:
+    """Write simulated tachograph and catraca JSON Lines for a feed and date range."""
+    from fiscaliza.demo import simulate_files
+    from fiscaliza.reporting import Progress
+    from simulator import FAULTS, INPUT_FAULTS
+
+    first = _date(start, "--start")
+    last = _date(end, "--end") if end else first
+    if ping_interval <= 0 or gps_noise < 0:
+        fail("--ping-interval must be positive and --gps-noise not negative")
+    for name in fault or []:
+        if name not in FAULTS:
+            fail(f"unknown --fault {name!r}; choose from {', '.join(FAULTS)}")
+    for name in input_fault or []:
+        if name not in INPUT_FAULTS:
+            fail(f"unknown --input-fault {name!r}; choose from {', '.join(INPUT_FAULTS)}")
+    from simulator import SimulationSettings
+
+    settings = SimulationSettings(first, last, seed, tuple(fault or ()), tuple(input_fault or ()),
+                                  ping_interval, gps_noise)
+    with Progress("Simulating") as progress:
+        result = simulate_files(feed, fleet, settings, out, progress=progress.update)
+    print(f"{result.pings} tachograph pings, {result.catraca_readings} catraca readings, "
+          f"{result.runs} runs over {len(result.dates)} service day(s)")
+    print(f"wrote {result.tachograph}, {result.catraca} and {result.manifest}")
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="where to write the demo's files")] = Path("fiscaliza-demo"),
+    date: Annotated[str, typer.Option(help="service date to simulate")] = "2026-12-01",
+    seed: Annotated[int, typer.Option(help="random seed")] = 7,
+) -> None:
+    """Simulate a day of the João Neiva sample with faults, replay it, summarize."""
+    from fiscaliza.demo import run_demo
+
+    run_demo(out, _date(date, "--date"), seed)
+
+
+def _date(text: str, option: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        fail(f"{option} must be a date as YYYY-MM-DD, got {text!r}")
+        raise  # unreachable: fail exits
+
+
+def main() -> None:
+    """Console entry point: usage errors become one line and exit code 2."""
+    try:
+        code = app(standalone_mode=False)
+    except (KeyboardInterrupt, typer.Abort):
+        print("fiscaliza: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:
+        # Usage errors (typer vendors its own click, so match by shape, not class).
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            print(f"fiscaliza: error: {exc.format_message()}", file=sys.stderr)
+            sys.exit(EXIT_BAD_INPUT)
+        raise
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""The enforcement policy: every threshold the engine applies, read from TOML.
+
+The shipped default is João Neiva's (`policies/joao-neiva.toml`). Unknown keys are
+refused so that a typo in a threshold never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from importlib import resources
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import msgspec
+
+
+class PolicyError(ValueError):
+    """The policy file is missing, unreadable or invalid."""
+
+
+class _Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class General(_Section):
+    name: str
+    version: str
+    municipality: str
+    state: str
+    timezone: str
+    ufir_brl: float
+    municipal_holidays: tuple[dt.date, ...] = ()
+
+
+class TripRules(_Section):
+    terminal_zone_m: float
+    min_coverage: float
+    corridor_m: float
+    max_coverage_gap_s: float
+    max_plausible_speed_kmh: float
+    max_trip_duration_s: float
+    match_window_s: float
+    in_service_terminal_s: float
+
+
+class StreamRules(_Section):
+    allowed_lateness_s: float
+
+
+class D11(_Section):
+    max_distance_m: float
+    min_travel_m: float
+    min_duration_s: float
+
+
+class Punctuality(_Section):
+    max_early_s: float
+    max_late_s: float
+
+
+class D13(Punctuality):
+    escalation_step_pct: float
+
+
+class Art45(_Section):
+    min_efficiency: float
+
+
+class A07(_Section):
+    stop_radius_m: float
+    max_interpolation_gap_s: float
+
+
+class D19(_Section):
+    max_silence_s: float
+
+
+class C01(_Section):
+    default_limit_kmh: float
+    tolerance_kmh: float
+    min_consecutive_pings: int
+    min_episode_s: float
+    merge_gap_s: float
+
+
+class Policy(_Section):
+    policy: General
+    trips: TripRules
+    stream: StreamRules
+    d11: D11
+    d13: D13
+    b04: Punctuality
+    art45: Art45
+    a07: A07
+    d19: D19
+    c01: C01
+
+    @property
+    def version(self) -> str:
+        return self.policy.version
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.policy.timezone)
+
+
+DEFAULT_POLICY_NAME = "joao-neiva.toml"
+
+
+def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
+    try:
+        policy = msgspec.toml.decode(text, type=Policy)
+    except msgspec.ValidationError as exc:
+        raise PolicyError(f"{source}: invalid policy: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise PolicyError(f"{source}: not valid TOML: {exc}") from None
+    try:
+        ZoneInfo(policy.policy.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise PolicyError(f"{source}: unknown timezone {policy.policy.timezone!r}") from None
+    if not 0 < policy.trips.min_coverage <= 1:
+        raise PolicyError(f"{source}: trips.min_coverage must be in (0, 1]")
+    return policy
+
+
+def load_policy(path: Path | None = None) -> Policy:
+    """Read a policy file; None means the shipped João Neiva default."""
+    if path is None:
+        text = resources.files("fiscaliza").joinpath("policies", DEFAULT_POLICY_NAME).read_bytes()
+        return parse_policy(text, DEFAULT_POLICY_NAME)
+    try:
+        text = Path(path).read_bytes()
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy {path}: {exc.strerror}") from None
+    return parse_policy(text, str(path))

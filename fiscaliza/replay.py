@@ -1,0 +1,163 @@
+"""`fiscaliza replay`: the input files as one event-time-ordered stream through the engine.
+
+This is a shell: it reads and decodes files, hands batches to `engine.Engine` (the
+same core the Faust workers run), and writes the outputs of DESIGN.md's contract.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from engine import Context, Emitted, Engine, Message
+from fiscaliza.fleet import FleetError, Vehicle, load_fleet
+from fiscaliza.policy import Policy, PolicyError, load_policy
+from geofences import GeofenceError, build_geofences
+from gtfs import Feed, FeedError, load_feed
+from telemetry import Rejection, decode, to_builtins
+from trips.model import RealizedTrip
+
+BATCH = 2000  # messages per engine call; results do not depend on it
+
+
+class InputError(ValueError):
+    """A bad argument or unreadable input file: the CLI's exit code 2."""
+
+
+@dataclass(frozen=True)
+class ReplayInputs:
+    feed: Path
+    fleet: Path
+    tachograph: Path
+    catraca: Path | None = None
+    occurrences: Path | None = None
+    policy: Path | None = None
+    geofences: Path | None = None
+
+
+@dataclass
+class ReplayResult:
+    feed: Feed
+    policy: Policy
+    fleet: dict[str, Vehicle]
+    trips: list[RealizedTrip] = field(default_factory=list)
+    infractions: list = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+    messages: int = 0
+    service_dates: list[dt.date] = field(default_factory=list)
+
+
+def load_context(inputs: ReplayInputs) -> Context:
+    """Policy, feed, fleet and geofences, or InputError with a one-line reason."""
+    try:
+        policy = load_policy(inputs.policy)
+        feed = load_feed(inputs.feed)
+        fleet = load_fleet(inputs.fleet, operators=set(feed.agencies))
+        geofences = build_geofences(feed, policy, inputs.geofences)
+    except (PolicyError, FeedError, FleetError, GeofenceError) as exc:
+        raise InputError(str(exc)) from None
+    return Context(feed=feed, geofences=geofences, policy=policy, fleet=fleet)
+
+
+_SOURCE_RANK = {"occurrences": 0, "tachograph": 1, "catraca": 2}
+
+
+def read_messages(inputs: ReplayInputs) -> tuple[list[Message], list[Rejection]]:
+    """Decode every line of the input files; sort the good ones by event time.
+
+    The order among equal times depends only on the content, so a shuffled or
+    duplicated input is replayed the same way.
+    """
+    files = [("tachograph", inputs.tachograph), ("catraca", inputs.catraca), ("occurrences", inputs.occurrences)]
+    keyed, rejected = [], []
+    for source, path in files:
+        if path is None:
+            continue
+        for location, line in _lines(path):
+            body = decode(source, line, location)
+            if isinstance(body, Rejection):
+                rejected.append(body)
+                continue
+            epoch = body.start_epoch if source == "occurrences" else body.epoch
+            vehicle = getattr(body, "vehicle_id", None) or ""
+            message = Message(body, location, line.decode("utf-8", errors="replace"))
+            keyed.append(((epoch, _SOURCE_RANK[source], vehicle, line), message))
+    keyed.sort(key=lambda pair: pair[0])
+    return [message for _, message in keyed], rejected
+
+
+def _lines(path: Path) -> Iterator[tuple[str, bytes]]:
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            line = raw.rstrip(b"\r\n")
+            if line.strip():
+                yield f"{path.name}:{number}", line
+
+
+def replay(
+    inputs: ReplayInputs, progress: Callable[[int, int], None] | None = None
+) -> ReplayResult:
+    context = load_context(inputs)
+    messages, rejected = read_messages(inputs)
+    engine = Engine(context)
+    out = Emitted(rejected=rejected)
+    for start in range(0, len(messages), BATCH):
+        out.extend(engine.ingest(messages[start : start + BATCH]))
+        if progress:
+            progress(min(start + BATCH, len(messages)), len(messages))
+    out.extend(engine.close())
+    return ReplayResult(
+        feed=context.feed,
+        policy=context.policy,
+        fleet=context.fleet,
+        trips=sorted(out.trips, key=_trip_order),
+        infractions=out.infractions,
+        rejected=out.rejected,
+        messages=len(messages) + len(rejected),
+        service_dates=engine.covered_dates(),
+    )
+
+
+def _trip_order(trip: RealizedTrip):
+    return (trip.service_date, trip.route_id, trip.direction_id, trip.departed_at, trip.vehicle_id)
+
+
+def trip_record(trip: RealizedTrip) -> dict:
+    """A trips.jsonl line, exactly the fields of the contract."""
+    return {
+        "vehicle_id": trip.vehicle_id,
+        "route_id": trip.route_id,
+        "direction_id": trip.direction_id,
+        "trip_id": trip.trip_id,
+        "service_date": trip.service_date.isoformat(),
+        "departed_at": trip.departed_at.isoformat(timespec="seconds"),
+        "arrived_at": trip.arrived_at.isoformat(timespec="seconds"),
+        "departure_deviation_s": trip.departure_deviation_s,
+        "coverage": trip.coverage,
+    }
+
+
+def write_outputs(result: ReplayResult, out_dir: Path) -> None:
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create output directory {out_dir}: {exc.strerror}") from None
+    _write_jsonl(out_dir / "trips.jsonl", (trip_record(t) for t in result.trips))
+    _write_jsonl(out_dir / "infractions.jsonl", (to_builtins(i) for i in result.infractions))
+    _write_jsonl(out_dir / "rejected.jsonl", (to_builtins(r) for r in result.rejected))
+
+
+def _write_jsonl(path: Path, records) -> None:
+    encoder = msgspec.json.Encoder()
+    with open(path, "wb") as handle:
+        for record in records:
+            handle.write(encoder.encode(record))
+            handle.write(b"\n")

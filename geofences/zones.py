@@ -1,0 +1,99 @@
+"""Zone values and their vectorized membership tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+from shapely import LineString, Polygon
+
+from geofences.linear import distance_to_line, locate_along
+from gtfs.model import Pattern
+
+
+@dataclass(frozen=True)
+class CircleZone:
+    """A zone of `radius_m` around a point: membership is an exact distance test."""
+
+    name: str
+    x: float
+    y: float
+    radius_m: float
+
+    def distance(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.hypot(np.asarray(x) - self.x, np.asarray(y) - self.y)
+
+    def contains(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return self.distance(x, y) <= self.radius_m
+
+
+@dataclass(frozen=True)
+class PolygonZone:
+    """A zone drawn as a polygon (GeoJSON override); prepared for fast tests."""
+
+    name: str
+    polygon: Polygon
+
+    def __post_init__(self):
+        shapely.prepare(self.polygon)
+
+    def distance(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.asarray(shapely.distance(self.polygon, shapely.points(x, y)), dtype=float)
+
+    def contains(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return np.asarray(shapely.intersects_xy(self.polygon, np.asarray(x), np.asarray(y)), dtype=bool)
+
+
+Zone = CircleZone | PolygonZone
+
+
+@dataclass(frozen=True)
+class SpeedZone:
+    zone: PolygonZone
+    limit_kmh: float
+
+
+@dataclass(frozen=True)
+class Itinerary:
+    """The geofences of one pattern: its shape, corridor, terminals and stops."""
+
+    pattern: Pattern
+    line: LineString
+    corridor_m: float
+    origin: Zone
+    destination: Zone
+    stops: tuple[CircleZone, ...]
+
+    @property
+    def length_m(self) -> float:
+        return float(self.line.length)
+
+    def locate(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return locate_along(self.line, x, y)
+
+    def distance(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return distance_to_line(self.line, x, y)
+
+    def in_corridor(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return self.distance(x, y) <= self.corridor_m
+
+
+@dataclass(frozen=True)
+class Geofences:
+    itineraries: dict[str, Itinerary]  # by Pattern.key
+    speed_zones: tuple[SpeedZone, ...]
+    default_speed_limit_kmh: float
+
+    def speed_limit(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Speed limit at each position: the lowest zone containing it, else the default."""
+        limits = np.full(len(x), self.default_speed_limit_kmh, dtype=float)
+        for speed_zone in self.speed_zones:
+            inside = speed_zone.zone.contains(x, y)
+            limits = np.where(inside, np.minimum(limits, speed_zone.limit_kmh), limits)
+        return limits
+
+    def for_route(self, route_id: str | None) -> tuple[Itinerary, ...]:
+        if route_id is None:
+            return tuple(self.itineraries.values())
+        return tuple(i for i in self.itineraries.values() if i.pattern.route_id == route_id)

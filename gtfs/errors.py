@@ -1,0 +1,2 @@
+class FeedError(ValueError):
+    """The GTFS feed cannot be used; the message says why in one line."""

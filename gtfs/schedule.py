@@ -1,0 +1,112 @@
+"""What was scheduled on a service date: trips, frequency windows, day boundaries."""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+from gtfs.model import Feed, FrequencyWindow, ScheduledStop, ScheduledTrip
+
+
+def service_day_start(date: dt.date, tz: ZoneInfo) -> dt.datetime:
+    """The instant GTFS times of `date` count from: noon minus 12 h, local time.
+
+    On days with a DST change this differs from midnight, as the GTFS spec requires.
+    """
+    noon = dt.datetime.combine(date, dt.time(12), tzinfo=tz)
+    return (noon.astimezone(dt.timezone.utc) - dt.timedelta(hours=12)).astimezone(tz)
+
+
+def gtfs_seconds_to_datetime(date: dt.date, seconds: float, tz: ZoneInfo) -> dt.datetime:
+    return service_day_start(date, tz) + dt.timedelta(seconds=seconds)
+
+
+def service_dates(feed: Feed, start: dt.date, end: dt.date) -> list[dt.date]:
+    """Dates in [start, end] on which any service runs."""
+    all_dates = set(feed.dates)
+    return [d for d in _date_range(start, end) if d in all_dates]
+
+
+def _date_range(start: dt.date, end: dt.date):
+    day = start
+    while day <= end:
+        yield day
+        day += dt.timedelta(days=1)
+
+
+def _active_trip_ids(feed: Feed, date: dt.date) -> list[str]:
+    services = {sid for sid, days in feed.service_days.items() if date in days}
+    return [t.trip_id for t in feed.trips.values() if t.service_id in services]
+
+
+def scheduled_trips(feed: Feed, date: dt.date) -> tuple[ScheduledTrip, ...]:
+    """Timetabled trips of `date`, plus the departures of exact_times=1 frequencies.
+
+    Frequency templates with exact_times=0 are headway service: see frequency_windows.
+    """
+    by_template: dict[str, list] = {}
+    for freq in feed.frequencies:
+        by_template.setdefault(freq.trip_id, []).append(freq)
+    result: list[ScheduledTrip] = []
+    for trip_id in _active_trip_ids(feed, date):
+        template = feed.trips[trip_id]
+        programmed_m = feed.shapes[template.shape_id].length_m
+        freqs = by_template.get(trip_id)
+        if not freqs:
+            result.append(_scheduled(template, date, template.stops, programmed_m, from_frequency=False))
+            continue
+        for freq in freqs:
+            if not freq.exact_times:
+                continue
+            for departure in range(freq.start_s, freq.end_s, freq.headway_s):
+                shift = departure - template.departure_s
+                stops = tuple(
+                    ScheduledStop(s.stop_id, s.stop_sequence, s.arrival_s + shift, s.departure_s + shift,
+                                  s.timepoint, s.shape_dist_m)
+                    for s in template.stops
+                )
+                result.append(_scheduled(template, date, stops, programmed_m, from_frequency=True))
+    result.sort(key=lambda t: (t.route_id, t.direction_id, t.departure_s, t.trip_id))
+    return tuple(result)
+
+
+def _scheduled(template, date, stops, programmed_m, *, from_frequency: bool) -> ScheduledTrip:
+    return ScheduledTrip(
+        trip_id=template.trip_id,
+        route_id=template.route_id,
+        direction_id=template.direction_id,
+        service_date=date,
+        shape_id=template.shape_id,
+        block_id=template.block_id,
+        departure_s=stops[0].departure_s,
+        arrival_s=stops[-1].arrival_s,
+        stops=stops,
+        programmed_m=programmed_m,
+        from_frequency=from_frequency,
+    )
+
+
+def frequency_windows(feed: Feed, date: dt.date, *, include_exact: bool = False) -> tuple[FrequencyWindow, ...]:
+    """Headway windows of `date` (exact_times=0 only, unless include_exact)."""
+    active = set(_active_trip_ids(feed, date))
+    windows = []
+    for freq in feed.frequencies:
+        if freq.trip_id not in active or (freq.exact_times and not include_exact):
+            continue
+        template = feed.trips[freq.trip_id]
+        windows.append(
+            FrequencyWindow(
+                trip_id=freq.trip_id,
+                route_id=template.route_id,
+                direction_id=template.direction_id,
+                service_date=date,
+                shape_id=template.shape_id,
+                start_s=freq.start_s,
+                end_s=freq.end_s,
+                headway_s=freq.headway_s,
+                exact_times=freq.exact_times,
+                programmed_m=feed.shapes[template.shape_id].length_m,
+            )
+        )
+    windows.sort(key=lambda w: (w.route_id, w.direction_id, w.start_s))
+    return tuple(windows)

@@ -1,0 +1,210 @@
+"""Injected faults: one per detector of DESIGN.md, plus faults of the input itself.
+
+Each fault picks its target deterministically from the seeded generator among the
+runs where it can happen cleanly (e.g. a late departure only where the layover
+absorbs it, so the next trip still leaves on time) and is listed in the manifest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from simulator.motion import FastStretch, LateralOffset
+from simulator.plan import Duty, Run
+
+# Detector faults (DESIGN.md table) and what each injects.
+FAULTS = {
+    "detour": "D-11: a run leaves its itinerary by 150 m for 15 % of the shape",
+    "stop_bypass": "A-07: a run passes 60 m away from one of its stops",
+    "late_departure": "D-13: a timetabled run leaves its origin 7 min late",
+    "en_route_lateness": "B-04: a run leaves on time but waits 7 min at its first intermediate timepoint",
+    "suppressed_trip": "D-22: the last run of a block is not run",
+    "frequency_shortfall": "D-12: one departure of a headway window is not run",
+    "broken_seal": "D-21: a catraca reports its seal broken while in service",
+    "silent_catraca": "D-19: a catraca is silent for 15 min while in service",
+    "speeding": "C-01: a run drives two stop spacings at 80 km/h",
+}
+
+INPUT_FAULTS = {
+    "malformed": "a few unparseable or invalid lines",
+    "duplicates": "1 % of the lines sent twice",
+    "out_of_order": "2 % of the lines delivered up to 2 min late",
+    "gps_gap": "a vehicle's GPS silent for 4 min during a run",
+}
+
+DELAY_S = 420  # 7 min: beyond D-13's and B-04's 300 s lateness threshold
+
+
+@dataclass
+class Injection:
+    """Changes to apply while generating telemetry, and the manifest of what was done."""
+
+    offsets: dict[tuple[str, int], tuple[LateralOffset, ...]] = field(default_factory=dict)
+    fast: dict[tuple[str, int], FastStretch] = field(default_factory=dict)
+    seal_broken_from: dict[str, float] = field(default_factory=dict)
+    catraca_silent: dict[str, tuple[float, float]] = field(default_factory=dict)
+    gps_gaps: dict[str, tuple[float, float]] = field(default_factory=dict)
+    manifest: list[dict] = field(default_factory=list)
+
+
+def _describe(kind: str, duty: Duty, run: Run, **details) -> dict:
+    return {
+        "fault": kind,
+        "vehicle_id": duty.vehicle_id,
+        "route_id": run.route_id,
+        "direction_id": run.direction_id,
+        "trip_id": run.trip_id,
+        "service_date": run.service_date.isoformat(),
+        "scheduled_departure": run.departure,
+        **details,
+    }
+
+
+def _pick(rng: np.random.Generator, candidates: list):
+    if not candidates:
+        return None
+    return candidates[int(rng.integers(len(candidates)))]
+
+
+def _runs(duties: list[Duty], *, timetabled: bool | None = None, middle: bool = False):
+    """(duty index, run index) pairs; `middle` avoids first and last runs of a duty."""
+    found = []
+    for d, duty in enumerate(duties):
+        for r, run in enumerate(duty.runs):
+            if timetabled is not None and run.headway_based == timetabled:
+                continue
+            if middle and (r == 0 or r == len(duty.runs) - 1):
+                continue
+            found.append((d, r))
+    return found
+
+
+def inject(kinds: list[str], duties: list[Duty], rng: np.random.Generator, shapes) -> tuple[list[Duty], Injection]:
+    """Apply the detector faults that change the plan or the motion."""
+    injection = Injection()
+    duties = list(duties)
+    used: set[tuple[int, int]] = set()
+
+    def choose(candidates):
+        choice = _pick(rng, [c for c in candidates if c not in used])
+        if choice is not None:
+            used.add(choice)
+        return choice
+
+    for kind in kinds:
+        if kind == "late_departure" or kind == "en_route_lateness":
+            choice = choose([
+                (d, r) for d, r in _runs(duties, timetabled=True, middle=True)
+                if duties[d].runs[r + 1].departure - duties[d].runs[r].arrival >= DELAY_S + 180
+            ])
+            if choice is None:
+                continue
+            d, r = choice
+            duty, run = duties[d], duties[d].runs[r]
+            if kind == "late_departure":
+                changed = run.shifted(DELAY_S)
+                details = {"delay_s": DELAY_S}
+            else:
+                timepoints = [i for i, s in enumerate(run.stops[1:-1], start=1) if s.timepoint]
+                if not timepoints:
+                    continue
+                changed = run.shifted(DELAY_S, from_index=timepoints[0])
+                details = {"delay_s": DELAY_S, "waits_at_stop_id": run.stops[timepoints[0]].stop_id}
+            duties[d] = replace(duty, runs=duty.runs[:r] + (changed,) + duty.runs[r + 1:])
+            injection.manifest.append(_describe(kind, duty, run, **details))
+        elif kind == "suppressed_trip":
+            choice = choose([(d, len(duty.runs) - 1) for d, duty in enumerate(duties)
+                             if duty.runs and duty.runs[-1].block_id and len(duty.runs) > 1])
+            if choice is None:
+                continue
+            d, r = choice
+            duty = duties[d]
+            injection.manifest.append(_describe(kind, duty, duty.runs[r]))
+            duties[d] = replace(duty, runs=duty.runs[:r])
+        elif kind == "detour":
+            choice = choose(_runs(duties, middle=True))
+            if choice is None:
+                continue
+            d, r = choice
+            run = duties[d].runs[r]
+            length = shapes[run.shape_id].length_m
+            offset = LateralOffset(0.40 * length, 0.55 * length, 150.0, 40.0)
+            injection.offsets[(duties[d].vehicle_id, r)] = (offset,)
+            injection.manifest.append(_describe(kind, duties[d], run, from_m=round(offset.start_m),
+                                                to_m=round(offset.end_m), offset_m=offset.offset_m))
+        elif kind == "stop_bypass":
+            choice = choose(_runs(duties, middle=True))
+            if choice is None:
+                continue
+            d, r = choice
+            run = duties[d].runs[r]
+            k = len(run.stops) // 2
+            stop = run.stops[k]
+            offset = LateralOffset(stop.shape_dist_m - 90.0, stop.shape_dist_m + 90.0, 60.0, 20.0)
+            injection.offsets[(duties[d].vehicle_id, r)] = (offset,)
+            injection.manifest.append(_describe(kind, duties[d], run, stop_id=stop.stop_id, offset_m=60.0))
+        elif kind == "speeding":
+            choice = choose(_runs(duties, middle=True))
+            if choice is None:
+                continue
+            d, r = choice
+            run = duties[d].runs[r]
+            spans = [(run.stops[k + 1].shape_dist_m - run.stops[k - 1].shape_dist_m, k)
+                     for k in range(1, len(run.stops) - 1) if not run.stops[k].timepoint]
+            if not spans:
+                continue
+            _, k = max(spans)
+            injection.fast[(duties[d].vehicle_id, r)] = FastStretch(k, 80.0)
+            injection.manifest.append(_describe(kind, duties[d], run, speed_kmh=80.0,
+                                                skips_dwell_at=run.stops[k].stop_id))
+        elif kind in ("broken_seal", "silent_catraca", "gps_gap"):
+            choice = choose(_runs(duties, middle=True))
+            if choice is None:
+                continue
+            d, r = choice
+            run = duties[d].runs[r]
+            vehicle = duties[d].vehicle_id
+            middle = (run.departure + run.arrival) / 2
+            if kind == "broken_seal":
+                injection.seal_broken_from[vehicle] = middle
+                injection.manifest.append(_describe(kind, duties[d], run, from_epoch=middle))
+            elif kind == "silent_catraca":
+                injection.catraca_silent[vehicle] = (middle, middle + 900)
+                injection.manifest.append(_describe(kind, duties[d], run, from_epoch=middle, seconds=900))
+            else:
+                start = run.departure + 0.25 * (run.arrival - run.departure)
+                injection.gps_gaps[vehicle] = (start, start + 240)
+                injection.manifest.append(_describe(kind, duties[d], run, from_epoch=start, seconds=240))
+    return duties, injection
+
+
+def corrupt_lines(lines: list[bytes], kinds: set[str], rng: np.random.Generator) -> tuple[list[bytes], list[dict]]:
+    """Input faults on the delivered lines (already in event-time order)."""
+    manifest = []
+    lines = list(lines)
+    if "duplicates" in kinds and lines:
+        picks = sorted(rng.choice(len(lines), size=max(1, len(lines) // 100), replace=False).tolist(), reverse=True)
+        for i in picks:
+            lines.insert(i + 1, lines[i])
+        manifest.append({"fault": "duplicates", "count": len(picks)})
+    if "out_of_order" in kinds and lines:
+        # Move 2 % of lines later in the file by up to ~2 min of traffic (24 lines at 10 s pings).
+        count = max(1, len(lines) // 50)
+        for i in sorted(rng.choice(len(lines) - 1, size=count, replace=False).tolist(), reverse=True):
+            j = min(len(lines) - 1, i + int(rng.integers(2, 24)))
+            lines.insert(j, lines.pop(i))
+        manifest.append({"fault": "out_of_order", "count": count})
+    if "malformed" in kinds and lines:
+        bad = [
+            b'{"vehicle_id": "JN-0000", "ts": "2026-12-01T08:00:00-03:00", "lat": -19.75',  # truncated
+            b'{"vehicle_id": "X", "ts": "2026-12-01T08:00:00", "lat": -19.75, "lon": -40.38, "speed_kmh": 10}',
+            b'{"vehicle_id": "X", "ts": "2026-12-01T08:00:00-03:00", "lat": -119.75, "lon": -40.38, "speed_kmh": 10}',
+            b'{"vehicle_id": "X", "ts": "2026-12-01T08:00:00-03:00", "lon": -40.38, "speed_kmh": 10}',
+            b'not json at all',
+        ]
+        for n, line in enumerate(bad):
+            lines.insert(int(rng.integers(len(lines))), line)
+        manifest.append({"fault": "malformed", "count": len(bad)})
+    return lines, manifest

@@ -1,0 +1,260 @@
+"""Total decoding of raw telemetry messages into contract Structs or Rejections.
+
+Every ``decode_*`` function returns either a Struct or a ``Rejection`` and never
+raises for bad input: malformed bytes, wrong JSON shape, and contract violations
+all become a ``Rejection`` with a stable ``reason`` code (see ``REASON_CODES``).
+"""
+
+import functools
+import re
+from collections.abc import Iterable
+from typing import Any, Final, Literal, overload
+
+import msgspec
+
+from telemetry.contracts import (
+    END_BEFORE_START_MESSAGE,
+    INVALID_GEOMETRY_MESSAGE,
+    NON_FINITE_MESSAGE,
+    CatracaReading,
+    Occurrence,
+    TachographPing,
+)
+
+__all__ = [
+    "Decoded",
+    "RawMessage",
+    "REASON_CODES",
+    "Rejection",
+    "SOURCES",
+    "Source",
+    "decode",
+    "decode_catraca",
+    "decode_many",
+    "decode_occurrence",
+    "decode_tachograph",
+    "encode",
+    "to_builtins",
+]
+
+Source = Literal["tachograph", "catraca", "occurrences"]
+SOURCES: Final[tuple[Source, ...]] = ("tachograph", "catraca", "occurrences")
+
+RawMessage = bytes | bytearray | memoryview | str
+Decoded = TachographPing | CatracaReading | Occurrence
+
+# Stable reason codes; downstream dashboards and rejected.jsonl consumers key on them.
+INVALID_JSON: Final = "invalid_json"
+NOT_AN_OBJECT: Final = "not_an_object"
+MISSING_FIELD: Final = "missing_field"
+WRONG_TYPE: Final = "wrong_type"
+OUT_OF_RANGE: Final = "out_of_range"
+TIMESTAMP_WITHOUT_OFFSET: Final = "timestamp_without_offset"
+INVALID_TIMESTAMP: Final = "invalid_timestamp"
+INVALID_VALUE: Final = "invalid_value"
+END_BEFORE_START: Final = "end_before_start"
+
+REASON_CODES: Final = (
+    INVALID_JSON,
+    NOT_AN_OBJECT,
+    MISSING_FIELD,
+    WRONG_TYPE,
+    OUT_OF_RANGE,
+    TIMESTAMP_WITHOUT_OFFSET,
+    INVALID_TIMESTAMP,
+    INVALID_VALUE,
+    END_BEFORE_START,
+)
+
+
+class Rejection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):
+    """A message that failed decoding, kept verbatim for ``rejected.jsonl``.
+
+    Field order is the serialization order: ``raw`` last because it is longest.
+    """
+
+    source: str
+    reason: str
+    detail: str
+    location: str | None = None
+    raw: str
+
+
+# --- msgspec error message -> reason code ------------------------------------
+
+# msgspec appends " - at `$.path`" to errors below the top level.
+_PATH_SUFFIX: Final = r" - at `(\$[^`]*)`$"
+# Constraint violations: "Expected `float` >= 0.0", "Expected `str` of length >= 1"...
+_CONSTRAINT: Final = r"Expected `[^`]*` (>=|<=|>|<|of length|that's a multiple)"
+
+
+def _split_path(message: str) -> tuple[str, str]:
+    """Split msgspec's message into (text, path); top-level errors have path ``$``."""
+    match = re.search(_PATH_SUFFIX, message)
+    if match is None:
+        return message, "$"
+    return message[: match.start()], match.group(1)
+
+
+def _reason_for(text: str, path: str) -> str:
+    """Map a msgspec ValidationError text (path stripped) to a reason code."""
+    if text.startswith("Object missing required field"):
+        return MISSING_FIELD
+    if text.startswith("Expected `datetime` with a timezone component"):
+        return TIMESTAMP_WITHOUT_OFFSET
+    if text.startswith("Invalid RFC3339"):
+        return INVALID_TIMESTAMP
+    if text.startswith(END_BEFORE_START_MESSAGE):
+        return END_BEFORE_START
+    if text.startswith((NON_FINITE_MESSAGE, "Number out of range")):
+        return OUT_OF_RANGE
+    if re.match(_CONSTRAINT, text):
+        return OUT_OF_RANGE
+    if re.match(r"Expected `[^`]*`, got `", text):
+        # Only the message itself being a non-object is not_an_object; a nested
+        # non-object (e.g. geometry: []) is an ordinary type error.
+        if path == "$" and text.startswith("Expected `object`"):
+            return NOT_AN_OBJECT
+        return WRONG_TYPE
+    # "Invalid enum value", "Invalid value", invalid geometry, and anything new.
+    return INVALID_VALUE
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n")).replace("\r", " ")
+
+
+# --- decoding ----------------------------------------------------------------
+
+
+def _struct_type(source: Source) -> type[Decoded]:
+    match source:
+        case "tachograph":
+            return TachographPing
+        case "catraca":
+            return CatracaReading
+        case "occurrences":
+            return Occurrence
+    raise ValueError(f"unknown telemetry source {source!r}; expected one of {SOURCES}")
+
+
+@functools.cache
+def _decoder(source: Source) -> msgspec.json.Decoder[Any]:
+    # Built lazily and cached: Decoders are immutable, but nothing runs at import.
+    return msgspec.json.Decoder(_struct_type(source), strict=True)
+
+
+def _reject(
+    source: Source, reason: str, detail: str, raw: str, location: str | None
+) -> Rejection:
+    return Rejection(
+        source=source, reason=reason, detail=_one_line(detail), location=location, raw=raw
+    )
+
+
+def _raw_text(raw: RawMessage) -> tuple[bytes, str, str | None]:
+    """Return (utf-8 bytes, printable text, utf-8 error detail or None)."""
+    if isinstance(raw, str):
+        try:
+            return raw.encode("utf-8"), raw, None
+        except UnicodeEncodeError as exc:
+            # Lone surrogates: keep a JSON-encodable approximation of the text.
+            text = raw.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            return b"", text, f"Text is not valid Unicode: {exc.reason} at index {exc.start}"
+    data = bytes(raw)
+    try:
+        return data, data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        # Checked up front: msgspec skips unknown fields without validating UTF-8.
+        text = data.decode("utf-8", "replace")
+        return data, text, f"Invalid UTF-8: {exc.reason} at byte {exc.start}"
+
+
+def decode(source: Source, raw: RawMessage, location: str | None = None) -> Decoded | Rejection:
+    """Decode one JSON message of ``source``; never raises for bad input.
+
+    Raises ValueError only for an unknown ``source`` (a programming error).
+    """
+    decoder = _decoder(source)
+    data, text, utf8_error = _raw_text(raw)
+    if utf8_error is not None:
+        return _reject(source, INVALID_JSON, utf8_error, text, location)
+    if not text.strip():
+        detail = "Empty message: expected a JSON object"
+        return _reject(source, INVALID_JSON, detail, text, location)
+    try:
+        return decoder.decode(data)
+    except msgspec.ValidationError as exc:  # subclass of DecodeError: catch first
+        body, path = _split_path(str(exc))
+        reason = _reason_for(body, path)
+        return _reject(source, reason, f"{body} - at `{path}`", text, location)
+    except msgspec.DecodeError as exc:
+        return _reject(source, INVALID_JSON, f"Invalid JSON: {exc}", text, location)
+
+
+def decode_tachograph(raw: RawMessage, location: str | None = None) -> TachographPing | Rejection:
+    """Decode one tachograph ping; see ``decode``."""
+    return decode("tachograph", raw, location)  # type: ignore[return-value]
+
+
+def decode_catraca(raw: RawMessage, location: str | None = None) -> CatracaReading | Rejection:
+    """Decode one catraca (turnstile) reading; see ``decode``."""
+    return decode("catraca", raw, location)  # type: ignore[return-value]
+
+
+def decode_occurrence(raw: RawMessage, location: str | None = None) -> Occurrence | Rejection:
+    """Decode one occurrence; see ``decode``."""
+    return decode("occurrences", raw, location)  # type: ignore[return-value]
+
+
+@overload
+def decode_many(
+    kind: Literal["tachograph"],
+    raws: Iterable[RawMessage],
+    locations: Iterable[str | None] | None = None,
+) -> tuple[list[TachographPing], list[Rejection]]: ...
+@overload
+def decode_many(
+    kind: Literal["catraca"],
+    raws: Iterable[RawMessage],
+    locations: Iterable[str | None] | None = None,
+) -> tuple[list[CatracaReading], list[Rejection]]: ...
+@overload
+def decode_many(
+    kind: Literal["occurrences"],
+    raws: Iterable[RawMessage],
+    locations: Iterable[str | None] | None = None,
+) -> tuple[list[Occurrence], list[Rejection]]: ...
+def decode_many(
+    kind: Source,
+    raws: Iterable[RawMessage],
+    locations: Iterable[str | None] | None = None,
+) -> tuple[list[Any], list[Rejection]]:
+    """Decode a batch into (accepted, rejected), each in input order.
+
+    ``locations``, if given, must pair one-to-one with ``raws`` (ValueError
+    otherwise). Raises ValueError for an unknown ``kind``.
+    """
+    _decoder(kind)  # fail fast on an unknown kind, even for an empty batch
+    pairs = (
+        ((raw, None) for raw in raws)
+        if locations is None
+        else zip(raws, locations, strict=True)
+    )
+    results = [decode(kind, raw, loc) for raw, loc in pairs]
+    accepted = [r for r in results if not isinstance(r, Rejection)]
+    rejected = [r for r in results if isinstance(r, Rejection)]
+    return accepted, rejected
+
+
+# --- encoding ----------------------------------------------------------------
+
+
+def encode(struct: msgspec.Struct) -> bytes:
+    """Encode a contract Struct or Rejection as one compact JSON document (no newline)."""
+    return msgspec.json.encode(struct)
+
+
+def to_builtins(struct: msgspec.Struct) -> Any:
+    """Convert a Struct to JSON-ready builtins (datetimes become RFC 3339 strings)."""
+    return msgspec.to_builtins(struct)

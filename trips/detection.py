@@ -1,0 +1,146 @@
+"""Finding realized trips in a track (DESIGN.md, "Trips").
+
+A trip is realized when the vehicle departs the origin terminal zone, covers at least
+`min_coverage` of the shape in order, and reaches the destination terminal zone.
+Geometry is evaluated once per itinerary over the whole batch of pings (vectorized);
+only the few zone transitions are walked in Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import shapely
+
+from fiscaliza.policy import TripRules
+from geofences.zones import CircleZone, Geofences, Itinerary, Zone
+from trips.model import DetectedTrip, Fix
+
+
+def detect_trips(
+    vehicle_id: str,
+    fixes: tuple[Fix, ...] | list[Fix],
+    geofences: Geofences,
+    rules: TripRules,
+    not_before: float | None = None,
+) -> list[DetectedTrip]:
+    """All realized trips in `fixes` (sorted by time), non-overlapping, by arrival.
+
+    Trips departing before `not_before` (the end of the previous trip) are ignored.
+    """
+    if len(fixes) < 2:
+        return []
+    t = np.fromiter((f.t for f in fixes), float, len(fixes))
+    x = np.fromiter((f.x for f in fixes), float, len(fixes))
+    y = np.fromiter((f.y for f in fixes), float, len(fixes))
+    routes = [f.route_id for f in fixes]
+    candidates: list[DetectedTrip] = []
+    for itinerary in geofences.itineraries.values():
+        candidates.extend(_candidates(vehicle_id, fixes, t, x, y, routes, itinerary, rules))
+    # Earliest arrival first; on equal arrivals the better-covered itinerary wins.
+    candidates.sort(key=lambda c: (c.arrived_at, -c.coverage, c.route_id, c.direction_id, c.shape_id))
+    accepted: list[DetectedTrip] = []
+    end = not_before if not_before is not None else -np.inf
+    for trip in candidates:
+        if trip.departed_at >= end:
+            accepted.append(trip)
+            end = trip.arrived_at
+    return accepted
+
+
+def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules: TripRules):
+    in_origin = itinerary.origin.contains(x, y)
+    in_destination = itinerary.destination.contains(x, y)
+    if not in_origin.any() or not in_destination.any():
+        return []
+    exits = np.flatnonzero(in_origin[:-1] & ~in_origin[1:])  # last ping inside before leaving
+    arrivals = np.flatnonzero(in_destination & ~np.concatenate(([False], in_destination[:-1])))
+    if len(exits) == 0 or len(arrivals) == 0:
+        return []
+    distance = itinerary.distance(x, y)
+    progress = itinerary.locate(x, y)
+    on_corridor = distance <= itinerary.corridor_m
+    route_id = itinerary.pattern.route_id
+
+    found = []
+    consumed = -1  # index of the last arrival that closed (or failed) a trip
+    for j in arrivals:
+        before = exits[(exits < j) & (exits >= consumed)]
+        if len(before) == 0:
+            continue
+        e = int(before[-1])
+        consumed = int(j)
+        declared = {r for r in routes[e : j + 1] if r is not None}
+        if declared and route_id not in declared:
+            continue  # the driver's console says another line
+        departed = t[e] + (t[e + 1] - t[e]) * _crossing(itinerary.origin, x, y, e, leaving=True)
+        arrived = t[j - 1] + (t[j] - t[j - 1]) * _crossing(itinerary.destination, x, y, j - 1, leaving=False)
+        if arrived - departed > rules.max_trip_duration_s:
+            continue
+        start = _dwell_start(in_origin, e)
+        coverage = _coverage(t[start : j + 1], progress[start : j + 1], on_corridor[start : j + 1], rules)
+        coverage /= itinerary.length_m
+        if coverage + 1e-9 < rules.min_coverage:
+            continue
+        found.append(
+            DetectedTrip(
+                vehicle_id=vehicle_id,
+                route_id=route_id,
+                direction_id=itinerary.pattern.direction_id,
+                shape_id=itinerary.pattern.shape_id,
+                departed_at=float(departed),
+                arrived_at=float(arrived),
+                coverage=round(float(min(coverage, 1.0)), 4),
+                first_msg_id=fixes[start].msg_id,
+                last_msg_id=fixes[j].msg_id,
+            )
+        )
+    return found
+
+
+def _dwell_start(in_origin: np.ndarray, e: int) -> int:
+    """First ping of the run inside the origin zone that ends at `e`."""
+    outside = np.flatnonzero(~in_origin[: e + 1])
+    return int(outside[-1]) + 1 if len(outside) else 0
+
+
+def _coverage(t, progress, on_corridor, rules: TripRules) -> float:
+    """Metres of the shape covered in order: the union of the forward steps between
+    consecutive pings that are both in the corridor, close enough in time and
+    physically plausible. Backward jitter and GPS jumps cover nothing."""
+    if len(t) < 2:
+        return 0.0
+    dt = np.diff(t)
+    start, end = progress[:-1], progress[1:]
+    step = end - start
+    max_step = rules.max_plausible_speed_kmh / 3.6 * dt + 2 * rules.corridor_m
+    valid = (
+        on_corridor[:-1]
+        & on_corridor[1:]
+        & (dt <= rules.max_coverage_gap_s)
+        & (step > 0)
+        & (step <= max_step)
+    )
+    if not valid.any():
+        return 0.0
+    order = np.argsort(start[valid], kind="stable")
+    s, e = start[valid][order], end[valid][order]
+    reach = np.maximum.accumulate(e)
+    previous_reach = np.concatenate(([-np.inf], reach[:-1]))
+    return float(np.sum(np.clip(e - np.maximum(s, previous_reach), 0, None)))
+
+
+def _crossing(zone: Zone, x, y, i: int, *, leaving: bool) -> float:
+    """Fraction of the way from ping i to ping i+1 at which the zone boundary is crossed."""
+    if isinstance(zone, CircleZone):
+        d0, d1 = zone.distance(x[i : i + 2], y[i : i + 2])
+        if d1 == d0:
+            return 0.0
+        return float(np.clip((zone.radius_m - d0) / (d1 - d0), 0.0, 1.0))
+    segment = shapely.linestrings([[x[i], y[i]], [x[i + 1], y[i + 1]]])
+    if segment.length == 0:
+        return 0.0
+    hit = shapely.intersection(segment, zone.polygon.boundary)
+    if hit.is_empty:
+        return 0.0 if leaving else 1.0
+    along = shapely.line_locate_point(segment, shapely.get_point(shapely.get_parts(hit), 0) if hit.geom_type != "Point" else hit)
+    return float(np.min(along) / segment.length)

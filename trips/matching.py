@@ -1,0 +1,219 @@
+"""Matching realized trips to scheduled trips of a service day (DESIGN.md, "Trips").
+
+Per route and direction, realized trips are matched one-to-one to scheduled trips,
+order-preserving, at most `match_window_s` apart: first as many pairs as possible,
+then the least total absolute departure deviation. Once a vehicle's first trip of the
+day matches a trip with a block_id, its later trips are matched within that block first.
+Headway-based trips (exact_times=0) are not paired: they take the template trip_id of
+the frequency window they depart in.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from fiscaliza.policy import TripRules
+from gtfs.model import Feed, FrequencyWindow, ScheduledTrip
+from gtfs.schedule import frequency_windows, scheduled_trips, service_day_start
+from trips.model import DetectedTrip, RealizedTrip
+
+
+@dataclass(frozen=True)
+class ServiceDay:
+    """The schedule of one date, indexed for matching."""
+
+    date: dt.date
+    start_epoch: float  # GTFS time 0 of the date
+    trips: tuple[ScheduledTrip, ...]
+    windows: tuple[FrequencyWindow, ...]
+
+    def departure_epoch(self, trip: ScheduledTrip) -> float:
+        return self.start_epoch + trip.departure_s
+
+    def span(self, route_id: str, direction_id: int) -> tuple[float, float] | None:
+        """First and last scheduled departure (or window bound) of a route and direction."""
+        times = [t.departure_s for t in self.trips if (t.route_id, t.direction_id) == (route_id, direction_id)]
+        times += [s for w in self.windows if (w.route_id, w.direction_id) == (route_id, direction_id)
+                  for s in (w.start_s, w.end_s)]
+        if not times:
+            return None
+        return self.start_epoch + min(times), self.start_epoch + max(times)
+
+    def scheduled_span(self) -> tuple[float | None, float | None]:
+        """First departure and last arrival of the whole day, as epochs."""
+        starts = [t.departure_s for t in self.trips] + [w.start_s for w in self.windows]
+        ends = [t.arrival_s for t in self.trips] + [w.end_s for w in self.windows]
+        if not starts:
+            return None, None
+        return self.start_epoch + min(starts), self.start_epoch + max(ends)
+
+    @property
+    def close_epoch(self) -> float:
+        """When everything scheduled on the date has had time to happen."""
+        last = max([t.arrival_s for t in self.trips] + [w.end_s for w in self.windows] + [86400])
+        return self.start_epoch + last
+
+
+def service_day(feed: Feed, date: dt.date) -> ServiceDay:
+    return ServiceDay(
+        date=date,
+        start_epoch=service_day_start(date, feed.timezone).timestamp(),
+        trips=scheduled_trips(feed, date),
+        windows=frequency_windows(feed, date),
+    )
+
+
+def service_date_for(trip: DetectedTrip, days: dict[dt.date, ServiceDay], tz: ZoneInfo, window_s: float) -> dt.date:
+    """The service date a realized trip belongs to.
+
+    A departure after midnight may belong to the previous date's service (GTFS times
+    past 24:00): the date whose scheduled span of that route and direction, widened by
+    the match window, contains the departure wins; otherwise the calendar date.
+    """
+    local = dt.datetime.fromtimestamp(trip.departed_at, tz).date()
+    best: tuple[float, dt.date] | None = None
+    for date in (local, local - dt.timedelta(days=1)):
+        day = days.get(date)
+        span = day.span(trip.route_id, trip.direction_id) if day else None
+        if span is None:
+            continue
+        first, last = span
+        if first - window_s <= trip.departed_at <= last + window_s:
+            distance = 0.0 if first <= trip.departed_at <= last else min(
+                abs(trip.departed_at - first), abs(trip.departed_at - last))
+            if best is None or distance < best[0]:
+                best = (distance, date)
+    return best[1] if best else local
+
+
+def match_service_day(
+    detected: list[DetectedTrip], day: ServiceDay, tz: ZoneInfo, rules: TripRules
+) -> list[RealizedTrip]:
+    """Match the realized trips of one service date to its schedule."""
+    window = rules.match_window_s
+    headway_keys = {(w.route_id, w.direction_id) for w in day.windows}
+    timetabled = [d for d in detected if (d.route_id, d.direction_id) not in headway_keys]
+    pairs: dict[int, ScheduledTrip] = {}  # index in `timetabled` -> scheduled trip
+
+    def align(realized_idx: list[int], candidates: list[ScheduledTrip]) -> None:
+        taken = {id(s) for s in pairs.values()}
+        free = [s for s in candidates if id(s) not in taken]
+        todo = [i for i in realized_idx if i not in pairs]
+        for i, j in _align(
+            [timetabled[i].departed_at for i in todo], [day.departure_epoch(s) for s in free], window
+        ):
+            pairs[todo[i]] = free[j]
+
+    by_route_dir = defaultdict(list)
+    for s in day.trips:
+        by_route_dir[(s.route_id, s.direction_id)].append(s)
+    realized_by_route_dir = defaultdict(list)
+    for i, d in enumerate(timetabled):
+        realized_by_route_dir[(d.route_id, d.direction_id)].append(i)
+
+    # 1. The general matching decides each vehicle's first trip of the day.
+    general: dict[int, ScheduledTrip] = {}
+    for key, idx in realized_by_route_dir.items():
+        free = by_route_dir.get(key, [])
+        for i, j in _align([timetabled[i].departed_at for i in idx], [day.departure_epoch(s) for s in free], window):
+            general[idx[i]] = free[j]
+    first_of_vehicle: dict[str, int] = {}
+    for i, d in sorted(enumerate(timetabled), key=lambda p: p[1].departed_at):
+        first_of_vehicle.setdefault(d.vehicle_id, i)
+    blocks: dict[str, str] = {}
+    for vehicle, i in first_of_vehicle.items():
+        if i in general:
+            pairs[i] = general[i]
+            if general[i].block_id:
+                blocks[vehicle] = general[i].block_id
+
+    # 2. Later trips of a vehicle that started on a block: within that block first.
+    for vehicle, block in sorted(blocks.items()):
+        for key, idx in realized_by_route_dir.items():
+            mine = [i for i in idx if timetabled[i].vehicle_id == vehicle]
+            align(mine, [s for s in by_route_dir.get(key, []) if s.block_id == block])
+
+    # 3. Everything else, by route and direction.
+    for key, idx in realized_by_route_dir.items():
+        align(idx, by_route_dir.get(key, []))
+
+    result = []
+    for i, d in enumerate(timetabled):
+        s = pairs.get(i)
+        result.append(_realized(d, day, tz, s, None if s is None else d.departed_at - day.departure_epoch(s)))
+    for d in detected:
+        if (d.route_id, d.direction_id) in headway_keys:
+            result.append(_realized(d, day, tz, None, None, _window_of(d, day)))
+    result.sort(key=lambda r: (r.route_id, r.direction_id, r.departed_at, r.vehicle_id))
+    return result
+
+
+def _window_of(trip: DetectedTrip, day: ServiceDay) -> FrequencyWindow | None:
+    seconds = trip.departed_at - day.start_epoch
+    for w in day.windows:
+        if (w.route_id, w.direction_id) == (trip.route_id, trip.direction_id) and w.start_s <= seconds < w.end_s:
+            return w
+    return None
+
+
+def _realized(d: DetectedTrip, day: ServiceDay, tz: ZoneInfo, scheduled, deviation, window=None) -> RealizedTrip:
+    trip_id = scheduled.trip_id if scheduled else (window.trip_id if window else None)
+    return RealizedTrip(
+        vehicle_id=d.vehicle_id,
+        route_id=d.route_id,
+        direction_id=d.direction_id,
+        trip_id=trip_id,
+        service_date=day.date,
+        departed_at=dt.datetime.fromtimestamp(round(d.departed_at, 3), tz),
+        arrived_at=dt.datetime.fromtimestamp(round(d.arrived_at, 3), tz),
+        departure_deviation_s=None if deviation is None else round(deviation, 1),
+        coverage=d.coverage,
+        shape_id=d.shape_id,
+        scheduled_key=scheduled.key if scheduled else None,
+    )
+
+
+def _align(realized: list[float], scheduled: list[float], window: float) -> list[tuple[int, int]]:
+    """Order-preserving one-to-one matching of two sorted lists of departures.
+
+    Maximizes the number of pairs at most `window` apart, then minimizes the total
+    absolute deviation (dynamic programming, O(n*m)).
+    """
+    realized_order = sorted(range(len(realized)), key=lambda i: realized[i])
+    scheduled_order = sorted(range(len(scheduled)), key=lambda j: scheduled[j])
+    r = [realized[i] for i in realized_order]
+    s = [scheduled[j] for j in scheduled_order]
+    n, m = len(r), len(s)
+    if n == 0 or m == 0:
+        return []
+    # best[i][j]: (pairs, -deviation) using r[:i] and s[:j]
+    best = [[(0, 0.0)] * (m + 1) for _ in range(n + 1)]
+    move = [[0] * (m + 1) for _ in range(n + 1)]  # 0 skip r, 1 skip s, 2 pair
+    for i in range(1, n + 1):
+        row, prev = best[i], best[i - 1]
+        for j in range(1, m + 1):
+            option, how = prev[j], 0
+            if row[j - 1] > option:
+                option, how = row[j - 1], 1
+            gap = abs(r[i - 1] - s[j - 1])
+            if gap <= window:
+                paired = (prev[j - 1][0] + 1, prev[j - 1][1] - gap)
+                if paired > option:
+                    option, how = paired, 2
+            row[j], move[i][j] = option, how
+    pairs = []
+    i, j = n, m
+    while i > 0 and j > 0:
+        how = move[i][j]
+        if how == 2:
+            pairs.append((realized_order[i - 1], scheduled_order[j - 1]))
+            i, j = i - 1, j - 1
+        elif how == 1:
+            j -= 1
+        else:
+            i -= 1
+    pairs.reverse()
+    return pairs

@@ -1,0 +1,56 @@
+"""Values of trip detection. msgspec Structs so that state can live in a Faust table."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import msgspec
+
+
+class Fix(msgspec.Struct, frozen=True, array_like=True):
+    """A tachograph ping reduced to what trip detection needs, in the metric CRS."""
+
+    t: float  # epoch seconds
+    x: float
+    y: float
+    speed_kmh: float
+    route_id: str | None
+    msg_id: str  # identifies the telemetry message (evidence)
+
+
+class Track(msgspec.Struct, frozen=True):
+    """A vehicle's recent pings in event-time order, since its last realized trip."""
+
+    vehicle_id: str
+    fixes: tuple[Fix, ...] = ()
+    last_arrival: float | None = None
+
+
+class DetectedTrip(msgspec.Struct, frozen=True):
+    """A realized trip as seen in the telemetry, before matching to the schedule."""
+
+    vehicle_id: str
+    route_id: str
+    direction_id: int
+    shape_id: str
+    departed_at: float  # epoch: the vehicle left the origin terminal zone
+    arrived_at: float  # epoch: it entered the destination terminal zone
+    coverage: float  # fraction of the shape covered in order
+    first_msg_id: str
+    last_msg_id: str
+
+
+class RealizedTrip(msgspec.Struct, frozen=True):
+    """A detected trip with its service date and matched scheduled trip (trips.jsonl)."""
+
+    vehicle_id: str
+    route_id: str
+    direction_id: int
+    trip_id: str | None
+    service_date: dt.date
+    departed_at: dt.datetime
+    arrived_at: dt.datetime
+    departure_deviation_s: float | None
+    coverage: float
+    shape_id: str
+    scheduled_key: str | None = None  # which scheduled departure (exact_times=1 share trip_ids)
