@@ -1,7 +1,8 @@
 """Building the geofences of a feed, with optional GeoJSON overrides.
 
 Overrides are a GeoJSON FeatureCollection in WGS84. Supported features:
-- `{"kind": "speed_zone", "speed_limit_kmh": 40}` with a (Multi)Polygon: a lower limit there;
+- `{"kind": "speed_zone", "speed_limit_kmh": 40}` with a (Multi)Polygon: the limit there
+  (lower or higher than the policy's default; the lowest where zones overlap);
 - `{"kind": "terminal_zone", "stop_id": "..."}` with a (Multi)Polygon: replaces the circle
   of `terminal_zone_m` around that terminal stop (e.g. a garage yard or a bus station).
 """
@@ -14,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import shapely
 from shapely.geometry import shape as geojson_shape
-from shapely.ops import transform
 
 from fiscaliza.policy import Policy
 from geofences.zones import CircleZone, Geofences, Itinerary, PolygonZone, SpeedZone, Zone
@@ -71,14 +71,21 @@ def _read_overrides(path: Path, projector: Projector):
     if not isinstance(doc, dict) or doc.get("type") != "FeatureCollection":
         raise GeofenceError(f"{path}: geofence overrides must be a GeoJSON FeatureCollection")
 
-    def project(x, y, z=None):
-        return projector.to_xy(np.asarray(x), np.asarray(y))
+    def project(coords: np.ndarray) -> np.ndarray:
+        return np.column_stack(projector.to_xy(coords[:, 0], coords[:, 1]))
 
+    features = doc.get("features", [])
+    if not isinstance(features, list):
+        raise GeofenceError(f"{path}: 'features' must be a list")
     speed_zones, terminals = [], {}
-    for index, feature in enumerate(doc.get("features", [])):
+    for index, feature in enumerate(features):
+        if not isinstance(feature, dict):
+            raise GeofenceError(f"{path}: feature {index}: not a GeoJSON Feature object")
         props = feature.get("properties") or {}
+        if not isinstance(props, dict):
+            raise GeofenceError(f"{path}: feature {index}: 'properties' must be an object")
         try:
-            geometry = transform(project, geojson_shape(feature["geometry"]))
+            geometry = shapely.transform(geojson_shape(feature["geometry"]), project)
         except Exception as exc:  # shapely raises several types for bad GeoJSON
             raise GeofenceError(f"{path}: feature {index}: invalid geometry: {exc}") from None
         if geometry.geom_type not in ("Polygon", "MultiPolygon") or not geometry.is_valid:

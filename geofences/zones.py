@@ -87,11 +87,11 @@ class Geofences:
 
     def speed_limit(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Speed limit at each position: the lowest zone containing it, else the default."""
-        limits = np.full(len(x), self.default_speed_limit_kmh, dtype=float)
+        zoned = np.full(len(x), np.inf)
         for speed_zone in self.speed_zones:
             inside = speed_zone.zone.contains(x, y)
-            limits = np.where(inside, np.minimum(limits, speed_zone.limit_kmh), limits)
-        return limits
+            zoned = np.where(inside, np.minimum(zoned, speed_zone.limit_kmh), zoned)
+        return np.where(np.isfinite(zoned), zoned, self.default_speed_limit_kmh)
 
     def for_route(self, route_id: str | None) -> tuple[Itinerary, ...]:
         if route_id is None:

@@ -228,14 +228,20 @@ def _trips(raw, shapes: dict[str, Shape], stops: dict[str, Stop], path: Path) ->
 
 
 def _interpolate_times(group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Fill times left empty at non-timepoint stops, linearly along the shape."""
+    """Fill times left empty at non-timepoint stops, linearly along the shape from the
+    departure of the last timed stop to the arrival at the next one."""
     arr = group["arrival_s"].to_numpy(dtype=float)
     dep = group["departure_s"].to_numpy(dtype=float)
     known = ~np.isnan(arr)
     if known.all() or known.sum() < 2:
         return arr, dep
     dist = group["shape_dist_m"].to_numpy(dtype=float)
-    filled = np.interp(dist, dist[known], arr[known])
+    index = np.arange(len(arr))
+    previous = np.maximum.accumulate(np.where(known, index, 0))
+    following = np.minimum.accumulate(np.where(known, index, len(arr) - 1)[::-1])[::-1]
+    span = dist[following] - dist[previous]
+    fraction = np.divide(dist - dist[previous], span, out=np.zeros_like(span), where=span > 0)
+    filled = dep[previous] + fraction * (arr[following] - dep[previous])
     return np.where(known, arr, filled), np.where(known, dep, filled)
 
 

@@ -18,7 +18,9 @@ def service_day_start(date: dt.date, tz: ZoneInfo) -> dt.datetime:
 
 
 def gtfs_seconds_to_datetime(date: dt.date, seconds: float, tz: ZoneInfo) -> dt.datetime:
-    return service_day_start(date, tz) + dt.timedelta(seconds=seconds)
+    # Elapsed seconds, so the addition is done in UTC (aware local arithmetic is wall-clock).
+    start = service_day_start(date, tz).astimezone(dt.timezone.utc)
+    return (start + dt.timedelta(seconds=seconds)).astimezone(tz)
 
 
 def service_dates(feed: Feed, start: dt.date, end: dt.date) -> list[dt.date]:

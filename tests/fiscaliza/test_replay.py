@@ -1,0 +1,97 @@
+"""Replaying the simulator's fault-free sample network: every scheduled trip realized.
+
+The acceptance criterion of the foundation: each scheduled trip of the day is
+realized, matched to its own trip_id (the one the simulator drove), and departs
+within ±30 s of its scheduled time. Headway-based departures take their window's
+template trip_id and are checked against the departure the simulator drove.
+"""
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from fiscaliza.fleet import load_fleet
+from fiscaliza.replay import ReplayInputs, replay, trip_record, write_outputs
+from fiscaliza.samples import joao_neiva
+from gtfs import frequency_windows, load_feed, scheduled_trips
+from simulator import SimulationSettings, simulate
+from simulator.plan import plan_day
+
+FEED_PATH, FLEET_PATH = joao_neiva()
+FEED = load_feed(FEED_PATH)
+FLEET = load_fleet(FLEET_PATH)
+
+
+def fault_free(tmp_path: Path, start: dt.date, end: dt.date, seed: int = 1):
+    sim = simulate(FEED, FLEET, SimulationSettings(start, end, seed=seed), tmp_path / "sim")
+    return replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca))
+
+
+@pytest.mark.parametrize(
+    "day",
+    [dt.date(2026, 12, 1), dt.date(2026, 12, 5), dt.date(2026, 12, 8)],
+    ids=["weekday", "saturday", "municipal-holiday-on-saturday-timetable"],
+)
+def test_fault_free_day_realizes_every_scheduled_trip_matched_to_itself(tmp_path, day):
+    result = fault_free(tmp_path, day, day)
+    driven = {(d.vehicle_id, r.trip_id, r.departure) for d in plan_day(FEED, day, FLEET) for r in d.runs}
+    realized = {}
+    for trip in result.trips:
+        realized.setdefault((trip.vehicle_id, trip.trip_id), []).append(trip)
+    assert len(result.trips) == len(driven)
+    for vehicle, trip_id, departure in driven:
+        candidates = realized.get((vehicle, trip_id), [])
+        # the trip realized by the vehicle that drove it, leaving within 30 s of the plan
+        assert any(abs(t.departed_at.timestamp() - departure) <= 30 for t in candidates), (vehicle, trip_id)
+    timetabled = {t.trip_id for t in scheduled_trips(FEED, day)}
+    assert {t.trip_id for t in result.trips if t.departure_deviation_s is not None} == timetabled
+    deviations = [t.departure_deviation_s for t in result.trips if t.departure_deviation_s is not None]
+    assert all(-30 <= d <= 30 for d in deviations)
+    headway = [t for t in result.trips if t.departure_deviation_s is None]
+    expected = sum(w.expected_departures for w in frequency_windows(FEED, day))
+    assert len(headway) == expected and all(t.trip_id for t in headway)
+    assert result.rejected == []
+    assert result.service_dates == [day]
+
+
+def test_holiday_runs_the_saturday_timetable(tmp_path):
+    # 2026-12-08 (Tuesday) is the sample's municipal holiday: DU removed, SAB added
+    result = fault_free(tmp_path, dt.date(2026, 12, 8), dt.date(2026, 12, 8))
+    assert {t.trip_id.split("-")[1] for t in result.trips} == {"SAB"}
+
+
+def test_two_days_are_closed_separately_and_the_late_trip_stays_on_its_day(tmp_path):
+    # the 23:50 weekday trip arrives at 24:11, after midnight, but belongs to its service day
+    result = fault_free(tmp_path, dt.date(2026, 12, 1), dt.date(2026, 12, 2))
+    late = [t for t in result.trips if t.trip_id == "101-DU-0-2350"]
+    assert [t.service_date for t in late] == [dt.date(2026, 12, 1), dt.date(2026, 12, 2)]
+    assert result.service_dates == [dt.date(2026, 12, 1), dt.date(2026, 12, 2)]
+
+
+def test_replay_outputs_are_the_same_for_shuffled_duplicated_input(tmp_path):
+    day = dt.date(2026, 12, 1)
+    sim = simulate(FEED, FLEET, SimulationSettings(day, day, seed=4, input_faults=("duplicates", "out_of_order")),
+                   tmp_path / "faulty")
+    clean = simulate(FEED, FLEET, SimulationSettings(day, day, seed=4), tmp_path / "clean")
+    a = replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca))
+    b = replay(ReplayInputs(FEED_PATH, FLEET_PATH, clean.tachograph, clean.catraca))
+    assert [trip_record(t) for t in a.trips] == [trip_record(t) for t in b.trips]
+    assert {r.reason for r in a.rejected} == {"duplicate"}
+
+
+def test_written_files_follow_the_contract(tmp_path):
+    day = dt.date(2026, 12, 1)
+    result = fault_free(tmp_path, day, day)
+    out = tmp_path / "nested" / "out"
+    write_outputs(result, out)
+    lines = (out / "trips.jsonl").read_text().splitlines()
+    assert len(lines) == len(result.trips)
+    first = json.loads(lines[0])
+    assert list(first) == ["vehicle_id", "route_id", "direction_id", "trip_id", "service_date", "departed_at",
+                           "arrived_at", "departure_deviation_s", "coverage"]
+    assert first["service_date"] == "2026-12-01"
+    assert first["departed_at"].endswith("-03:00")
+    assert (out / "infractions.jsonl").read_text() == ""
+    assert (out / "rejected.jsonl").read_text() == ""

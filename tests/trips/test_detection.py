@@ -1,0 +1,159 @@
+"""Trip detection on hand-made tracks over the tiny fixture feed.
+
+Shape L runs 3000 m east then 4000 m north from stop A (UTM 356000, 7815000) to
+stop C; terminal zones are 100 m around A and C; the corridor is 50 m wide.
+Routes T and F share shape L (and T, E shape R), so the tracks carry the console's
+route_id "T" unless a test says otherwise: without it the two lines are
+indistinguishable and the tie goes to the smaller route_id.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import shapely
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fiscaliza.policy import load_policy
+from geofences import build_geofences
+from gtfs import load_feed
+from trips import Fix, advance_track, detect_trips, new_track
+
+FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
+POLICY = load_policy()
+GEOFENCES = build_geofences(FEED, POLICY)
+RULES = POLICY.trips
+LINE_L = FEED.shapes["L"].line
+T0 = 1_764_576_000.0  # 2026-12-01 05:00 local, an arbitrary epoch origin
+
+
+def drive(line=LINE_L, *, speed=10.0, every=10.0, stand=60.0, start=T0, side=None, route="T", after=60.0):
+    """Stand at the start `stand` s, drive the line at `speed` m/s, stand `after` s; a ping every `every` s.
+
+    `side(progress) -> metres` pushes positions to the right of the line."""
+    duration = stand + line.length / speed + after
+    t = np.arange(0.0, duration + 1e-9, every)
+    progress = np.clip((t - stand) * speed, 0, line.length)
+    pts = shapely.line_interpolate_point(line, progress)
+    x, y = shapely.get_x(pts), shapely.get_y(pts)
+    if side is not None:
+        # Shape L goes east then north; its right-hand side is south, then east.
+        shift = side(progress)
+        east = progress < 3000
+        y = np.where(east, y - shift, y)
+        x = np.where(east, x, x + shift)
+    return [Fix(start + ti, xi, yi, speed, route, f"v/{i}") for i, (ti, xi, yi) in enumerate(zip(t, x, y))]
+
+
+def trips_on(route: str, fixes):
+    return [t for t in detect_trips("v", fixes, GEOFENCES, RULES) if t.route_id == route]
+
+
+def test_drive_along_whole_shape_yields_trip_departing_at_zone_exit():
+    trips = trips_on("T", drive())
+    assert len(trips) == 1
+    trip = trips[0]
+    # leaves A at 60 s; 100 m at 10 m/s later it crosses the zone boundary: 60 + 10 = 70 s
+    assert abs(trip.departed_at - (T0 + 70)) < 1e-6
+    # enters C's zone at 7000 - 100 = 6900 m: 60 + 690 = 750 s (the shape measures
+    # 7000.0008 m in UTM, so the crossing is 0.0008 m = 0.00008 s later)
+    assert abs(trip.arrived_at - (T0 + 750)) < 1e-3
+    assert (trip.direction_id, trip.shape_id) == (0, "L")
+    # the ping at 750 s is 100.0008 m from C, just outside; the first inside is at
+    # 760 s at the end of the shape, so all of it is covered
+    assert trip.coverage == 1.0
+
+
+def test_drive_in_reverse_direction_yields_no_trip_on_that_direction():
+    fixes = drive(FEED.shapes["R"].line)
+    assert [(t.route_id, t.direction_id) for t in trips_on("T", fixes)] == [("T", 1)]
+
+
+def test_leaving_corridor_for_a_third_of_the_shape_yields_nothing():
+    # 80 m off the shape from 2000 m to 4500 m: only 7000 - 2500 - (zone ends) < 80 % is covered
+    fixes = drive(side=lambda p: np.where((p > 2000) & (p < 4500), 80.0, 0.0))
+    assert trips_on("T", fixes) == []
+
+
+def test_short_excursion_within_corridor_yields_trip():
+    # 40 m to the side stays inside the 50 m corridor
+    fixes = drive(side=lambda p: np.where((p > 2000) & (p < 4500), 40.0, 0.0))
+    assert len(trips_on("T", fixes)) == 1
+
+
+def test_returning_to_origin_departs_at_the_last_exit():
+    # drive 300 m out and back, stand, then run the whole trip: departure is the second exit
+    out_and_back = [Fix(T0 + i * 10, 356000 + d, 7815000, 10, "T", f"a/{i}")
+                    for i, d in enumerate([0, 100, 200, 300, 200, 100, 0, 0])]
+    whole = drive(start=T0 + 80)
+    trips = trips_on("T", out_and_back + whole)
+    assert len(trips) == 1
+    # the whole run leaves A at T0 + 80 + 60 and crosses 100 m 10 s later
+    assert abs(trips[0].departed_at - (T0 + 150)) < 1e-6
+
+
+def test_sparse_pings_every_60_s_still_yield_trip():
+    trips = trips_on("T", drive(every=60.0))
+    assert len(trips) == 1
+    # pings at 60 s (0 m) and 120 s (600 m): boundary 100 m is 1/6 of the way: 60 + 10 = 70 s
+    assert abs(trips[0].departed_at - (T0 + 70)) < 1e-6
+
+
+def test_gap_longer_than_coverage_limit_yields_nothing():
+    fixes = drive()
+    # drop every ping between 1000 m and 5000 m: a 400 s gap > 300 s, 4000 m uncovered
+    fixes = [f for f in fixes if not (T0 + 60 + 100 < f.t < T0 + 60 + 500)]
+    assert trips_on("T", fixes) == []
+
+
+def test_console_route_of_another_line_yields_nothing_on_this_line():
+    fixes = drive(route="F")
+    assert trips_on("T", fixes) == []
+    assert len(trips_on("F", fixes)) == 1
+
+
+def test_gps_jump_does_not_count_as_coverage():
+    fixes = drive()
+    # one ping teleports 5 km ahead along the shape: the steps to and from it are implausible
+    i = 20
+    jumped = Fix(fixes[i].t, 359000, 7819000 - 100, 10, "T", "jump")
+    trips = trips_on("T", fixes[:i] + [jumped] + fixes[i + 1:])
+    assert len(trips) == 1
+    # the two 100 m steps around the jump are no longer credited: 1 - 200 / 7000 = 0.9714
+    assert trips[0].coverage == 0.9714
+
+
+def test_trip_longer_than_max_duration_yields_nothing():
+    # 7000 m at 0.45 m/s takes 15 556 s > 14 400 s
+    fixes = drive(speed=0.45, every=60.0)
+    assert trips_on("T", fixes) == []
+
+
+def test_two_consecutive_trips_yield_two_trips_without_overlap():
+    first = drive()
+    back = drive(FEED.shapes["R"].line, start=first[-1].t + 10)
+    trips = detect_trips("v", first + back, GEOFENCES, RULES)
+    on_t = [t for t in trips if t.route_id == "T"]
+    assert [t.direction_id for t in on_t] == [0, 1]
+    assert on_t[0].arrived_at <= on_t[1].departed_at
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=60), min_size=1, max_size=12))
+def test_batches_of_any_size_yield_the_same_trips_as_one_batch(sizes):
+    fixes = drive() + drive(FEED.shapes["R"].line, start=T0 + 900)
+    _, whole = advance_track(new_track("v"), fixes, GEOFENCES, RULES)
+    track, found, i, k = new_track("v"), [], 0, 0
+    while i < len(fixes):
+        size = sizes[k % len(sizes)]
+        track, trips = advance_track(track, fixes[i : i + size], GEOFENCES, RULES)
+        found += trips
+        i, k = i + size, k + 1
+    assert found == whole
+    assert len(whole) >= 2
+
+
+def test_shared_itinerary_without_console_route_goes_to_the_smaller_route_id():
+    # T and F both run shape L from A to C: same arrival, same coverage; "F" < "T"
+    trips = detect_trips("v", drive(route=None), GEOFENCES, RULES)
+    assert [(t.route_id, t.direction_id) for t in trips] == [("F", 0)]
