@@ -124,7 +124,8 @@ def main() -> None:
     except Exception as exc:
         # Usage errors (typer vendors its own click, so match by shape, not class).
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            print(f"fiscaliza: error: {exc.format_message()}", file=sys.stderr)
+            reason = exc.format_message() or "no command given (see fiscaliza --help)"
+            print(f"fiscaliza: error: {reason}", file=sys.stderr)
             sys.exit(EXIT_BAD_INPUT)
         raise
     sys.exit(code if isinstance(code, int) else 0)

@@ -24,28 +24,33 @@ REQUIRED = ("vehicle_id", "plate", "operator_id")
 
 def load_fleet(path: Path, operators: set[str] | None = None) -> dict[str, Vehicle]:
     """Read fleet.csv; `operators` (the feed's agency_ids) are checked when given."""
+    fleet: dict[str, Vehicle] = {}
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.DictReader(handle))
-            header = rows[0].keys() if rows else []
+            reader = csv.DictReader(handle)
+            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+            if missing:
+                raise FleetError(f"fleet {path} needs the columns {', '.join(REQUIRED)} and at least one vehicle")
+            for row in reader:
+                fleet_row(fleet, row, f"{path}:{reader.line_num}", operators)
     except OSError as exc:
         raise FleetError(f"cannot read fleet {path}: {exc.strerror}") from None
     except (UnicodeDecodeError, csv.Error) as exc:
         raise FleetError(f"cannot read fleet {path}: {exc}") from None
-    missing = [c for c in REQUIRED if c not in header]
-    if not rows or missing:
-        raise FleetError(f"fleet {path} needs the columns {', '.join(REQUIRED)} and at least one vehicle")
-    fleet: dict[str, Vehicle] = {}
-    for line, row in enumerate(rows, start=2):
-        vehicle_id, plate, operator = (str(row[c] or "").strip() for c in REQUIRED)
-        if not vehicle_id or not operator:
-            raise FleetError(f"{path}:{line}: vehicle_id and operator_id must not be empty")
-        if vehicle_id in fleet:
-            raise FleetError(f"{path}:{line}: vehicle {vehicle_id} listed twice")
-        if operators is not None and operator not in operators:
-            raise FleetError(f"{path}:{line}: operator {operator} is not an agency_id of the feed")
-        capacity = (row.get("capacity") or "").strip()
-        if capacity and not capacity.isdigit():
-            raise FleetError(f"{path}:{line}: capacity must be a whole number")
-        fleet[vehicle_id] = Vehicle(vehicle_id, plate, operator, int(capacity) if capacity else None)
+    if not fleet:
+        raise FleetError(f"fleet {path} needs at least one vehicle")
     return fleet
+
+
+def fleet_row(fleet: dict[str, Vehicle], row: dict, where: str, operators: set[str] | None) -> None:
+    vehicle_id, plate, operator = (str(row[c] or "").strip() for c in REQUIRED)
+    if not vehicle_id or not operator:
+        raise FleetError(f"{where}: vehicle_id and operator_id must not be empty")
+    if vehicle_id in fleet:
+        raise FleetError(f"{where}: vehicle {vehicle_id} listed twice")
+    if operators is not None and operator not in operators:
+        raise FleetError(f"{where}: operator {operator} is not an agency_id of the feed")
+    capacity = (row.get("capacity") or "").strip()
+    if capacity and not (capacity.isascii() and capacity.isdigit()):
+        raise FleetError(f"{where}: capacity must be a whole number")
+    fleet[vehicle_id] = Vehicle(vehicle_id, plate, operator, int(capacity) if capacity else None)

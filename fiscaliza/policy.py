@@ -120,6 +120,12 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
         raise PolicyError(f"{source}: unknown timezone {policy.policy.timezone!r}") from None
     if not 0 < policy.trips.min_coverage <= 1:
         raise PolicyError(f"{source}: trips.min_coverage must be in (0, 1]")
+    for section_name in policy.__struct_fields__:
+        section = getattr(policy, section_name)
+        for name in section.__struct_fields__:
+            value = getattr(section, name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not value > 0:
+                raise PolicyError(f"{source}: {section_name}.{name} must be positive, got {value}")
     return policy
 
 

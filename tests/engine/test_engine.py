@@ -1,0 +1,172 @@
+"""Admission of messages by the engine: duplicates, unknown vehicles, late events.
+
+Context: the João Neiva sample network (fleet JN-1011, JN-1012, ...) with the shipped
+policy (stream.allowed_lateness_s = 600). Pings are decoded from hand-written JSON.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine import Engine, Message
+from fiscaliza.replay import ReplayInputs, load_context
+from fiscaliza.samples import joao_neiva
+from telemetry import Rejection, decode_catraca, decode_tachograph
+
+VEHICLE = "JN-1011"
+# Stop 1001 of the sample feed (Avenida Presidente Vargas – Correios).
+LAT, LON = -19.7574776, -40.3852385
+
+
+@pytest.fixture(scope="module")
+def context():
+    feed, fleet = joao_neiva()
+    # load_context does not read the tachograph file; any path will do.
+    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
+
+
+@pytest.fixture
+def engine(context):
+    return Engine(context)
+
+
+def ping_line(ts: str, vehicle: str = VEHICLE, seq: int | None = 0, **extra) -> str:
+    body = {"vehicle_id": vehicle, "ts": ts, "lat": LAT, "lon": LON, "speed_kmh": 0.0, **extra}
+    if seq is not None:
+        body["seq"] = seq
+    return json.dumps(body)
+
+
+def message(line: str, location: str) -> Message:
+    body = decode_tachograph(line, location)
+    assert not isinstance(body, Rejection), body
+    return Message(body, location, line)
+
+
+def reasons(rejected: list[Rejection]) -> list[tuple[str | None, str]]:
+    return [(r.location, r.reason) for r in rejected]
+
+
+def test_policy_lateness_is_600_s(context):
+    assert context.policy.stream.allowed_lateness_s == 600
+
+
+def test_duplicate_ping_same_vehicle_ts_seq_rejected_duplicate(engine):
+    line = ping_line("2026-12-01T12:00:00-03:00", seq=7)
+    out = engine.ingest([message(line, "t.jsonl:1"), message(line, "t.jsonl:2")])
+    assert reasons(out.rejected) == [("t.jsonl:2", "duplicate")]  # the first copy is admitted
+
+
+def test_duplicate_ping_in_later_batch_rejected_duplicate(engine):
+    line = ping_line("2026-12-01T12:00:00-03:00", seq=7)
+    assert engine.ingest([message(line, "t.jsonl:1")]).rejected == []
+    out = engine.ingest([message(line, "t.jsonl:9")])
+    assert reasons(out.rejected) == [("t.jsonl:9", "duplicate")]
+
+
+def test_same_instant_written_with_another_offset_rejected_duplicate(engine):
+    # 12:00 at -03:00 is 15:00 UTC: the same event time.
+    first = ping_line("2026-12-01T12:00:00-03:00", seq=7)
+    second = ping_line("2026-12-01T15:00:00+00:00", seq=7)
+    out = engine.ingest([message(first, "t.jsonl:1"), message(second, "t.jsonl:2")])
+    assert reasons(out.rejected) == [("t.jsonl:2", "duplicate")]
+
+
+def test_duplicate_ping_without_seq_rejected_duplicate(engine):
+    line = ping_line("2026-12-01T12:00:00-03:00", seq=None)
+    out = engine.ingest([message(line, "t.jsonl:1"), message(line, "t.jsonl:2")])
+    assert reasons(out.rejected) == [("t.jsonl:2", "duplicate")]
+
+
+def test_same_vehicle_and_ts_with_other_seq_accepted(engine):
+    out = engine.ingest([
+        message(ping_line("2026-12-01T12:00:00-03:00", seq=7), "t.jsonl:1"),
+        message(ping_line("2026-12-01T12:00:00-03:00", seq=8), "t.jsonl:2"),
+    ])
+    assert out.rejected == []
+
+
+def test_same_ts_and_seq_of_another_vehicle_accepted(engine):
+    out = engine.ingest([
+        message(ping_line("2026-12-01T12:00:00-03:00", vehicle="JN-1011"), "t.jsonl:1"),
+        message(ping_line("2026-12-01T12:00:00-03:00", vehicle="JN-1012"), "t.jsonl:2"),
+    ])
+    assert out.rejected == []
+
+
+def test_catraca_reading_with_ping_key_is_not_a_duplicate(engine):
+    ping = message(ping_line("2026-12-01T12:00:00-03:00", seq=7), "t.jsonl:1")
+    raw = json.dumps({"vehicle_id": VEHICLE, "ts": "2026-12-01T12:00:00-03:00", "counter": 10,
+                      "seal_intact": True, "status": "ok", "seq": 7})
+    reading = Message(decode_catraca(raw, "c.jsonl:1"), "c.jsonl:1", raw)
+    assert engine.ingest([ping, reading]).rejected == []
+
+
+def test_ping_of_vehicle_not_in_fleet_rejected_unknown_vehicle(engine):
+    out = engine.ingest([message(ping_line("2026-12-01T12:00:00-03:00", vehicle="XX-9999"), "t.jsonl:1")])
+    assert reasons(out.rejected) == [("t.jsonl:1", "unknown_vehicle")]
+    assert "XX-9999" in out.rejected[0].detail
+    assert out.rejected[0].source == "tachograph"
+
+
+def test_ping_601_s_behind_newest_event_rejected_late(engine):
+    out = engine.ingest([
+        message(ping_line("2026-12-01T12:00:00-03:00", seq=1), "t.jsonl:1"),
+        message(ping_line("2026-12-01T11:49:59-03:00", seq=2), "t.jsonl:2"),  # 12:00:00 - 11:49:59 = 601 s
+    ])
+    assert reasons(out.rejected) == [("t.jsonl:2", "late")]
+
+
+def test_ping_599_s_behind_newest_event_accepted(engine):
+    out = engine.ingest([
+        message(ping_line("2026-12-01T12:00:00-03:00", seq=1), "t.jsonl:1"),
+        message(ping_line("2026-12-01T11:50:01-03:00", seq=2), "t.jsonl:2"),  # 12:00:00 - 11:50:01 = 599 s
+    ])
+    assert out.rejected == []
+
+
+def test_ping_exactly_600_s_behind_newest_event_accepted(engine):
+    # "more than allowed_lateness_s behind" is late; 12:00:00 - 11:50:00 = 600 s is not more.
+    out = engine.ingest([
+        message(ping_line("2026-12-01T12:00:00-03:00", seq=1), "t.jsonl:1"),
+        message(ping_line("2026-12-01T11:50:00-03:00", seq=2), "t.jsonl:2"),
+    ])
+    assert out.rejected == []
+
+
+def test_late_ping_in_later_batch_rejected_late(engine):
+    assert engine.ingest([message(ping_line("2026-12-01T12:00:00-03:00", seq=1), "t.jsonl:1")]).rejected == []
+    # Another vehicle: the newest event of the whole stream counts. 12:00:00 - 11:49:00 = 660 s > 600.
+    out = engine.ingest([message(ping_line("2026-12-01T11:49:00-03:00", vehicle="JN-1012"), "t.jsonl:2")])
+    assert reasons(out.rejected) == [("t.jsonl:2", "late")]
+
+
+def test_rejected_future_ping_of_unknown_vehicle_does_not_make_later_pings_late(engine):
+    out = engine.ingest([
+        message(ping_line("2026-12-01T12:00:00-03:00", seq=1), "t.jsonl:1"),
+        message(ping_line("2026-12-02T12:00:00-03:00", vehicle="XX-9999"), "t.jsonl:2"),  # one day ahead
+        message(ping_line("2026-12-01T12:00:10-03:00", seq=2), "t.jsonl:3"),
+    ])
+    # Only the admitted 12:00:00 counts as newest event; 12:00:10 is ahead of it, not late.
+    assert reasons(out.rejected) == [("t.jsonl:2", "unknown_vehicle")]
+
+
+def test_rejection_keeps_location_and_raw_text(engine):
+    # Raw text with spacing the decoder does not preserve: the rejection keeps it verbatim.
+    raw = '{ "vehicle_id": "XX-9999",  "ts": "2026-12-01T12:00:00-03:00", "lat": -19.7574776, ' \
+          '"lon": -40.3852385, "speed_kmh": 12.5, "seq": 3 }'
+    out = engine.ingest([Message(decode_tachograph(raw, "t.jsonl:42"), "t.jsonl:42", raw)])
+    [rejection] = out.rejected
+    assert rejection.location == "t.jsonl:42"
+    assert rejection.raw == raw
+    assert rejection.source == "tachograph"
+
+
+def test_rejection_of_message_without_raw_keeps_encoded_body(engine):
+    line = ping_line("2026-12-01T12:00:00-03:00", vehicle="XX-9999")
+    body = decode_tachograph(line)
+    [rejection] = engine.ingest([Message(body, "topic/0/17")]).rejected
+    assert rejection.location == "topic/0/17"
+    assert decode_tachograph(rejection.raw) == body

@@ -1,0 +1,205 @@
+"""The command-line contract (DESIGN.md): bad input -> exit 2 with a one-line reason;
+a good replay writes DIR/trips.jsonl, infractions.jsonl and rejected.jsonl.
+
+The CLI runs in a subprocess (`python -m fiscaliza.cli`), as a user would run it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fiscaliza.samples import joao_neiva
+
+TINY = Path(__file__).parent.parent / "gtfs" / "fixtures" / "tiny"
+POLICY = Path(__file__).parent.parent.parent / "fiscaliza" / "policies" / "joao-neiva.toml"
+FEED, FLEET = joao_neiva()
+TRIP_KEYS = {"vehicle_id", "route_id", "direction_id", "trip_id", "service_date", "departed_at", "arrived_at",
+             "departure_deviation_s", "coverage"}
+
+
+def fiscaliza(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fiscaliza.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def assert_bad_input(result: subprocess.CompletedProcess, *needles: str) -> None:
+    """Exit 2, exactly one non-empty reason line on stderr, no traceback."""
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert re.fullmatch(r"fiscaliza: error: \S.*", lines[0]), lines[0]
+    for needle in needles:
+        assert needle in lines[0]
+
+
+@pytest.fixture(scope="module")
+def telemetry(tmp_path_factory) -> Path:
+    """One simulated day of the sample network (seed 3)."""
+    out = tmp_path_factory.mktemp("simulated")
+    result = fiscaliza("simulate", "--out", out, "--start", "2026-12-01", "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def replay_args(telemetry: Path, out: Path, **overrides) -> list:
+    options = {"feed": FEED, "fleet": FLEET, "tachograph": telemetry / "tachograph.jsonl",
+               "catraca": telemetry / "catraca.jsonl", "out": out, **overrides}
+    args = ["replay"]
+    for name, value in options.items():
+        if value is not None:
+            args += [f"--{name}", value]
+    return args
+
+
+# --- bad input ------------------------------------------------------------------------
+
+
+def test_python_m_fiscaliza_cli_runs_help_exits_0():
+    result = fiscaliza("replay", "--help")
+    assert result.returncode == 0
+    assert "--tachograph" in result.stdout
+
+
+def test_replay_missing_required_option_exits_2_naming_it(telemetry, tmp_path):
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", tachograph=None)), "--tachograph")
+
+
+def test_replay_unknown_option_exits_2(telemetry, tmp_path):
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out"), "--bogus", "1"), "--bogus")
+
+
+def test_no_arguments_exits_2_with_nonempty_reason():
+    # Help goes to stdout; stderr must still be one line with an actual reason.
+    assert_bad_input(fiscaliza())
+
+
+def test_replay_nonexistent_feed_exits_2(telemetry, tmp_path):
+    missing = tmp_path / "no-such-feed"
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", feed=missing)), str(missing))
+
+
+def test_replay_feed_without_shapes_exits_2(telemetry, tmp_path):
+    feed = tmp_path / "feed"
+    shutil.copytree(TINY, feed)
+    (feed / "shapes.txt").unlink()
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", feed=feed)), "shapes.txt")
+
+
+def test_replay_nonexistent_tachograph_exits_2(telemetry, tmp_path):
+    missing = tmp_path / "no-such.jsonl"
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", tachograph=missing)), str(missing))
+
+
+def test_replay_tachograph_that_is_a_directory_exits_2(telemetry, tmp_path):
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", tachograph=tmp_path)), str(tmp_path))
+
+
+def test_replay_nonexistent_catraca_exits_2(telemetry, tmp_path):
+    missing = tmp_path / "no-such-catraca.jsonl"
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", catraca=missing)), str(missing))
+
+
+def test_replay_fleet_missing_plate_column_exits_2(telemetry, tmp_path):
+    fleet = tmp_path / "fleet.csv"
+    fleet.write_text("vehicle_id,operator_id\nJN-1011,VNV\n")
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", fleet=fleet)), "plate")
+
+
+def test_replay_fleet_operator_not_in_feed_exits_2(telemetry, tmp_path):
+    fleet = tmp_path / "fleet.csv"
+    fleet.write_text("vehicle_id,plate,operator_id\nJN-1011,RQB4E17,NOPE\n")
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", fleet=fleet)), "NOPE")
+
+
+def test_replay_policy_with_unknown_key_exits_2(telemetry, tmp_path):
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY.read_text(encoding="utf-8").replace("match_window_s = 1800",
+                                                                 "match_window_s = 1800\nmatch_windows = 1800"),
+                      encoding="utf-8")
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", policy=policy)), "match_windows")
+
+
+def test_replay_policy_not_toml_exits_2(telemetry, tmp_path):
+    policy = tmp_path / "policy.toml"
+    policy.write_text('{"trips": {"match_window_s": 1800}}\n')
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", policy=policy)), "TOML")
+
+
+def test_replay_nonexistent_policy_exits_2(telemetry, tmp_path):
+    missing = tmp_path / "no-such.toml"
+    assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", policy=missing)), str(missing))
+
+
+def test_replay_out_is_an_existing_file_exits_2(telemetry, tmp_path):
+    out = tmp_path / "out"
+    out.write_text("not a directory\n")
+    assert_bad_input(fiscaliza(*replay_args(telemetry, out)), str(out))
+
+
+def test_simulate_bad_start_date_exits_2(tmp_path):
+    assert_bad_input(fiscaliza("simulate", "--out", tmp_path / "sim", "--start", "2026-13-01"), "--start")
+
+
+def test_simulate_unknown_fault_exits_2(tmp_path):
+    assert_bad_input(fiscaliza("simulate", "--out", tmp_path / "sim", "--start", "2026-12-01",
+                               "--fault", "teleport"), "teleport")
+
+
+# --- good replay ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def replayed(telemetry, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("replay") / "nested" / "deeper" / "out"
+    assert not out.parent.parent.exists()
+    result = fiscaliza(*replay_args(telemetry, out))
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    return out
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_good_replay_creates_nested_dir_with_three_outputs(replayed):
+    assert sorted(p.name for p in replayed.iterdir()) == ["infractions.jsonl", "rejected.jsonl", "trips.jsonl"]
+    for name in ("infractions.jsonl", "rejected.jsonl"):
+        assert isinstance(read_jsonl(replayed / name), list)  # every line is JSON
+
+
+def test_good_replay_trips_have_exactly_contract_keys(replayed):
+    trips = read_jsonl(replayed / "trips.jsonl")
+    assert trips, "the simulated day realizes trips"
+    assert [set(t) for t in trips if set(t) != TRIP_KEYS] == []
+
+
+def test_good_replay_trip_dates_and_times_are_iso_with_offset(replayed):
+    offset = re.compile(r".*T\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:\d{2}|Z)")
+    for trip in read_jsonl(replayed / "trips.jsonl"):
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", trip["service_date"])
+        assert dt.date.fromisoformat(trip["service_date"]) == dt.date(2026, 12, 1)  # one simulated day
+        for key in ("departed_at", "arrived_at"):
+            assert offset.fullmatch(trip[key]), trip[key]
+            assert dt.datetime.fromisoformat(trip[key]).utcoffset() == dt.timedelta(hours=-3)  # São Paulo
+        assert trip["departed_at"] < trip["arrived_at"]
+
+
+def test_good_replay_timetabled_trips_carry_deviation_headway_trips_do_not(replayed):
+    # Sample feed: route 101 is timetabled; route 201 runs on frequencies.txt (exact_times=0).
+    trips = read_jsonl(replayed / "trips.jsonl")
+    timetabled = [t for t in trips if t["route_id"] == "101"]
+    headway = [t for t in trips if t["route_id"] == "201"]
+    assert timetabled and headway
+    assert all((t["trip_id"] is None) == (t["departure_deviation_s"] is None) for t in timetabled)
+    assert all(t["departure_deviation_s"] is None for t in headway)
+    assert all(0.8 <= t["coverage"] <= 1.0 for t in trips)  # realized: coverage >= min_coverage 0.80
