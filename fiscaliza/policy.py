@@ -41,6 +41,7 @@ class TripRules(_Section):
     max_trip_duration_s: float
     match_window_s: float
     in_service_terminal_s: float
+    service_day_cutover_s: float
 
 
 class StreamRules(_Section):
@@ -51,6 +52,7 @@ class D11(_Section):
     max_distance_m: float
     min_travel_m: float
     min_duration_s: float
+    max_ping_gap_s: float
 
 
 class Punctuality(_Section):
@@ -58,8 +60,13 @@ class Punctuality(_Section):
     max_late_s: float
 
 
+class B04(Punctuality):
+    max_ping_gap_s: float
+
+
 class D13(Punctuality):
     escalation_step_pct: float
+    max_departure_gap_s: float
 
 
 class Art45(_Section):
@@ -81,6 +88,7 @@ class C01(_Section):
     min_consecutive_pings: int
     min_episode_s: float
     merge_gap_s: float
+    max_ping_gap_s: float
 
 
 class Policy(_Section):
@@ -89,7 +97,7 @@ class Policy(_Section):
     stream: StreamRules
     d11: D11
     d13: D13
-    b04: Punctuality
+    b04: B04
     art45: Art45
     a07: A07
     d19: D19

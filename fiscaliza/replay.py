@@ -18,6 +18,7 @@ from fiscaliza.fleet import FleetError, Vehicle, load_fleet
 from fiscaliza.policy import Policy, PolicyError, load_policy
 from geofences import GeofenceError, build_geofences
 from gtfs import Feed, FeedError, load_feed
+from rules.model import Infraction, InsufficientEvidence
 from telemetry import Rejection, decode, to_builtins
 from trips.model import RealizedTrip
 
@@ -45,7 +46,8 @@ class ReplayResult:
     policy: Policy
     fleet: dict[str, Vehicle]
     trips: list[RealizedTrip] = field(default_factory=list)
-    infractions: list = field(default_factory=list)
+    infractions: list[Infraction] = field(default_factory=list)  # final state, one per id
+    insufficient: list[InsufficientEvidence] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
     messages: int = 0
     service_dates: list[dt.date] = field(default_factory=list)
@@ -119,11 +121,18 @@ def replay(
         policy=context.policy,
         fleet=context.fleet,
         trips=sorted(out.trips, key=_trip_order),
-        infractions=out.infractions,
+        infractions=final_state(out.infractions),
+        insufficient=out.insufficient,
         rejected=out.rejected,
         messages=len(messages) + len(rejected),
         service_dates=engine.covered_dates(),
     )
+
+
+def final_state(changes: list[Infraction]) -> list[Infraction]:
+    """The change log reduced to the latest record per infraction_id, in a stable order."""
+    latest = {i.infraction_id: i for i in changes}
+    return sorted(latest.values(), key=lambda i: (i.service_date, i.code, i.occurred_at, i.infraction_id))
 
 
 def _trip_order(trip: RealizedTrip):
@@ -145,14 +154,22 @@ def trip_record(trip: RealizedTrip) -> dict:
     }
 
 
+def infraction_record(infraction: Infraction) -> dict:
+    """An infractions.jsonl line: the contract's fields; times with the feed's offset."""
+    record = msgspec.to_builtins(infraction)
+    record["occurred_at"] = infraction.occurred_at.isoformat(timespec="seconds")
+    return record
+
+
 def write_outputs(result: ReplayResult, out_dir: Path) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create output directory {out_dir}: {exc.strerror}") from None
     _write_jsonl(out_dir / "trips.jsonl", (trip_record(t) for t in result.trips))
-    _write_jsonl(out_dir / "infractions.jsonl", (to_builtins(i) for i in result.infractions))
+    _write_jsonl(out_dir / "infractions.jsonl", (infraction_record(i) for i in result.infractions))
     _write_jsonl(out_dir / "rejected.jsonl", (to_builtins(r) for r in result.rejected))
+    _write_jsonl(out_dir / "insufficient_evidence.jsonl", (msgspec.to_builtins(f) for f in result.insufficient))
 
 
 def _write_jsonl(path: Path, records) -> None:

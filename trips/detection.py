@@ -92,6 +92,7 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
                 coverage=round(float(min(coverage, 1.0)), 4),
                 first_msg_id=fixes[start].msg_id,
                 last_msg_id=fixes[j].msg_id,
+                departure_gap_s=float(t[e + 1] - t[e]),
             )
         )
     return found

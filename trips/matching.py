@@ -89,10 +89,27 @@ def service_date_for(trip: DetectedTrip, days: dict[dt.date, ServiceDay], tz: Zo
     return best[1] if best else local
 
 
+@dataclass(frozen=True)
+class Match:
+    """A realized trip with what it was matched to (the facts the rules read)."""
+
+    detected: DetectedTrip
+    realized: RealizedTrip
+    scheduled: ScheduledTrip | None
+    window: FrequencyWindow | None
+
+
 def match_service_day(
     detected: list[DetectedTrip], day: ServiceDay, tz: ZoneInfo, rules: TripRules
 ) -> list[RealizedTrip]:
     """Match the realized trips of one service date to its schedule."""
+    return [m.realized for m in match_service_day_full(detected, day, tz, rules)]
+
+
+def match_service_day_full(
+    detected: list[DetectedTrip], day: ServiceDay, tz: ZoneInfo, rules: TripRules
+) -> list[Match]:
+    """Match the realized trips of one service date to its schedule, keeping the links."""
     window = rules.match_window_s
     headway_keys = {(w.route_id, w.direction_id) for w in day.windows}
     timetabled = [d for d in detected if (d.route_id, d.direction_id) not in headway_keys]
@@ -143,11 +160,14 @@ def match_service_day(
     result = []
     for i, d in enumerate(timetabled):
         s = pairs.get(i)
-        result.append(_realized(d, day, tz, s, None if s is None else d.departed_at - day.departure_epoch(s)))
+        deviation = None if s is None else d.departed_at - day.departure_epoch(s)
+        result.append(Match(d, _realized(d, day, tz, s, deviation), s, None))
     for d in detected:
         if (d.route_id, d.direction_id) in headway_keys:
-            result.append(_realized(d, day, tz, None, None, _window_of(d, day)))
-    result.sort(key=lambda r: (r.route_id, r.direction_id, r.departed_at, r.vehicle_id))
+            window = _window_of(d, day)
+            result.append(Match(d, _realized(d, day, tz, None, None, window), None, window))
+    result.sort(key=lambda m: (m.realized.route_id, m.realized.direction_id, m.realized.departed_at,
+                               m.realized.vehicle_id))
     return result
 
 

@@ -16,6 +16,8 @@ class Fix(msgspec.Struct, frozen=True, array_like=True):
     speed_kmh: float
     route_id: str | None
     msg_id: str  # identifies the telemetry message (evidence)
+    lat: float = float("nan")  # as reported, for the records; NaN in metric-only tests
+    lon: float = float("nan")
 
 
 class Track(msgspec.Struct, frozen=True):
@@ -38,6 +40,7 @@ class DetectedTrip(msgspec.Struct, frozen=True):
     coverage: float  # fraction of the shape covered in order
     first_msg_id: str
     last_msg_id: str
+    departure_gap_s: float = 0.0  # time between the pings around the zone exit
 
 
 class RealizedTrip(msgspec.Struct, frozen=True):

@@ -171,9 +171,11 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def test_good_replay_creates_nested_dir_with_three_outputs(replayed):
-    assert sorted(p.name for p in replayed.iterdir()) == ["infractions.jsonl", "rejected.jsonl", "trips.jsonl"]
-    for name in ("infractions.jsonl", "rejected.jsonl"):
+def test_good_replay_creates_nested_dir_with_the_contract_outputs(replayed):
+    # the three files of the contract, plus the insufficient-evidence records
+    assert sorted(p.name for p in replayed.iterdir()) == [
+        "infractions.jsonl", "insufficient_evidence.jsonl", "rejected.jsonl", "trips.jsonl"]
+    for name in ("infractions.jsonl", "rejected.jsonl", "insufficient_evidence.jsonl"):
         assert isinstance(read_jsonl(replayed / name), list)  # every line is JSON
 
 

@@ -1,0 +1,134 @@
+"""Assembling the facts of a closed service day from the engine's state (pure)."""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+from collections import defaultdict
+
+import numpy as np
+
+from engine.values import Context
+from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts, in_service_intervals
+from telemetry import CatracaReading, Occurrence
+from trips.matching import Match, ServiceDay
+from trips.model import Fix
+
+
+def trip_facts(match: Match, archive: list[Fix], ctx: Context, day: ServiceDay) -> TripFacts:
+    """The trip's pings: its dwell in the origin terminal zone before leaving, the run,
+    and its stay in the destination zone after arriving (each at most the policy's
+    terminal standing time), so terminal stops are part of the evidence."""
+    d = match.detected
+    itinerary = ctx.geofences.itineraries[f"{d.route_id}:{d.direction_id}:{d.shape_id}"]
+    standing = ctx.policy.trips.in_service_terminal_s
+    times = [f.t for f in archive]
+    lo = bisect.bisect_left(times, d.departed_at - standing)
+    hi = bisect.bisect_right(times, d.arrived_at + standing)
+    window = archive[lo:hi]
+    t = np.fromiter((f.t for f in window), float, len(window))
+    x = np.fromiter((f.x for f in window), float, len(window))
+    y = np.fromiter((f.y for f in window), float, len(window))
+    exit_ = max(int(np.searchsorted(t, d.departed_at, side="right")) - 1, 0)
+    arrival = min(int(np.searchsorted(t, d.arrived_at, side="left")), len(window) - 1)
+    first = _run_edge(itinerary.origin.contains(x[: exit_ + 1], y[: exit_ + 1])[::-1])
+    last = _run_edge(itinerary.destination.contains(x[arrival:], y[arrival:]))
+    return TripFacts(
+        match=match,
+        itinerary=itinerary,
+        operator_id=ctx.fleet[d.vehicle_id].operator_id,
+        fixes=tuple(window[exit_ - first : arrival + last + 1]),
+        tz=ctx.feed.timezone,
+        day_start=day.start_epoch,
+    )
+
+
+def _run_edge(inside: np.ndarray) -> int:
+    """How many pings after the first continue its run inside the zone."""
+    outside = np.flatnonzero(~inside)
+    return int(outside[0]) - 1 if len(outside) else len(inside) - 1
+
+
+def origins(ctx: Context) -> dict[tuple[str, int], tuple[float, float]]:
+    found: dict[tuple[str, int], tuple[float, float]] = {}
+    for pattern in ctx.feed.patterns:
+        stop = ctx.feed.stops[pattern.origin_stop_id]
+        found.setdefault((pattern.route_id, pattern.direction_id), (stop.lat, stop.lon))
+    return found
+
+
+def service_day_facts(day: ServiceDay, trips: list[TripFacts], ctx: Context,
+                      reporting: dict[str, list[float]], occurrences: list[Occurrence]) -> ServiceDayFacts:
+    return ServiceDayFacts(
+        day=day,
+        tz=ctx.feed.timezone,
+        trips=tuple(trips),
+        operator_of_route={r.route_id: r.agency_id for r in ctx.feed.routes.values()},
+        origin_of=origins(ctx),
+        reporting={op: tuple(times) for op, times in reporting.items()},
+        occurrences=tuple(occurrences),
+    )
+
+
+def operating_window(day: ServiceDay, ctx: Context) -> tuple[float, float]:
+    """A vehicle's operating day: from the cutover (03:00) of the date to the next one."""
+    cutover = ctx.policy.trips.service_day_cutover_s
+    return day.start_epoch + cutover, day.start_epoch + 86400 + cutover
+
+
+def vehicle_day_facts(day: ServiceDay, ctx: Context, archive: dict[str, list[Fix]],
+                      catraca: dict[str, list[CatracaReading]], previous_counter: dict[str, int],
+                      trips: list[TripFacts]) -> list[VehicleDayFacts]:
+    start, end = operating_window(day, ctx)
+    trips_of = defaultdict(list)
+    for tf in trips:
+        trips_of[tf.realized.vehicle_id].append(tf)
+    result = []
+    for vehicle_id in sorted(set(archive) | set(catraca)):
+        fixes = tuple(f for f in archive.get(vehicle_id, ()) if start <= f.t < end)
+        readings = tuple(sorted((r for r in catraca.get(vehicle_id, ()) if start <= r.epoch < end),
+                                key=lambda r: (r.epoch, r.counter)))
+        if not fixes and not readings:
+            continue
+        x = np.fromiter((f.x for f in fixes), float, len(fixes))
+        y = np.fromiter((f.y for f in fixes), float, len(fixes))
+        mine = sorted(trips_of.get(vehicle_id, []), key=lambda tf: tf.departed_at)
+        result.append(VehicleDayFacts(
+            vehicle_id=vehicle_id,
+            operator_id=ctx.fleet[vehicle_id].operator_id,
+            date=day.date,
+            tz=ctx.feed.timezone,
+            fixes=fixes,
+            speed_limits_kmh=tuple(ctx.geofences.speed_limit(x, y).tolist()),
+            catraca=readings,
+            previous_counter=previous_counter.get(vehicle_id),
+            trips=tuple(mine),
+            in_service=in_service_intervals(mine, archive.get(vehicle_id, []), ctx.policy.trips.in_service_terminal_s),
+        ))
+    return result
+
+
+def day_km(day: ServiceDay, matches: list[Match], ctx: Context) -> dict[str, tuple[float, float]]:
+    """Per operator: (programmed metres of the day, programmed metres of realized trips)."""
+    operator_of = {r.route_id: r.agency_id for r in ctx.feed.routes.values()}
+    programmed: dict[str, float] = defaultdict(float)
+    realized: dict[str, float] = defaultdict(float)
+    for trip in day.trips:
+        programmed[operator_of[trip.route_id]] += trip.programmed_m
+    for window in day.windows:
+        programmed[operator_of[window.route_id]] += window.expected_departures * window.programmed_m
+    per_window: dict[tuple, int] = defaultdict(int)
+    for m in matches:
+        if m.scheduled is not None:
+            realized[operator_of[m.scheduled.route_id]] += m.scheduled.programmed_m
+        elif m.window is not None:
+            per_window[(m.window.route_id, m.window.direction_id, m.window.start_s)] += 1
+    for window in day.windows:
+        count = per_window.get((window.route_id, window.direction_id, window.start_s), 0)
+        # departures beyond those scheduled add no programmed km
+        realized[operator_of[window.route_id]] += min(count, window.expected_departures) * window.programmed_m
+    return {op: (programmed[op], realized.get(op, 0.0)) for op in programmed}
+
+
+def month_of(date: dt.date) -> str:
+    return f"{date.year:04d}-{date.month:02d}"

@@ -1,0 +1,47 @@
+"""The values passed in and out of the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fiscaliza.fleet import Vehicle
+from fiscaliza.policy import Policy
+from geofences.zones import Geofences
+from gtfs.model import Feed
+from rules.model import Infraction, InsufficientEvidence
+from telemetry import CatracaReading, Occurrence, Rejection, TachographPing
+from trips.model import RealizedTrip
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything static the engine needs: schedule, geometry, policy, fleet."""
+
+    feed: Feed
+    geofences: Geofences
+    policy: Policy
+    fleet: dict[str, Vehicle]
+
+
+@dataclass(frozen=True)
+class Message:
+    """A decoded message and where it came from (file:line or topic/partition/offset)."""
+
+    body: TachographPing | CatracaReading | Occurrence
+    location: str | None = None
+    raw: str | None = None  # the message as received, kept for rejections
+
+
+@dataclass
+class Emitted:
+    trips: list[RealizedTrip] = field(default_factory=list)
+    # A change log: a later record with the same infraction_id supersedes an earlier one.
+    infractions: list[Infraction] = field(default_factory=list)
+    insufficient: list[InsufficientEvidence] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+
+    def extend(self, other: "Emitted") -> None:
+        self.trips.extend(other.trips)
+        self.infractions.extend(other.infractions)
+        self.insufficient.extend(other.insufficient)
+        self.rejected.extend(other.rejected)

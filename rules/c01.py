@@ -1,0 +1,85 @@
+"""C-01 — dirigir com excesso de velocidade e/ou desobedecendo regras de trânsito.
+
+The tachograph's speed above the limit of the zone the vehicle is in (the policy's
+default elsewhere) plus `tolerance_kmh`, on at least `min_consecutive_pings`
+consecutive pings spanning at least `min_episode_s` (consecutive: at most
+`max_ping_gap_s` apart). Episodes less than `merge_gap_s` apart merge into one.
+One record per episode; route and trip when the vehicle was running one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fiscaliza.policy import Policy
+from rules.facts import VehicleDayFacts, iso, local
+from rules.model import Finding, Rule, make_infraction
+
+CODE = "C-01"
+
+
+def speeding_episodes(t: np.ndarray, speed: np.ndarray, limit: np.ndarray, policy: Policy) -> list[tuple[int, int]]:
+    """(first, last) fix indices of merged speeding episodes."""
+    rules = policy.c01
+    over = speed > limit + rules.tolerance_kmh
+    if not over.any():
+        return []
+    joined = over[:-1] & over[1:] & (np.diff(t) <= rules.max_ping_gap_s)
+    starts = np.flatnonzero(over & ~np.concatenate(([False], joined)))
+    ends = np.flatnonzero(over & ~np.concatenate((joined, [False])))
+    runs = [(a, b) for a, b in zip(starts.tolist(), ends.tolist())
+            if b - a + 1 >= rules.min_consecutive_pings and t[b] - t[a] >= rules.min_episode_s]
+    merged: list[list[int]] = []
+    for a, b in runs:
+        if merged and t[a] - t[merged[-1][1]] < rules.merge_gap_s:
+            merged[-1][1] = b
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
+    n = len(facts.fixes)
+    if n < 2:
+        return []
+    t = np.fromiter((f.t for f in facts.fixes), float, n)
+    speed = np.fromiter((f.speed_kmh for f in facts.fixes), float, n)
+    limit = np.asarray(facts.speed_limits_kmh, dtype=float)
+    findings: list[Finding] = []
+    for a, b in speeding_episodes(t, speed, limit, policy):
+        peak = a + int(np.argmax(speed[a : b + 1] - limit[a : b + 1]))
+        trip = next((tf for tf in facts.trips if tf.departed_at <= t[a] <= tf.arrived_at), None)
+        fix = facts.fixes[peak]
+        over = [i for i in range(a, b + 1) if speed[i] > limit[i] + policy.c01.tolerance_kmh]
+        findings.append(make_infraction(
+            CODE, policy, identity=(facts.date, facts.vehicle_id, round(t[a], 3)),
+            operator_id=facts.operator_id,
+            route_id=trip.realized.route_id if trip else None,
+            direction_id=trip.realized.direction_id if trip else None,
+            trip_id=trip.realized.trip_id if trip else None,
+            vehicle_id=facts.vehicle_id, service_date=facts.date,
+            occurred_at=local(t[a], facts.tz), lat=fix.lat, lon=fix.lon,
+            description=(f"Veículo {facts.vehicle_id} a {speed[peak]:.0f} km/h onde o limite é "
+                         f"{limit[peak]:.0f} km/h (tolerância {policy.c01.tolerance_kmh:g} km/h), "
+                         f"das {local(t[a], facts.tz):%H:%M:%S} às {local(t[b], facts.tz):%H:%M:%S}"),
+            evidence={
+                "tolerance_kmh": policy.c01.tolerance_kmh,
+                "max_speed_kmh": float(speed[peak]),
+                "limit_kmh": float(limit[peak]),
+                "from": iso(t[a], facts.tz),
+                "to": iso(t[b], facts.tz),
+                "pings": [{"msg_id": facts.fixes[i].msg_id, "speed_kmh": float(speed[i]),
+                           "limit_kmh": float(limit[i])} for i in over],
+                "interval_epoch": [float(t[a]), float(t[b])],
+            },
+        ))
+    return findings
+
+
+RULE = Rule(
+    code=CODE,
+    scope="vehicle_day",
+    detect=detect,
+    justified_by=frozenset(),
+    summary="Velocidade do tacógrafo acima do limite da zona + 7 km/h em 2 registros seguidos por 10 s ou mais.",
+)

@@ -1,0 +1,104 @@
+"""D-11 — deixar de cumprir os itinerários fixados.
+
+During a realized trip the vehicle is more than `max_distance_m` from the trip's
+shape for at least `min_travel_m` of travel and `min_duration_s`. An episode is a run
+of consecutive pings beyond the distance with no gap longer than `max_ping_gap_s`;
+its travel is the sum of the straight steps between them and its duration the time
+from the first to the last (both underestimate: the law's benefit of the doubt).
+Episodes that would qualify only by bridging a longer gap are insufficient evidence.
+An authorized detour covering the off-route positions makes it `justified`.
+One record per trip.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fiscaliza.policy import Policy
+from rules.facts import TripFacts, iso, local
+from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+
+CODE = "D-11"
+
+
+def off_route_episodes(t: np.ndarray, x: np.ndarray, y: np.ndarray, distance: np.ndarray, policy: Policy,
+                       bridge_gaps: bool = False) -> list[tuple[int, int]]:
+    """(first, last) indices of runs of consecutive pings beyond the distance."""
+    off = distance > policy.d11.max_distance_m
+    if not off.any():
+        return []
+    joined = off[:-1] & off[1:]
+    if not bridge_gaps:
+        joined &= np.diff(t) <= policy.d11.max_ping_gap_s
+    starts = np.flatnonzero(off & ~np.concatenate(([False], joined)))
+    ends = np.flatnonzero(off & ~np.concatenate((joined, [False])))
+    return list(zip(starts.tolist(), ends.tolist()))
+
+
+def _measure(t, x, y, first: int, last: int) -> tuple[float, float]:
+    travel = float(np.hypot(np.diff(x[first : last + 1]), np.diff(y[first : last + 1])).sum())
+    return travel, float(t[last] - t[first])
+
+
+def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
+    t, x, y = facts.arrays()
+    if len(t) < 2:
+        return []
+    distance = facts.itinerary.distance(x, y)
+    rules = policy.d11
+
+    def qualifies(first, last):
+        travel, duration = _measure(t, x, y, first, last)
+        return travel >= rules.min_travel_m and duration >= rules.min_duration_s
+
+    episodes = [e for e in off_route_episodes(t, x, y, distance, policy) if qualifies(*e)]
+    realized = facts.realized
+    if not episodes:
+        bridged = [e for e in off_route_episodes(t, x, y, distance, policy, bridge_gaps=True) if qualifies(*e)]
+        if bridged:
+            first, last = bridged[0]
+            return [InsufficientEvidence(
+                code=CODE, service_date=realized.service_date, operator_id=facts.operator_id,
+                route_id=realized.route_id, trip_id=realized.trip_id, vehicle_id=realized.vehicle_id,
+                reason="possível desvio de itinerário com intervalo longo entre registros",
+                evidence={"from": iso(t[first], facts.tz), "to": iso(t[last], facts.tz),
+                          "max_ping_gap_s": rules.max_ping_gap_s})]
+        return []
+    first, last = episodes[0]
+    farthest = first + int(np.argmax(distance[first : last + 1]))
+    travel, duration = _measure(t, x, y, first, last)
+    all_off = np.concatenate([np.arange(a, b + 1) for a, b in episodes])
+    key = facts.scheduled.key if facts.scheduled else f"{realized.route_id}:{realized.direction_id}"
+    fix = facts.fixes[farthest]
+    return [make_infraction(
+        CODE, policy, identity=(realized.service_date, key, realized.vehicle_id, round(facts.departed_at)),
+        operator_id=facts.operator_id, route_id=realized.route_id, direction_id=realized.direction_id,
+        trip_id=realized.trip_id, vehicle_id=realized.vehicle_id, service_date=realized.service_date,
+        occurred_at=local(t[first], facts.tz), lat=fix.lat, lon=fix.lon,
+        description=(f"Veículo {realized.vehicle_id} deixou o itinerário da linha {realized.route_id} "
+                     f"(viagem {realized.trip_id or 'não programada'}) por {travel:.0f} m e {duration / 60:.1f} min, "
+                     f"chegando a {distance[farthest]:.0f} m do traçado"),
+        evidence={
+            "max_distance_m": rules.max_distance_m,
+            "min_travel_m": rules.min_travel_m,
+            "min_duration_s": rules.min_duration_s,
+            "episodes": [
+                {"from": iso(t[a], facts.tz), "to": iso(t[b], facts.tz),
+                 "travel_m": round(_measure(t, x, y, a, b)[0], 1), "duration_s": round(_measure(t, x, y, a, b)[1], 1),
+                 "max_distance_m": round(float(distance[a : b + 1].max()), 1),
+                 "pings": [facts.fixes[i].msg_id for i in range(a, b + 1)]}
+                for a, b in episodes
+            ],
+            "off_route_lonlat": [[facts.fixes[i].lon, facts.fixes[i].lat] for i in all_off.tolist()],
+            "interval_epoch": [float(t[episodes[0][0]]), float(t[episodes[-1][1]])],
+        },
+    )]
+
+
+RULE = Rule(
+    code=CODE,
+    scope="trip",
+    detect=detect,
+    justified_by=frozenset({"authorized_detour", "road_closure", "accident"}),
+    summary="Mais de 50 m fora do traçado da viagem por pelo menos 300 m e 60 s.",
+)

@@ -1,0 +1,68 @@
+"""D-12 — deixar de realizar viagens com a frequência mínima pré-estabelecida para cada linha.
+
+Headway-based service (frequencies.txt, exact_times=0): per route, direction and
+frequency window [start, end), realized departures from the origin terminal fewer
+than ceil((end - start) / headway_secs). Without telemetry from the operator's fleet
+during the window, the shortfall cannot be established (insufficient evidence).
+"""
+
+from __future__ import annotations
+
+from fiscaliza.policy import Policy
+from rules.facts import ServiceDayFacts, iso, local
+from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+
+CODE = "D-12"
+
+
+def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
+    findings: list[Finding] = []
+    start_of_day = facts.day.start_epoch
+    for window in facts.day.windows:
+        start, end = start_of_day + window.start_s, start_of_day + window.end_s
+        operator = facts.operator_of_route[window.route_id]
+        departures = sorted(
+            tf.departed_at for tf in facts.trips
+            if (tf.realized.route_id, tf.realized.direction_id) == (window.route_id, window.direction_id)
+            and start <= tf.departed_at < end
+        )
+        expected = window.expected_departures
+        if len(departures) >= expected:
+            continue
+        if not facts.reported_between(operator, start, end):
+            findings.append(InsufficientEvidence(
+                code=CODE, service_date=window.service_date, operator_id=operator, route_id=window.route_id,
+                trip_id=None, vehicle_id=None,
+                reason="nenhum veículo da operadora transmitiu telemetria durante a janela de frequência",
+                evidence={"window": [iso(start, facts.tz), iso(end, facts.tz)], "expected": expected}))
+            continue
+        lat, lon = facts.origin_of[(window.route_id, window.direction_id)]
+        findings.append(make_infraction(
+            CODE, policy, identity=(window.service_date, window.route_id, window.direction_id, window.start_s),
+            operator_id=operator, route_id=window.route_id, direction_id=window.direction_id,
+            service_date=window.service_date, occurred_at=local(start, facts.tz), lat=lat, lon=lon,
+            description=(f"Linha {window.route_id} (sentido {window.direction_id}), janela "
+                         f"{local(start, facts.tz):%H:%M}–{local(end, facts.tz):%H:%M} com intervalo de "
+                         f"{window.headway_s // 60} min: {len(departures)} partidas realizadas de {expected} exigidas"),
+            evidence={
+                "window_start": iso(start, facts.tz),
+                "window_end": iso(end, facts.tz),
+                "headway_s": window.headway_s,
+                "expected_departures": expected,
+                "expected_formula": f"ceil({window.end_s - window.start_s} / {window.headway_s}) = {expected}",
+                "realized_departures": len(departures),
+                "departures": [iso(t, facts.tz) for t in departures],
+                "template_trip_id": window.trip_id,
+                "interval_epoch": [start, end],
+            },
+        ))
+    return findings
+
+
+RULE = Rule(
+    code=CODE,
+    scope="service_day",
+    detect=detect,
+    justified_by=frozenset({"road_closure", "accident", "breakdown", "other"}),
+    summary="Partidas realizadas numa janela de frequência abaixo de ceil(duração / intervalo).",
+)

@@ -1,0 +1,80 @@
+"""D-22 — deixar de realizar viagem programada sem motivo justificado.
+
+Fires for each scheduled timetabled trip that no realized trip was matched to. It
+stays `provisional` until its month closes (art. 45, see rules.art45). Where the
+operator's fleet sent no telemetry around the scheduled departure, absence of the
+trip cannot be told from absence of data: insufficient evidence, not an infraction.
+"""
+
+from __future__ import annotations
+
+from fiscaliza.policy import Policy
+from rules.facts import ServiceDayFacts, iso, local
+from rules.model import PROVISIONAL, Finding, InsufficientEvidence, Rule, make_infraction
+
+CODE = "D-22"
+
+
+def first_trip_keys(facts: ServiceDayFacts) -> set[str]:
+    """The first scheduled trip of the day of each route and direction ("início da operação")."""
+    first: dict[tuple[str, int], tuple[int, str]] = {}
+    for trip in facts.day.trips:
+        key = (trip.route_id, trip.direction_id)
+        first[key] = min(first.get(key, (trip.departure_s, trip.key)), (trip.departure_s, trip.key))
+    return {k for _, k in first.values()}
+
+
+def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
+    matched = {tf.scheduled.key for tf in facts.trips if tf.scheduled is not None}
+    window = policy.trips.match_window_s
+    firsts = first_trip_keys(facts)
+    findings: list[Finding] = []
+    for trip in facts.day.trips:
+        if trip.key in matched:
+            continue
+        operator = facts.operator_of_route[trip.route_id]
+        departure = facts.day.departure_epoch(trip)
+        if not facts.reported_between(operator, departure - window, departure + window):
+            findings.append(InsufficientEvidence(
+                code=CODE, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,
+                trip_id=trip.trip_id, vehicle_id=None,
+                reason="nenhum veículo da operadora transmitiu telemetria em torno do horário programado",
+                evidence={"scheduled_departure": iso(departure, facts.tz), "window_s": window}))
+            continue
+        nearby = [
+            {"vehicle_id": tf.realized.vehicle_id, "departed_at": iso(tf.departed_at, facts.tz),
+             "matched_trip_id": tf.realized.trip_id}
+            for tf in facts.trips
+            if (tf.realized.route_id, tf.realized.direction_id) == (trip.route_id, trip.direction_id)
+            and abs(tf.departed_at - departure) <= window
+        ]
+        lat, lon = facts.origin_of[(trip.route_id, trip.direction_id)]
+        start_of_operation = trip.key in firsts
+        findings.append(make_infraction(
+            CODE, policy, identity=(trip.service_date, trip.key), status=PROVISIONAL,
+            operator_id=operator, route_id=trip.route_id, direction_id=trip.direction_id, trip_id=trip.trip_id,
+            service_date=trip.service_date, occurred_at=local(departure, facts.tz), lat=lat, lon=lon,
+            description=(f"Viagem programada {trip.trip_id} da linha {trip.route_id} (sentido {trip.direction_id}), "
+                         f"partida às {local(departure, facts.tz):%H:%M}, não foi realizada"
+                         + (" — primeira viagem do dia (início da operação)" if start_of_operation else "")),
+            evidence={
+                "scheduled_key": trip.key,
+                "scheduled_departure": iso(departure, facts.tz),
+                "block_id": trip.block_id,
+                "programmed_m": round(trip.programmed_m, 1),
+                "start_of_operation": start_of_operation,
+                "match_window_s": window,
+                "realized_trips_within_window": nearby,
+                "interval_epoch": [departure, departure + (trip.arrival_s - trip.departure_s)],
+            },
+        ))
+    return findings
+
+
+RULE = Rule(
+    code=CODE,
+    scope="service_day",
+    detect=detect,
+    justified_by=frozenset({"road_closure", "accident", "breakdown", "other"}),
+    summary="Viagem programada (quadro de horários) sem viagem realizada casada com ela.",
+)

@@ -1,0 +1,136 @@
+"""What the rules produce: infractions (DESIGN.md contract) and insufficient-evidence records."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from fiscaliza import __version__
+from fiscaliza.policy import Policy
+from rules.anexo_i import ARTICLES
+
+PROVISIONAL = "provisional"
+CONFIRMED = "confirmed"
+EXEMPT_ART45 = "exempt_art45"
+JUSTIFIED = "justified"
+STATUSES = (PROVISIONAL, CONFIRMED, EXEMPT_ART45, JUSTIFIED)
+
+
+class Infraction(msgspec.Struct, frozen=True, kw_only=True):
+    """One infraction record (the `infractions` topic and infractions.jsonl)."""
+
+    infraction_id: str
+    code: str
+    group: str
+    fine_ufir: int
+    status: str
+    operator_id: str | None
+    route_id: str | None
+    direction_id: int | None
+    trip_id: str | None
+    vehicle_id: str | None
+    service_date: dt.date
+    occurred_at: dt.datetime
+    lat: float | None
+    lon: float | None
+    description: str
+    legal_basis: str
+    evidence: dict[str, Any]
+
+
+class InsufficientEvidence(msgspec.Struct, frozen=True, kw_only=True):
+    """A fact a detector could not establish from the telemetry: never an accusation."""
+
+    code: str
+    service_date: dt.date
+    operator_id: str | None
+    route_id: str | None
+    trip_id: str | None
+    vehicle_id: str | None
+    reason: str  # pt-BR, for the operations staff
+    evidence: dict[str, Any]
+
+
+Finding = Infraction | InsufficientEvidence
+
+
+def plain(value: Any) -> Any:
+    """Evidence as plain JSON values (numpy scalars and tuples converted), so that it
+    encodes, hashes and compares the same wherever it was computed."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        return value.item()  # numpy scalar
+    return value
+
+
+def infraction_id(code: str, *facts: object) -> str:
+    """Deterministic: the same code and identifying facts always give the same id."""
+    text = "|".join([code, *(str(f) for f in facts)])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def make_infraction(
+    code: str,
+    policy: Policy,
+    *,
+    identity: tuple,
+    status: str = CONFIRMED,
+    fine_ufir: int | None = None,
+    operator_id: str | None,
+    route_id: str | None = None,
+    direction_id: int | None = None,
+    trip_id: str | None = None,
+    vehicle_id: str | None = None,
+    service_date: dt.date,
+    occurred_at: dt.datetime,
+    lat: float | None = None,
+    lon: float | None = None,
+    description: str,
+    evidence: dict[str, Any],
+) -> Infraction:
+    article = ARTICLES[code]
+    return Infraction(
+        infraction_id=infraction_id(code, *identity),
+        code=code,
+        group=article.group,
+        fine_ufir=article.fine_ufir if fine_ufir is None else fine_ufir,
+        status=status,
+        operator_id=operator_id,
+        route_id=route_id,
+        direction_id=direction_id,
+        trip_id=trip_id,
+        vehicle_id=vehicle_id,
+        service_date=service_date,
+        occurred_at=occurred_at,
+        lat=None if lat is None else round(lat, 7),
+        lon=None if lon is None else round(lon, 7),
+        description=description,
+        legal_basis=f"{article.legal_basis}. Texto legal: \u201c{article.text}\u201d",
+        evidence=plain({**evidence, "policy_version": policy.version, "engine_version": __version__}),
+    )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """An automatic detector: its code, what it looks at, and the pure function."""
+
+    code: str
+    scope: str  # "trip" | "service_day" | "vehicle_day"
+    detect: Callable[..., list[Finding]]
+    # Occurrence kinds that justify it (motivo justificado); empty: none can.
+    justified_by: frozenset[str]
+    summary: str  # how the rule reads the telemetry, pt-BR
+    # An aggregate over trips (D-13) applies occurrences to each trip itself.
+    aggregates_trips: bool = False
+
+    @property
+    def article(self):
+        return ARTICLES[self.code]
