@@ -11,6 +11,8 @@ are not used. One record per trip.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 
 from fiscaliza.policy import Policy
@@ -81,7 +83,7 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
         occurred_at=local(first["observed_epoch"], facts.tz), lat=facts.fixes[i].lat, lon=facts.fixes[i].lon,
         description=(f"Viagem {realized.trip_id} (veículo {realized.vehicle_id}) partiu no horário e "
                      f"{'adiantou' if early else 'atrasou'} {abs(first['deviation_s']) / 60:.1f} min no ponto de "
-                     f"controle {first['stop_id']} ({first['event']} programada às {first['scheduled'][11:16]})"),
+                     f"controle {first['stop_id']} ({first['event']} programada às {dt.datetime.fromisoformat(first['scheduled']):%H:%M})"),
         evidence={
             "departure_deviation_s": deviation,
             "max_early_s": policy.b04.max_early_s,

@@ -104,12 +104,16 @@ def in_service_intervals(trips: list[TripFacts] | tuple[TripFacts, ...], fixes: 
     intervals = []
     for k, trip in enumerate(ordered):
         cap = trip.arrived_at + terminal_s
-        if k + 1 < len(ordered):
-            cap = min(cap, ordered[k + 1].departed_at)
-        after = (t >= trip.arrived_at) & (t <= cap)
+        leaves_again = k + 1 < len(ordered) and ordered[k + 1].departed_at <= cap
+        if leaves_again:
+            cap = ordered[k + 1].departed_at
+        # pings up to the next departure (exclusive: the ping after it is already out)
+        after = (t >= trip.arrived_at) & ((t < cap) if leaves_again else (t <= cap))
         inside = trip.itinerary.destination.contains(x[after], y[after])
         run = inside if inside.all() else inside[: int(np.argmin(inside))]
         end = float(t[after][len(run) - 1]) if len(run) else trip.arrived_at
+        if leaves_again and len(run) and inside.all():
+            end = cap  # never left the zone before the next departure: no hole in service
         intervals.append((trip.departed_at, max(end, trip.arrived_at)))
     merged: list[list[float]] = []
     for start, end in intervals:

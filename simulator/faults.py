@@ -75,6 +75,8 @@ def _runs(duties: list[Duty], *, timetabled: bool | None = None, middle: bool = 
         for r, run in enumerate(duty.runs):
             if timetabled is not None and run.headway_based == timetabled:
                 continue
+            if run.deadhead:
+                continue
             if middle and (r == 0 or r == len(duty.runs) - 1):
                 continue
             found.append((d, r))
@@ -115,8 +117,14 @@ def inject(kinds: list[str], duties: list[Duty], rng: np.random.Generator, shape
             duties[d] = replace(duty, runs=duty.runs[:r] + (changed,) + duty.runs[r + 1:])
             injection.manifest.append(_describe(kind, duty, run, **details))
         elif kind == "suppressed_trip":
-            choice = choose([(d, len(duty.runs) - 1) for d, duty in enumerate(duties)
-                             if duty.runs and duty.runs[-1].block_id and len(duty.runs) > 1])
+            # The last run of a block, while another vehicle of the line is still on duty
+            # (otherwise no telemetry could tell a suppression from an outage).
+            choice = choose([
+                (d, len(duty.runs) - 1) for d, duty in enumerate(duties)
+                if duty.runs and duty.runs[-1].block_id and len(duty.runs) > 1
+                and any(o is not duty and o.runs and o.runs[0].route_id == duty.runs[-1].route_id
+                        and o.runs[-1].arrival > duty.runs[-1].departure + 3600 for o in duties)
+            ])
             if choice is None:
                 continue
             d, r = choice

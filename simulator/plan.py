@@ -26,6 +26,9 @@ class Run:
     service_date: dt.date
     stops: tuple[ScheduledStop, ...]  # times shifted to epoch seconds
     headway_based: bool
+    # Driven out of service, by other streets, to be at the far terminal in time
+    # (a departure that is not run but whose vehicle is still needed there).
+    deadhead: bool = False
 
     @property
     def departure(self) -> float:
@@ -68,7 +71,8 @@ MIN_LAYOVER_S = 120
 
 def plan_day(feed: Feed, date: dt.date, fleet: dict[str, Vehicle], skip_departures=frozenset()) -> list[Duty]:
     """Runs of `date` as vehicle duties. `skip_departures` holds (trip_id, epoch)
-    pairs of headway departures not to run (frequency shortfall)."""
+    pairs of headway departures not run in service (frequency shortfall): the
+    vehicle deadheads to the other terminal instead."""
     start = service_day_start(date, feed.timezone).timestamp()
     runs: list[Run] = []
     for trip in scheduled_trips(feed, date):
@@ -76,12 +80,13 @@ def plan_day(feed: Feed, date: dt.date, fleet: dict[str, Vehicle], skip_departur
     for window in frequency_windows(feed, date):
         template = feed.trips[window.trip_id]
         for departure in range(window.start_s, window.end_s, window.headway_s):
-            if (window.trip_id, start + departure) in skip_departures:
-                continue
             shift = departure - template.departure_s
             stops = tuple(replace(s, arrival_s=s.arrival_s + shift, departure_s=s.departure_s + shift)
                           for s in template.stops)
-            runs.append(_run(window.trip_id, feed, date, stops, start, None, headway=True))
+            run = _run(window.trip_id, feed, date, stops, start, None, headway=True)
+            if (window.trip_id, start + departure) in skip_departures:
+                run = replace(run, deadhead=True)
+            runs.append(run)
     return assign(runs, feed, fleet)
 
 

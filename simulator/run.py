@@ -15,8 +15,11 @@ from gtfs.model import Feed
 from gtfs.projection import Projector
 from gtfs.schedule import frequency_windows, service_dates, service_day_start
 from simulator.faults import FAULTS, INPUT_FAULTS, Injection, corrupt_lines, inject
-from simulator.motion import legs_of, positions, progress_at
+from simulator.motion import LateralOffset, legs_of, positions, progress_at
 from simulator.plan import Duty, PlanError, plan_day
+
+
+DEADHEAD_OFFSET_M = 300.0
 
 
 class SimulationError(ValueError):
@@ -153,14 +156,17 @@ def _tachograph(duty: Duty, feed: Feed, projector: Projector, settings: Simulati
         origin, destination = feed.stops[run.origin].point, feed.stops[run.destination].point
         x[before], y[before] = origin.x, origin.y
         x[after], y[after] = destination.x, destination.y
-        route[before | moving] = run.route_id
+        route[before | moving] = None if run.deadhead else run.route_id
         next_route = runs[i + 1].route_id if i + 1 < len(runs) else None
         route[after] = next_route
         if moving.any():
             legs = legs_of(run.stops, injection.fast.get((duty.vehicle_id, i)))
             progress, v = progress_at(legs, t[moving])
             line = feed.shapes[run.shape_id].line
-            x[moving], y[moving] = positions(line, progress, injection.offsets.get((duty.vehicle_id, i), ()))
+            offsets = injection.offsets.get((duty.vehicle_id, i), ())
+            if run.deadhead:  # by other streets, well away from the itinerary
+                offsets = (LateralOffset(0.0, line.length, DEADHEAD_OFFSET_M, DEADHEAD_OFFSET_M),)
+            x[moving], y[moving] = positions(line, progress, offsets)
             speed[moving] = v * 3.6
     steps = np.hypot(np.diff(x, prepend=x[0]), np.diff(y, prepend=y[0]))
     odometer = 10_000 + np.cumsum(steps) / 1000
@@ -190,7 +196,8 @@ def _catraca(duty: Duty, settings: SimulationSettings, injection: Injection, rng
                   dtype=float)
     in_run = np.zeros(len(t), bool)
     for run in runs:
-        in_run |= (t >= run.departure) & (t <= run.arrival)
+        if not run.deadhead:
+            in_run |= (t >= run.departure) & (t <= run.arrival)
     counter = 5_000 + np.cumsum(np.where(in_run, rng.poisson(1.0, len(t)), 0))
     silent = injection.catraca_silent.get(duty.vehicle_id)
     broken = injection.seal_broken_from.get(duty.vehicle_id, np.inf)
