@@ -29,10 +29,17 @@ def trip_facts(match: Match, archive: list[Fix], ctx: Context, day: ServiceDay) 
     t = np.fromiter((f.t for f in window), float, len(window))
     x = np.fromiter((f.x for f in window), float, len(window))
     y = np.fromiter((f.y for f in window), float, len(window))
-    exit_ = max(int(np.searchsorted(t, d.departed_at, side="right")) - 1, 0)
-    arrival = min(int(np.searchsorted(t, d.arrived_at, side="left")), len(window) - 1)
-    first = _run_edge(itinerary.origin.contains(x[: exit_ + 1], y[: exit_ + 1])[::-1])
-    last = _run_edge(itinerary.destination.contains(x[arrival:], y[arrival:]))
+    # The exit ping is the last one inside the origin zone at or before the departure,
+    # the arrival ping the first inside the destination zone at or after the arrival
+    # (found by the zone test: a crossing can round onto a ping's own time).
+    in_origin = itinerary.origin.contains(x, y)
+    in_destination = itinerary.destination.contains(x, y)
+    before = np.flatnonzero(in_origin & (t <= d.departed_at))
+    after = np.flatnonzero(in_destination & (t >= d.arrived_at))
+    exit_ = int(before[-1]) if len(before) else 0
+    arrival = int(after[0]) if len(after) else len(window) - 1
+    first = _run_edge(in_origin[: exit_ + 1][::-1])
+    last = _run_edge(in_destination[arrival:])
     return TripFacts(
         match=match,
         itinerary=itinerary,
@@ -44,9 +51,9 @@ def trip_facts(match: Match, archive: list[Fix], ctx: Context, day: ServiceDay) 
 
 
 def _run_edge(inside: np.ndarray) -> int:
-    """How many pings after the first continue its run inside the zone."""
+    """How many pings after the first continue its run inside the zone (0 if none)."""
     outside = np.flatnonzero(~inside)
-    return int(outside[0]) - 1 if len(outside) else len(inside) - 1
+    return max(int(outside[0]) - 1, 0) if len(outside) else len(inside) - 1
 
 
 def origins(ctx: Context) -> dict[tuple[str, int], tuple[float, float]]:

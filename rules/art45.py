@@ -21,6 +21,9 @@ from fiscaliza.policy import Policy
 from rules.model import CONFIRMED, EXEMPT_ART45, PROVISIONAL, Infraction
 
 
+EFFICIENCY_ROUNDING = 1e-9
+
+
 @dataclass(frozen=True)
 class MonthKm:
     """Programmed metres of an operator's month, and of the trips it realized."""
@@ -41,7 +44,8 @@ class MonthKm:
 def close_month(suppressions: list[Infraction], km: MonthKm, month: str, days_in_month: int,
                 policy: Policy) -> list[Infraction]:
     """The final state of the month's D-22 of one operator."""
-    exempt = km.efficiency >= policy.art45.min_efficiency
+    # Sums of float metres may land a hair under an exact 98 %: rounding, not service.
+    exempt = km.efficiency >= policy.art45.min_efficiency - EFFICIENCY_ROUNDING
     closed = []
     for infraction in suppressions:
         if infraction.status != PROVISIONAL:

@@ -29,7 +29,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         expected = window.expected_departures
         if len(departures) >= expected:
             continue
-        if not facts.reported_between(operator, start, end):
+        if not facts.reported_between(operator, start, end, include_end=False):  # [start, end)
             findings.append(InsufficientEvidence(
                 code=CODE, service_date=window.service_date, operator_id=operator, route_id=window.route_id,
                 trip_id=None, vehicle_id=None,

@@ -51,8 +51,9 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         for tf in trips:
             if not is_off_schedule(tf.realized.departure_deviation_s, policy):
                 continue
+            scheduled = tf.departed_at - tf.realized.departure_deviation_s
             occurrences = covering(CODE, facts.occurrences, route_id, tf.realized.vehicle_id,
-                                   tf.departed_at - abs(tf.realized.departure_deviation_s), tf.departed_at)
+                                   min(scheduled, tf.departed_at), max(scheduled, tf.departed_at))
             (justified if occurrences else off).append((tf, [o.id for o in occurrences]))
         if not off:
             continue

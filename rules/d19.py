@@ -2,8 +2,9 @@
 tacógrafo, ou catraca violada; with the retention measure of art. 44, III.
 
 While the vehicle is in service its catraca is silent for more than `max_silence_s`
-(silence counted only while in service) or reports `fault`. One record per vehicle
-and service day; the evidence carries the retention of the vehicle (art. 44, III:
+(silence counted only while in service) or reports `fault`. A vehicle with no catraca
+message at all that day is insufficient evidence (the input may lack the stream).
+One record per vehicle and service day; the evidence carries the retention of the vehicle (art. 44, III:
 "não estiver funcionando o dispositivo de controle de passageiros").
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from fiscaliza.policy import Policy
 from rules.facts import VehicleDayFacts, iso, local, within
-from rules.model import Finding, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
 
 CODE = "D-19"
 RETENTION = "retenção do veículo (Lei 867/1998, art. 44, III)"
@@ -31,6 +32,14 @@ def silences(facts: VehicleDayFacts, limit_s: float) -> list[tuple[float, float]
 
 def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
     limit = policy.d19.max_silence_s
+    if not facts.catraca:
+        if not facts.in_service:
+            return []
+        # No catraca message all day: the input may simply not carry this stream.
+        return [InsufficientEvidence(
+            code=CODE, service_date=facts.date, operator_id=facts.operator_id, route_id=None, trip_id=None,
+            vehicle_id=facts.vehicle_id, reason="nenhum registro de catraca do veículo no dia",
+            evidence={"in_service": [[iso(a, facts.tz), iso(b, facts.tz)] for a, b in facts.in_service]})]
     quiet = silences(facts, limit)
     faults = [r for r in facts.catraca if r.status == "fault" and within(facts.in_service, r.epoch)]
     if not quiet and not faults:

@@ -62,10 +62,10 @@ class ServiceDayFacts:
     reporting: dict[str, tuple[float, ...]]
     occurrences: tuple[Occurrence, ...] = ()
 
-    def reported_between(self, operator_id: str, start: float, end: float) -> bool:
+    def reported_between(self, operator_id: str, start: float, end: float, *, include_end: bool = True) -> bool:
         times = self.reporting.get(operator_id, ())
         i = np.searchsorted(times, start)
-        return bool(i < len(times) and times[i] <= end)
+        return bool(i < len(times) and (times[i] <= end if include_end else times[i] < end))
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import json
 from zoneinfo import ZoneInfo
 
 from fiscaliza.policy import load_policy
+from rules.model import InsufficientEvidence
 from rules.d19 import RETENTION, detect, silences
 from rules.facts import VehicleDayFacts
 from telemetry import CatracaReading, decode_catraca
@@ -97,9 +98,17 @@ def test_silence_across_a_break_between_services_yields_nothing():
 
 
 def test_silent_catraca_for_a_whole_service_yields_infraction():
-    found = detect(facts([]), POLICY)  # no message at all during 06:00 .. 07:00
+    # one message at 05:50, then none during service 06:00 .. 07:00
+    found = detect(facts([reading(-600)]), POLICY)
     assert len(found) == 1  # 3600 s > 600 s
     assert found[0].evidence["silences"][0]["seconds"] == 3600.0
+
+
+def test_no_catraca_message_all_day_yields_insufficient_evidence():
+    # the input may simply not carry the catraca stream: no accusation on missing data
+    [found] = detect(facts([]), POLICY)
+    assert isinstance(found, InsufficientEvidence)
+    assert found.vehicle_id == facts([]).vehicle_id
 
 
 def test_silence_outside_service_yields_nothing():
@@ -149,9 +158,9 @@ def test_silence_and_faults_on_one_day_yields_infraction_once():
 
 
 def test_same_facts_yields_infraction_with_same_id():
-    a = detect(facts([]), POLICY)
+    a = detect(facts([reading(-600)]), POLICY)
     b = detect(facts([reading(300, status="fault")] + every_minute(0, 3600)), POLICY)
     assert a[0].infraction_id == b[0].infraction_id  # identity: date and vehicle
-    assert detect(facts([]), POLICY) == a  # same facts, same record
-    other_day = detect(facts([], date=dt.date(2026, 12, 2)), POLICY)
+    assert detect(facts([reading(-600)]), POLICY) == a  # same facts, same record
+    other_day = detect(facts([reading(-600)], date=dt.date(2026, 12, 2)), POLICY)
     assert other_day[0].infraction_id != a[0].infraction_id

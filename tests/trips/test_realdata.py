@@ -1,7 +1,7 @@
 """Trip detection on real, sparse GPS: SPTrans line 34020 on 2015-10-02 (../shared/realdata).
 
 The feed is built at test time from the three shapes shipped with the traces
-(see conftest.py). The traces follow shape 58290 (Lapa → Pirituba, 12.9 km); shapes
+(see tests/conftest.py). The traces follow shape 58290 (Lapa → Pirituba, 12.9 km); shapes
 58447 and 58450 (line 119L) lie 500+ m away from most of them and act as a
 negative control. Pings are every 45 s (median), some gaps last hours, the file is
 shuffled and repeats 101 (vehicle, time) pairs.

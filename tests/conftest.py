@@ -10,12 +10,11 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
-import math
 from pathlib import Path
 
 import pytest
 
-REALDATA = Path(__file__).resolve().parents[3] / "shared" / "realdata" / "sptrans-line-34020-2015-10-02"
+REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "sptrans-line-34020-2015-10-02"
 SHAPES = {"58290": ("8002-10", 1), "58447": ("119L-10", 1), "58450": ("119L-10", 0)}
 SERVICE_DATE = "20151002"
 # The timestamps carry no zone; São Paulo was at UTC-3 on 2015-10-02 (DST began 2015-10-18).
@@ -57,35 +56,21 @@ def write_feed(directory: Path, shape_ids=tuple(SHAPES)) -> None:
         "trip_id,arrival_time,departure_time,stop_id,stop_sequence\n" + "\n".join(times) + "\n")
 
 
-def _metres(a: tuple[float, float], b: tuple[float, float]) -> float:
-    lat = math.radians((a[0] + b[0]) / 2)
-    return 6_371_000 * math.hypot(math.radians(b[0] - a[0]), math.radians(b[1] - a[1]) * math.cos(lat))
-
-
 def write_telemetry(tachograph: Path, fleet: Path) -> int:
     """The AVL records as tachograph JSON Lines, in the file's own (shuffled) order.
 
-    The records have no speed; it is derived from the previous record of the same
-    vehicle (0 for the first), which trip detection does not use.
+    The records carry no speed and the contract requires one: 0 is written, so the
+    speeding rule (which trusts the tachograph's speed, not GPS steps) stays silent.
     """
     with open(REALDATA / "day_15102_line_34020.csv", newline="") as handle:
         rows = list(csv.reader(handle))
-    by_vehicle: dict[str, list] = {}
-    for row in rows:
-        by_vehicle.setdefault(row[5], []).append(row)
-    speeds: dict[int, float] = {}
-    for vehicle_rows in by_vehicle.values():
-        ordered = sorted(vehicle_rows, key=lambda r: r[1])
-        for previous, row in zip(ordered, ordered[1:]):
-            seconds = (dt.datetime.fromisoformat(row[1]) - dt.datetime.fromisoformat(previous[1])).total_seconds()
-            metres = _metres((float(previous[3]), float(previous[4])), (float(row[3]), float(row[4])))
-            speeds[id(row)] = round(metres / seconds * 3.6, 1) if seconds > 0 else 0.0
+    vehicles = sorted({row[5] for row in rows})
     with open(tachograph, "w") as handle:
         for row in rows:
             record = {"vehicle_id": row[5], "ts": row[1].replace(" ", "T") + OFFSET, "lat": float(row[3]),
-                      "lon": float(row[4]), "speed_kmh": speeds.get(id(row), 0.0)}
+                      "lon": float(row[4]), "speed_kmh": 0.0}
             handle.write(json.dumps(record) + "\n")
-    fleet.write_text("vehicle_id,plate,operator_id\n" + "".join(f"{v},SP{v},SPTRANS\n" for v in sorted(by_vehicle)))
+    fleet.write_text("vehicle_id,plate,operator_id\n" + "".join(f"{v},SP{v},SPTRANS\n" for v in vehicles))
     return len(rows)
 
 

@@ -1,0 +1,44 @@
+"""Assembling a trip's facts: its pings include the terminal dwell on both ends."""
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import shapely
+
+from engine.assemble import trip_facts
+from engine.values import Context
+from fiscaliza.fleet import Vehicle
+from fiscaliza.policy import load_policy
+from geofences import build_geofences
+from gtfs import load_feed
+from trips import Fix, detect_trips
+from trips.matching import match_service_day_full, service_day
+
+FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
+POLICY = load_policy()
+CONTEXT = Context(FEED, build_geofences(FEED, POLICY), POLICY, {"v": Vehicle("v", "AAA0A00", "OP1")})
+DAY = service_day(FEED, dt.date(2026, 12, 1))
+LINE = FEED.shapes["L"].line
+
+
+def track(start: float):
+    """Stand 60 s at A, drive shape L at 10 m/s, stand 60 s at C; a ping every 10 s.
+
+    At 10 m/s the ping 10 s after leaving lies 100 m from A: on the zone's edge."""
+    t = np.arange(0.0, 60 + LINE.length / 10 + 60, 10.0)
+    progress = np.clip((t - 60) * 10, 0, LINE.length)
+    points = shapely.line_interpolate_point(LINE, progress)
+    return [Fix(start + ti, float(p.x), float(p.y), 10.0, "T", f"v/{i}") for i, (ti, p) in enumerate(zip(t, points))]
+
+
+def test_trip_facts_start_with_the_dwell_at_origin_and_end_with_the_stay_at_destination():
+    fixes = track(DAY.start_epoch + 6 * 3600 - 60)  # leaves A at 06:00:00
+    detected = detect_trips("v", fixes, CONTEXT.geofences, POLICY.trips)
+    [match] = match_service_day_full(detected, DAY, FEED.timezone, POLICY.trips)
+    facts = trip_facts(match, fixes, CONTEXT, DAY)
+    # 7 pings standing at A (0..60 s) come first; the last 6 stand at C (the shape
+    # measures 7000.0008 m, so the ping at 760 s is the first at C's stop)
+    assert facts.fixes[0] is fixes[0]
+    assert facts.fixes[-1] is fixes[-1]
+    assert len(facts.fixes) == len(fixes)

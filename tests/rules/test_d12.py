@@ -1,0 +1,258 @@
+"""D-12 — headway service with fewer realized departures than ceil(window / headway) (DESIGN.md).
+
+Feed: tests/gtfs/fixtures/tiny (America/Sao_Paulo, UTC-3). On Tuesday 2026-12-01 route F
+(operator OP1, dir 0, exact_times=0, template F-TPL) has two half-open windows:
+  [06:00, 07:00) every 900 s:  ceil(3600 / 900)  = 4 departures expected
+  [07:00, 07:50) every 1200 s: ceil(3000 / 1200) = 3 departures expected (2.5 rounded up)
+Route E has exact_times=1: scheduled trips, not windows; D-12 never looks at it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from fiscaliza.policy import load_policy
+from geofences.build import build_geofences
+from gtfs import load_feed
+from rules import d12
+from rules.facts import ServiceDayFacts, TripFacts
+from rules.model import CONFIRMED, Infraction, InsufficientEvidence
+from trips.matching import match_service_day_full, service_day
+from trips.model import DetectedTrip, Fix
+
+TINY = Path(__file__).resolve().parents[1] / "gtfs" / "fixtures" / "tiny"
+SAO_PAULO = ZoneInfo("America/Sao_Paulo")
+TUESDAY = dt.date(2026, 12, 1)
+SHAPES = {("T", 0): "L", ("T", 1): "R", ("F", 0): "L", ("E", 1): "R"}
+RUN_S = {"T": 1500, "F": 1200, "E": 1200}
+
+
+# --- builders ----------------------------------------------------------------------
+
+
+class Tiny:
+    """The tiny feed, the shipped policy and its geofences; builds a day's facts."""
+
+    def __init__(self):
+        self.feed = load_feed(TINY)
+        self.policy = load_policy()
+        self.geofences = build_geofences(self.feed, self.policy)
+
+    def facts(self, trips: list[DetectedTrip], *, date: dt.date = TUESDAY,
+              reporting: tuple[float, ...] | None = None, occurrences=()) -> ServiceDayFacts:
+        day = service_day(self.feed, date)
+        matches = match_service_day_full(trips, day, self.feed.timezone, self.policy.trips)
+        if reporting is None:  # OP1 reports every 5 min from 00:00 to 26:00 of the service day
+            reporting = pings(day.start_epoch, day.start_epoch + 26 * 3600, 300)
+        return ServiceDayFacts(
+            day=day,
+            tz=self.feed.timezone,
+            trips=tuple(self.trip_facts(m, day) for m in matches),
+            operator_of_route={r.route_id: r.agency_id for r in self.feed.routes.values()},
+            origin_of={(p.route_id, p.direction_id): (self.feed.stops[p.origin_stop_id].lat,
+                                                     self.feed.stops[p.origin_stop_id].lon)
+                       for p in self.feed.patterns},
+            reporting={"OP1": tuple(sorted(reporting))},
+            occurrences=tuple(occurrences),
+        )
+
+    def trip_facts(self, match, day) -> TripFacts:
+        """Minimal pings: in the origin zone 10 s before leaving, 150 m along the shape
+        10 s after, and in the destination zone on arrival."""
+        d = match.detected
+        itinerary = self.geofences.itineraries[f"{d.route_id}:{d.direction_id}:{d.shape_id}"]
+        origin, along = itinerary.line.interpolate(0), itinerary.line.interpolate(150)
+        end = itinerary.line.interpolate(itinerary.line.length)
+        fixes = (
+            Fix(d.departed_at - 10, origin.x, origin.y, 0.0, d.route_id, f"{d.vehicle_id}@{d.departed_at - 10:.0f}"),
+            Fix(d.departed_at + 10, along.x, along.y, 30.0, d.route_id, f"{d.vehicle_id}@{d.departed_at + 10:.0f}"),
+            Fix(d.arrived_at, end.x, end.y, 0.0, d.route_id, f"{d.vehicle_id}@{d.arrived_at:.0f}"),
+        )
+        return TripFacts(match=match, itinerary=itinerary, operator_id="OP1", fixes=fixes,
+                         tz=self.feed.timezone, day_start=day.start_epoch)
+
+
+@pytest.fixture(scope="module")
+def tiny() -> Tiny:
+    return Tiny()
+
+
+def at(hh: int, mm: int, ss: int = 0, date: dt.date = TUESDAY) -> float:
+    """Epoch of a local wall-clock time (UTC-3)."""
+    return dt.datetime(date.year, date.month, date.day, hh, mm, ss, tzinfo=SAO_PAULO).timestamp()
+
+
+def pings(start: float, end: float, every: float) -> tuple[float, ...]:
+    n = int((end - start) // every) + 1
+    return tuple(start + i * every for i in range(n))
+
+
+def detected(vehicle: str, route: str, direction: int, departed_at: float, gap_s: float = 20.0) -> DetectedTrip:
+    return DetectedTrip(
+        vehicle_id=vehicle, route_id=route, direction_id=direction, shape_id=SHAPES[(route, direction)],
+        departed_at=departed_at, arrived_at=departed_at + RUN_S[route], coverage=0.95,
+        first_msg_id=f"{vehicle}@{departed_at - 10:.0f}", last_msg_id=f"{vehicle}@{departed_at + RUN_S[route]:.0f}",
+        departure_gap_s=gap_s,
+    )
+
+
+def windows(findings) -> dict[str, Infraction]:
+    """D-12 infractions by local window start (HH:MM)."""
+    return {f.occurred_at.strftime("%H:%M"): f for f in findings if isinstance(f, Infraction)}
+
+
+def insufficient(findings) -> list[InsufficientEvidence]:
+    return [f for f in findings if isinstance(f, InsufficientEvidence)]
+
+
+def route_f(*departures: tuple[int, int, int] | tuple[int, int]) -> list[DetectedTrip]:
+    return [detected(f"F{i}", "F", 0, at(*hm)) for i, hm in enumerate(departures)]
+
+
+FULL_SECOND_WINDOW = [(7, 0), (7, 20), (7, 40)]  # 3 of ceil(3000 / 1200) = 3
+
+
+# --- infractions ------------------------------------------------------------------------
+
+
+def test_window_with_fewer_departures_than_required_yields_infraction(tiny):
+    facts = tiny.facts(route_f((6, 0), (6, 15), (6, 30), *FULL_SECOND_WINDOW))  # 06:45 missing
+    findings = d12.detect(facts, tiny.policy)
+    assert list(windows(findings)) == ["06:00"]  # one record for [06:00, 07:00); [07:00, 07:50) has 3 of 3
+    record = windows(findings)["06:00"]
+    assert record.evidence["expected_departures"] == 4  # ceil(3600 / 900) = 4
+    assert record.evidence["realized_departures"] == 3  # 06:00, 06:15, 06:30
+    assert record.evidence["expected_formula"] == "ceil(3600 / 900) = 4"
+    assert record.evidence["headway_s"] == 900
+    assert record.evidence["window_start"] == "2026-12-01T06:00:00-03:00"
+    assert record.evidence["window_end"] == "2026-12-01T07:00:00-03:00"
+    assert record.evidence["departures"] == [
+        "2026-12-01T06:00:00-03:00", "2026-12-01T06:15:00-03:00", "2026-12-01T06:30:00-03:00"]
+    assert record.evidence["template_trip_id"] == "F-TPL"
+    assert record.evidence["interval_epoch"] == [at(6, 0), at(7, 0)]
+    assert record.fine_ufir == 200  # group D
+    assert record.status == CONFIRMED
+    assert (record.code, record.operator_id, record.route_id, record.direction_id) == ("D-12", "OP1", "F", 0)
+    assert record.trip_id is None and record.vehicle_id is None  # per window, not per trip
+    assert (record.lat, record.lon) == (-19.7554172, -40.3743914)  # terminal A, origin of F dir 0
+
+
+def test_window_needing_rounded_up_count_with_two_departures_yields_infraction(tiny):
+    # 3000 / 1200 = 2.5: two departures are not enough, ceil(2.5) = 3
+    facts = tiny.facts(route_f((6, 0), (6, 15), (6, 30), (6, 45), (7, 0), (7, 25)))
+    record = windows(d12.detect(facts, tiny.policy))["07:00"]
+    assert record.evidence["expected_departures"] == 3  # ceil(3000 / 1200) = ceil(2.5) = 3
+    assert record.evidence["realized_departures"] == 2  # 07:00, 07:25
+    assert record.evidence["expected_formula"] == "ceil(3000 / 1200) = 3"
+
+
+def test_window_with_no_departure_but_telemetry_yields_infraction(tiny):
+    facts = tiny.facts(route_f(*FULL_SECOND_WINDOW))
+    record = windows(d12.detect(facts, tiny.policy))["06:00"]
+    assert record.evidence["realized_departures"] == 0  # 0 < 4
+    assert record.evidence["departures"] == []
+
+
+def test_both_windows_short_yield_one_infraction_each(tiny):
+    facts = tiny.facts(route_f((6, 0), (7, 0)))
+    found = windows(d12.detect(facts, tiny.policy))
+    assert sorted(found) == ["06:00", "07:00"]  # 1 < 4 and 1 < 3
+    assert found["06:00"].infraction_id != found["07:00"].infraction_id  # identity has the window start
+
+
+def test_same_window_short_again_yields_infraction_with_same_id(tiny):
+    once = windows(d12.detect(tiny.facts(route_f((6, 0), *FULL_SECOND_WINDOW)), tiny.policy))["06:00"]
+    again = windows(d12.detect(tiny.facts(route_f((6, 10), (6, 40), *FULL_SECOND_WINDOW)), tiny.policy))["06:00"]
+    assert once.infraction_id == again.infraction_id  # (date, route, direction, window start)
+
+
+def test_departures_of_another_route_do_not_count_yields_infraction(tiny):
+    # route T dir 0 leaves A at 06:00 like F: it is not F's service
+    trips = route_f((6, 0), (6, 15), (6, 30), *FULL_SECOND_WINDOW) + [detected("V1", "T", 0, at(6, 45))]
+    record = windows(d12.detect(tiny.facts(trips), tiny.policy))["06:00"]
+    assert record.evidence["realized_departures"] == 3  # T's 06:45 is not counted: still 3 < 4
+
+
+# --- half-open windows -------------------------------------------------------------------
+
+
+def test_departure_at_window_end_counts_for_next_window_yields_infraction(tiny):
+    # 07:00 = end of [06:00, 07:00) and start of [07:00, 07:50): it belongs to the second
+    facts = tiny.facts(route_f((6, 0), (6, 15), (6, 30), (7, 0), (7, 20), (7, 40)))
+    found = windows(d12.detect(facts, tiny.policy))
+    assert list(found) == ["06:00"]  # [06:00, 07:00): 06:00, 06:15, 06:30 = 3 < 4
+    assert found["06:00"].evidence["realized_departures"] == 3
+    # [07:00, 07:50): 07:00, 07:20, 07:40 = 3 >= 3: nothing
+
+
+def test_departure_at_window_start_counts_yields_nothing(tiny):
+    facts = tiny.facts(route_f((6, 0), (6, 15), (6, 30), (6, 59, 59), *FULL_SECOND_WINDOW))
+    assert d12.detect(facts, tiny.policy) == []  # 06:00 (start, closed end) .. 06:59:59: 4 >= 4
+
+
+def test_departure_at_last_window_end_counts_for_no_window_yields_infraction(tiny):
+    facts = tiny.facts(route_f((6, 0), (6, 15), (6, 30), (6, 45), (7, 0), (7, 20), (7, 50)))
+    record = windows(d12.detect(facts, tiny.policy))["07:00"]
+    assert record.evidence["realized_departures"] == 2  # 07:50 is outside [07:00, 07:50): 2 < 3
+
+
+# --- nothing ----------------------------------------------------------------------------
+
+
+def test_exactly_enough_departures_yields_nothing(tiny):
+    facts = tiny.facts(route_f((6, 0), (6, 15), (6, 30), (6, 45), *FULL_SECOND_WINDOW))
+    assert d12.detect(facts, tiny.policy) == []  # 4 >= 4 and 3 >= 3
+
+
+def test_more_departures_than_required_yields_nothing(tiny):
+    facts = tiny.facts(route_f((6, 0), (6, 10), (6, 20), (6, 30), (6, 40), (6, 50), *FULL_SECOND_WINDOW))
+    assert d12.detect(facts, tiny.policy) == []  # 6 >= 4
+
+
+def test_enough_departures_bunched_together_yields_nothing(tiny):
+    # the code counts departures, not gaps: 4 departures in 3 minutes still meet ceil(3600 / 900) = 4
+    facts = tiny.facts(route_f((6, 0), (6, 1), (6, 2), (6, 3), *FULL_SECOND_WINDOW))
+    assert d12.detect(facts, tiny.policy) == []
+
+
+def test_holiday_without_headway_service_yields_nothing(tiny):
+    # 2026-12-08: WD (which carries F) is removed; no windows that day
+    assert d12.detect(tiny.facts([], date=dt.date(2026, 12, 8)), tiny.policy) == []
+
+
+# --- insufficient evidence --------------------------------------------------------------
+
+
+def test_no_telemetry_in_window_yields_insufficient_evidence(tiny):
+    # OP1 reports only from 07:10 on: nothing in [06:00, 07:00]
+    facts = tiny.facts(route_f(*FULL_SECOND_WINDOW), reporting=pings(at(7, 10), at(9, 0), 60))
+    findings = d12.detect(facts, tiny.policy)
+    (uncertain,) = insufficient(findings)
+    assert (uncertain.code, uncertain.route_id, uncertain.trip_id, uncertain.vehicle_id) == ("D-12", "F", None, None)
+    assert uncertain.evidence == {"window": ["2026-12-01T06:00:00-03:00", "2026-12-01T07:00:00-03:00"],
+                                  "expected": 4}  # ceil(3600 / 900)
+    assert windows(findings) == {}  # [07:00, 07:50) has 3 of 3
+
+
+def test_no_telemetry_and_no_departure_yields_insufficient_evidence_for_each_window(tiny):
+    facts = tiny.facts([], reporting=())
+    findings = d12.detect(facts, tiny.policy)
+    assert [f.evidence["expected"] for f in insufficient(findings)] == [4, 3]  # both windows, in order
+    assert windows(findings) == {}
+
+
+def test_telemetry_only_before_window_yields_insufficient_evidence(tiny):
+    facts = tiny.facts([], reporting=pings(at(5, 0), at(5, 59, 59), 60))  # last ping 1 s before 06:00
+    findings = d12.detect(facts, tiny.policy)
+    assert len(insufficient(findings)) == 2  # neither [06:00, 07:00) nor [07:00, 07:50) has a ping
+
+
+def test_one_ping_inside_window_yields_infraction(tiny):
+    facts = tiny.facts([], reporting=(at(6, 30),))  # one ping at 06:30, inside [06:00, 07:00)
+    findings = d12.detect(facts, tiny.policy)
+    assert list(windows(findings)) == ["06:00"]  # 0 < 4 with telemetry: infraction
+    assert [f.evidence["expected"] for f in insufficient(findings)] == [3]  # [07:00, 07:50): no ping

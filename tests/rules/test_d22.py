@@ -1,0 +1,286 @@
+"""D-22 — a scheduled timetabled trip with no realized trip matched to it (DESIGN.md).
+
+Feed: tests/gtfs/fixtures/tiny (America/Sao_Paulo, UTC-3, no DST). On Tuesday 2026-12-01
+service WD runs these timetabled trips (all of operator OP1):
+  route T dir 0: T-0600 06:00 (first of T/0), T-2350 23:50;  dir 1: T-0700 07:00 (first of T/1)
+  route E dir 1 (exact_times=1): E-TPL@36000 10:00 (first of E/1), E-TPL@37800 10:30
+Route F is headway service (exact_times=0): D-12's business, never D-22's.
+On 2026-12-08 (municipal holiday) WD is removed and SA adds T-SA-0800 at 08:00.
+Match window and telemetry window (shipped policy): 1800 s.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from fiscaliza.policy import load_policy
+from geofences.build import build_geofences
+from gtfs import load_feed
+from rules import d22
+from rules.facts import ServiceDayFacts, TripFacts
+from rules.model import PROVISIONAL, Infraction, InsufficientEvidence
+from trips.matching import match_service_day_full, service_day
+from trips.model import DetectedTrip, Fix
+
+TINY = Path(__file__).resolve().parents[1] / "gtfs" / "fixtures" / "tiny"
+SAO_PAULO = ZoneInfo("America/Sao_Paulo")
+TUESDAY = dt.date(2026, 12, 1)
+HOLIDAY = dt.date(2026, 12, 8)
+SHAPES = {("T", 0): "L", ("T", 1): "R", ("F", 0): "L", ("E", 1): "R"}
+RUN_S = {"T": 1500, "F": 1200, "E": 1200}
+
+
+# --- builders ----------------------------------------------------------------------
+
+
+class Tiny:
+    """The tiny feed, the shipped policy and its geofences; builds a day's facts."""
+
+    def __init__(self):
+        self.feed = load_feed(TINY)
+        self.policy = load_policy()
+        self.geofences = build_geofences(self.feed, self.policy)
+
+    def facts(self, trips: list[DetectedTrip], *, date: dt.date = TUESDAY,
+              reporting: tuple[float, ...] | None = None, occurrences=()) -> ServiceDayFacts:
+        day = service_day(self.feed, date)
+        matches = match_service_day_full(trips, day, self.feed.timezone, self.policy.trips)
+        if reporting is None:  # OP1 reports every 5 min from 00:00 to 26:00 of the service day
+            reporting = pings(day.start_epoch, day.start_epoch + 26 * 3600, 300)
+        return ServiceDayFacts(
+            day=day,
+            tz=self.feed.timezone,
+            trips=tuple(self.trip_facts(m, day) for m in matches),
+            operator_of_route={r.route_id: r.agency_id for r in self.feed.routes.values()},
+            origin_of={(p.route_id, p.direction_id): (self.feed.stops[p.origin_stop_id].lat,
+                                                     self.feed.stops[p.origin_stop_id].lon)
+                       for p in self.feed.patterns},
+            reporting={"OP1": tuple(sorted(reporting))},
+            occurrences=tuple(occurrences),
+        )
+
+    def trip_facts(self, match, day) -> TripFacts:
+        """Minimal pings: in the origin zone 10 s before leaving, 150 m along the shape
+        10 s after, and in the destination zone on arrival."""
+        d = match.detected
+        itinerary = self.geofences.itineraries[f"{d.route_id}:{d.direction_id}:{d.shape_id}"]
+        origin, along = itinerary.line.interpolate(0), itinerary.line.interpolate(150)
+        end = itinerary.line.interpolate(itinerary.line.length)
+        fixes = (
+            Fix(d.departed_at - 10, origin.x, origin.y, 0.0, d.route_id, f"{d.vehicle_id}@{d.departed_at - 10:.0f}"),
+            Fix(d.departed_at + 10, along.x, along.y, 30.0, d.route_id, f"{d.vehicle_id}@{d.departed_at + 10:.0f}"),
+            Fix(d.arrived_at, end.x, end.y, 0.0, d.route_id, f"{d.vehicle_id}@{d.arrived_at:.0f}"),
+        )
+        return TripFacts(match=match, itinerary=itinerary, operator_id="OP1", fixes=fixes,
+                         tz=self.feed.timezone, day_start=day.start_epoch)
+
+
+@pytest.fixture(scope="module")
+def tiny() -> Tiny:
+    return Tiny()
+
+
+def at(hh: int, mm: int, ss: int = 0, date: dt.date = TUESDAY) -> float:
+    """Epoch of a local wall-clock time (UTC-3)."""
+    return dt.datetime(date.year, date.month, date.day, hh, mm, ss, tzinfo=SAO_PAULO).timestamp()
+
+
+def pings(start: float, end: float, every: float) -> tuple[float, ...]:
+    n = int((end - start) // every) + 1
+    return tuple(start + i * every for i in range(n))
+
+
+def detected(vehicle: str, route: str, direction: int, departed_at: float, gap_s: float = 20.0) -> DetectedTrip:
+    return DetectedTrip(
+        vehicle_id=vehicle, route_id=route, direction_id=direction, shape_id=SHAPES[(route, direction)],
+        departed_at=departed_at, arrived_at=departed_at + RUN_S[route], coverage=0.95,
+        first_msg_id=f"{vehicle}@{departed_at - 10:.0f}", last_msg_id=f"{vehicle}@{departed_at + RUN_S[route]:.0f}",
+        departure_gap_s=gap_s,
+    )
+
+
+def infractions(findings) -> dict[str, Infraction]:
+    """D-22 infractions by scheduled key."""
+    return {f.evidence["scheduled_key"]: f for f in findings if isinstance(f, Infraction)}
+
+
+def insufficient(findings) -> list[InsufficientEvidence]:
+    return [f for f in findings if isinstance(f, InsufficientEvidence)]
+
+
+ALL_RUN = [  # every timetabled trip of 2026-12-01 run on time
+    detected("V1", "T", 0, at(6, 0)),
+    detected("V1", "T", 1, at(7, 0)),
+    detected("V1", "T", 0, at(23, 50)),
+    detected("V2", "E", 1, at(10, 0)),
+    detected("V2", "E", 1, at(10, 30)),
+]
+
+
+# --- infractions ---------------------------------------------------------------------
+
+
+def test_day_with_no_realized_trip_yields_infraction_per_scheduled_trip(tiny):
+    found = infractions(d22.detect(tiny.facts([]), tiny.policy))
+    # 3 trips of T + 2 departures of E = 5; F is headway service (no scheduled trips)
+    assert sorted(found) == ["E-TPL@36000", "E-TPL@37800", "T-0600", "T-0700", "T-2350"]
+    assert {f.status for f in found.values()} == {PROVISIONAL}  # provisional until the month closes
+    assert {f.fine_ufir for f in found.values()} == {200}  # group D = 200 UFIR (art. 3)
+    assert {f.code for f in found.values()} == {"D-22"}
+    assert {f.operator_id for f in found.values()} == {"OP1"}
+
+
+def test_unmatched_first_trip_of_route_and_direction_yields_infraction_marked_start_of_operation(tiny):
+    found = infractions(d22.detect(tiny.facts([]), tiny.policy))
+    start = {key: f.evidence["start_of_operation"] for key, f in found.items()}
+    assert start["T-0600"] is True  # 06:00 = 21600 s < 23:50 = 85800 s: first of T dir 0
+    assert start["T-2350"] is False  # 85800 s > 21600 s
+    assert start["T-0700"] is True  # the only trip of T dir 1 (25200 s)
+    assert start["E-TPL@36000"] is True  # 10:00 = 36000 s < 10:30 = 37800 s: first of E dir 1
+    assert start["E-TPL@37800"] is False
+    assert "início da operação" in found["T-0600"].description
+    assert "início da operação" not in found["T-2350"].description
+
+
+def test_unmatched_first_trip_stays_start_of_operation_when_later_trips_ran_yields_infraction(tiny):
+    # T-0700 and T-2350 run; T-0600 does not: it is still the first scheduled trip of T dir 0
+    facts = tiny.facts([detected("V1", "T", 1, at(7, 0)), detected("V1", "T", 0, at(23, 50))])
+    found = infractions(d22.detect(facts, tiny.policy))
+    assert "T-0600" in found and "T-2350" not in found and "T-0700" not in found
+    assert found["T-0600"].evidence["start_of_operation"] is True  # min(21600, 85800) = 21600 = T-0600
+
+
+def test_unmatched_later_trip_yields_infraction_not_start_of_operation(tiny):
+    facts = tiny.facts([detected("V1", "T", 0, at(6, 0)), detected("V1", "T", 1, at(7, 0))])
+    found = infractions(d22.detect(facts, tiny.policy))
+    assert sorted(k for k in found if k.startswith("T")) == ["T-2350"]  # only T-2350 of route T missing
+    assert found["T-2350"].evidence["start_of_operation"] is False  # 85800 s is not min(21600, 85800)
+
+
+def test_holiday_only_trip_unmatched_yields_infraction_start_of_operation(tiny):
+    # 2026-12-08: WD removed, SA added -> T-SA-0800 (08:00) is the only trip of T dir 0
+    found = infractions(d22.detect(tiny.facts([], date=HOLIDAY), tiny.policy))
+    assert sorted(found) == ["T-SA-0800"]  # 1 scheduled trip, 0 realized
+    assert found["T-SA-0800"].evidence["start_of_operation"] is True
+    assert found["T-SA-0800"].service_date == HOLIDAY
+
+
+def test_unmatched_trip_yields_infraction_with_record_fields_and_evidence(tiny):
+    facts = tiny.facts([t for t in ALL_RUN if t.departed_at != at(7, 0)])
+    (found,) = infractions(d22.detect(facts, tiny.policy)).values()
+    assert (found.trip_id, found.route_id, found.direction_id) == ("T-0700", "T", 1)
+    assert found.vehicle_id is None  # no vehicle ran it
+    assert found.service_date == TUESDAY
+    assert found.occurred_at == dt.datetime(2026, 12, 1, 7, 0, tzinfo=SAO_PAULO)  # the scheduled departure
+    assert found.occurred_at.timestamp() == at(7, 0)
+    assert (found.lat, found.lon) == (-19.7194969, -40.3454615)  # terminal C (origin of dir 1), 7 decimals
+    assert found.evidence["scheduled_departure"] == "2026-12-01T07:00:00-03:00"
+    assert found.evidence["block_id"] == "B1"
+    assert found.evidence["programmed_m"] == pytest.approx(7000.0, abs=0.1)  # shape R, 7 km
+    assert found.evidence["match_window_s"] == 1800
+    assert found.evidence["interval_epoch"] == [at(7, 0), at(7, 28)]  # 07:00 + (26880 - 25200) s = 07:28
+    assert found.evidence["policy_version"] == "jn-2026.1"
+
+
+def test_unmatched_trip_next_to_a_realized_trip_yields_infraction_listing_it(tiny):
+    # E at 10:10 matches 10:00 (|600| < |-1200|); 10:30 stays unmatched, 1200 s <= 1800 s from 10:10
+    facts = tiny.facts([detected("V2", "E", 1, at(10, 10))])
+    found = infractions(d22.detect(facts, tiny.policy))
+    assert "E-TPL@36000" not in found  # matched by the 10:10 trip
+    assert found["E-TPL@37800"].evidence["realized_trips_within_window"] == [
+        {"vehicle_id": "V2", "departed_at": "2026-12-01T10:10:00-03:00", "matched_trip_id": "E-TPL"}
+    ]
+
+
+def test_realized_trip_just_outside_match_window_yields_infraction(tiny):
+    # 06:30:01 - 06:00 = 1801 s > 1800 s: no match, and not "within window" either
+    facts = tiny.facts([detected("V1", "T", 0, at(6, 30, 1))])
+    found = infractions(d22.detect(facts, tiny.policy))
+    assert "T-0600" in found
+    assert found["T-0600"].evidence["realized_trips_within_window"] == []  # |1801| > 1800
+
+
+# --- nothing -------------------------------------------------------------------------
+
+
+def test_every_scheduled_trip_matched_yields_nothing(tiny):
+    facts = tiny.facts(ALL_RUN)
+    assert d22.detect(facts, tiny.policy) == []  # 5 scheduled, 5 matched: 5 - 5 = 0
+
+
+def test_realized_trip_at_edge_of_match_window_yields_nothing(tiny):
+    # 06:30:00 - 06:00 = 1800 s <= 1800 s: matched to T-0600
+    facts = tiny.facts([detected("V1", "T", 0, at(6, 30)), detected("V1", "T", 1, at(7, 30)),
+                        detected("V1", "T", 0, at(23, 20))] + ALL_RUN[3:])
+    assert d22.detect(facts, tiny.policy) == []  # each deviation is exactly 1800 s
+
+
+def test_matched_trip_yields_nothing_for_it(tiny):
+    facts = tiny.facts([detected("V1", "T", 0, at(6, 3))])  # +180 s: matched to T-0600
+    found = infractions(d22.detect(facts, tiny.policy))
+    assert "T-0600" not in found
+    assert len(found) == 4  # 5 scheduled - 1 matched
+
+
+# --- insufficient evidence -------------------------------------------------------------
+
+
+def test_no_telemetry_from_operator_around_departure_yields_insufficient_evidence(tiny):
+    # OP1 reports only 10:00-11:00: nothing within 07:00 ± 1800 s = [06:30, 07:30]
+    facts = tiny.facts([], reporting=pings(at(10, 0), at(11, 0), 60))
+    findings = d22.detect(facts, tiny.policy)
+    by_trip = {f.trip_id: f for f in insufficient(findings)}
+    assert set(by_trip) == {"T-0600", "T-0700", "T-2350"}  # no T departure within 1800 s of 10:00-11:00
+    assert all(f.code == "D-22" for f in by_trip.values())
+    assert by_trip["T-0700"].evidence == {"scheduled_departure": "2026-12-01T07:00:00-03:00", "window_s": 1800}
+    assert sorted(infractions(findings)) == ["E-TPL@36000", "E-TPL@37800"]  # 10:00, 10:30 are covered
+
+
+def test_telemetry_only_1801_s_after_departure_yields_insufficient_evidence(tiny):
+    facts = tiny.facts([], reporting=(at(7, 30, 1),))  # 07:30:01 - 07:00 = 1801 s > 1800 s
+    findings = d22.detect(facts, tiny.policy)
+    assert "T-0700" in {f.trip_id for f in insufficient(findings)}
+    assert "T-0700" not in infractions(findings)
+
+
+def test_telemetry_only_1801_s_before_departure_yields_insufficient_evidence(tiny):
+    facts = tiny.facts([], reporting=(at(6, 29, 59),))  # 07:00 - 06:29:59 = 1801 s > 1800 s
+    findings = d22.detect(facts, tiny.policy)
+    assert "T-0700" in {f.trip_id for f in insufficient(findings)}
+    assert "T-0700" not in infractions(findings)
+
+
+def test_telemetry_exactly_1800_s_from_departure_yields_infraction(tiny):
+    for ping in (at(6, 30), at(7, 30)):  # 07:00 ∓ 1800 s: the window is closed at both ends
+        findings = d22.detect(tiny.facts([], reporting=(ping,)), tiny.policy)
+        assert "T-0700" in infractions(findings)
+        assert "T-0700" not in {f.trip_id for f in insufficient(findings)}
+
+
+def test_telemetry_from_another_operator_only_yields_insufficient_evidence(tiny):
+    facts = tiny.facts([])
+    facts = ServiceDayFacts(**{**facts.__dict__, "reporting": {"OP2": facts.reporting["OP1"]}})
+    findings = d22.detect(facts, tiny.policy)
+    assert len(insufficient(findings)) == 5  # all 5 scheduled trips: OP1 sent nothing
+    assert infractions(findings) == {}
+
+
+# --- identity --------------------------------------------------------------------------
+
+
+def test_same_facts_twice_yields_infraction_with_same_id(tiny):
+    first = infractions(d22.detect(tiny.facts([]), tiny.policy))
+    # other telemetry, same facts (which scheduled trip, which date): same id
+    again = infractions(d22.detect(tiny.facts([], reporting=pings(at(0, 0), at(23, 59), 60)), tiny.policy))
+    assert {k: f.infraction_id for k, f in first.items()} == {k: f.infraction_id for k, f in again.items()}
+    assert len({f.infraction_id for f in first.values()}) == 5  # 5 trips, 5 distinct ids
+
+
+def test_same_trip_on_another_date_yields_infraction_with_other_id(tiny):
+    tuesday = infractions(d22.detect(tiny.facts([]), tiny.policy))
+    wednesday = infractions(d22.detect(tiny.facts([], date=dt.date(2026, 12, 2)), tiny.policy))
+    assert tuesday["T-0600"].infraction_id != wednesday["T-0600"].infraction_id  # (date, key) differ in date
