@@ -63,17 +63,46 @@ def print_replay_summary(result, out: Path, console: Console | None = None) -> N
         table.add_row(f"{route} {name}".strip(), str(direction), str(scheduled[key]), str(realized[key]),
                       str(matched[key]))
     console.print(table)
-    infractions = Counter(i.code for i in result.infractions)
-    if infractions:
-        codes = Table(title="Infrações por código")
-        for column in ("código", "quantidade"):
-            codes.add_column(column)
-        for code, count in sorted(infractions.items()):
-            codes.add_row(code, str(count))
-        console.print(codes)
-    else:
-        console.print("Infrações: nenhuma registrada (o catálogo do Código Disciplinar ainda não está ativo).")
+    print_infractions(result, console)
+    if result.insufficient:
+        codes = Counter(f.code for f in result.insufficient)
+        listed = ", ".join(f"{code}: {count}" for code, count in sorted(codes.items()))
+        console.print(f"Fatos não comprovados pela telemetria (sem autuação): {len(result.insufficient)} ({listed})")
     reasons = Counter(r.reason for r in result.rejected)
     rejected = ", ".join(f"{reason}: {count}" for reason, count in sorted(reasons.items())) or "nenhuma"
     console.print(f"Mensagens lidas: {result.messages}; rejeitadas: {len(result.rejected)} ({rejected})")
-    console.print(f"Arquivos: {out / 'trips.jsonl'}, {out / 'infractions.jsonl'}, {out / 'rejected.jsonl'}")
+    console.print(f"Arquivos: {out / 'trips.jsonl'}, {out / 'infractions.jsonl'}, {out / 'rejected.jsonl'}, "
+                  f"{out / 'insufficient_evidence.jsonl'}")
+
+
+def brl(value: float) -> str:
+    """R$ in Brazilian notation: 1234.5 -> 'R$ 1.234,50'."""
+    text = f"{value:,.2f}".replace(",", "_").replace(".", ",").replace("_", ".")
+    return f"R$ {text}"
+
+
+STATUS_PT = {"confirmed": "confirmada(s)", "exempt_art45": "isenta(s) pelo art. 45",
+             "justified": "justificada(s)", "provisional": "provisória(s)"}
+
+
+def print_infractions(result, console: Console) -> None:
+    """Infractions per code: how many, in which status, and the fines due (confirmed only)."""
+    if not result.infractions:
+        console.print("Infrações: nenhuma.")
+        return
+    ufir = result.policy.policy.ufir_brl
+    table = Table(title=f"Infrações por código (UFIR = {brl(ufir)}; só as confirmadas são devidas)")
+    for column in ("código", "registros", "situação", "multa devida (UFIR)", "multa devida (R$)"):
+        table.add_column(column, justify="left" if column in ("código", "situação") else "right")
+    by_code: dict[str, list] = {}
+    for infraction in result.infractions:
+        by_code.setdefault(infraction.code, []).append(infraction)
+    total = 0
+    for code, records in sorted(by_code.items()):
+        status = Counter(i.status for i in records)
+        due = sum(i.fine_ufir for i in records if i.status == "confirmed")
+        total += due
+        situation = ", ".join(f"{count} {STATUS_PT[name]}" for name, count in sorted(status.items()))
+        table.add_row(code, str(len(records)), situation, str(due), brl(due * ufir))
+    table.add_row("total", str(len(result.infractions)), "", str(total), brl(total * ufir))
+    console.print(table)
