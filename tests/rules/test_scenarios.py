@@ -122,3 +122,43 @@ def test_gps_gap_yields_insufficient_evidence_not_an_infraction(tmp_path):
     # 240 s without pings mid-trip: stops and timepoints in the gap cannot be judged
     assert result.insufficient
     assert {f.vehicle_id for f in result.insufficient} == {injected["vehicle_id"]}
+
+
+def test_authorized_detour_occurrence_justifies_the_detour(tmp_path):
+    import shapely
+
+    manifest, result = run(tmp_path / "plain", ["detour"])
+    [injected] = manifest
+    [d11] = [i for i in result.infractions if i.code == "D-11"]
+    # the Órgão Gerencial authorized that very detour: its area covers every off-route ping
+    area = shapely.MultiPoint(d11.evidence["off_route_lonlat"]).convex_hull.buffer(0.0005)
+    occurrence = {
+        "id": "OC-1", "kind": "authorized_detour", "route_id": injected["route_id"],
+        "start": "2026-12-01T00:00:00-03:00", "end": "2026-12-01T23:59:59-03:00",
+        "geometry": shapely.geometry.mapping(area), "note": "obras na via",
+    }
+    occurrences = tmp_path / "occurrences.jsonl"
+    occurrences.write_text(json.dumps(occurrence) + "\n")
+    sim = tmp_path / "plain"
+    again = replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim / "tachograph.jsonl", sim / "catraca.jsonl",
+                                occurrences=occurrences))
+    by_code = {i.code: i for i in again.infractions}
+    assert by_code["D-11"].status == "justified"
+    assert by_code["D-11"].evidence["justified_by"] == ["OC-1"]
+    assert by_code["D-11"].infraction_id == d11.infraction_id  # same facts, same id: kept for the audit trail
+    assert by_code["A-07"].status == "justified"  # the stops skipped by the authorized detour too
+
+
+def test_detour_occurrence_elsewhere_justifies_nothing(tmp_path):
+    manifest, result = run(tmp_path / "plain", ["detour"])
+    [injected] = manifest
+    far_away = {"type": "Polygon", "coordinates": [[[-40.0, -19.0], [-39.99, -19.0], [-39.99, -18.99],
+                                                    [-40.0, -18.99], [-40.0, -19.0]]]}
+    occurrence = {"id": "OC-2", "kind": "authorized_detour", "route_id": injected["route_id"],
+                  "start": "2026-12-01T00:00:00-03:00", "end": "2026-12-01T23:59:59-03:00", "geometry": far_away}
+    occurrences = tmp_path / "occurrences.jsonl"
+    occurrences.write_text(json.dumps(occurrence) + "\n")
+    sim = tmp_path / "plain"
+    again = replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim / "tachograph.jsonl", sim / "catraca.jsonl",
+                                occurrences=occurrences))
+    assert {i.code: i.status for i in again.infractions}["D-11"] == "confirmed"
