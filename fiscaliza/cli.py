@@ -92,6 +92,64 @@ def simulate(
     print(f"wrote {result.tachograph}, {result.catraca} and {result.manifest}")
 
 
+topics_app = typer.Typer(help="Kafka topics of fiscaliza.", no_args_is_help=True)
+app.add_typer(topics_app, name="topics")
+
+
+@topics_app.command("create")
+def topics_create(
+    bootstrap: Annotated[Optional[str], typer.Option(help="Kafka bootstrap servers (env FISCALIZA_KAFKA_BOOTSTRAP)")] = None,
+    partitions: Annotated[Optional[int], typer.Option(help="partitions per topic (env FISCALIZA_PARTITIONS)")] = None,
+    replication: Annotated[Optional[int], typer.Option(help="replication factor (env FISCALIZA_REPLICATION)")] = None,
+) -> None:
+    """Create the topics (inputs, trips, the compacted infractions change log, dead letters)."""
+    from streams.admin import StreamError, create_topics
+
+    settings = _stream_settings()
+    count = partitions or settings.partitions
+    factor = replication or settings.replication
+    if count <= 0 or factor <= 0:
+        fail("--partitions and --replication must be positive")
+    try:
+        outcome = create_topics(bootstrap or settings.bootstrap, count, factor)
+    except StreamError as exc:
+        fail(str(exc))
+    for name, what in outcome.items():
+        print(f"{name}: {what}")
+
+
+@app.command()
+def publish(
+    topic: Annotated[str, typer.Option(help="tachograph, catraca or occurrences")],
+    file: Annotated[Path, typer.Argument(help="JSON Lines file")],
+    speed: Annotated[Optional[float], typer.Option(help="replay at the recorded pace, N times faster")] = None,
+    bootstrap: Annotated[Optional[str], typer.Option(help="Kafka bootstrap servers (env FISCALIZA_KAFKA_BOOTSTRAP)")] = None,
+) -> None:
+    """Load a JSON Lines file onto a topic, as fast as possible or at the recorded pace."""
+    from fiscaliza.reporting import Progress
+    from streams.admin import StreamError
+    from streams.admin import publish as send
+
+    if speed is not None and speed <= 0:
+        fail("--speed must be positive")
+    try:
+        with Progress(f"Publicando em {topic}") as progress:
+            result = send(bootstrap or _stream_settings().bootstrap, topic, file, speed, progress.update)
+    except StreamError as exc:
+        fail(str(exc))
+    print(f"{result.sent} messages sent to {topic}"
+          + (f" ({result.unkeyed} without a key: malformed, the workers dead-letter them)" if result.unkeyed else ""))
+
+
+def _stream_settings():
+    from streams.settings import Settings
+
+    try:
+        return Settings.from_env()
+    except ValueError as exc:
+        fail(str(exc))
+
+
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option(help="where to write the demo's files")] = Path("fiscaliza-demo"),

@@ -85,3 +85,21 @@ def sptrans_files(tmp_path_factory):
     write_feed(root / "feed")
     rows = write_telemetry(root / "tachograph.jsonl", root / "fleet.csv")
     return root, rows, ReplayInputs(feed=root / "feed", fleet=root / "fleet.csv", tachograph=root / "tachograph.jsonl")
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap():
+    """A real Apache Kafka broker (KRaft) on 127.0.0.1, started for the test session
+    by scripts/kafka on its own port and stopped afterwards."""
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "KAFKA_PORT": os.environ.get("FISCALIZA_TEST_KAFKA_PORT", "19192")}
+    started = subprocess.run([str(root / "scripts" / "kafka"), "start"], env=env, capture_output=True, text=True)
+    if started.returncode != 0:
+        pytest.fail(f"could not start the Kafka broker: {started.stderr.strip()[-2000:]}")
+    try:
+        yield f"127.0.0.1:{env['KAFKA_PORT']}"
+    finally:
+        subprocess.run([str(root / "scripts" / "kafka"), "stop"], env=env, capture_output=True)

@@ -1,0 +1,129 @@
+"""Kafka tooling with kafka-python: creating the topics and publishing JSON Lines."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+from kafka import KafkaAdminClient, KafkaProducer
+from kafka.admin import NewTopic
+from kafka.errors import KafkaError, TopicAlreadyExistsError
+
+from streams.topics import TOPICS, Topic
+
+
+class StreamError(RuntimeError):
+    """The broker cannot be reached or refused an operation; the message says which."""
+
+
+def topic_configs(topic: Topic) -> dict[str, str]:
+    if topic.compacted:
+        # a change log: the latest record per key is kept forever
+        return {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1"}
+    return {"cleanup.policy": "delete", "retention.ms": str(7 * 24 * 3600 * 1000)}
+
+
+def create_topics(bootstrap: str, partitions: int, replication: int,
+                  names: Iterable[str] | None = None, timeout_s: float = 15.0) -> dict[str, str]:
+    """Create the topics that do not exist yet; returns name -> 'created' | 'exists'."""
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin",
+                                 request_timeout_ms=int(timeout_s * 1000),
+                                 bootstrap_timeout_ms=int(timeout_s * 1000))
+    except KafkaError as exc:
+        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+    try:
+        existing = set(admin.list_topics())
+        outcome = {}
+        for name in names or TOPICS:
+            topic = TOPICS[name]
+            if name in existing:
+                outcome[name] = "exists"
+                continue
+            try:
+                admin.create_topics([NewTopic(name, partitions, replication, topic_configs=topic_configs(topic))])
+                outcome[name] = "created"
+            except TopicAlreadyExistsError:
+                outcome[name] = "exists"
+        return outcome
+    except KafkaError as exc:
+        raise StreamError(f"Kafka at {bootstrap} refused: {exc}") from None
+    finally:
+        admin.close()
+
+
+class _Keyed(msgspec.Struct):
+    """Just enough of a message to find its key and event time."""
+
+    vehicle_id: str | None = None
+    id: str | None = None
+    ts: str | None = None
+    start: str | None = None
+
+
+@dataclass
+class PublishResult:
+    sent: int = 0
+    unkeyed: int = 0  # lines without a key (malformed): sent anyway, the workers dead-letter them
+
+
+def publish(bootstrap: str, topic: str, path: Path, speed: float | None = None,
+            progress: Callable[[int, int], None] | None = None,
+            clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> PublishResult:
+    """Send every line of a JSON Lines file to `topic`, keyed as the topic says.
+
+    speed None: as fast as possible. speed F: at the recorded pace (from `ts`, or an
+    occurrence's `start`) compressed F times.
+    """
+    if topic not in TOPICS:
+        raise StreamError(f"unknown topic {topic!r}; the topics are {', '.join(TOPICS)}")
+    try:
+        lines = [line for line in Path(path).read_bytes().splitlines() if line.strip()]
+    except OSError as exc:
+        raise StreamError(f"cannot read {path}: {exc.strerror}") from None
+    decoder = msgspec.json.Decoder(_Keyed)
+    try:
+        producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, batch_size=256 * 1024,
+                                 acks="all", client_id="fiscaliza-publish")
+    except KafkaError as exc:
+        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+    result = PublishResult()
+    started_wall, started_event = clock(), None
+    try:
+        for n, line in enumerate(lines, start=1):
+            key, event = _key_and_time(decoder, line)
+            if key is None:
+                result.unkeyed += 1
+            if speed and event is not None:
+                started_event = started_event if started_event is not None else event
+                delay = (event - started_event) / speed - (clock() - started_wall)
+                if delay > 0:
+                    sleep(delay)
+            producer.send(topic, value=line, key=key.encode() if key else None)
+            result.sent += 1
+            if progress and (n % 2000 == 0 or n == len(lines)):
+                progress(n, len(lines))
+        producer.flush()
+    except KafkaError as exc:
+        raise StreamError(f"publishing to {topic} at {bootstrap} failed: {exc}") from None
+    finally:
+        producer.close()
+    return result
+
+
+def _key_and_time(decoder, line: bytes) -> tuple[str | None, float | None]:
+    try:
+        message = decoder.decode(line)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None, None
+    key = message.vehicle_id or message.id
+    stamp = message.ts or message.start
+    try:
+        event = dt.datetime.fromisoformat(stamp).timestamp() if stamp else None
+    except ValueError:
+        event = None
+    return key, event

@@ -1,0 +1,82 @@
+"""Topic creation and publishing against a real Kafka broker (tests/conftest.py)."""
+
+import json
+import uuid
+
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer
+from kafka.admin import ConfigResource, ConfigResourceType
+
+from streams.admin import StreamError, create_topics, publish
+from streams.topics import TOPICS
+
+pytestmark = pytest.mark.kafka
+
+
+def test_topics_are_created_once_with_compaction_for_the_change_log(kafka_bootstrap):
+    first = create_topics(kafka_bootstrap, 4, 1)
+    second = create_topics(kafka_bootstrap, 4, 1)
+    assert set(first) == set(TOPICS) and set(second.values()) == {"exists"}
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    try:
+        described = {t["name"]: t for t in admin.describe_topics(list(TOPICS))}
+        assert {name: len(t["partitions"]) for name, t in described.items()} == {name: 4 for name in TOPICS}
+        config = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "infractions")])
+        # the latest status per infraction_id wins
+        assert config["topic"]["infractions"]["cleanup.policy"]["value"] == "compact"
+    finally:
+        admin.close()
+
+
+def consume_all(bootstrap: str, topic: str, expected: int) -> list:
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=f"test-{uuid.uuid4()}",
+                             auto_offset_reset="earliest", consumer_timeout_ms=5000)
+    records = []
+    try:
+        for record in consumer:
+            records.append(record)
+            if len(records) >= expected:
+                break
+    finally:
+        consumer.close()
+    return records
+
+
+def test_publish_sends_every_line_keyed_by_vehicle(kafka_bootstrap, tmp_path):
+    create_topics(kafka_bootstrap, 4, 1)
+    lines = [json.dumps({"vehicle_id": f"V{i % 3}", "ts": f"2026-12-01T08:00:{i:02d}-03:00", "counter": i,
+                         "seal_intact": True, "status": "ok"}) for i in range(30)] + ["not json"]
+    path = tmp_path / "catraca.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = publish(kafka_bootstrap, "catraca", path)
+    # 30 keyed lines and one malformed line, sent without a key for the workers to dead-letter
+    assert (result.sent, result.unkeyed) == (31, 1)
+    records = consume_all(kafka_bootstrap, "catraca", 31)
+    assert len(records) == 31
+    keys = {r.key for r in records}
+    assert keys == {b"V0", b"V1", b"V2", None}
+    # one vehicle's messages all land on one partition, in order
+    v1 = [r for r in records if r.key == b"V1"]
+    assert len({r.partition for r in v1}) == 1
+    assert [json.loads(r.value)["counter"] for r in v1] == list(range(1, 30, 3))
+
+
+def test_publish_at_recorded_pace_waits_the_event_gaps_divided_by_speed(tmp_path, kafka_bootstrap):
+    lines = [json.dumps({"vehicle_id": "V", "ts": f"2026-12-01T08:00:{s:02d}-03:00", "lat": 0, "lon": 0,
+                         "speed_kmh": 0}) for s in (0, 10, 30)]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    now, sleeps = [0.0], []
+
+    def sleep(seconds):
+        sleeps.append(seconds)
+        now[0] += seconds
+
+    publish(kafka_bootstrap, "tachograph", path, speed=10, clock=lambda: now[0], sleep=sleep)
+    # events at 0, 10, 30 s at 10× speed: wait 1 s, then 2 s more (3 s since the start)
+    assert sleeps == pytest.approx([1.0, 2.0])
+
+
+def test_unreachable_broker_is_a_clear_error(tmp_path):
+    with pytest.raises(StreamError, match="cannot reach Kafka at 127.0.0.1:1"):
+        create_topics("127.0.0.1:1", 1, 1, timeout_s=2)
