@@ -1,13 +1,16 @@
 """The enforcement engine: the stateful core that `fiscaliza replay` and the Faust
 workers both run.
 
-Messages go in (already decoded); realized trips, infractions, insufficient-evidence
-records and rejections come out. Every decision is made by pure functions (`trips`,
-`rules`); the engine only keeps their state between batches and closes service days
-and months as the event-time watermark passes them.
+Two stages: the vehicle stage (`engine.vehicle`, partitioned by vehicle) reorders,
+deduplicates and detects trips, and judges a vehicle's trips and day once they are
+matched; the operator stage (`engine.operator`, partitioned by operator) closes
+service days and months on the event-time watermark, matches trips to the schedule
+and runs the service-day rules. `engine.core.Engine` wires both in one process for
+the replay. Every decision is made by pure functions (`trips`, `rules`).
 """
 
-from engine.core import Engine, message_id
+from engine.core import Engine
 from engine.values import Context, Emitted, Message
+from engine.vehicle import message_id
 
 __all__ = ["Context", "Emitted", "Engine", "Message", "message_id"]

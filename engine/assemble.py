@@ -8,11 +8,31 @@ from collections import defaultdict
 
 import numpy as np
 
+from engine.messages import MatchRecord
 from engine.values import Context
 from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts, in_service_intervals
-from telemetry import CatracaReading, Occurrence
+from telemetry import Occurrence
 from trips.matching import Match, ServiceDay
 from trips.model import Fix
+
+
+def rebuild_match(record: MatchRecord, day: ServiceDay) -> Match:
+    """The Match a MatchRecord stands for, with the scheduled trip and window of `day`."""
+    scheduled = next((t for t in day.trips if t.key == record.scheduled_key), None) \
+        if record.scheduled_key is not None else None
+    window = next((w for w in day.windows if (w.route_id, w.direction_id, w.start_s)
+                   == (record.realized.route_id, record.realized.direction_id, record.window_start_s)), None) \
+        if record.window_start_s is not None else None
+    return Match(record.detected, record.realized, scheduled, window)
+
+
+def match_record(match: Match) -> MatchRecord:
+    return MatchRecord(match.detected, match.realized, match.scheduled.key if match.scheduled else None,
+                       match.window.start_s if match.window else None)
+
+
+def build_trip_facts(record: MatchRecord, archive: list[Fix], ctx: Context, day: ServiceDay) -> TripFacts:
+    return trip_facts(rebuild_match(record, day), archive, ctx, day)
 
 
 def trip_facts(match: Match, archive: list[Fix], ctx: Context, day: ServiceDay) -> TripFacts:
@@ -64,12 +84,32 @@ def origins(ctx: Context) -> dict[tuple[str, int], tuple[float, float]]:
     return found
 
 
-def service_day_facts(day: ServiceDay, trips: list[TripFacts], ctx: Context,
+def operator_day(day: ServiceDay, ctx: Context, operator_id: str) -> ServiceDay:
+    """The part of a service day's schedule run by one operator."""
+    mine = {r.route_id for r in ctx.feed.routes.values() if r.agency_id == operator_id}
+    return ServiceDay(day.date, day.start_epoch, tuple(t for t in day.trips if t.route_id in mine),
+                      tuple(w for w in day.windows if w.route_id in mine))
+
+
+def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
                       reporting: dict[str, list[float]], occurrences: list[Occurrence]) -> ServiceDayFacts:
+    """The facts of a closed service day for the service-day rules: the matched trips
+    (without their pings, which stay with the vehicle stage) and who reported when."""
+    trips = tuple(
+        TripFacts(
+            match=m,
+            itinerary=ctx.geofences.itineraries[f"{m.detected.route_id}:{m.detected.direction_id}:{m.detected.shape_id}"],
+            operator_id=ctx.fleet[m.detected.vehicle_id].operator_id,
+            fixes=(),
+            tz=ctx.feed.timezone,
+            day_start=day.start_epoch,
+        )
+        for m in matches
+    )
     return ServiceDayFacts(
         day=day,
         tz=ctx.feed.timezone,
-        trips=tuple(trips),
+        trips=trips,
         operator_of_route={r.route_id: r.agency_id for r in ctx.feed.routes.values()},
         origin_of=origins(ctx),
         reporting={op: tuple(times) for op, times in reporting.items()},
@@ -83,36 +123,28 @@ def operating_window(day: ServiceDay, ctx: Context) -> tuple[float, float]:
     return day.start_epoch + cutover, day.start_epoch + 86400 + cutover
 
 
-def vehicle_day_facts(day: ServiceDay, ctx: Context, archive: dict[str, list[Fix]],
-                      catraca: dict[str, list[CatracaReading]], previous_counter: dict[str, int],
-                      trips: list[TripFacts]) -> list[VehicleDayFacts]:
+def vehicle_day_facts(day: ServiceDay, ctx: Context, state, trips: list[TripFacts]) -> VehicleDayFacts | None:
+    """A vehicle's operating day (None when it sent nothing in it)."""
     start, end = operating_window(day, ctx)
-    trips_of = defaultdict(list)
-    for tf in trips:
-        trips_of[tf.realized.vehicle_id].append(tf)
-    result = []
-    for vehicle_id in sorted(set(archive) | set(catraca)):
-        fixes = tuple(f for f in archive.get(vehicle_id, ()) if start <= f.t < end)
-        readings = tuple(sorted((r for r in catraca.get(vehicle_id, ()) if start <= r.epoch < end),
-                                key=lambda r: (r.epoch, r.counter)))
-        if not fixes and not readings:
-            continue
-        x = np.fromiter((f.x for f in fixes), float, len(fixes))
-        y = np.fromiter((f.y for f in fixes), float, len(fixes))
-        mine = sorted(trips_of.get(vehicle_id, []), key=lambda tf: tf.departed_at)
-        result.append(VehicleDayFacts(
-            vehicle_id=vehicle_id,
-            operator_id=ctx.fleet[vehicle_id].operator_id,
-            date=day.date,
-            tz=ctx.feed.timezone,
-            fixes=fixes,
-            speed_limits_kmh=tuple(ctx.geofences.speed_limit(x, y).tolist()),
-            catraca=readings,
-            previous_counter=previous_counter.get(vehicle_id),
-            trips=tuple(mine),
-            in_service=in_service_intervals(mine, archive.get(vehicle_id, []), ctx.policy.trips.in_service_terminal_s),
-        ))
-    return result
+    fixes = tuple(f for f in state.archive if start <= f.t < end)
+    readings = tuple(sorted((r for r in state.catraca if start <= r.epoch < end), key=lambda r: (r.epoch, r.counter)))
+    if not fixes and not readings:
+        return None
+    x = np.fromiter((f.x for f in fixes), float, len(fixes))
+    y = np.fromiter((f.y for f in fixes), float, len(fixes))
+    mine = sorted(trips, key=lambda tf: tf.departed_at)
+    return VehicleDayFacts(
+        vehicle_id=state.vehicle_id,
+        operator_id=ctx.fleet[state.vehicle_id].operator_id,
+        date=day.date,
+        tz=ctx.feed.timezone,
+        fixes=fixes,
+        speed_limits_kmh=tuple(ctx.geofences.speed_limit(x, y).tolist()),
+        catraca=readings,
+        previous_counter=state.last_counter,
+        trips=tuple(mine),
+        in_service=in_service_intervals(mine, state.archive, ctx.policy.trips.in_service_terminal_s),
+    )
 
 
 def day_km(day: ServiceDay, matches: list[Match], ctx: Context) -> dict[str, tuple[float, float]]:

@@ -94,15 +94,8 @@ def _trip_evidence(tf, facts: ServiceDayFacts) -> dict:
         "scheduled_departure": iso(facts.day.departure_epoch(tf.scheduled), facts.tz),
         "departed_at": iso(tf.departed_at, facts.tz),
         "deviation_s": tf.realized.departure_deviation_s,
-        "departure_pings": _around(tf, tf.departed_at),
+        "departure_pings": list(tf.match.detected.exit_msg_ids),
     }
-
-
-def _around(tf, epoch: float) -> list[str]:
-    """The pings on either side of an instant (the interpolation's evidence)."""
-    before = [f for f in tf.fixes if f.t <= epoch][-1:]
-    after = [f for f in tf.fixes if f.t > epoch][:1]
-    return [f.msg_id for f in before + after]
 
 
 RULE = Rule(

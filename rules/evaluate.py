@@ -13,7 +13,7 @@ import msgspec
 from fiscaliza.policy import Policy
 from gtfs.projection import Projector
 from rules.catalogue import CATALOGUE, rules_for
-from rules.facts import ServiceDayFacts, VehicleDayFacts
+from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts
 from rules.justification import justify
 from rules.model import Finding, Infraction, InsufficientEvidence, Rule, plain
 
@@ -30,21 +30,31 @@ def safe_detect(rule: Rule, facts, policy: Policy, date) -> list[Finding]:
             reason=f"falha interna do detector: {type(exc).__name__}: {exc}", evidence={})]
 
 
-def evaluate_day(day: ServiceDayFacts, vehicles: list[VehicleDayFacts], policy: Policy,
-                 projector: Projector) -> list[Finding]:
-    """Every automatic rule over one closed service day, occurrences applied."""
-    date = day.day.date
+def evaluate_service_day(day: ServiceDayFacts, policy: Policy, projector: Projector) -> list[Finding]:
+    """The service-day rules (D-12, D-13, D-22) over one operator's closed day."""
     findings: list[Finding] = []
-    for trip in day.trips:
-        for rule in rules_for("trip"):
-            findings += safe_detect(rule, trip, policy, date)
     for rule in rules_for("service_day"):
-        findings += safe_detect(rule, day, policy, date)
-    for vehicle in vehicles:
+        findings += safe_detect(rule, day, policy, day.day.date)
+    return _finish(findings, day.occurrences, policy, projector)
+
+
+def evaluate_vehicle_day(trips: list[TripFacts], vehicle: VehicleDayFacts | None, occurrences,
+                         policy: Policy, projector: Projector) -> list[Finding]:
+    """The trip rules over a vehicle's matched trips and the vehicle-day rules."""
+    findings: list[Finding] = []
+    for trip in trips:
+        for rule in rules_for("trip"):
+            findings += safe_detect(rule, trip, policy, trip.realized.service_date)
+    if vehicle is not None:
         for rule in rules_for("vehicle_day"):
-            findings += safe_detect(rule, vehicle, policy, date)
+            findings += safe_detect(rule, vehicle, policy, vehicle.date)
+    return _finish(findings, occurrences, policy, projector)
+
+
+def _finish(findings: list[Finding], occurrences, policy: Policy, projector: Projector) -> list[Finding]:
+    """Occurrences applied (motivo justificado); evidence as plain JSON values."""
     return [
-        justify(f, day.occurrences, projector, policy.trips.corridor_m)
+        justify(f, occurrences, projector, policy.trips.corridor_m)
         if isinstance(f, Infraction) and not CATALOGUE[f.code].aggregates_trips
         else msgspec.structs.replace(f, evidence=plain(f.evidence)) if isinstance(f, InsufficientEvidence)
         else f

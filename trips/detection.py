@@ -93,6 +93,7 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
                 first_msg_id=fixes[start].msg_id,
                 last_msg_id=fixes[j].msg_id,
                 departure_gap_s=float(t[e + 1] - t[e]),
+                exit_msg_ids=(fixes[e].msg_id, fixes[e + 1].msg_id),
             )
         )
     return found

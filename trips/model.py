@@ -41,6 +41,7 @@ class DetectedTrip(msgspec.Struct, frozen=True):
     first_msg_id: str
     last_msg_id: str
     departure_gap_s: float = 0.0  # time between the pings around the zone exit
+    exit_msg_ids: tuple[str, ...] = ()  # those two pings (the departure's evidence)
 
 
 class RealizedTrip(msgspec.Struct, frozen=True):

@@ -104,6 +104,7 @@ def detected(vehicle: str, route: str, direction: int, departed_at: float, gap_s
         departed_at=departed_at, arrived_at=departed_at + RUN_S[route], coverage=0.95,
         first_msg_id=f"{vehicle}@{departed_at - 10:.0f}", last_msg_id=f"{vehicle}@{departed_at + RUN_S[route]:.0f}",
         departure_gap_s=gap_s,
+        exit_msg_ids=(f"{vehicle}@{departed_at - 10:.0f}", f"{vehicle}@{departed_at + 10:.0f}"),
     )
 
 

@@ -1,0 +1,52 @@
+"""What the two stages of the engine tell each other (Kafka topics in the workers).
+
+The vehicle stage (partitioned by vehicle) detects trips and tells the operator
+stage (partitioned by operator) about them and about its event-time progress; the
+operator stage closes service days, matches trips to the schedule, and sends each
+vehicle its day's matches so the vehicle stage can judge the trips it holds the
+evidence of.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import msgspec
+
+from trips.model import DetectedTrip, RealizedTrip
+
+
+class TripDetected(msgspec.Struct, frozen=True, tag="trip_detected"):
+    operator_id: str
+    trip: DetectedTrip
+
+
+class Heartbeat(msgspec.Struct, frozen=True, tag="heartbeat"):
+    """A vehicle-stage partition's progress: its watermark, the first event it saw, and
+    the minutes in which each operator's fleet reported since its last heartbeat."""
+
+    source: int
+    watermark: float | None
+    first_event: float | None
+    max_event: float | None
+    reporting: dict[str, list[int]]  # operator -> epoch minutes
+    final: bool = False  # end of input (replay): everything has been released
+
+
+class MatchRecord(msgspec.Struct, frozen=True):
+    detected: DetectedTrip
+    realized: RealizedTrip
+    scheduled_key: str | None
+    window_start_s: int | None
+
+
+class DayMatched(msgspec.Struct, frozen=True, tag="day_matched"):
+    """A closed service day of an operator, as it concerns one vehicle."""
+
+    vehicle_id: str
+    operator_id: str
+    service_date: dt.date
+    matches: list[MatchRecord]
+
+
+OperatorInput = TripDetected | Heartbeat

@@ -1,0 +1,180 @@
+"""The operator stage: collects an operator's realized trips, closes its service days
+when every vehicle-stage partition's watermark has passed them, matches the trips to
+the schedule, runs the service-day rules, and closes months (art. 45).
+
+State lives in an `OperatorState` read and written through load/save callbacks (a
+dict in the replay, a Faust table in the workers).
+"""
+
+from __future__ import annotations
+
+import bisect
+import calendar
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import msgspec
+
+from engine.assemble import day_km, match_record, month_of, operator_day, service_day_facts
+from engine.messages import DayMatched, Heartbeat, TripDetected
+from engine.values import Context
+from gtfs.projection import Projector
+from rules.art45 import MonthKm, close_month
+from rules.evaluate import evaluate_service_day
+from rules.model import Finding, Infraction
+from telemetry import Occurrence
+from trips.matching import ServiceDay, match_service_day_full, service_date_for, service_day
+from trips.model import DetectedTrip, RealizedTrip
+
+
+class MonthTotals(msgspec.Struct):
+    programmed_m: float = 0.0
+    realized_m: float = 0.0
+    service_dates: list[str] = msgspec.field(default_factory=list)
+
+
+class OperatorState(msgspec.Struct):
+    operator_id: str
+    detected: dict[str, list[DetectedTrip]] = msgspec.field(default_factory=dict)  # by service date
+    watermarks: dict[int, float] = msgspec.field(default_factory=dict)  # by source partition
+    final: list[int] = msgspec.field(default_factory=list)  # source partitions at end of input
+    first_event: float | None = None
+    max_event: float | None = None
+    reporting: list[int] = msgspec.field(default_factory=list)  # sorted epoch minutes
+    closed: list[str] = msgspec.field(default_factory=list)
+    suppressions: dict[str, list[Infraction]] = msgspec.field(default_factory=dict)  # by month
+    months: dict[str, MonthTotals] = msgspec.field(default_factory=dict)
+    closed_months: list[str] = msgspec.field(default_factory=list)
+
+
+@dataclass
+class OperatorOutput:
+    trips: list[RealizedTrip] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    day_matched: list[DayMatched] = field(default_factory=list)
+
+
+class OperatorStage:
+    def __init__(self, ctx: Context, sources: int, load: Callable[[str], OperatorState | None],
+                 save: Callable[[OperatorState], None]):
+        self.ctx = ctx
+        self.sources = sources  # how many vehicle-stage partitions send heartbeats
+        self._load, self._save = load, save
+        self._projector = Projector(ctx.feed.epsg)
+        self._days: dict[dt.date, ServiceDay] = {}
+
+    def _state(self, operator_id: str) -> OperatorState:
+        return self._load(operator_id) or OperatorState(operator_id)
+
+    def _day(self, date: dt.date) -> ServiceDay:
+        if date not in self._days:
+            self._days[date] = service_day(self.ctx.feed, date)
+        return self._days[date]
+
+    # --- input ---------------------------------------------------------------------
+
+    def on_detected(self, message: TripDetected) -> None:
+        state = self._state(message.operator_id)
+        trip = message.trip
+        tz = self.ctx.feed.timezone
+        local = dt.datetime.fromtimestamp(trip.departed_at, tz).date()
+        days = {d: self._day(d) for d in (local, local - dt.timedelta(days=1))}
+        date = service_date_for(trip, days, tz, self.ctx.policy.trips.match_window_s)
+        state.detected.setdefault(date.isoformat(), []).append(trip)
+        self._save(state)
+
+    def on_heartbeat(self, operator_id: str, beat: Heartbeat, occurrences: list[Occurrence]) -> OperatorOutput:
+        state = self._state(operator_id)
+        if beat.watermark is not None:
+            state.watermarks[beat.source] = max(state.watermarks.get(beat.source, beat.watermark), beat.watermark)
+        if beat.final and beat.source not in state.final:
+            state.final.append(beat.source)
+        for name, value in (("first_event", beat.first_event), ("max_event", beat.max_event)):
+            if value is not None:
+                current = getattr(state, name)
+                pick = min if name == "first_event" else max
+                setattr(state, name, value if current is None else pick(current, value))
+        minutes = beat.reporting.get(operator_id, [])
+        if minutes:
+            state.reporting = sorted(set(state.reporting).union(minutes))
+        out = self._close(state, occurrences, final=len(state.final) >= self.sources)
+        self._save(state)
+        return out
+
+    # --- closing -------------------------------------------------------------------
+
+    def _watermark(self, state: OperatorState) -> float | None:
+        """The slowest partition's watermark; partitions not heard from yet do not hold
+        it back (a partition without any vehicle has nothing to wait for)."""
+        return min(state.watermarks.values()) if state.watermarks else None
+
+    def _closes_at(self, day: ServiceDay) -> float:
+        rules = self.ctx.policy.trips
+        return day.close_epoch + rules.match_window_s + rules.max_trip_duration_s
+
+    def _open_dates(self, state: OperatorState) -> list[dt.date]:
+        """Days not yet closed that the input covers: with realized trips, or whose
+        schedule (of this operator) overlaps the input's event-time span."""
+        dates = {dt.date.fromisoformat(d) for d in state.detected}
+        if state.first_event is not None and state.max_event is not None:
+            tz = self.ctx.feed.timezone
+            day = dt.datetime.fromtimestamp(state.first_event, tz).date() - dt.timedelta(days=1)
+            last = dt.datetime.fromtimestamp(state.max_event, tz).date()
+            while day <= last:
+                first, end = operator_day(self._day(day), self.ctx, state.operator_id).scheduled_span()
+                if first is not None and first <= state.max_event and end >= state.first_event:
+                    dates.add(day)
+                day += dt.timedelta(days=1)
+        return sorted(d for d in dates if d.isoformat() not in state.closed)
+
+    def _close(self, state: OperatorState, occurrences, final: bool) -> OperatorOutput:
+        out = OperatorOutput()
+        watermark = self._watermark(state)
+        for date in self._open_dates(state):
+            if final or (watermark is not None and self._closes_at(self._day(date)) <= watermark):
+                self._close_day(state, date, occurrences, out)
+        for month in sorted(set(state.months) - set(state.closed_months)):
+            year, number = map(int, month.split("-"))
+            last = dt.date(year, number, calendar.monthrange(year, number)[1])
+            if final or (watermark is not None and self._closes_at(self._day(last)) <= watermark):
+                out.findings += self._close_month(state, month)
+        return out
+
+    def _close_day(self, state: OperatorState, date: dt.date, occurrences, out: OperatorOutput) -> None:
+        state.closed.append(date.isoformat())
+        day = operator_day(self._day(date), self.ctx, state.operator_id)
+        detected = state.detected.pop(date.isoformat(), [])
+        matches = match_service_day_full(detected, day, self.ctx.feed.timezone, self.ctx.policy.trips)
+        out.trips += [m.realized for m in matches]
+        reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
+        facts = service_day_facts(day, matches, self.ctx, reporting, occurrences)
+        findings = evaluate_service_day(facts, self.ctx.policy, self._projector)
+        month = month_of(date)
+        for finding in findings:
+            out.findings.append(finding)
+            if isinstance(finding, Infraction) and finding.code == "D-22":
+                state.suppressions.setdefault(month, []).append(finding)
+        programmed, realized = day_km(day, matches, self.ctx).get(state.operator_id, (0.0, 0.0))
+        totals = state.months.setdefault(month, MonthTotals())
+        totals.programmed_m += programmed
+        totals.realized_m += realized
+        totals.service_dates = sorted(set(totals.service_dates) | {date.isoformat()})
+        by_vehicle: dict[str, list] = {}
+        for m in matches:
+            by_vehicle.setdefault(m.detected.vehicle_id, []).append(match_record(m))
+        for vehicle in sorted(v.vehicle_id for v in self.ctx.fleet.values() if v.operator_id == state.operator_id):
+            out.day_matched.append(DayMatched(vehicle, state.operator_id, date, by_vehicle.get(vehicle, [])))
+        # Reporting minutes before the day cannot matter to a later day.
+        horizon = int((day.start_epoch - self.ctx.policy.trips.match_window_s) // 60)
+        state.reporting = state.reporting[bisect.bisect_left(state.reporting, horizon):]
+
+    def _close_month(self, state: OperatorState, month: str) -> list[Infraction]:
+        state.closed_months.append(month)
+        year, number = map(int, month.split("-"))
+        days = sum(1 for d in range(1, calendar.monthrange(year, number)[1] + 1)
+                   if operator_day(self._day(dt.date(year, number, d)), self.ctx, state.operator_id).scheduled_span()[0]
+                   is not None)
+        totals = state.months[month]
+        km = MonthKm(totals.programmed_m, totals.realized_m, tuple(totals.service_dates))
+        return close_month(state.suppressions.pop(month, []), km, month, days, self.ctx.policy)

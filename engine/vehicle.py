@@ -1,0 +1,197 @@
+"""The vehicle stage: per-vehicle reordering, deduplication, trip detection and —
+once the operator stage has matched a service day — the trip and vehicle-day rules
+over the evidence it holds.
+
+State lives in msgspec Structs read and written through a `Store` (a dict in the
+replay, a Faust table in the workers), so the same code runs in both.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import msgspec
+import numpy as np
+
+from engine.assemble import build_trip_facts, operating_window, vehicle_day_facts
+from engine.messages import DayMatched, Heartbeat, TripDetected
+from engine.values import Context, Message
+from gtfs.projection import Projector
+from rules.evaluate import evaluate_vehicle_day
+from rules.model import Finding
+from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode
+from trips.matching import service_day
+from trips.model import Fix, Track
+from trips.tracker import advance_track, new_track
+
+
+class VehicleState(msgspec.Struct):
+    vehicle_id: str
+    pending: list[Fix] = msgspec.field(default_factory=list)  # not yet past the watermark
+    track: Track | None = None
+    archive: list[Fix] = msgspec.field(default_factory=list)  # released pings: the evidence
+    catraca: list[CatracaReading] = msgspec.field(default_factory=list)
+    last_counter: int | None = None  # the last catraca counter of the days already judged
+    seen: dict[str, float] = msgspec.field(default_factory=dict)  # dedup keys -> event time
+
+
+class PartitionState(msgspec.Struct):
+    partition: int
+    max_event: float | None = None
+    first_event: float | None = None
+    dirty: list[str] = msgspec.field(default_factory=list)  # vehicles with pending pings
+    reporting: dict[str, list[int]] = msgspec.field(default_factory=dict)  # since the last heartbeat
+
+
+@dataclass
+class VehicleOutput:
+    rejected: list[Rejection] = field(default_factory=list)
+    detected: list[TripDetected] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def message_id(ping: TachographPing | CatracaReading) -> str:
+    """Content-based id of a telemetry message (the same message always gets it)."""
+    suffix = f"#{ping.seq}" if ping.seq is not None else ""
+    return f"{ping.vehicle_id}/{ping.ts.isoformat()}{suffix}"
+
+
+class VehicleStage:
+    """One partition of the vehicle stage."""
+
+    def __init__(self, ctx: Context, partition: PartitionState,
+                 load: Callable[[str], VehicleState | None], save: Callable[[VehicleState], None]):
+        self.ctx = ctx
+        self.partition = partition
+        self._load, self._save = load, save
+        self._projector = Projector(ctx.feed.epsg)
+        self._lateness = ctx.policy.stream.allowed_lateness_s
+
+    @property
+    def watermark(self) -> float | None:
+        p = self.partition
+        return None if p.max_event is None else p.max_event - self._lateness
+
+    def _state(self, vehicle_id: str) -> VehicleState:
+        return self._load(vehicle_id) or VehicleState(vehicle_id)
+
+    # --- telemetry in -------------------------------------------------------------
+
+    def ingest(self, messages: list[Message]) -> VehicleOutput:
+        """Admit a batch (in arrival order), then release what the watermark passed."""
+        out = VehicleOutput()
+        touched: dict[str, VehicleState] = {}
+        pings: list[tuple[VehicleState, TachographPing]] = []
+        for message in messages:
+            body = message.body
+            state = touched.get(body.vehicle_id) or self._state(body.vehicle_id)
+            rejection = self._admit(state, message)
+            if rejection is not None:
+                out.rejected.append(rejection)
+                continue
+            touched[body.vehicle_id] = state
+            if isinstance(body, TachographPing):
+                pings.append((state, body))
+            else:
+                state.catraca.append(body)
+        self._buffer(pings)
+        for state in touched.values():
+            self._save(state)
+        out.detected += self.release(self.watermark)
+        return out
+
+    def _admit(self, state: VehicleState, message: Message) -> Rejection | None:
+        body = message.body
+        source = "tachograph" if isinstance(body, TachographPing) else "catraca"
+
+        def reject(reason: str, detail: str) -> Rejection:
+            raw = message.raw if message.raw is not None else encode(body).decode()
+            return Rejection(source=source, reason=reason, detail=detail, location=message.location, raw=raw)
+
+        if body.vehicle_id not in self.ctx.fleet:
+            return reject("unknown_vehicle", f"vehicle {body.vehicle_id!r} is not in fleet.csv")
+        epoch = body.epoch
+        watermark = self.watermark
+        if watermark is not None and epoch < watermark:
+            return reject("late", f"event time {body.ts.isoformat()} is more than "
+                                  f"{self._lateness:.0f} s behind the newest event")
+        key = f"{source}|{epoch!r}|{body.seq}"
+        if key in state.seen:
+            return reject("duplicate", f"same vehicle, time and seq as an earlier message ({message_id(body)})")
+        state.seen[key] = epoch
+        p = self.partition
+        p.max_event = epoch if p.max_event is None else max(p.max_event, epoch)
+        p.first_event = epoch if p.first_event is None else min(p.first_event, epoch)
+        operator = self.ctx.fleet[body.vehicle_id].operator_id
+        minute = int(epoch // 60)
+        minutes = p.reporting.setdefault(operator, [])
+        if not minutes or minutes[-1] != minute:
+            minutes.append(minute)
+        return None
+
+    def _buffer(self, pings: list[tuple[VehicleState, TachographPing]]) -> None:
+        if not pings:
+            return
+        lon = np.fromiter((p.lon for _, p in pings), float, len(pings))
+        lat = np.fromiter((p.lat for _, p in pings), float, len(pings))
+        x, y = self._projector.to_xy(lon, lat)
+        dirty = set(self.partition.dirty)
+        for (state, ping), px, py in zip(pings, x.tolist(), y.tolist()):
+            fix = Fix(ping.epoch, px, py, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon)
+            bisect.insort(state.pending, fix, key=lambda f: (f.t, f.msg_id))
+            dirty.add(state.vehicle_id)
+        self.partition.dirty = sorted(dirty)
+
+    def release(self, limit: float | None) -> list[TripDetected]:
+        """Pings at or before `limit` go to trip detection, vehicle by vehicle."""
+        if limit is None:
+            return []
+        detected, still_dirty = [], []
+        for vehicle_id in self.partition.dirty:
+            state = self._state(vehicle_id)
+            cut = bisect.bisect_right(state.pending, limit, key=lambda f: f.t)
+            if cut:
+                batch, state.pending = state.pending[:cut], state.pending[cut:]
+                state.archive.extend(batch)
+                track, trips = advance_track(state.track or new_track(vehicle_id), batch,
+                                             self.ctx.geofences, self.ctx.policy.trips)
+                state.track = track
+                operator = self.ctx.fleet[vehicle_id].operator_id
+                detected += [TripDetected(operator, trip) for trip in trips]
+                state.seen = {k: t for k, t in state.seen.items() if t >= limit}
+                self._save(state)
+            if state.pending:
+                still_dirty.append(vehicle_id)
+        self.partition.dirty = still_dirty
+        return detected
+
+    def heartbeat(self, final: bool = False) -> Heartbeat:
+        p = self.partition
+        beat = Heartbeat(source=p.partition, watermark=self.watermark, first_event=p.first_event,
+                         max_event=p.max_event, reporting=p.reporting, final=final)
+        p.reporting = {}
+        return beat
+
+    def flush(self) -> list[TripDetected]:
+        """End of input: release every pending ping."""
+        return self.release(np.inf)
+
+    # --- a closed service day comes back from the operator stage --------------------
+
+    def on_day_matched(self, message: DayMatched, occurrences: list[Occurrence]) -> list[Finding]:
+        state = self._state(message.vehicle_id)
+        day = service_day(self.ctx.feed, message.service_date)
+        trips = [build_trip_facts(record, state.archive, self.ctx, day) for record in message.matches]
+        facts = vehicle_day_facts(day, self.ctx, state, trips)
+        findings = evaluate_vehicle_day(trips, facts, occurrences, self.ctx.policy, self._projector)
+        if facts is not None and facts.catraca:
+            state.last_counter = facts.catraca[-1].counter
+        # Forget what no later day can need: before this operating day's end, less a trip.
+        _, end = operating_window(day, self.ctx)
+        horizon = end - self.ctx.policy.trips.max_trip_duration_s
+        state.archive = state.archive[bisect.bisect_left(state.archive, horizon, key=lambda f: f.t):]
+        state.catraca = [r for r in state.catraca if r.epoch >= end]
+        self._save(state)
+        return findings
