@@ -16,15 +16,17 @@ from telemetry import Occurrence
 
 
 class Engine:
-    """Replay's engine: one vehicle-stage partition, one operator stage, dict stores."""
+    """Replay's engine: one vehicle-stage partition, one operator stage, dict stores.
 
-    def __init__(self, context: Context):
+    `sources` are the telemetry inputs present (the watermark waits for each of them)."""
+
+    def __init__(self, context: Context, sources: frozenset[str] = frozenset({"tachograph"})):
         self.ctx = context
         self._vehicles: dict[str, VehicleState] = {}
         self._operators: dict[str, OperatorState] = {}
         self.occurrences: list[Occurrence] = []
         self._vehicle_stage = VehicleStage(context, PartitionState(0), self._vehicles.get,
-                                           lambda s: self._vehicles.__setitem__(s.vehicle_id, s))
+                                           lambda s: self._vehicles.__setitem__(s.vehicle_id, s), sources)
         self._operator_stage = OperatorStage(context, 1, self._operators.get,
                                              lambda s: self._operators.__setitem__(s.operator_id, s))
         self._dates: set = set()

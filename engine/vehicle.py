@@ -35,14 +35,35 @@ class VehicleState(msgspec.Struct):
     catraca: list[CatracaReading] = msgspec.field(default_factory=list)
     last_counter: int | None = None  # the last catraca counter of the days already judged
     seen: dict[str, float] = msgspec.field(default_factory=dict)  # dedup keys -> event time
+    first_event: float | None = None  # kept per vehicle so a partition's progress can be
+    max_events: dict[str, float] = msgspec.field(default_factory=dict)  # rebuilt after a restart
 
 
 class PartitionState(msgspec.Struct):
+    """A partition's progress. Its watermark is the slowest input's: the tachograph and
+    catraca topics are consumed independently, one may run hours ahead of the other."""
+
     partition: int
-    max_event: float | None = None
+    max_events: dict[str, float] = msgspec.field(default_factory=dict)  # newest event time per source
     first_event: float | None = None
     dirty: list[str] = msgspec.field(default_factory=list)  # vehicles with pending pings
     reporting: dict[str, list[int]] = msgspec.field(default_factory=dict)  # since the last heartbeat
+    final: bool = False  # end of input seen: everything released
+
+    @classmethod
+    def rebuilt(cls, partition: int, vehicles: list[VehicleState]) -> "PartitionState":
+        """A partition's progress from its vehicles' states (after a restart)."""
+        firsts = [v.first_event for v in vehicles if v.first_event is not None]
+        newest: dict[str, float] = {}
+        for vehicle in vehicles:
+            for source, epoch in vehicle.max_events.items():
+                newest[source] = max(newest.get(source, epoch), epoch)
+        return cls(partition, newest, min(firsts) if firsts else None,
+                   sorted(v.vehicle_id for v in vehicles if v.pending))
+
+    @property
+    def max_event(self) -> float | None:
+        return max(self.max_events.values()) if self.max_events else None
 
 
 @dataclass
@@ -62,17 +83,28 @@ class VehicleStage:
     """One partition of the vehicle stage."""
 
     def __init__(self, ctx: Context, partition: PartitionState,
-                 load: Callable[[str], VehicleState | None], save: Callable[[VehicleState], None]):
+                 load: Callable[[str], VehicleState | None], save: Callable[[VehicleState], None],
+                 sources: frozenset[str] = frozenset({"tachograph", "catraca"})):
         self.ctx = ctx
         self.partition = partition
+        self.sources = sources  # the inputs the watermark waits for
         self._load, self._save = load, save
         self._projector = Projector(ctx.feed.epsg)
         self._lateness = ctx.policy.stream.allowed_lateness_s
 
     @property
     def watermark(self) -> float | None:
-        p = self.partition
-        return None if p.max_event is None else p.max_event - self._lateness
+        """The slowest input's newest event time less the allowed lateness; none until
+        every expected input has been heard from."""
+        newest = self.partition.max_events
+        if not self.sources <= set(newest):
+            return None
+        return min(newest[source] for source in self.sources) - self._lateness
+
+    def _lateness_limit(self, source: str) -> float | None:
+        """A message is late when it is behind its own input by more than the lateness."""
+        newest = self.partition.max_events.get(source)
+        return None if newest is None else newest - self._lateness
 
     def _state(self, vehicle_id: str) -> VehicleState:
         return self._load(vehicle_id) or VehicleState(vehicle_id)
@@ -113,16 +145,18 @@ class VehicleStage:
         if body.vehicle_id not in self.ctx.fleet:
             return reject("unknown_vehicle", f"vehicle {body.vehicle_id!r} is not in fleet.csv")
         epoch = body.epoch
-        watermark = self.watermark
-        if watermark is not None and epoch < watermark:
+        limit = self._lateness_limit(source)
+        if limit is not None and epoch < limit:
             return reject("late", f"event time {body.ts.isoformat()} is more than "
                                   f"{self._lateness:.0f} s behind the newest event")
         key = f"{source}|{epoch!r}|{body.seq}"
         if key in state.seen:
             return reject("duplicate", f"same vehicle, time and seq as an earlier message ({message_id(body)})")
         state.seen[key] = epoch
+        state.max_events[source] = max(state.max_events.get(source, epoch), epoch)
+        state.first_event = epoch if state.first_event is None else min(state.first_event, epoch)
         p = self.partition
-        p.max_event = epoch if p.max_event is None else max(p.max_event, epoch)
+        p.max_events[source] = max(p.max_events.get(source, epoch), epoch)
         p.first_event = epoch if p.first_event is None else min(p.first_event, epoch)
         operator = self.ctx.fleet[body.vehicle_id].operator_id
         minute = int(epoch // 60)

@@ -120,16 +120,27 @@ def topics_create(
 
 @app.command()
 def publish(
-    topic: Annotated[str, typer.Option(help="tachograph, catraca or occurrences")],
-    file: Annotated[Path, typer.Argument(help="JSON Lines file")],
+    file: Annotated[Optional[Path], typer.Argument(help="JSON Lines file")] = None,
+    topic: Annotated[Optional[str], typer.Option(help="tachograph, catraca or occurrences")] = None,
     speed: Annotated[Optional[float], typer.Option(help="replay at the recorded pace, N times faster")] = None,
+    end_of_input: Annotated[bool, typer.Option("--end-of-input", help="mark the end of a finite input "
+                                               "(the workers then close every period it covered)")] = False,
     bootstrap: Annotated[Optional[str], typer.Option(help="Kafka bootstrap servers (env FISCALIZA_KAFKA_BOOTSTRAP)")] = None,
 ) -> None:
     """Load a JSON Lines file onto a topic, as fast as possible or at the recorded pace."""
     from fiscaliza.reporting import Progress
-    from streams.admin import StreamError
+    from streams.admin import StreamError, publish_end_of_input
     from streams.admin import publish as send
 
+    if end_of_input:
+        try:
+            count = publish_end_of_input(bootstrap or _stream_settings().bootstrap)
+        except StreamError as exc:
+            fail(str(exc))
+        print(f"end of input marked on {count} partitions")
+        return
+    if file is None or topic is None:
+        fail("publish needs a FILE and --topic (or --end-of-input)")
     if speed is not None and speed <= 0:
         fail("--speed must be positive")
     try:
@@ -139,6 +150,38 @@ def publish(
         fail(str(exc))
     print(f"{result.sent} messages sent to {topic}"
           + (f" ({result.unkeyed} without a key: malformed, the workers dead-letter them)" if result.unkeyed else ""))
+
+
+@app.command()
+def worker(
+    feed: Annotated[Optional[Path], typer.Option(help="GTFS feed (env FISCALIZA_FEED; default: the sample)")] = None,
+    fleet: Annotated[Optional[Path], typer.Option(help="fleet.csv (env FISCALIZA_FLEET; default: the sample's)")] = None,
+    policy: Annotated[Optional[Path], typer.Option(help="policy TOML (env FISCALIZA_POLICY; default: João Neiva)")] = None,
+    geofences: Annotated[Optional[Path], typer.Option(help="GeoJSON geofence overrides (env FISCALIZA_GEOFENCES)")] = None,
+    loglevel: Annotated[str, typer.Option(help="debug, info, warning or error")] = "info",
+) -> None:
+    """Run a Faust worker: the engine on the Kafka topics (stop with SIGTERM)."""
+    import os
+
+    from fiscaliza.replay import InputError, ReplayInputs, load_context
+    from fiscaliza.samples import joao_neiva
+    from streams.worker import run_worker
+
+    def pick(option, name, default=None):
+        value = option or os.environ.get(name)
+        return Path(value) if value else default
+
+    sample_feed, sample_fleet = joao_neiva()
+    inputs = ReplayInputs(pick(feed, "FISCALIZA_FEED", sample_feed), pick(fleet, "FISCALIZA_FLEET", sample_fleet),
+                          Path(os.devnull), policy=pick(policy, "FISCALIZA_POLICY"),
+                          geofences=pick(geofences, "FISCALIZA_GEOFENCES"))
+    if loglevel not in ("debug", "info", "warning", "error"):
+        fail("--loglevel must be debug, info, warning or error")
+    try:
+        context = load_context(inputs)
+    except InputError as exc:
+        fail(str(exc))
+    run_worker(context, _stream_settings(), loglevel)
 
 
 def _stream_settings():

@@ -109,7 +109,7 @@ def replay(
 ) -> ReplayResult:
     context = load_context(inputs)
     messages, rejected = read_messages(inputs)
-    engine = Engine(context)
+    engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if inputs.catraca else set())))
     out = Emitted(rejected=rejected)
     for start in range(0, len(messages), BATCH):
         out.extend(engine.ingest(messages[start : start + BATCH]))

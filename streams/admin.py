@@ -13,7 +13,7 @@ from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 
-from streams.topics import TOPICS, Topic
+from streams.topics import END_OF_INPUT_KEY, TOPICS, Topic
 
 
 class StreamError(RuntimeError):
@@ -127,3 +127,24 @@ def _key_and_time(decoder, line: bytes) -> tuple[str | None, float | None]:
     except ValueError:
         event = None
     return key, event
+
+
+def publish_end_of_input(bootstrap: str, topics: Iterable[str] = ("tachograph", "catraca")) -> int:
+    """Mark the end of a finite input (a backfill) on every partition of the input
+    topics: the workers then close every period the input covered, as the replay does."""
+    try:
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", client_id="fiscaliza-publish")
+    except KafkaError as exc:
+        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+    sent = 0
+    try:
+        for topic in topics:
+            for partition in sorted(producer.partitions_for(topic) or ()):
+                producer.send(topic, key=END_OF_INPUT_KEY, value=b'{"control": "end_of_input"}', partition=partition)
+                sent += 1
+        producer.flush()
+    except KafkaError as exc:
+        raise StreamError(f"marking the end of input at {bootstrap} failed: {exc}") from None
+    finally:
+        producer.close()
+    return sent

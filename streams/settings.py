@@ -11,6 +11,10 @@ class Settings:
     bootstrap: str = "127.0.0.1:19092"  # FISCALIZA_KAFKA_BOOTSTRAP
     partitions: int = 4  # FISCALIZA_PARTITIONS: of the input and output topics
     replication: int = 1  # FISCALIZA_REPLICATION
+    app_id: str = "fiscaliza"  # FISCALIZA_APP_ID: the consumer group and table prefix
+    store: str = "memory://"  # FISCALIZA_STORE: rocksdb:// in production
+    # FISCALIZA_INPUTS: the telemetry topics every partition's watermark waits for
+    inputs: frozenset[str] = frozenset({"tachograph", "catraca"})
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
@@ -20,6 +24,18 @@ class Settings:
                 bootstrap=env.get("FISCALIZA_KAFKA_BOOTSTRAP", cls.bootstrap),
                 partitions=int(env.get("FISCALIZA_PARTITIONS", cls.partitions)),
                 replication=int(env.get("FISCALIZA_REPLICATION", cls.replication)),
+                app_id=env.get("FISCALIZA_APP_ID", cls.app_id),
+                store=env.get("FISCALIZA_STORE", cls.store),
+                inputs=_inputs(env.get("FISCALIZA_INPUTS")),
             )
         except ValueError as exc:
             raise ValueError(f"invalid streaming setting in the environment: {exc}") from None
+
+
+def _inputs(text: str | None) -> frozenset[str]:
+    if text is None:
+        return Settings.inputs
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    if not names or not names <= {"tachograph", "catraca"} or "tachograph" not in names:
+        raise ValueError(f"FISCALIZA_INPUTS must be tachograph or tachograph,catraca, got {text!r}")
+    return names

@@ -1,8 +1,12 @@
-"""The Kafka topics of DESIGN.md: names, keys and retention, in one place."""
+"""The Kafka topics of DESIGN.md, and those between the engine's stages: names, keys
+and retention, in one place. Input topics, `day-matched` and the vehicles table are
+co-partitioned by vehicle_id (same partition count, same murmur2 partitioner)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+END_OF_INPUT_KEY = b"__end_of_input__"  # a control record on every tachograph partition
 
 
 @dataclass(frozen=True)
@@ -22,5 +26,8 @@ TOPICS: dict[str, Topic] = {
         Topic("trips", "vehicle_id", False, "realized trips matched to the schedule"),
         Topic("infractions", "infraction_id", True, "infraction change log; the latest record per id wins"),
         Topic("rejected", "source", False, "dead letters: rejected messages with their reason"),
+        # between the engine's two stages
+        Topic("operator-events", "operator_id", False, "detected trips and vehicle-stage heartbeats"),
+        Topic("day-matched", "vehicle_id", False, "a closed service day's matches, back to each vehicle"),
     )
 }

@@ -50,7 +50,7 @@ def deliver(messages: list[Message], seed: int, lateness: float, duplicate_share
 def test_reordered_and_duplicated_delivery_yields_the_same_infractions(scenario, seed, batch, duplicates):
     context, messages, reference = scenario
     arrival = deliver(messages, seed, context.policy.stream.allowed_lateness_s, duplicates)
-    engine = Engine(context)
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
     infractions, trips, rejected = [], [], []
     for start in range(0, len(arrival), batch):
         out = engine.ingest(arrival[start : start + batch])

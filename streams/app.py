@@ -1,0 +1,203 @@
+"""The Faust workers: thin shells around the engine's two stages.
+
+Agents decode raw bytes with msgspec, hand batches to the same `engine` stages the
+replay runs, and send what comes out. Per-vehicle and per-operator state lives in
+changelog-backed Faust tables (keys partitioned like the input topics), occurrences in
+a global table. Nothing is built at import time: `create_app` makes everything.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+import faust
+import msgspec
+from kafka.partitioner.default import murmur2
+
+from engine.messages import DayMatched, Heartbeat, OperatorInput, TripDetected
+from engine.operator import OperatorStage, OperatorState
+from engine.values import Context, Message
+from engine.vehicle import PartitionState, VehicleStage, VehicleState
+from fiscaliza.replay import infraction_record, trip_record
+from rules.model import Infraction, InsufficientEvidence
+from streams.settings import Settings
+from streams.topics import END_OF_INPUT_KEY
+from telemetry import Occurrence, Rejection, decode, to_builtins
+
+log = logging.getLogger("fiscaliza.worker")
+
+_SOURCES = {"tachograph": "tachograph", "catraca": "catraca"}
+
+
+def partition_of(key: str, partitions: int) -> int:
+    """The partition Kafka's default (murmur2) partitioner gives a key."""
+    return (murmur2(key.encode()) & 0x7FFFFFFF) % partitions
+
+
+class Shell:
+    """The stages of one worker, their state in Faust tables."""
+
+    def __init__(self, ctx: Context, settings: Settings, vehicles, operators, occurrences):
+        self.ctx, self.settings = ctx, settings
+        self.vehicles, self.operators, self.occurrences = vehicles, operators, occurrences
+        self._partitions: dict[int, PartitionState] = {}
+        self.ends_seen: dict[int, set[str]] = defaultdict(set)  # end-of-input markers per partition
+        self._vehicle_encoder = msgspec.msgpack.Encoder()
+        self._vehicle_decoder = msgspec.msgpack.Decoder(VehicleState)
+        self._operator_decoder = msgspec.msgpack.Decoder(OperatorState)
+        self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._save_operator)
+
+    # --- table access --------------------------------------------------------------
+
+    def _load_vehicle(self, vehicle_id: str) -> VehicleState | None:
+        raw = self.vehicles.get(vehicle_id)
+        return self._vehicle_decoder.decode(raw) if raw else None
+
+    def _save_vehicle(self, state: VehicleState) -> None:
+        self.vehicles[state.vehicle_id] = self._vehicle_encoder.encode(state)
+
+    def _load_operator(self, operator_id: str) -> OperatorState | None:
+        raw = self.operators.get(operator_id)
+        return self._operator_decoder.decode(raw) if raw else None
+
+    def _save_operator(self, state: OperatorState) -> None:
+        self.operators[state.operator_id] = self._vehicle_encoder.encode(state)
+
+    def current_occurrences(self) -> list[Occurrence]:
+        decoder = msgspec.json.Decoder(Occurrence)
+        return sorted((decoder.decode(raw) for raw in self.occurrences.values()), key=lambda o: o.id)
+
+    def forget_partitions(self) -> None:
+        """After a rebalance partition progress is rebuilt from the tables."""
+        self._partitions.clear()
+
+    def vehicle_stage(self, partition: int) -> VehicleStage:
+        if partition not in self._partitions:
+            mine = [self._vehicle_decoder.decode(raw) for key, raw in list(self.vehicles.items())
+                    if partition_of(key, self.settings.partitions) == partition]
+            self._partitions[partition] = PartitionState.rebuilt(partition, mine)
+        return VehicleStage(self.ctx, self._partitions[partition], self._load_vehicle, self._save_vehicle,
+                            self.settings.inputs)
+
+
+def create_app(ctx: Context, settings: Settings) -> faust.App:
+    app = faust.App(
+        settings.app_id,
+        broker=f"kafka://{settings.bootstrap}",
+        store=settings.store,
+        topic_partitions=settings.partitions,
+        topic_replication_factor=settings.replication,
+        key_serializer="raw",
+        value_serializer="raw",
+        web_enabled=False,
+        stream_wait_empty=False,
+    )
+    vehicle_topics = app.topic("tachograph", "catraca", "day-matched", key_type=bytes, value_type=bytes)
+    operator_topic = app.topic("operator-events", key_type=bytes, value_type=bytes)
+    occurrence_topic = app.topic("occurrences", key_type=bytes, value_type=bytes)
+    out = {name: app.topic(name, key_type=bytes, value_type=bytes)
+           for name in ("trips", "infractions", "rejected", "operator-events", "day-matched")}
+    vehicles = app.Table("vehicles", partitions=settings.partitions, use_partitioner=True,
+                         key_type=str, value_type=bytes)
+    operators = app.Table("operators", partitions=settings.partitions, use_partitioner=True,
+                          key_type=str, value_type=bytes)
+    occurrences = app.GlobalTable("occurrences-table", partitions=settings.partitions, use_partitioner=True,
+                                  key_type=str, value_type=bytes)
+    shell = Shell(ctx, settings, vehicles, operators, occurrences)
+    json_encoder = msgspec.json.Encoder()
+    operator_decoder = msgspec.json.Decoder(OperatorInput)
+    matched_decoder = msgspec.json.Decoder(DayMatched)
+
+    async def send_findings(findings) -> None:
+        for finding in findings:
+            if isinstance(finding, Infraction):
+                await out["infractions"].send(key=finding.infraction_id.encode(),
+                                              value=json_encoder.encode(infraction_record(finding)))
+            elif isinstance(finding, InsufficientEvidence):
+                log.info("insufficient evidence: %s %s %s", finding.code, finding.vehicle_id, finding.reason)
+
+    async def send_rejected(rejections: list[Rejection]) -> None:
+        for rejection in rejections:
+            await out["rejected"].send(key=rejection.source.encode(), value=json_encoder.encode(to_builtins(rejection)))
+
+    async def send_to_operators(detected: list[TripDetected], beat: Heartbeat | None) -> None:
+        for message in detected:
+            await out["operator-events"].send(key=message.operator_id.encode(), value=json_encoder.encode(message))
+        if beat is not None:
+            for operator_id in sorted(ctx.feed.agencies):
+                await out["operator-events"].send(key=operator_id.encode(), value=json_encoder.encode(beat))
+
+    @app.agent(vehicle_topics)
+    async def vehicle_agent(stream):
+        async for events in stream.take_events(1000, within=0.5):
+            by_partition = defaultdict(list)
+            for event in events:
+                by_partition[event.message.partition].append(event)
+            for partition, batch in sorted(by_partition.items()):
+                stage = shell.vehicle_stage(partition)
+                telemetry: list[Message] = []
+                rejected: list[Rejection] = []
+                matched: list[DayMatched] = []
+                end_of_input = False
+                for event in batch:
+                    message = event.message
+                    location = f"{message.topic}/{message.partition}/{message.offset}"
+                    if message.topic == "day-matched":
+                        matched.append(matched_decoder.decode(message.value))
+                    elif message.key == END_OF_INPUT_KEY:
+                        shell.ends_seen[partition].add(message.topic)
+                        end_of_input = shell.ends_seen[partition] >= set(_SOURCES)
+                    else:
+                        body = decode(_SOURCES[message.topic], message.value, location)
+                        if isinstance(body, Rejection):
+                            rejected.append(body)
+                        else:
+                            telemetry.append(Message(body, location, message.value.decode("utf-8", "replace")))
+                result = stage.ingest(telemetry)
+                detected = result.detected
+                if end_of_input and not stage.partition.final:
+                    # every input topic of the partition is exhausted (finite input)
+                    detected += stage.flush()
+                    stage.partition.final = True
+                await send_rejected(rejected + result.rejected)
+                await send_to_operators(detected, stage.heartbeat(final=stage.partition.final))
+                occurrences_now = shell.current_occurrences() if matched else []
+                for day in matched:
+                    await send_findings(stage.on_day_matched(day, occurrences_now))
+
+    @app.agent(operator_topic)
+    async def operator_agent(stream):
+        async for events in stream.take_events(1000, within=0.5):
+            occurrences_now = None
+            for event in events:
+                operator_id = event.message.key.decode()
+                message = operator_decoder.decode(event.message.value)
+                if isinstance(message, TripDetected):
+                    shell.operator_stage.on_detected(message)
+                    continue
+                occurrences_now = occurrences_now if occurrences_now is not None else shell.current_occurrences()
+                result = shell.operator_stage.on_heartbeat(operator_id, message, occurrences_now)
+                for trip in result.trips:
+                    await out["trips"].send(key=trip.vehicle_id.encode(), value=json_encoder.encode(trip_record(trip)))
+                await send_findings(result.findings)
+                for day in result.day_matched:
+                    await out["day-matched"].send(key=day.vehicle_id.encode(), value=json_encoder.encode(day))
+
+    @app.agent(occurrence_topic)
+    async def occurrence_agent(stream):
+        async for event in stream.events():
+            message = event.message
+            location = f"{message.topic}/{message.partition}/{message.offset}"
+            body = decode("occurrences", message.value, location)
+            if isinstance(body, Rejection):
+                await send_rejected([body])
+            else:
+                occurrences[body.id] = message.value
+
+    @app.on_partitions_revoked.connect
+    async def on_revoked(app, revoked, **kwargs):
+        shell.forget_partitions()
+
+    app.fiscaliza_shell = shell  # for tests and the startup banner
+    return app

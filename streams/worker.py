@@ -1,0 +1,35 @@
+"""`fiscaliza worker`: start a Faust worker with a readable banner."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import faust
+
+from engine.values import Context
+from streams.app import create_app
+from streams.settings import Settings
+
+
+def banner(ctx: Context, settings: Settings) -> str:
+    routes = ", ".join(sorted(ctx.feed.routes))
+    return "\n".join([
+        "fiscaliza worker",
+        f"  kafka      {settings.bootstrap}  (app id {settings.app_id}, {settings.partitions} partitions, "
+        f"store {settings.store})",
+        f"  policy     {ctx.policy.policy.name} — version {ctx.policy.version}",
+        f"  feed       {len(ctx.feed.routes)} routes ({routes}), {len(ctx.feed.trips)} trips, "
+        f"EPSG:{ctx.feed.epsg}, {ctx.feed.timezone.key}",
+        f"  fleet      {len(ctx.fleet)} vehicles of {len({v.operator_id for v in ctx.fleet.values()})} operators",
+        f"  lateness   {ctx.policy.stream.allowed_lateness_s:.0f} s",
+    ])
+
+
+def run_worker(ctx: Context, settings: Settings, loglevel: str = "info") -> None:
+    """Run until SIGTERM/SIGINT; Faust stops the agents and commits offsets on the way out."""
+    app = create_app(ctx, settings)
+    print(banner(ctx, settings), file=sys.stderr, flush=True)
+    logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)
+    worker.execute_from_commandline()
