@@ -92,6 +92,7 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         value_serializer="raw",
         web_enabled=False,
         stream_wait_empty=False,
+        processing_guarantee=settings.processing_guarantee,
     )
     vehicle_topics = app.topic("tachograph", "catraca", "day-matched", key_type=bytes, value_type=bytes)
     operator_topic = app.topic("operator-events", key_type=bytes, value_type=bytes)
