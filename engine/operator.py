@@ -81,8 +81,10 @@ class OperatorStage:
         local = dt.datetime.fromtimestamp(trip.departed_at, tz).date()
         days = {d: self._day(d) for d in (local, local - dt.timedelta(days=1))}
         date = service_date_for(trip, days, tz, self.ctx.policy.trips.match_window_s)
-        state.detected.setdefault(date.isoformat(), []).append(trip)
-        self._save(state)
+        known = state.detected.setdefault(date.isoformat(), [])
+        if trip not in known and date.isoformat() not in state.closed:  # redelivered after a restart
+            known.append(trip)
+            self._save(state)
 
     def on_heartbeat(self, operator_id: str, beat: Heartbeat, occurrences: list[Occurrence]) -> OperatorOutput:
         state = self._state(operator_id)

@@ -35,8 +35,8 @@ class VehicleState(msgspec.Struct):
     catraca: list[CatracaReading] = msgspec.field(default_factory=list)
     last_counter: int | None = None  # the last catraca counter of the days already judged
     seen: dict[str, float] = msgspec.field(default_factory=dict)  # dedup keys -> event time
-    first_event: float | None = None  # kept per vehicle so a partition's progress can be
-    max_events: dict[str, float] = msgspec.field(default_factory=dict)  # rebuilt after a restart
+    judged: list[str] = msgspec.field(default_factory=list)  # service dates already judged
+    max_events: dict[str, float] = msgspec.field(default_factory=dict)  # newest event time per input
 
 
 class PartitionState(msgspec.Struct):
@@ -49,17 +49,7 @@ class PartitionState(msgspec.Struct):
     dirty: list[str] = msgspec.field(default_factory=list)  # vehicles with pending pings
     reporting: dict[str, list[int]] = msgspec.field(default_factory=dict)  # since the last heartbeat
     final: bool = False  # end of input seen: everything released
-
-    @classmethod
-    def rebuilt(cls, partition: int, vehicles: list[VehicleState]) -> "PartitionState":
-        """A partition's progress from its vehicles' states (after a restart)."""
-        firsts = [v.first_event for v in vehicles if v.first_event is not None]
-        newest: dict[str, float] = {}
-        for vehicle in vehicles:
-            for source, epoch in vehicle.max_events.items():
-                newest[source] = max(newest.get(source, epoch), epoch)
-        return cls(partition, newest, min(firsts) if firsts else None,
-                   sorted(v.vehicle_id for v in vehicles if v.pending))
+    ends_seen: list[str] = msgspec.field(default_factory=list)  # inputs whose end-of-input came
 
     @property
     def max_event(self) -> float | None:
@@ -101,9 +91,11 @@ class VehicleStage:
             return None
         return min(newest[source] for source in self.sources) - self._lateness
 
-    def _lateness_limit(self, source: str) -> float | None:
-        """A message is late when it is behind its own input by more than the lateness."""
-        newest = self.partition.max_events.get(source)
+    def _lateness_limit(self, state: VehicleState, source: str) -> float | None:
+        """A message is late when it is behind its vehicle's newest message of the same
+        input by more than the lateness (a restarted worker whose partition progress
+        survived but not every vehicle's state still takes that vehicle's redelivery)."""
+        newest = state.max_events.get(source)
         return None if newest is None else newest - self._lateness
 
     def _state(self, vehicle_id: str) -> VehicleState:
@@ -145,16 +137,21 @@ class VehicleStage:
         if body.vehicle_id not in self.ctx.fleet:
             return reject("unknown_vehicle", f"vehicle {body.vehicle_id!r} is not in fleet.csv")
         epoch = body.epoch
-        limit = self._lateness_limit(source)
+        limit = self._lateness_limit(state, source)
         if limit is not None and epoch < limit:
             return reject("late", f"event time {body.ts.isoformat()} is more than "
-                                  f"{self._lateness:.0f} s behind the newest event")
+                                  f"{self._lateness:.0f} s behind the vehicle's newest event")
+        watermark = self.watermark
+        horizon = self.ctx.policy.trips.max_trip_duration_s
+        if watermark is not None and epoch < watermark - horizon:
+            # its service day may already be closed and judged
+            return reject("late", f"event time {body.ts.isoformat()} is more than {horizon:.0f} s behind "
+                                  "the stream's progress: its service day may be closed")
         key = f"{source}|{epoch!r}|{body.seq}"
         if key in state.seen:
             return reject("duplicate", f"same vehicle, time and seq as an earlier message ({message_id(body)})")
         state.seen[key] = epoch
         state.max_events[source] = max(state.max_events.get(source, epoch), epoch)
-        state.first_event = epoch if state.first_event is None else min(state.first_event, epoch)
         p = self.partition
         p.max_events[source] = max(p.max_events.get(source, epoch), epoch)
         p.first_event = epoch if p.first_event is None else min(p.first_event, epoch)
@@ -194,7 +191,6 @@ class VehicleStage:
                 state.track = track
                 operator = self.ctx.fleet[vehicle_id].operator_id
                 detected += [TripDetected(operator, trip) for trip in trips]
-                state.seen = {k: t for k, t in state.seen.items() if t >= limit}
                 self._save(state)
             if state.pending:
                 still_dirty.append(vehicle_id)
@@ -216,6 +212,9 @@ class VehicleStage:
 
     def on_day_matched(self, message: DayMatched, occurrences: list[Occurrence]) -> list[Finding]:
         state = self._state(message.vehicle_id)
+        if message.service_date.isoformat() in state.judged:
+            return []  # delivered again after a restart: judged once already
+        state.judged.append(message.service_date.isoformat())
         day = service_day(self.ctx.feed, message.service_date)
         trips = [build_trip_facts(record, state.archive, self.ctx, day) for record in message.matches]
         facts = vehicle_day_facts(day, self.ctx, state, trips)
@@ -227,5 +226,9 @@ class VehicleStage:
         horizon = end - self.ctx.policy.trips.max_trip_duration_s
         state.archive = state.archive[bisect.bisect_left(state.archive, horizon, key=lambda f: f.t):]
         state.catraca = [r for r in state.catraca if r.epoch >= end]
+        # Dedup keys live until their day is judged: a message redelivered after a worker
+        # restart is then recognized as a duplicate, not taken for a late one.
+        state.seen = {k: t for k, t in state.seen.items() if t >= horizon}
+        state.judged = state.judged[-7:]
         self._save(state)
         return findings

@@ -28,6 +28,7 @@ from telemetry import Occurrence, Rejection, decode, to_builtins
 log = logging.getLogger("fiscaliza.worker")
 
 _SOURCES = {"tachograph": "tachograph", "catraca": "catraca"}
+STATE_MAX_BYTES = 16 * 1024 * 1024
 
 
 def partition_of(key: str, partitions: int) -> int:
@@ -35,50 +36,72 @@ def partition_of(key: str, partitions: int) -> int:
     return (murmur2(key.encode()) & 0x7FFFFFFF) % partitions
 
 
-class Shell:
-    """The stages of one worker, their state in Faust tables."""
+def partition_key(partition: int, partitions: int) -> str:
+    """A table key that the partitioner sends to `partition` (for per-partition state)."""
+    i = 0
+    while partition_of(f"__partition__{partition}__{i}", partitions) != partition:
+        i += 1
+    return f"__partition__{partition}__{i}"
 
-    def __init__(self, ctx: Context, settings: Settings, vehicles, operators, occurrences):
+
+class Shell:
+    """The stages of one worker, their state in Faust tables.
+
+    State changes are held back until a batch's outputs are sent and then written to
+    the tables (changelogs): a crash in between makes the batch be processed again and
+    its outputs sent again (at least once; downstream everything is idempotent), never
+    state that moved ahead of outputs that were lost.
+    """
+
+    def __init__(self, ctx: Context, settings: Settings, vehicles, operators, partitions, occurrences):
         self.ctx, self.settings = ctx, settings
-        self.vehicles, self.operators, self.occurrences = vehicles, operators, occurrences
-        self._partitions: dict[int, PartitionState] = {}
-        self.ends_seen: dict[int, set[str]] = defaultdict(set)  # end-of-input markers per partition
-        self._vehicle_encoder = msgspec.msgpack.Encoder()
+        self.vehicles, self.operators, self.partitions, self.occurrences = vehicles, operators, partitions, occurrences
+        self._encoder = msgspec.msgpack.Encoder()
         self._vehicle_decoder = msgspec.msgpack.Decoder(VehicleState)
         self._operator_decoder = msgspec.msgpack.Decoder(OperatorState)
-        self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._save_operator)
+        self._partition_decoder = msgspec.msgpack.Decoder(PartitionState)
+        # (table, key) -> state not yet written; the two agents interleave at their sends,
+        # so each holds back its own tables only
+        self._held: dict[tuple[str, str], object] = {}
+        self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._hold_operator)
 
-    # --- table access --------------------------------------------------------------
+    def _load(self, table, name: str, key: str, decoder):
+        held = self._held.get((name, key))
+        if held is not None:
+            return held
+        raw = table.get(key)
+        return decoder.decode(raw) if raw else None
 
     def _load_vehicle(self, vehicle_id: str) -> VehicleState | None:
-        raw = self.vehicles.get(vehicle_id)
-        return self._vehicle_decoder.decode(raw) if raw else None
+        return self._load(self.vehicles, "vehicles", vehicle_id, self._vehicle_decoder)
 
-    def _save_vehicle(self, state: VehicleState) -> None:
-        self.vehicles[state.vehicle_id] = self._vehicle_encoder.encode(state)
+    def _hold_vehicle(self, state: VehicleState) -> None:
+        self._held[("vehicles", state.vehicle_id)] = state
 
     def _load_operator(self, operator_id: str) -> OperatorState | None:
-        raw = self.operators.get(operator_id)
-        return self._operator_decoder.decode(raw) if raw else None
+        return self._load(self.operators, "operators", operator_id, self._operator_decoder)
 
-    def _save_operator(self, state: OperatorState) -> None:
-        self.operators[state.operator_id] = self._vehicle_encoder.encode(state)
+    def _hold_operator(self, state: OperatorState) -> None:
+        self._held[("operators", state.operator_id)] = state
+
+    def hold_partition(self, state: PartitionState) -> None:
+        self._held[("partitions", partition_key(state.partition, self.settings.partitions))] = state
+
+    def write_state(self, *names: str) -> None:
+        """After a batch's outputs were sent: its state changes go to the tables."""
+        tables = {"vehicles": self.vehicles, "operators": self.operators, "partitions": self.partitions}
+        for (name, key) in [k for k in self._held if k[0] in names]:
+            tables[name][key] = self._encoder.encode(self._held.pop((name, key)))
 
     def current_occurrences(self) -> list[Occurrence]:
         decoder = msgspec.json.Decoder(Occurrence)
         return sorted((decoder.decode(raw) for raw in self.occurrences.values()), key=lambda o: o.id)
 
-    def forget_partitions(self) -> None:
-        """After a rebalance partition progress is rebuilt from the tables."""
-        self._partitions.clear()
-
     def vehicle_stage(self, partition: int) -> VehicleStage:
-        if partition not in self._partitions:
-            mine = [self._vehicle_decoder.decode(raw) for key, raw in list(self.vehicles.items())
-                    if partition_of(key, self.settings.partitions) == partition]
-            self._partitions[partition] = PartitionState.rebuilt(partition, mine)
-        return VehicleStage(self.ctx, self._partitions[partition], self._load_vehicle, self._save_vehicle,
-                            self.settings.inputs)
+        key = partition_key(partition, self.settings.partitions)
+        state = self._load(self.partitions, "partitions", key, self._partition_decoder) or PartitionState(partition)
+        self._held[("partitions", key)] = state  # the stage updates it in place; written after the batch
+        return VehicleStage(self.ctx, state, self._load_vehicle, self._hold_vehicle, self.settings.inputs)
 
 
 def create_app(ctx: Context, settings: Settings) -> faust.App:
@@ -93,19 +116,27 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         web_enabled=False,
         stream_wait_empty=False,
         processing_guarantee=settings.processing_guarantee,
+        # a vehicle's state holds its open day's pings (the evidence): up to a few MB
+        producer_max_request_size=STATE_MAX_BYTES,
+        producer_compression_type="gzip",
+        broker_session_timeout=settings.session_timeout_s,
+        broker_heartbeat_interval=min(3.0, settings.session_timeout_s / 3),
     )
+    big = {"max.message.bytes": str(STATE_MAX_BYTES)}
     vehicle_topics = app.topic("tachograph", "catraca", "day-matched", key_type=bytes, value_type=bytes)
     operator_topic = app.topic("operator-events", key_type=bytes, value_type=bytes)
     occurrence_topic = app.topic("occurrences", key_type=bytes, value_type=bytes)
     out = {name: app.topic(name, key_type=bytes, value_type=bytes)
            for name in ("trips", "infractions", "rejected", "operator-events", "day-matched")}
     vehicles = app.Table("vehicles", partitions=settings.partitions, use_partitioner=True,
-                         key_type=str, value_type=bytes)
+                         key_type=str, value_type=bytes, extra_topic_configs=big)
     operators = app.Table("operators", partitions=settings.partitions, use_partitioner=True,
-                          key_type=str, value_type=bytes)
+                          key_type=str, value_type=bytes, extra_topic_configs=big)
+    partitions = app.Table("partitions", partitions=settings.partitions, use_partitioner=True,
+                           key_type=str, value_type=bytes)
     occurrences = app.GlobalTable("occurrences-table", partitions=settings.partitions, use_partitioner=True,
                                   key_type=str, value_type=bytes)
-    shell = Shell(ctx, settings, vehicles, operators, occurrences)
+    shell = Shell(ctx, settings, vehicles, operators, partitions, occurrences)
     json_encoder = msgspec.json.Encoder()
     operator_decoder = msgspec.json.Decoder(OperatorInput)
     matched_decoder = msgspec.json.Decoder(DayMatched)
@@ -131,12 +162,18 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
 
     @app.agent(vehicle_topics)
     async def vehicle_agent(stream):
+        # Order within a batch, for at-least-once without losing anything on a crash:
+        # 1. send the outputs, 2. hold back then write the states, 3. flush, and only
+        # then 4. tell the operator stage how far the partition got (a heartbeat may
+        # close a day, which must not happen before its pings are safely stored).
         async for events in stream.take_events(1000, within=0.5):
             by_partition = defaultdict(list)
             for event in events:
                 by_partition[event.message.partition].append(event)
+            stages = []
             for partition, batch in sorted(by_partition.items()):
                 stage = shell.vehicle_stage(partition)
+                stages.append(stage)
                 telemetry: list[Message] = []
                 rejected: list[Rejection] = []
                 matched: list[DayMatched] = []
@@ -147,8 +184,10 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                     if message.topic == "day-matched":
                         matched.append(matched_decoder.decode(message.value))
                     elif message.key == END_OF_INPUT_KEY:
-                        shell.ends_seen[partition].add(message.topic)
-                        end_of_input = shell.ends_seen[partition] >= set(_SOURCES)
+                        seen = stage.partition.ends_seen
+                        if message.topic not in seen:
+                            seen.append(message.topic)
+                        end_of_input = set(seen) >= set(_SOURCES)
                     else:
                         body = decode(_SOURCES[message.topic], message.value, location)
                         if isinstance(body, Rejection):
@@ -162,10 +201,16 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                     detected += stage.flush()
                     stage.partition.final = True
                 await send_rejected(rejected + result.rejected)
-                await send_to_operators(detected, stage.heartbeat(final=stage.partition.final))
+                await send_to_operators(detected, None)
                 occurrences_now = shell.current_occurrences() if matched else []
                 for day in matched:
                     await send_findings(stage.on_day_matched(day, occurrences_now))
+            shell.write_state("vehicles", "partitions")
+            await app.producer.flush()
+            for stage in stages:
+                await send_to_operators([], stage.heartbeat(final=stage.partition.final))
+                shell.hold_partition(stage.partition)  # its reporting minutes are now sent
+            shell.write_state("partitions")
 
     @app.agent(operator_topic)
     async def operator_agent(stream):
@@ -184,6 +229,7 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                 await send_findings(result.findings)
                 for day in result.day_matched:
                     await out["day-matched"].send(key=day.vehicle_id.encode(), value=json_encoder.encode(day))
+            shell.write_state("operators")
 
     @app.agent(occurrence_topic)
     async def occurrence_agent(stream):
@@ -195,10 +241,6 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                 await send_rejected([body])
             else:
                 occurrences[body.id] = message.value
-
-    @app.on_partitions_revoked.connect
-    async def on_revoked(app, revoked, **kwargs):
-        shell.forget_partitions()
 
     app.fiscaliza_shell = shell  # for tests and the startup banner
     return app

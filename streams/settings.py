@@ -16,6 +16,8 @@ class Settings:
     # FISCALIZA_GUARANTEE: Faust's processing guarantee. exactly_once (Kafka
     # transactions) produced no visible output with faust-streaming 0.15.3 here.
     processing_guarantee: str = "at_least_once"
+    # FISCALIZA_SESSION_TIMEOUT_S: how long a silent (crashed) worker keeps its partitions
+    session_timeout_s: float = 60.0
     # FISCALIZA_INPUTS: the telemetry topics every partition's watermark waits for
     inputs: frozenset[str] = frozenset({"tachograph", "catraca"})
 
@@ -31,6 +33,7 @@ class Settings:
                 store=env.get("FISCALIZA_STORE", cls.store),
                 inputs=_inputs(env.get("FISCALIZA_INPUTS")),
                 processing_guarantee=env.get("FISCALIZA_GUARANTEE", cls.processing_guarantee),
+                session_timeout_s=float(env.get("FISCALIZA_SESSION_TIMEOUT_S", cls.session_timeout_s)),
             )
         except ValueError as exc:
             raise ValueError(f"invalid streaming setting in the environment: {exc}") from None

@@ -138,8 +138,23 @@ def test_ping_exactly_600_s_behind_newest_event_accepted(engine):
 
 def test_late_ping_in_later_batch_rejected_late(engine):
     assert engine.ingest([message(ping_line("2026-12-01T12:00:00-03:00", seq=1), "t.jsonl:1")]).rejected == []
-    # Another vehicle: the newest event of the whole stream counts. 12:00:00 - 11:49:00 = 660 s > 600.
+    # The same vehicle, later: 12:00:00 - 11:49:00 = 660 s > 600 s behind its newest ping.
+    out = engine.ingest([message(ping_line("2026-12-01T11:49:00-03:00", seq=2), "t.jsonl:2")])
+    assert reasons(out.rejected) == [("t.jsonl:2", "late")]
+
+
+def test_other_vehicle_behind_by_more_than_lateness_is_accepted(engine):
+    # lateness is per vehicle: another vehicle's 11:49:00 is its first ping, not late
+    assert engine.ingest([message(ping_line("2026-12-01T12:00:00-03:00", seq=1), "t.jsonl:1")]).rejected == []
     out = engine.ingest([message(ping_line("2026-12-01T11:49:00-03:00", vehicle="JN-1012"), "t.jsonl:2")])
+    assert out.rejected == []
+
+
+def test_ping_behind_the_stream_by_more_than_a_trip_is_rejected_late(engine):
+    # the stream's watermark is 12:00:00 - 600 s = 11:50:00; a trip lasts at most 14 400 s (4 h),
+    # so a first ping at 07:49:00 (4 h 1 min before 11:50) may belong to a day already closed
+    assert engine.ingest([message(ping_line("2026-12-01T12:00:00-03:00", seq=1), "t.jsonl:1")]).rejected == []
+    out = engine.ingest([message(ping_line("2026-12-01T07:49:00-03:00", vehicle="JN-1012"), "t.jsonl:2")])
     assert reasons(out.rejected) == [("t.jsonl:2", "late")]
 
 

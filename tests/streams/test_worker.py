@@ -61,7 +61,7 @@ def latest_by_key(records) -> dict[str, dict]:
     return {r.key.decode(): json.loads(r.value) for r in records}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def published(kafka_bootstrap, tmp_path_factory):
     out = tmp_path_factory.mktemp("worker")
     sim = simulate(load_feed(FEED_PATH), load_fleet(FLEET_PATH),
@@ -119,3 +119,65 @@ def test_worker_gives_the_replays_infractions_and_trips(kafka_bootstrap, publish
             code = None
         log.close()
     assert code == 0, "the worker did not stop cleanly on SIGTERM"
+
+
+def test_worker_killed_mid_stream_and_restarted_loses_and_repeats_nothing(kafka_bootstrap, published, tmp_path):
+    reference = published
+    expected = {i.infraction_id: i.status for i in reference.infractions}
+    app_id = f"crash-{uuid.uuid4().hex[:8]}"
+    env_timeout = {"FISCALIZA_SESSION_TIMEOUT_S": "10"}
+    log = open(tmp_path / "worker.log", "w")
+    os.environ.update(env_timeout)
+    try:
+        first = start_worker(kafka_bootstrap, app_id, log)
+        # kill it (no goodbye) once it has produced part of its state, mid-stream
+        assert wait_for(lambda: len(read_topic(kafka_bootstrap, f"{app_id}-vehicles-changelog")) > 20, 120, 1)
+        first.kill()
+        first.wait()
+        second = start_worker(kafka_bootstrap, app_id, log)
+        try:
+            def infractions():
+                return {k: v["status"] for k, v in latest_by_key(read_topic(kafka_bootstrap, "infractions")).items()}
+
+            assert wait_for(lambda: infractions() == expected, 240), infractions()
+            trips = [r.value for r in read_topic(kafka_bootstrap, "trips")]
+            # every trip once: the restarted worker recovered its state from the changelogs
+            assert sorted(trips) == sorted(json.dumps(trip_record(t), separators=(",", ":")).encode()
+                                           for t in reference.trips)
+            # what the crash made Kafka deliver again is recognized as already processed
+            reasons = {json.loads(r.value)["reason"] for r in read_topic(kafka_bootstrap, "rejected")}
+            assert reasons <= {"duplicate"}
+        finally:
+            second.send_signal(signal.SIGTERM)
+            second.wait(timeout=60)
+    finally:
+        for key in env_timeout:
+            os.environ.pop(key, None)
+        log.close()
+
+
+def test_second_worker_joining_and_leaving_changes_nothing(kafka_bootstrap, published, tmp_path):
+    # Two workers share the 4 partitions from the middle of the stream (a rebalance moves
+    # partitions and their table state), then the second leaves (another rebalance).
+    reference = published
+    expected = {i.infraction_id: i.status for i in reference.infractions}
+    app_id = f"rebalance-{uuid.uuid4().hex[:8]}"
+    log = open(tmp_path / "workers.log", "w")
+    first = start_worker(kafka_bootstrap, app_id, log)
+    try:
+        assert wait_for(lambda: len(read_topic(kafka_bootstrap, f"{app_id}-vehicles-changelog")) > 20, 120, 1)
+        second = start_worker(kafka_bootstrap, app_id, log)
+        time.sleep(15)  # the group rebalances and both work
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(timeout=60) == 0
+
+        def infractions():
+            return {k: v["status"] for k, v in latest_by_key(read_topic(kafka_bootstrap, "infractions")).items()}
+
+        assert wait_for(lambda: infractions() == expected, 240), infractions()
+        trips = sorted(set(r.value for r in read_topic(kafka_bootstrap, "trips")))
+        assert trips == sorted(json.dumps(trip_record(t), separators=(",", ":")).encode() for t in reference.trips)
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(timeout=60)
+        log.close()
