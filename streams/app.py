@@ -118,7 +118,6 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         processing_guarantee=settings.processing_guarantee,
         # a vehicle's state holds its open day's pings (the evidence): up to a few MB
         producer_max_request_size=STATE_MAX_BYTES,
-        producer_compression_type="gzip",
         broker_session_timeout=settings.session_timeout_s,
         broker_heartbeat_interval=min(3.0, settings.session_timeout_s / 3),
     )
