@@ -12,6 +12,7 @@ import logging
 from collections import defaultdict
 
 import faust
+from faust.sensors.prometheus import setup_prometheus_sensors
 import msgspec
 from kafka.partitioner.default import murmur2
 
@@ -113,7 +114,9 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         topic_replication_factor=settings.replication,
         key_serializer="raw",
         value_serializer="raw",
-        web_enabled=False,
+        web_enabled=settings.web_port > 0,
+        web_port=settings.web_port or 6066,
+        web_bind="0.0.0.0",
         stream_wait_empty=False,
         processing_guarantee=settings.processing_guarantee,
         # a vehicle's state holds its open day's pings (the evidence): up to a few MB
@@ -241,5 +244,8 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
             else:
                 occurrences[body.id] = message.value
 
+    if settings.web_port > 0:
+        # Faust's own sensors (events, lag, commits, table sizes) on /metrics
+        setup_prometheus_sensors(app, name_prefix="fiscaliza")
     app.fiscaliza_shell = shell  # for tests and the startup banner
     return app

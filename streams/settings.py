@@ -18,6 +18,8 @@ class Settings:
     processing_guarantee: str = "at_least_once"
     # FISCALIZA_SESSION_TIMEOUT_S: how long a silent (crashed) worker keeps its partitions
     session_timeout_s: float = 60.0
+    # FISCALIZA_WEB_PORT: the worker's HTTP port for health and Prometheus /metrics (0: off)
+    web_port: int = 0
     # FISCALIZA_INPUTS: the telemetry topics every partition's watermark waits for
     inputs: frozenset[str] = frozenset({"tachograph", "catraca"})
 
@@ -34,6 +36,7 @@ class Settings:
                 inputs=_inputs(env.get("FISCALIZA_INPUTS")),
                 processing_guarantee=env.get("FISCALIZA_GUARANTEE", cls.processing_guarantee),
                 session_timeout_s=float(env.get("FISCALIZA_SESSION_TIMEOUT_S", cls.session_timeout_s)),
+                web_port=int(env.get("FISCALIZA_WEB_PORT", cls.web_port)),
             )
         except ValueError as exc:
             raise ValueError(f"invalid streaming setting in the environment: {exc}") from None
