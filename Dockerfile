@@ -12,6 +12,7 @@ COPY engine ./engine
 COPY rules ./rules
 COPY simulator ./simulator
 COPY streams ./streams
+COPY dashboards ./dashboards
 RUN pip install ".[production]" && useradd --system --home /var/lib/fiscaliza fiscaliza \
     && mkdir -p /var/lib/fiscaliza && chown fiscaliza /var/lib/fiscaliza
 USER fiscaliza
