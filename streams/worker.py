@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 
 import faust
 
 from engine.values import Context
 from streams.app import create_app
+from streams.logs import logging_config
 from streams.settings import Settings
 
 
@@ -30,6 +30,6 @@ def run_worker(ctx: Context, settings: Settings, loglevel: str = "info") -> None
     """Run until SIGTERM/SIGINT; Faust stops the agents and commits offsets on the way out."""
     app = create_app(ctx, settings)
     print(banner(ctx, settings), file=sys.stderr, flush=True)
-    logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)
+    worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
+                          logging_config=logging_config(loglevel))
     worker.execute_from_commandline()

@@ -181,3 +181,24 @@ def test_second_worker_joining_and_leaving_changes_nothing(kafka_bootstrap, publ
         first.send_signal(signal.SIGTERM)
         first.wait(timeout=60)
         log.close()
+
+
+def test_two_workers_sharing_four_partitions_give_the_same_result_as_one(kafka_bootstrap, published, tmp_path):
+    reference = published
+    expected = {i.infraction_id: i.status for i in reference.infractions}
+    app_id = f"pair-{uuid.uuid4().hex[:8]}"
+    log = open(tmp_path / "workers.log", "w")
+    workers = [start_worker(kafka_bootstrap, app_id, log) for _ in range(2)]
+    try:
+        def infractions():
+            return {k: v["status"] for k, v in latest_by_key(read_topic(kafka_bootstrap, "infractions")).items()}
+
+        assert wait_for(lambda: infractions() == expected, 240), infractions()
+        trips = sorted(set(r.value for r in read_topic(kafka_bootstrap, "trips")))
+        assert trips == sorted(json.dumps(trip_record(t), separators=(",", ":")).encode() for t in reference.trips)
+    finally:
+        for worker in workers:
+            worker.send_signal(signal.SIGTERM)
+        codes = [w.wait(timeout=60) for w in workers]
+        log.close()
+    assert codes == [0, 0]
