@@ -10,94 +10,12 @@ Route E has exact_times=1: scheduled trips, not windows; D-12 never looks at it.
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
-from zoneinfo import ZoneInfo
 
-import pytest
+from tiny_day import at, detected, pings
 
-from fiscaliza.policy import load_policy
-from geofences.build import build_geofences
-from gtfs import load_feed
 from rules import d12
-from rules.facts import ServiceDayFacts, TripFacts
 from rules.model import CONFIRMED, Infraction, InsufficientEvidence
-from trips.matching import match_service_day_full, service_day
-from trips.model import DetectedTrip, Fix
-
-TINY = Path(__file__).resolve().parents[1] / "gtfs" / "fixtures" / "tiny"
-SAO_PAULO = ZoneInfo("America/Sao_Paulo")
-TUESDAY = dt.date(2026, 12, 1)
-SHAPES = {("T", 0): "L", ("T", 1): "R", ("F", 0): "L", ("E", 1): "R"}
-RUN_S = {"T": 1500, "F": 1200, "E": 1200}
-
-
-# --- builders ----------------------------------------------------------------------
-
-
-class Tiny:
-    """The tiny feed, the shipped policy and its geofences; builds a day's facts."""
-
-    def __init__(self):
-        self.feed = load_feed(TINY)
-        self.policy = load_policy()
-        self.geofences = build_geofences(self.feed, self.policy)
-
-    def facts(self, trips: list[DetectedTrip], *, date: dt.date = TUESDAY,
-              reporting: tuple[float, ...] | None = None, occurrences=()) -> ServiceDayFacts:
-        day = service_day(self.feed, date)
-        matches = match_service_day_full(trips, day, self.feed.timezone, self.policy.trips)
-        if reporting is None:  # OP1 reports every 5 min from 00:00 to 26:00 of the service day
-            reporting = pings(day.start_epoch, day.start_epoch + 26 * 3600, 300)
-        return ServiceDayFacts(
-            day=day,
-            tz=self.feed.timezone,
-            trips=tuple(self.trip_facts(m, day) for m in matches),
-            operator_of_route={r.route_id: r.agency_id for r in self.feed.routes.values()},
-            origin_of={(p.route_id, p.direction_id): (self.feed.stops[p.origin_stop_id].lat,
-                                                     self.feed.stops[p.origin_stop_id].lon)
-                       for p in self.feed.patterns},
-            reporting={"OP1": tuple(sorted(reporting))},
-            occurrences=tuple(occurrences),
-        )
-
-    def trip_facts(self, match, day) -> TripFacts:
-        """Minimal pings: in the origin zone 10 s before leaving, 150 m along the shape
-        10 s after, and in the destination zone on arrival."""
-        d = match.detected
-        itinerary = self.geofences.itineraries[f"{d.route_id}:{d.direction_id}:{d.shape_id}"]
-        origin, along = itinerary.line.interpolate(0), itinerary.line.interpolate(150)
-        end = itinerary.line.interpolate(itinerary.line.length)
-        fixes = (
-            Fix(d.departed_at - 10, origin.x, origin.y, 0.0, d.route_id, f"{d.vehicle_id}@{d.departed_at - 10:.0f}"),
-            Fix(d.departed_at + 10, along.x, along.y, 30.0, d.route_id, f"{d.vehicle_id}@{d.departed_at + 10:.0f}"),
-            Fix(d.arrived_at, end.x, end.y, 0.0, d.route_id, f"{d.vehicle_id}@{d.arrived_at:.0f}"),
-        )
-        return TripFacts(match=match, itinerary=itinerary, operator_id="OP1", fixes=fixes,
-                         tz=self.feed.timezone, day_start=day.start_epoch)
-
-
-@pytest.fixture(scope="module")
-def tiny() -> Tiny:
-    return Tiny()
-
-
-def at(hh: int, mm: int, ss: int = 0, date: dt.date = TUESDAY) -> float:
-    """Epoch of a local wall-clock time (UTC-3)."""
-    return dt.datetime(date.year, date.month, date.day, hh, mm, ss, tzinfo=SAO_PAULO).timestamp()
-
-
-def pings(start: float, end: float, every: float) -> tuple[float, ...]:
-    n = int((end - start) // every) + 1
-    return tuple(start + i * every for i in range(n))
-
-
-def detected(vehicle: str, route: str, direction: int, departed_at: float, gap_s: float = 20.0) -> DetectedTrip:
-    return DetectedTrip(
-        vehicle_id=vehicle, route_id=route, direction_id=direction, shape_id=SHAPES[(route, direction)],
-        departed_at=departed_at, arrived_at=departed_at + RUN_S[route], coverage=0.95,
-        first_msg_id=f"{vehicle}@{departed_at - 10:.0f}", last_msg_id=f"{vehicle}@{departed_at + RUN_S[route]:.0f}",
-        departure_gap_s=gap_s,
-    )
+from trips.model import DetectedTrip
 
 
 def windows(findings) -> dict[str, Infraction]:

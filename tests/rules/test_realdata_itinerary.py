@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from fiscaliza.replay import ReplayInputs, replay
-from rules.model import Infraction
 
 pytestmark = pytest.mark.realdata
 
