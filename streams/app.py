@@ -70,7 +70,7 @@ class Shell:
         held = self._held.get((name, key))
         if held is not None:
             return held
-        raw = table.get(key)
+        raw = table.get(key.encode())
         return decoder.decode(raw) if raw else None
 
     def _load_vehicle(self, vehicle_id: str) -> VehicleState | None:
@@ -92,7 +92,7 @@ class Shell:
         """After a batch's outputs were sent: its state changes go to the tables."""
         tables = {"vehicles": self.vehicles, "operators": self.operators, "partitions": self.partitions}
         for (name, key) in [k for k in self._held if k[0] in names]:
-            tables[name][key] = self._encoder.encode(self._held.pop((name, key)))
+            tables[name][key.encode()] = self._encoder.encode(self._held.pop((name, key)))
 
     def current_occurrences(self) -> list[Occurrence]:
         decoder = msgspec.json.Decoder(Occurrence)
@@ -130,14 +130,17 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
     occurrence_topic = app.topic("occurrences", key_type=bytes, value_type=bytes)
     out = {name: app.topic(name, key_type=bytes, value_type=bytes)
            for name in ("trips", "infractions", "rejected", "operator-events", "day-matched")}
+    # Keys are raw bytes: the changelog partition of b"JN-1011" is then the partition its
+    # pings are on (str keys would be JSON-serialized, '"JN-1011"', and hash elsewhere:
+    # after a rebalance another worker than the pings' would recover the state).
     vehicles = app.Table("vehicles", partitions=settings.partitions, use_partitioner=True,
-                         key_type=str, value_type=bytes, extra_topic_configs=big)
+                         key_type=bytes, value_type=bytes, extra_topic_configs=big)
     operators = app.Table("operators", partitions=settings.partitions, use_partitioner=True,
-                          key_type=str, value_type=bytes, extra_topic_configs=big)
+                          key_type=bytes, value_type=bytes, extra_topic_configs=big)
     partitions = app.Table("partitions", partitions=settings.partitions, use_partitioner=True,
-                           key_type=str, value_type=bytes)
+                           key_type=bytes, value_type=bytes)
     occurrences = app.GlobalTable("occurrences-table", partitions=settings.partitions, use_partitioner=True,
-                                  key_type=str, value_type=bytes)
+                                  key_type=bytes, value_type=bytes)
     shell = Shell(ctx, settings, vehicles, operators, partitions, occurrences)
     json_encoder = msgspec.json.Encoder()
     operator_decoder = msgspec.json.Decoder(OperatorInput)
@@ -242,7 +245,7 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
             if isinstance(body, Rejection):
                 await send_rejected([body])
             else:
-                occurrences[body.id] = message.value
+                occurrences[body.id.encode()] = message.value
 
     if settings.web_port > 0:
         # Faust's own sensors (events, lag, commits, table sizes) on /metrics
