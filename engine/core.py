@@ -7,11 +7,10 @@ same order a single partition would see them.
 
 from __future__ import annotations
 
-from engine.messages import DayMatched
 from engine.operator import OperatorStage, OperatorState
 from engine.values import Context, Emitted, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
-from rules.model import Infraction, InsufficientEvidence
+from rules.model import InsufficientEvidence
 from telemetry import Occurrence
 
 

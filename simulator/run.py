@@ -146,7 +146,6 @@ def _tachograph(duty: Duty, feed: Feed, projector: Projector, settings: Simulati
     route = np.empty(len(t), dtype=object)
     # Standing at the terminal before, between and after runs.
     departures = np.array([r.departure for r in runs])
-    arrivals = np.array([r.arrival for r in runs])
     current = np.clip(np.searchsorted(departures, t, side="right") - 1, 0, len(runs) - 1)
     for i, run in enumerate(runs):
         mine = current == i

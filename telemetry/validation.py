@@ -14,7 +14,6 @@ import msgspec
 
 from telemetry.contracts import (
     END_BEFORE_START_MESSAGE,
-    INVALID_GEOMETRY_MESSAGE,
     NON_FINITE_MESSAGE,
     CatracaReading,
     Occurrence,
