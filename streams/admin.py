@@ -86,11 +86,7 @@ def publish(bootstrap: str, topic: str, path: Path, speed: float | None = None,
     except OSError as exc:
         raise StreamError(f"cannot read {path}: {exc.strerror}") from None
     decoder = msgspec.json.Decoder(_Keyed)
-    try:
-        producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, batch_size=256 * 1024,
-                                 acks="all", client_id="fiscaliza-publish")
-    except KafkaError as exc:
-        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+    producer = _producer(bootstrap, linger_ms=20, batch_size=256 * 1024)
     result = PublishResult()
     started_wall, started_event = clock(), None
     try:
@@ -115,6 +111,13 @@ def publish(bootstrap: str, topic: str, path: Path, speed: float | None = None,
     return result
 
 
+def _producer(bootstrap: str, **options) -> KafkaProducer:
+    try:
+        return KafkaProducer(bootstrap_servers=bootstrap, acks="all", client_id="fiscaliza-publish", **options)
+    except KafkaError as exc:
+        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+
+
 def _key_and_time(decoder, line: bytes) -> tuple[str | None, float | None]:
     try:
         message = decoder.decode(line)
@@ -132,10 +135,7 @@ def _key_and_time(decoder, line: bytes) -> tuple[str | None, float | None]:
 def publish_end_of_input(bootstrap: str, topics: Iterable[str] = ("tachograph", "catraca")) -> int:
     """Mark the end of a finite input (a backfill) on every partition of the input
     topics: the workers then close every period the input covered, as the replay does."""
-    try:
-        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", client_id="fiscaliza-publish")
-    except KafkaError as exc:
-        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+    producer = _producer(bootstrap)
     sent = 0
     try:
         for topic in topics:

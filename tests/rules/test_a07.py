@@ -11,55 +11,13 @@ A path that cuts B's corner with one ping `a` m before B and the next `b` m afte
 passes B at the height of the right triangle: a × b / √(a² + b²).
 """
 
-import datetime as dt
 import math
-from pathlib import Path
 
-import numpy as np
-import shapely
+from tiny_trip import DATE, POLICY, S, at, facts_of, track
 
-from fiscaliza.policy import load_policy
-from geofences import build_geofences
-from gtfs import load_feed
-from gtfs.projection import Projector
 from rules.a07 import detect
-from rules.facts import TripFacts
 from rules.model import Infraction, InsufficientEvidence
-from trips import Fix, detect_trips
-from trips.matching import match_service_day_full, service_day
-
-FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
-POLICY = load_policy()
-GEOFENCES = build_geofences(FEED, POLICY)
-LINE_L = FEED.shapes["L"].line
-DATE = dt.date(2026, 12, 1)
-DAY = service_day(FEED, DATE)
-TZ = FEED.timezone
-S = DAY.start_epoch + 6 * 3600  # 06:00:00 local, T-0600's scheduled departure
-PROJECTOR = Projector(FEED.epsg)
-ITINERARY = GEOFENCES.itineraries["T:0:L"]
-
-
-def at(seconds: float) -> dt.datetime:
-    """Local time `seconds` after 06:00:00 of the service date."""
-    return dt.datetime(2026, 12, 1, 6, 0, tzinfo=TZ) + dt.timedelta(seconds=seconds)
-
-
-def track(knots, *, drop=(), every=10.0) -> list[Fix]:
-    """Pings every `every` s and at every knot, from the first knot to the last.
-
-    knots: (seconds after 06:00, metres along shape L), progress interpolated between them.
-    drop: (t0, t1): pings with t0 < t < t1 are lost."""
-    kt, kp = (np.array(v, dtype=float) for v in zip(*knots))
-    t = np.union1d(np.arange(kt[0], kt[-1] + 1e-9, every), kt)
-    for a, b in drop:
-        t = t[(t <= a) | (t >= b)]
-    p = np.interp(t, kt, kp)
-    pts = shapely.line_interpolate_point(LINE_L, p)
-    x, y = shapely.get_x(pts), shapely.get_y(pts)
-    lon, lat = PROJECTOR.to_lonlat(x, y)
-    return [Fix(S + ti, xi, yi, 36.0, "T", f"v1@{ti:g}", float(la), float(lo))
-            for ti, xi, yi, la, lo in zip(t, x, y, lat, lon)]
+from trips import Fix
 
 
 def corner_cut(before: float, after: float) -> list[Fix]:
@@ -73,16 +31,6 @@ def corner_cut(before: float, after: float) -> list[Fix]:
 def past_b(height: float, before: float = 50.0) -> float:
     """How far past B the next ping must be for the chord to pass `height` m from B."""
     return height * before / math.sqrt(before**2 - height**2)
-
-
-def facts_of(fixes):
-    detected = [d for d in detect_trips("v1", fixes, GEOFENCES, POLICY.trips) if d.route_id == "T"]
-    assert len(detected) == 1, detected
-    (match,) = match_service_day_full(detected, DAY, TZ, POLICY.trips)
-    assert match.scheduled is not None and match.scheduled.trip_id == "T-0600"
-    # the engine's facts: the dwell at A, the run and the stay at C (each under 30 min)
-    return TripFacts(match=match, itinerary=ITINERARY, operator_id=FEED.operator_of("T"), fixes=tuple(fixes),
-                     tz=TZ, day_start=DAY.start_epoch)
 
 
 UNIFORM = [(-70, 0), (-10, 0), (0, 100), (690, 7000), (750, 7000)]  # 10 m/s: B (3000 m) at 290 s

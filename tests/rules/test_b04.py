@@ -14,56 +14,12 @@ pings on a stretch of constant speed and its interpolated time is exact.
 Ping ids are "v1@<seconds after 06:00>".
 """
 
-import datetime as dt
-from pathlib import Path
+from tiny_trip import DATE, FEED, POLICY, at, facts_of, track
 
-import numpy as np
-import shapely
-
-from fiscaliza.policy import load_policy
-from geofences import build_geofences
-from gtfs import load_feed, scheduled_trips
-from gtfs.projection import Projector
+from gtfs import scheduled_trips
 from rules.b04 import detect
-from rules.facts import TripFacts
 from rules.model import Infraction, InsufficientEvidence
-from trips import Fix, detect_trips
-from trips.matching import match_service_day_full, service_day
-
-FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
-POLICY = load_policy()
-GEOFENCES = build_geofences(FEED, POLICY)
-LINE_L = FEED.shapes["L"].line
-DATE = dt.date(2026, 12, 1)
-DAY = service_day(FEED, DATE)
-TZ = FEED.timezone
-S = DAY.start_epoch + 6 * 3600  # 06:00:00 local, T-0600's scheduled departure
-PROJECTOR = Projector(FEED.epsg)
-ITINERARY = GEOFENCES.itineraries["T:0:L"]
-
-
-def at(seconds: float) -> dt.datetime:
-    """Local time `seconds` after 06:00:00 of the service date."""
-    return dt.datetime(2026, 12, 1, 6, 0, tzinfo=TZ) + dt.timedelta(seconds=seconds)
-
-
-def track(knots, *, drop=(), every=10.0) -> list[Fix]:
-    """Pings every `every` s and at every knot, from the first knot to the last.
-
-    knots: (seconds after 06:00, metres along shape L), progress interpolated between them.
-    drop: (t0, t1): pings with t0 < t < t1 are lost."""
-    kt, kp = (np.array(v, dtype=float) for v in zip(*knots))
-    assert (np.diff(kt) > 0).all() and (np.diff(kp) >= 0).all()
-    t = np.union1d(np.arange(kt[0], kt[-1] + 1e-9, every), kt)
-    for a, b in drop:
-        t = t[(t <= a) | (t >= b)]
-    p = np.interp(t, kt, kp)
-    pts = shapely.line_interpolate_point(LINE_L, p)
-    x, y = shapely.get_x(pts), shapely.get_y(pts)
-    lon, lat = PROJECTOR.to_lonlat(x, y)
-    return [Fix(S + ti, xi, yi, 36.0, "T", f"v1@{ti:g}", float(la), float(lo))
-            for ti, xi, yi, la, lo in zip(t, x, y, lat, lon)]
-
+from trips import Fix
 
 T0600 = next(t for t in scheduled_trips(FEED, DATE) if t.trip_id == "T-0600")
 SB = T0600.stops[1].shape_dist_m  # 3000 m
@@ -79,16 +35,6 @@ def run(dep: float = 0, b: float = 0, c: float = 0, *, drop=()) -> list[Fix]:
              (dwell_end - 60, SB), (dwell_end, SB), (dwell_end + 25, SB + 200),  # dwell at B, leave at 8 m/s
              (reach_c - 36, SC - 400), (reach_c + 4, SC), (reach_c + 64, SC)]  # last 400 m at 10 m/s
     return track(knots, drop=drop)
-
-
-def facts_of(fixes):
-    detected = [d for d in detect_trips("v1", fixes, GEOFENCES, POLICY.trips) if d.route_id == "T"]
-    assert len(detected) == 1, detected
-    (match,) = match_service_day_full(detected, DAY, TZ, POLICY.trips)
-    assert match.scheduled == T0600
-    # the engine's facts: the dwell at A, the run and the stay at C (each under 30 min)
-    return TripFacts(match=match, itinerary=ITINERARY, operator_id=FEED.operator_of("T"), fixes=tuple(fixes),
-                     tz=TZ, day_start=DAY.start_epoch)
 
 
 def test_on_schedule_everywhere_yields_nothing():

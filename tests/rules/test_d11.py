@@ -12,60 +12,11 @@ progress, y = 7815000 - offset), so that their steps are exact: 12 steps of 25 m
 300.0 m, not 299.99999. Ping ids are "v1@<seconds after 06:00>".
 """
 
-import datetime as dt
-from pathlib import Path
+from tiny_trip import DATE, POLICY, S, at, facts_of, track
 
-import numpy as np
-import shapely
-
-from fiscaliza.policy import load_policy
-from geofences import build_geofences
-from gtfs import load_feed
-from gtfs.projection import Projector
 from rules.d11 import detect
-from rules.facts import TripFacts
 from rules.model import Infraction, InsufficientEvidence
-from trips import Fix, detect_trips
-from trips.matching import match_service_day_full, service_day
-
-FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
-POLICY = load_policy()
-GEOFENCES = build_geofences(FEED, POLICY)
-LINE_L = FEED.shapes["L"].line
-DATE = dt.date(2026, 12, 1)
-DAY = service_day(FEED, DATE)
-TZ = FEED.timezone
-S = DAY.start_epoch + 6 * 3600  # 06:00:00 local, T-0600's scheduled departure
-PROJECTOR = Projector(FEED.epsg)
-ITINERARY = GEOFENCES.itineraries["T:0:L"]
-
-
-def at(seconds: float) -> dt.datetime:
-    """Local time `seconds` after 06:00:00 of the service date."""
-    return dt.datetime(2026, 12, 1, 6, 0, tzinfo=TZ) + dt.timedelta(seconds=seconds)
-
-
-def track(knots, *, off=(), drop=(), every=10.0) -> list[Fix]:
-    """Pings every `every` s and at every knot, from the first knot to the last.
-
-    knots: (seconds after 06:00, metres along shape L), progress interpolated between them.
-    off: (t0, t1, metres): pings with t0 <= t <= t1 sit `metres` south of the east leg.
-    drop: (t0, t1): pings with t0 < t < t1 are lost."""
-    kt, kp = (np.array(v, dtype=float) for v in zip(*knots))
-    t = np.union1d(np.arange(kt[0], kt[-1] + 1e-9, every), kt)
-    for a, b in drop:
-        t = t[(t <= a) | (t >= b)]
-    p = np.interp(t, kt, kp)
-    pts = shapely.line_interpolate_point(LINE_L, p)
-    x, y = shapely.get_x(pts), shapely.get_y(pts)
-    for a, b, metres in off:
-        inside = (t >= a) & (t <= b)
-        assert (p[inside] < 3000 - metres).all(), "off-route stretches are drawn on the east leg"
-        x = np.where(inside, 356000.0 + p, x)
-        y = np.where(inside, 7815000.0 - metres, y)
-    lon, lat = PROJECTOR.to_lonlat(x, y)
-    return [Fix(S + ti, xi, yi, 36.0, "T", f"v1@{ti:g}", float(la), float(lo))
-            for ti, xi, yi, la, lo in zip(t, x, y, lat, lon)]
+from trips import Fix
 
 
 def detour_run(start: float, travel: float, duration: float, *, metres: float = 100.0, drop=()) -> list[Fix]:
@@ -76,16 +27,6 @@ def detour_run(start: float, travel: float, duration: float, *, metres: float = 
     t2 = t1 + (7000 - start - travel) / 10
     knots = [(-70, 0), (-10, 0), (0, 100), (t0, start), (t1, start + travel), (t2, 7000), (t2 + 60, 7000)]
     return track(knots, off=[(t0, t1, metres)], drop=drop)
-
-
-def facts_of(fixes):
-    detected = [d for d in detect_trips("v1", fixes, GEOFENCES, POLICY.trips) if d.route_id == "T"]
-    assert len(detected) == 1, detected
-    (match,) = match_service_day_full(detected, DAY, TZ, POLICY.trips)
-    assert match.scheduled is not None and match.scheduled.trip_id == "T-0600"
-    # the engine's facts: the dwell at A, the run and the stay at C (each under 30 min)
-    return TripFacts(match=match, itinerary=ITINERARY, operator_id=FEED.operator_of("T"), fixes=tuple(fixes),
-                     tz=TZ, day_start=DAY.start_epoch)
 
 
 def ids(fixes, t0, t1):

@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tiny_day import at, detected, pings
+from tiny_day import at, detected, insufficient, pings
 
 from rules import d12
-from rules.model import CONFIRMED, Infraction, InsufficientEvidence
+from rules.model import CONFIRMED, Infraction
 from trips.model import DetectedTrip
 
 
 def windows(findings) -> dict[str, Infraction]:
     """D-12 infractions by local window start (HH:MM)."""
     return {f.occurred_at.strftime("%H:%M"): f for f in findings if isinstance(f, Infraction)}
-
-
-def insufficient(findings) -> list[InsufficientEvidence]:
-    return [f for f in findings if isinstance(f, InsufficientEvidence)]
 
 
 def route_f(*departures: tuple[int, int, int] | tuple[int, int]) -> list[DetectedTrip]:

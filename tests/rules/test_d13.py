@@ -16,12 +16,12 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tiny_day import SAO_PAULO, at, detected
+from tiny_day import SAO_PAULO, at, detected, insufficient
 
 from fiscaliza.policy import load_policy
 from rules import d13
 from rules.d13 import escalated_fine
-from rules.model import CONFIRMED, Infraction, InsufficientEvidence
+from rules.model import CONFIRMED, Infraction
 from telemetry import Occurrence, decode_occurrence
 
 STEP_PCT = load_policy().d13.escalation_step_pct  # 10
@@ -30,10 +30,6 @@ STEP_PCT = load_policy().d13.escalation_step_pct  # 10
 def records(findings) -> dict[str, Infraction]:
     """D-13 infractions by route."""
     return {f.route_id: f for f in findings if isinstance(f, Infraction)}
-
-
-def insufficient(findings) -> list[InsufficientEvidence]:
-    return [f for f in findings if isinstance(f, InsufficientEvidence)]
 
 
 def occurrence(**fields) -> Occurrence:

@@ -10,9 +10,9 @@ import json
 from zoneinfo import ZoneInfo
 
 from fiscaliza.policy import load_policy
-from rules.model import InsufficientEvidence
 from rules.d19 import RETENTION, detect, silences
 from rules.facts import VehicleDayFacts
+from rules.model import InsufficientEvidence
 from telemetry import CatracaReading, decode_catraca
 
 POLICY = load_policy()

@@ -14,11 +14,11 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from tiny_day import SAO_PAULO, TUESDAY, at, detected, pings
+from tiny_day import ALL_RUN, SAO_PAULO, TUESDAY, at, detected, insufficient, pings
 
 from rules import d22
 from rules.facts import ServiceDayFacts
-from rules.model import PROVISIONAL, Infraction, InsufficientEvidence
+from rules.model import PROVISIONAL, Infraction
 
 HOLIDAY = dt.date(2026, 12, 8)
 
@@ -26,19 +26,6 @@ HOLIDAY = dt.date(2026, 12, 8)
 def infractions(findings) -> dict[str, Infraction]:
     """D-22 infractions by scheduled key."""
     return {f.evidence["scheduled_key"]: f for f in findings if isinstance(f, Infraction)}
-
-
-def insufficient(findings) -> list[InsufficientEvidence]:
-    return [f for f in findings if isinstance(f, InsufficientEvidence)]
-
-
-ALL_RUN = [  # every timetabled trip of 2026-12-01 run on time
-    detected("V1", "T", 0, at(6, 0)),
-    detected("V1", "T", 1, at(7, 0)),
-    detected("V1", "T", 0, at(23, 50)),
-    detected("V2", "E", 1, at(10, 0)),
-    detected("V2", "E", 1, at(10, 30)),
-]
 
 
 # --- infractions ---------------------------------------------------------------------

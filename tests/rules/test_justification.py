@@ -17,7 +17,7 @@ import datetime as dt
 import json
 
 import pytest
-from tiny_day import SAO_PAULO, TUESDAY, at, detected
+from tiny_day import ALL_RUN, SAO_PAULO, TUESDAY, at
 
 from fiscaliza.policy import load_policy
 from gtfs.projection import Projector
@@ -29,15 +29,6 @@ from telemetry import Occurrence, decode_occurrence
 KINDS = ("road_closure", "authorized_detour", "accident", "breakdown", "other")
 PROJECTOR = Projector(31984)
 CORRIDOR_M = 50.0
-
-
-ALL_RUN = [  # every timetabled trip of 2026-12-01 run on time
-    detected("V1", "T", 0, at(6, 0)),
-    detected("V1", "T", 1, at(7, 0)),
-    detected("V1", "T", 0, at(23, 50)),
-    detected("V2", "E", 1, at(10, 0)),
-    detected("V2", "E", 1, at(10, 30)),
-]
 
 
 def occurrence(id: str, kind: str, start: str = "06:00", end: str = "07:00", **fields) -> Occurrence:

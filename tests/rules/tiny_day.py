@@ -15,6 +15,7 @@ from fiscaliza.policy import load_policy
 from geofences import build_geofences
 from gtfs import load_feed
 from rules.facts import ServiceDayFacts, TripFacts
+from rules.model import InsufficientEvidence
 from trips.matching import match_service_day_full, service_day
 from trips.model import DetectedTrip, Fix
 
@@ -85,3 +86,16 @@ def detected(vehicle: str, route: str, direction: int, departed_at: float, gap_s
         departure_gap_s=gap_s,
         exit_msg_ids=(f"{vehicle}@{departed_at - 10:.0f}", f"{vehicle}@{departed_at + 10:.0f}"),
     )
+
+
+def insufficient(findings) -> list[InsufficientEvidence]:
+    return [f for f in findings if isinstance(f, InsufficientEvidence)]
+
+
+ALL_RUN = [  # every timetabled trip of 2026-12-01 run on time
+    detected("V1", "T", 0, at(6, 0)),
+    detected("V1", "T", 1, at(7, 0)),
+    detected("V1", "T", 0, at(23, 50)),
+    detected("V2", "E", 1, at(10, 0)),
+    detected("V2", "E", 1, at(10, 30)),
+]
