@@ -1,0 +1,318 @@
+"""The evidence bundle of an auto de infração, and its verification.
+
+A bundle is a deterministic zip holding everything needed to re-run the rule: the raw
+telemetry lines exactly as received (the accused operator's vehicles, over the service
+day), the occurrences, the GTFS feed, the operator's fleet rows, the policy file and the
+infraction record itself, with a manifest of per-file SHA-256 digests. The same inputs
+always give the same bytes, so the SHA-256 printed on the docket identifies it.
+
+`verify_bundle` re-runs `fiscaliza replay` on the bundle alone (the same engine as the
+workers) and reports whether it reproduces the infraction: what an operator's lawyer runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import io
+import json
+import tempfile
+import zipfile
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from fiscaliza import __version__
+from fiscaliza.fleet import Vehicle
+from telemetry import Rejection, decode
+
+FORMAT = "fiscaliza-evidence-bundle/1"
+MANIFEST = "manifest.json"
+INFRACTION = "infraction.json"
+SOURCES = ("tachograph", "catraca", "occurrences")
+# The zip's fixed timestamp: a bundle's bytes depend only on its contents.
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+# Telemetry of a service day: from its local midnight to 06:00 the next day, so a trip
+# running past midnight and the vehicle's operating-day cutover (03:00) are covered.
+_DAY_END_MARGIN = dt.timedelta(hours=30)
+
+
+class BundleError(ValueError):
+    """The file is not a readable evidence bundle, or its contents fail their digests."""
+
+
+@dataclass(frozen=True)
+class RawLines:
+    """Raw telemetry lines of one source, as received."""
+
+    source: str
+    lines: tuple[bytes, ...]
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def day_window(service_date: dt.date, timezone: str) -> tuple[float, float]:
+    """The epoch interval whose telemetry decides a service day's infractions."""
+    start = dt.datetime.combine(service_date, dt.time(0), tzinfo=ZoneInfo(timezone))
+    return start.timestamp(), (start + _DAY_END_MARGIN).timestamp()
+
+
+def select_lines(source: str, lines: Iterable[bytes], vehicles: frozenset[str],
+                 window: tuple[float, float]) -> tuple[bytes, ...]:
+    """The lines of `source` that belong in a bundle: the vehicles' telemetry inside the
+    window, or the occurrences overlapping it. Lines that do not decode are left out:
+    they were rejected at ingestion and accuse nobody."""
+    start, end = window
+    chosen = []
+    for line in lines:
+        body = decode(source, line)
+        if isinstance(body, Rejection):
+            continue
+        if source == "occurrences":
+            if body.start_epoch < end and body.end_epoch >= start:
+                chosen.append(line)
+        elif body.vehicle_id in vehicles and start <= body.epoch < end:
+            chosen.append(line)
+    return tuple(chosen)
+
+
+def fleet_csv(vehicles: Iterable[Vehicle]) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["vehicle_id", "plate", "operator_id", "capacity"])
+    for v in sorted(vehicles, key=lambda v: v.vehicle_id):
+        writer.writerow([v.vehicle_id, v.plate, v.operator_id, "" if v.capacity is None else v.capacity])
+    return out.getvalue().encode("utf-8")
+
+
+def feed_files(feed: Path) -> dict[str, bytes]:
+    """The GTFS feed's files (a directory or a .zip), by name."""
+    if feed.is_dir():
+        return {p.name: p.read_bytes() for p in sorted(feed.glob("*.txt"))}
+    with zipfile.ZipFile(feed) as archive:
+        return {Path(n).name: archive.read(n) for n in sorted(archive.namelist()) if n.endswith(".txt")}
+
+
+def policy_bytes(policy: Path | None) -> bytes:
+    if policy is not None:
+        return Path(policy).read_bytes()
+    from fiscaliza.policy import DEFAULT_POLICY_NAME
+
+    return resources.files("fiscaliza").joinpath("policies", DEFAULT_POLICY_NAME).read_bytes()
+
+
+def build_bundle(*, infraction: Mapping, feed: Mapping[str, bytes], fleet: bytes, policy: bytes,
+                 telemetry: Iterable[RawLines], geofences: bytes | None = None) -> bytes:
+    """The bundle's bytes: deterministic for the same contents."""
+    members: dict[str, bytes] = {
+        INFRACTION: json.dumps(infraction, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8"),
+        "fleet.csv": fleet,
+        "policy.toml": policy,
+    }
+    members.update({f"feed/{name}": data for name, data in feed.items()})
+    counts = {}
+    for raw in telemetry:
+        members[f"{raw.source}.jsonl"] = b"".join(line + b"\n" for line in raw.lines)
+        counts[raw.source] = len(raw.lines)
+    if geofences is not None:
+        members["geofences.geojson"] = geofences
+    manifest = {
+        "format": FORMAT,
+        "infraction_id": infraction["infraction_id"],
+        "code": infraction["code"],
+        "engine_version": infraction.get("evidence", {}).get("engine_version", __version__),
+        "policy_version": infraction.get("evidence", {}).get("policy_version"),
+        "messages": counts,
+        "files": {name: sha256(data) for name, data in sorted(members.items())},
+        "verify": "fiscaliza verify <este arquivo>",
+    }
+    members[MANIFEST] = json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(members):
+            info = zipfile.ZipInfo(name, date_time=_ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, members[name])
+    return out.getvalue()
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A bundle read back, its digests checked."""
+
+    manifest: dict
+    infraction: dict
+    members: dict[str, bytes]
+
+    def lines(self, source: str) -> list[bytes]:
+        data = self.members.get(f"{source}.jsonl", b"")
+        return [line for line in data.split(b"\n") if line.strip()]
+
+
+def read_bundle(data: bytes) -> Bundle:
+    """Open a bundle and check every member against the manifest, or BundleError."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = {name: archive.read(name) for name in archive.namelist() if not name.endswith("/")}
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise BundleError(f"não é um pacote de evidências legível: {exc}") from None
+    try:
+        manifest = json.loads(members[MANIFEST])
+        infraction = json.loads(members[INFRACTION])
+    except (KeyError, ValueError) as exc:
+        raise BundleError(f"pacote sem manifesto ou registro da infração válidos ({exc})") from None
+    if manifest.get("format") != FORMAT:
+        raise BundleError(f"formato desconhecido: {manifest.get('format')!r} (esperado {FORMAT})")
+    listed = manifest.get("files", {})
+    extra = sorted(set(members) - set(listed) - {MANIFEST})
+    if extra:
+        raise BundleError(f"arquivos não listados no manifesto: {', '.join(extra)}")
+    for name, digest in sorted(listed.items()):
+        if name not in members:
+            raise BundleError(f"arquivo ausente do pacote: {name}")
+        if sha256(members[name]) != digest:
+            raise BundleError(f"o arquivo {name} foi alterado: SHA-256 não confere com o manifesto")
+    return Bundle(manifest=manifest, infraction=infraction, members=members)
+
+
+@dataclass
+class Verdict:
+    """What re-running the rule on the bundle alone gave."""
+
+    bundle_sha256: str
+    infraction_id: str
+    code: str
+    reproduced: bool
+    findings: list[str] = field(default_factory=list)  # pt-BR, one per check
+
+
+# Fields whose equality proves the same infraction: the contract's fields.
+_COMPARED = ("code", "group", "fine_ufir", "operator_id", "route_id", "direction_id", "trip_id",
+             "vehicle_id", "service_date", "occurred_at", "lat", "lon", "description")
+
+
+def verify_bundle(data: bytes) -> Verdict:
+    """Re-run the engine on the bundle's own inputs and compare with its infraction."""
+    from fiscaliza.replay import ReplayInputs, infraction_record, replay
+
+    bundle = read_bundle(data)
+    recorded = bundle.infraction
+    verdict = Verdict(sha256(data), recorded["infraction_id"], recorded["code"], reproduced=False)
+    verdict.findings.append(f"Integridade: {len(bundle.manifest['files'])} arquivos conferem com o manifesto (SHA-256).")
+    with tempfile.TemporaryDirectory(prefix="fiscaliza-verify-") as tmp:
+        root = Path(tmp)
+        for name, content in bundle.members.items():
+            target = root / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        inputs = ReplayInputs(
+            feed=root / "feed",
+            fleet=root / "fleet.csv",
+            tachograph=root / "tachograph.jsonl",
+            catraca=(root / "catraca.jsonl") if "catraca.jsonl" in bundle.members else None,
+            occurrences=(root / "occurrences.jsonl") if "occurrences.jsonl" in bundle.members else None,
+            policy=root / "policy.toml",
+            geofences=(root / "geofences.geojson") if "geofences.geojson" in bundle.members else None,
+        )
+        if not inputs.tachograph.exists():
+            inputs.tachograph.write_bytes(b"")
+        result = replay(inputs)
+    rerun = {i.infraction_id: infraction_record(i) for i in result.infractions}
+    again = rerun.get(recorded["infraction_id"])
+    if again is None:
+        verdict.findings.append("A infração NÃO foi reproduzida: o reprocessamento do pacote não a gera.")
+        return verdict
+    verdict.findings.append(f"A regra {recorded['code']} foi reexecutada sobre {result.messages} mensagens do pacote "
+                            f"e gerou a mesma infração (identificador {recorded['infraction_id']}).")
+    differing = [name for name in _COMPARED if again.get(name) != recorded.get(name)]
+    if differing:
+        verdict.findings.append(f"Campos divergentes: {', '.join(differing)}.")
+        return verdict
+    status_ok = _status_reproduced(recorded, again, verdict.findings)
+    evidence_ok = _evidence_reproduced(recorded, again, verdict.findings)
+    verdict.reproduced = status_ok and evidence_ok
+    return verdict
+
+
+def _without_art45(evidence: dict) -> dict:
+    return {k: v for k, v in evidence.items() if k != "art45"}
+
+
+def _evidence_reproduced(recorded: dict, again: dict, findings: list[str]) -> bool:
+    if _without_art45(again["evidence"]) != _without_art45(recorded["evidence"]):
+        keys = sorted(k for k in set(again["evidence"]) | set(recorded["evidence"])
+                      if again["evidence"].get(k) != recorded["evidence"].get(k) and k != "art45")
+        findings.append(f"Evidências divergentes: {', '.join(keys)}.")
+        return False
+    findings.append("As evidências recalculadas são idênticas às registradas.")
+    return True
+
+
+def _status_reproduced(recorded: dict, again: dict, findings: list[str]) -> bool:
+    """D-22's status depends on the whole month (art. 45), which a one-day bundle does not
+    hold: it is checked against the month's figures recorded in the evidence instead."""
+    art45 = recorded["evidence"].get("art45")
+    if recorded["code"] == "D-22" and art45 is not None:
+        due = art45["start_of_operation"] or art45["efficiency_pct"] < art45["min_efficiency_pct"]
+        expected = "confirmed" if due else "exempt_art45"
+        findings.append(
+            f"Art. 45: eficiência do mês {art45['month']} registrada em {art45['efficiency_pct']:.3f} % "
+            f"(mínimo {art45['min_efficiency_pct']:.1f} %), início da operação: "
+            f"{'sim' if art45['start_of_operation'] else 'não'} → situação {expected}. "
+            "Os km do mês vêm do registro; a telemetria do mês não está no pacote.")
+        if recorded["status"] != expected:
+            findings.append(f"Situação registrada {recorded['status']} não confere com o art. 45.")
+            return False
+        return True
+    if again["status"] != recorded["status"]:
+        findings.append(f"Situação divergente: registrada {recorded['status']}, recalculada {again['status']}.")
+        return False
+    findings.append(f"Situação reproduzida: {again['status']}.")
+    return True
+
+
+class BundleMaker:
+    """Bundles for infractions found by a replay, from the replay's own input files.
+
+    The input files are read once; the lines of each (operator, service day) are
+    selected once and shared by that day's infractions of the operator."""
+
+    def __init__(self, inputs, fleet: Mapping[str, Vehicle], timezone: str):
+        self.inputs = inputs
+        self.fleet = fleet
+        self.timezone = timezone
+        self._raw = {source: list(iter_file_lines(getattr(inputs, source))) for source in SOURCES}
+        self._feed = feed_files(Path(inputs.feed))
+        self._policy = policy_bytes(inputs.policy)
+        self._geofences = Path(inputs.geofences).read_bytes() if inputs.geofences else None
+        self._selected: dict[tuple, tuple[RawLines, ...]] = {}
+
+    def bundle(self, record: Mapping) -> bytes:
+        operator = record["operator_id"]
+        vehicles = [v for v in self.fleet.values() if v.operator_id == operator]
+        service_date = dt.date.fromisoformat(record["service_date"])
+        key = (operator, service_date)
+        if key not in self._selected:
+            ids = frozenset(v.vehicle_id for v in vehicles)
+            window = day_window(service_date, self.timezone)
+            self._selected[key] = tuple(
+                RawLines(source, select_lines(source, self._raw[source], ids, window))
+                for source in SOURCES if getattr(self.inputs, source) is not None)
+        return build_bundle(infraction=record, feed=self._feed, fleet=fleet_csv(vehicles), policy=self._policy,
+                            telemetry=self._selected[key], geofences=self._geofences)
+
+
+def iter_file_lines(path: Path | None) -> Iterator[bytes]:
+    if path is None:
+        return
+    with open(path, "rb") as handle:
+        for raw in handle:
+            line = raw.rstrip(b"\r\n")
+            if line.strip():
+                yield line

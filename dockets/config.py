@@ -1,0 +1,16 @@
+"""What the dockets take from the enforcement policy: the calendar and the issuer."""
+
+from __future__ import annotations
+
+from dockets.calendar import BusinessCalendar
+from fiscaliza.policy import Policy
+
+
+def calendar_for(policy: Policy) -> BusinessCalendar:
+    """Business days of the municipality: national, its state's and its own holidays."""
+    general = policy.policy
+    return BusinessCalendar.for_municipality(general.state, municipal_holidays=general.municipal_holidays)
+
+
+def issuer_name(policy: Policy) -> str:
+    return f"Prefeitura Municipal de {policy.policy.municipality} — Órgão Gerencial do Transporte Coletivo"

@@ -1,0 +1,283 @@
+"""The auto de infração as a document: its graphics (art. 6) drawn from the evidence
+bundle, and the PDF with every field of art. 5 (I–VIII), rendered by weasyprint."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+from jinja2 import Environment, PackageLoader, select_autoescape
+from pyproj import Transformer
+
+from dockets import charts, workflow
+from dockets.bundle import Bundle, read_bundle, sha256
+from dockets.calendar import BusinessCalendar
+from dockets.service import status_of
+from dockets.store import Docket
+from fiscaliza.policy import Policy, parse_policy
+from gtfs import Feed, load_feed
+from telemetry import Rejection, decode
+
+CHART_KINDS = ("velocidade", "disco", "mapa")
+# The speed chart shows this much before and after the infraction's interval.
+_CHART_MARGIN = dt.timedelta(minutes=20)
+_MIN_CHART_WINDOW = dt.timedelta(minutes=30)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the graphics are drawn from: decoded once per bundle."""
+
+    bundle_sha256: str
+    feed: Feed
+    policy: Policy
+    pings: dict[str, charts.Track]  # by vehicle, time-ordered
+
+
+@lru_cache(maxsize=32)
+def _evidence(data: bytes) -> Evidence:
+    bundle = read_bundle(data)
+    with tempfile.TemporaryDirectory(prefix="fiscaliza-auto-") as tmp:
+        feed_dir = Path(tmp) / "feed"
+        feed_dir.mkdir()
+        for name, content in bundle.members.items():
+            if name.startswith("feed/"):
+                (feed_dir / name.removeprefix("feed/")).write_bytes(content)
+        feed = load_feed(feed_dir)
+    policy = parse_policy(bundle.members["policy.toml"], "policy.toml")
+    return Evidence(sha256(data), feed, policy, _tracks(bundle))
+
+
+def _tracks(bundle: Bundle) -> dict[str, charts.Track]:
+    by_vehicle: dict[str, dict[float, tuple]] = {}
+    for line in bundle.lines("tachograph"):
+        ping = decode("tachograph", line)
+        if isinstance(ping, Rejection):
+            continue
+        # Duplicates (same vehicle and time) were rejected by the engine: drawn once.
+        by_vehicle.setdefault(ping.vehicle_id, {})[ping.epoch] = (ping.ts, ping.lat, ping.lon, ping.speed_kmh)
+    tracks = {}
+    for vehicle, rows in by_vehicle.items():
+        ordered = [rows[k] for k in sorted(rows)]
+        t, lat, lon, speed = zip(*ordered)
+        tracks[vehicle] = charts.Track(t=t, lat=lat, lon=lon, speed_kmh=speed)
+    return tracks
+
+
+def _interval(docket: Docket, tz: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    epochs = docket.infraction.get("evidence", {}).get("interval_epoch")
+    if epochs:
+        start, end = (dt.datetime.fromtimestamp(e, tz) for e in epochs)
+    else:
+        start = end = docket.occurred_at.astimezone(tz)
+    return start, end
+
+
+def _window(highlight: tuple[dt.datetime, dt.datetime]) -> tuple[dt.datetime, dt.datetime]:
+    start, end = highlight[0] - _CHART_MARGIN, highlight[1] + _CHART_MARGIN
+    if end - start < _MIN_CHART_WINDOW:
+        pad = (_MIN_CHART_WINDOW - (end - start)) / 2
+        start, end = start - pad, end + pad
+    return start, end
+
+
+def _itinerary(evidence: Evidence, docket: Docket) -> charts.Itinerary:
+    """The trip's shape and stops, or the route's first shape in the docket's direction."""
+    feed = evidence.feed
+    template = feed.trips.get(docket.trip_id or "")
+    if template is None and docket.route_id:
+        template = next((t for t in feed.trips.values() if t.route_id == docket.route_id
+                         and (docket.direction_id is None or t.direction_id == docket.direction_id)), None)
+    corridor = evidence.policy.d11.max_distance_m
+    if template is None:
+        return charts.Itinerary(lonlat=(), stops=(), corridor_m=corridor)
+    to_lonlat = Transformer.from_crs(feed.epsg, 4326, always_xy=True)
+    xy = np.asarray(feed.shapes[template.shape_id].line.coords)
+    lon, lat = to_lonlat.transform(xy[:, 0], xy[:, 1])
+    stops = tuple((feed.stops[s.stop_id].name, feed.stops[s.stop_id].lon, feed.stops[s.stop_id].lat)
+                  for s in template.stops)
+    return charts.Itinerary(lonlat=tuple(zip(lon.tolist(), lat.tolist())), stops=stops, corridor_m=corridor)
+
+
+def _marked(docket: Docket) -> list[tuple[float, float]]:
+    evidence = docket.infraction.get("evidence", {})
+    points = evidence.get("off_route_lonlat") or []
+    if not points and docket.lon is not None and docket.lat is not None:
+        points = [(docket.lon, docket.lat)]
+    return [tuple(p) for p in points]
+
+
+def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
+    """One of the auto's graphics as PNG, or None when the docket has none of that kind
+    (no bundle; no vehicle for the tachograph charts)."""
+    if kind not in CHART_KINDS:
+        raise ValueError(f"unknown chart kind {kind!r}")
+    if bundle is None:
+        return None
+    evidence = _evidence(bundle)
+    tz = evidence.feed.timezone
+    highlight = _interval(docket, tz)
+    track = evidence.pings.get(docket.vehicle_id or "")
+    if kind == "mapa":
+        empty = charts.Track(t=(), lat=(), lon=(), speed_kmh=())
+        title = f"Trajeto registrado × itinerário — linha {docket.route_id or '—'}"
+        return charts.track_map(track or empty, _itinerary(evidence, docket), highlight=highlight if track else None,
+                                marked=_marked(docket), epsg=evidence.feed.epsg, title=title)
+    if track is None:
+        return None
+    if kind == "velocidade":
+        limit = evidence.policy.c01.default_limit_kmh if docket.code == "C-01" else None
+        return charts.speed_time_chart(track, window=_window(highlight), highlight=highlight,
+                                       speed_limit_kmh=limit, tz=tz,
+                                       title=f"Tacógrafo — velocidade × tempo, veículo {docket.vehicle_id}")
+    return charts.tachograph_disc(track, day=highlight[0].date(), tz=tz, highlight=highlight,
+                                  title=f"Disco diagrama de 24 horas — veículo {docket.vehicle_id}, "
+                                        f"{highlight[0]:%d/%m/%Y}")
+
+
+# --- the PDF ---------------------------------------------------------------------------
+
+def brl(value: float) -> str:
+    text = f"{value:,.2f}"
+    return "R$ " + text.replace(",", "\x00").replace(".", ",").replace("\x00", ".")
+
+
+def _date(d: dt.date | None) -> str:
+    return d.strftime("%d/%m/%Y") if d else "—"
+
+
+@lru_cache(maxsize=1)
+def _templates() -> Environment:
+    env = Environment(loader=PackageLoader("dockets", "templates"), autoescape=select_autoescape(["html"]))
+    env.filters["data"] = _date
+    env.filters["brl"] = brl
+    return env
+
+
+# How the evidence's figures are named on the auto (keys not listed are shown as they are).
+EVIDENCE_LABELS = {
+    "max_distance_m": "distância máxima tolerada do itinerário (m)",
+    "min_travel_m": "percurso mínimo fora do itinerário (m)",
+    "min_duration_s": "duração mínima fora do itinerário (s)",
+    "stop_radius_m": "raio do ponto de parada (m)",
+    "max_interpolation_gap_s": "intervalo máximo entre registros interpolados (s)",
+    "tolerance_kmh": "tolerância de velocidade (km/h)",
+    "max_speed_kmh": "velocidade máxima registrada (km/h)",
+    "limit_kmh": "limite de velocidade da via (km/h)",
+    "from": "de", "to": "até",
+    "realized_trips": "viagens realizadas", "off_schedule_trips": "viagens fora do horário",
+    "pct_off_schedule": "percentual fora do horário (%)", "fine_formula": "cálculo da multa",
+    "max_early_s": "adiantamento máximo tolerado (s)", "max_late_s": "atraso máximo tolerado (s)",
+    "departed_at": "partida", "scheduled_key": "viagem programada", "scheduled_departure": "partida programada",
+    "block_id": "bloco", "programmed_m": "extensão programada (m)", "start_of_operation": "início da operação",
+    "match_window_s": "janela de correspondência (s)", "travel_m": "percurso (m)", "duration_s": "duração (s)",
+    "policy_version": "versão da política", "engine_version": "versão do sistema",
+    "trip_id": "viagem", "deviation_s": "desvio (s)", "vehicle_id": "veículo",
+    "episodes": "episódios", "off_route_lonlat": "pontos fora do itinerário", "pings": "registros",
+    "missed_stops": "pontos de parada não atendidos", "unverifiable_stops": "pontos não verificáveis",
+    "facts": "registros da catraca", "in_service": "períodos em serviço", "trips": "viagens",
+    "justified_trips": "viagens justificadas", "realized_trips_within_window": "viagens realizadas na janela",
+    "art45": "art. 45 (eficiência do mês)", "max_silence_s": "silêncio máximo tolerado (s)",
+}
+_MAX_TABLE_ROWS = 12
+
+
+def _label(key: str) -> str:
+    return EVIDENCE_LABELS.get(key, key)
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+def _evidence_rows(evidence: dict) -> list[dict]:
+    """The evidence for the table on the auto: scalar figures as rows, lists of records
+    (episodes, trips) as small tables; long lists of points are left to the bundle."""
+    rows: list[dict] = []
+    for key, value in evidence.items():
+        if key == "interval_epoch":
+            continue
+        if _is_scalar(value):
+            rows.append({"label": _label(key), "value": "—" if value is None else str(value)})
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            columns = [k for k, v in value[0].items() if _is_scalar(v)]
+            table = [[str(item.get(c, "")) for c in columns] for item in value[:_MAX_TABLE_ROWS]]
+            more = len(value) - len(table)
+            rows.append({"label": _label(key), "columns": [_label(c) for c in columns], "table": table,
+                         "more": more})
+        elif isinstance(value, list):
+            rows.append({"label": _label(key), "value": f"{len(value)} itens (no pacote de evidências)"})
+        elif isinstance(value, dict):
+            inner = ", ".join(f"{_label(k)}: {v}" for k, v in value.items() if _is_scalar(v))
+            rows.append({"label": _label(key), "value": inner})
+    return rows
+
+
+def document_context(docket: Docket, bundle: bytes | None, *, calendar: BusinessCalendar, issuer_name: str,
+                     fiscal_name: str | None = None, fiscal_registration: str | None = None,
+                     operator_name: str | None = None) -> dict:
+    status = status_of(docket)
+    tz = ZoneInfo("America/Sao_Paulo")
+    route = None
+    graphics = {}
+    if bundle is not None:
+        evidence = _evidence(bundle)
+        tz = evidence.feed.timezone
+        route = evidence.feed.routes.get(docket.route_id or "")
+        for kind in CHART_KINDS:
+            png = chart_png(docket, bundle, kind)
+            if png is not None:
+                graphics[kind] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    fine_brl = float(docket.fine_ufir) * float(docket.ufir_brl)
+    return {
+        "docket": docket,
+        "issuer_name": issuer_name,
+        "operator_name": operator_name or docket.operator_id,
+        "route": route,
+        "occurred_local": docket.occurred_at.astimezone(tz),
+        "fine_brl": fine_brl,
+        "ufir_brl": float(docket.ufir_brl),
+        "status": status,
+        "deadlines": workflow.deadlines(status, calendar),
+        "fiscal_name": fiscal_name,
+        "fiscal_registration": fiscal_registration,
+        "graficos": graphics,
+        "evidence_rows": _evidence_rows(docket.infraction.get("evidence", {})),
+        "bundle_sha256": docket.bundle_sha256,
+    }
+
+
+def make_renderer(session, *, calendar: BusinessCalendar, issuer_name: str):
+    """The `renderer` for `service.perform(Lavrar)`: names the operator and the fiscal who
+    lavrou the auto (art. 5 I and VIII) from the store."""
+    from dockets.store import Operator, User
+
+    def render(docket: Docket, bundle: bytes | None) -> bytes:
+        operator = session.get(Operator, docket.operator_id)
+        fiscal = session.get(User, docket.lavrado_por) if docket.lavrado_por else None
+        return render_pdf(docket, bundle, calendar=calendar, issuer_name=issuer_name,
+                          operator_name=operator.name if operator else None,
+                          fiscal_name=fiscal.full_name if fiscal else None,
+                          fiscal_registration=fiscal.registration if fiscal else None)
+
+    return render
+
+
+def render_html(docket: Docket, bundle: bytes | None, **kwargs) -> str:
+    return _templates().get_template("auto.html").render(**document_context(docket, bundle, **kwargs))
+
+
+def render_pdf(docket: Docket, bundle: bytes | None, *, calendar: BusinessCalendar, issuer_name: str,
+               fiscal_name: str | None = None, fiscal_registration: str | None = None,
+               operator_name: str | None = None) -> bytes:
+    from weasyprint import HTML  # heavy import, only when a PDF is made
+
+    html = render_html(docket, bundle, calendar=calendar, issuer_name=issuer_name, fiscal_name=fiscal_name,
+                       fiscal_registration=fiscal_registration, operator_name=operator_name)
+    return HTML(string=html).write_pdf()

@@ -1,0 +1,50 @@
+"""Batch work on the store: lavrar the drafts, and write the autos' PDFs and bundles."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from dockets import workflow
+from dockets.calendar import BusinessCalendar
+from dockets.document import make_renderer
+from dockets.service import Actor, perform
+from dockets.store import Docket, DocketPdf, EvidenceBundle
+
+
+def lavrar_drafts(sessions: sessionmaker[Session], fiscal: Actor, on: dt.date, *, calendar: BusinessCalendar,
+                  issuer_name: str) -> list[str]:
+    """Lavrar every auto still in draft, in the order of the infractions; their labels."""
+    labels = []
+    with sessions.begin() as session:
+        drafts = session.scalars(select(Docket).where(Docket.stage == workflow.Stage.RASCUNHO.value)
+                                 .order_by(Docket.occurred_at, Docket.id)).all()
+        renderer = make_renderer(session, calendar=calendar, issuer_name=issuer_name)
+        for docket in drafts:
+            perform(session, fiscal, docket.id, workflow.Lavrar(on=on), calendar, renderer=renderer)
+            labels.append(docket.label)
+    return labels
+
+
+def export_files(sessions: sessionmaker[Session], out: Path) -> list[Path]:
+    """Write each lavrado auto's PDF and evidence bundle into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    with sessions() as session:
+        for docket in session.scalars(select(Docket).where(Docket.number.is_not(None))
+                                      .order_by(Docket.year, Docket.number)):
+            stem = f"auto-{docket.year}-{docket.number:04d}-{docket.code}"
+            pdf = session.get(DocketPdf, docket.id)
+            if pdf is not None:
+                path = out / f"{stem}.pdf"
+                path.write_bytes(pdf.data)
+                written.append(path)
+            bundle = session.get(EvidenceBundle, docket.id)
+            if bundle is not None:
+                path = out / f"{stem}-evidencias.zip"
+                path.write_bytes(bundle.data)
+                written.append(path)
+    return written

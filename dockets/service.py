@@ -1,0 +1,305 @@
+"""The docket service: what the docket sink, the CLI and the web app do to the store.
+
+Every function takes a SQLAlchemy session and an `Actor`, enforces who may see and do
+what, and writes an audit entry for every state change. The legal logic (stages,
+deadlines) is the pure `dockets.workflow`; rendering is `dockets.document`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from sqlalchemy import Select, func, select
+from sqlalchemy.orm import Session
+
+from dockets import workflow
+from dockets.calendar import BusinessCalendar
+from dockets.store import AuditEntry, Attachment, Docket, DocketPdf, EvidenceBundle, Operator, User, YearCounter
+
+GENESIS = "0" * 64
+AUTOMATIC, MANUAL = "automatico", "manual"
+SYSTEM_ROLE = "sistema"
+
+
+class DocketError(Exception):
+    """A refused request, with a message for the user (pt-BR)."""
+
+
+class NotFound(DocketError):
+    """No such docket for this actor: also what another operator's docket looks like."""
+
+
+class Forbidden(DocketError):
+    """The actor's role may not do this."""
+
+
+@dataclass(frozen=True)
+class Actor:
+    user_id: int | None
+    role: str  # fiscal | gestor | operador | sistema
+    operator_id: str | None = None
+    name: str = "fiscaliza"
+
+    @classmethod
+    def of(cls, user: User) -> Actor:
+        return cls(user.id, user.role, user.operator_id, user.full_name)
+
+
+SYSTEM = Actor(None, SYSTEM_ROLE)
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+# --- audit log -----------------------------------------------------------------------
+
+def _entry_digest(prev: str, at: dt.datetime, actor: Actor, entity: str, entity_id: str, action: str,
+                  payload: Mapping) -> str:
+    body = json.dumps([prev, at.isoformat(), actor.user_id, actor.role, entity, entity_id, action, payload],
+                      sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def audit(session: Session, actor: Actor, entity: str, entity_id: str | int, action: str,
+          payload: Mapping[str, Any], at: dt.datetime | None = None) -> AuditEntry:
+    """Append one entry, chained to the previous one by SHA-256."""
+    if session.get_bind().dialect.name == "postgresql":
+        # One chain: concurrent writers take turns (released at commit).
+        session.execute(select(func.pg_advisory_xact_lock(867_1998)))
+    prev = session.scalar(select(AuditEntry.sha256).order_by(AuditEntry.id.desc()).limit(1)) or GENESIS
+    at = at or utcnow()
+    payload = json.loads(json.dumps(payload, ensure_ascii=False, default=str))
+    entry = AuditEntry(at=at, actor_id=actor.user_id, actor_role=actor.role, entity=entity,
+                       entity_id=str(entity_id), action=action, payload=payload, prev_sha256=prev,
+                       sha256=_entry_digest(prev, at, actor, entity, str(entity_id), action, payload))
+    session.add(entry)
+    session.flush()
+    return entry
+
+
+def verify_audit_chain(session: Session) -> int:
+    """The number of entries, or DocketError naming the first entry that breaks the chain."""
+    prev = GENESIS
+    count = 0
+    for entry in session.scalars(select(AuditEntry).order_by(AuditEntry.id)):
+        actor = Actor(entry.actor_id, entry.actor_role)
+        at = entry.at if entry.at.tzinfo else entry.at.replace(tzinfo=dt.timezone.utc)
+        digest = _entry_digest(prev, at, actor, entry.entity, entry.entity_id, entry.action, entry.payload)
+        if entry.prev_sha256 != prev or entry.sha256 != digest:
+            raise DocketError(f"registro de auditoria {entry.id} não confere com a cadeia de SHA-256")
+        prev = entry.sha256
+        count += 1
+    return count
+
+
+# --- ingestion (the docket sink) -----------------------------------------------------
+
+@dataclass
+class IngestReport:
+    created: list[int] = field(default_factory=list)
+    already: int = 0
+    not_confirmed: int = 0
+
+
+def ensure_operators(session: Session, operators: Mapping[str, str]) -> None:
+    for operator_id, name in operators.items():
+        if session.get(Operator, operator_id) is None:
+            session.add(Operator(id=operator_id, name=name))
+    session.flush()
+
+
+def ingest(session: Session, records: Iterable[Mapping], *, plates: Mapping[str, str], ufir_brl: float,
+           bundle_for: Callable[[Mapping], bytes] | None = None,
+           place_for: Callable[[Mapping], str | None] | None = None) -> IngestReport:
+    """Make a draft docket (awaiting lavratura) for every confirmed infraction not yet
+    seen. Idempotent by `infraction_id`: the same infraction twice never makes two."""
+    report = IngestReport()
+    for record in records:
+        if record["status"] != "confirmed":
+            report.not_confirmed += 1
+            continue
+        if session.scalar(select(Docket.id).where(Docket.infraction_id == record["infraction_id"])):
+            report.already += 1
+            continue
+        docket = _docket_from_record(record, plates, ufir_brl, place_for)
+        session.add(docket)
+        session.flush()
+        if bundle_for is not None:
+            data = bundle_for(record)
+            digest = hashlib.sha256(data).hexdigest()
+            session.add(EvidenceBundle(docket_id=docket.id, sha256=digest, data=data))
+            docket.bundle_sha256 = digest
+        audit(session, SYSTEM, "docket", docket.id, "Registrar",
+              {"infraction_id": docket.infraction_id, "code": docket.code, "bundle_sha256": docket.bundle_sha256})
+        report.created.append(docket.id)
+    session.flush()
+    return report
+
+
+def _docket_from_record(record: Mapping, plates: Mapping[str, str], ufir_brl: float,
+                        place_for: Callable[[Mapping], str | None] | None, source: str = AUTOMATIC) -> Docket:
+    vehicle = record.get("vehicle_id")
+    return Docket(
+        infraction_id=record["infraction_id"], source=source, code=record["code"], group=record["group"],
+        fine_ufir=int(record["fine_ufir"]), ufir_brl=ufir_brl, operator_id=record["operator_id"],
+        route_id=record.get("route_id"), direction_id=record.get("direction_id"), trip_id=record.get("trip_id"),
+        vehicle_id=vehicle, plate=plates.get(vehicle) if vehicle else None,
+        service_date=dt.date.fromisoformat(record["service_date"]),
+        occurred_at=dt.datetime.fromisoformat(record["occurred_at"]),
+        lat=record.get("lat"), lon=record.get("lon"), place=place_for(record) if place_for else None,
+        description=record["description"], legal_basis=record["legal_basis"], infraction=dict(record),
+        stage=workflow.Stage.RASCUNHO.value, status=_status_json(workflow.DocketStatus.initial()),
+        created_at=utcnow(),
+    )
+
+
+# --- reading, with the operator isolation ---------------------------------------------
+
+def visible(actor: Actor) -> Select:
+    """The dockets an actor may see: an operator only its own company's."""
+    query = select(Docket)
+    if actor.role == "operador":
+        query = query.where(Docket.operator_id == actor.operator_id)
+    elif actor.role not in ("fiscal", "gestor", SYSTEM_ROLE):
+        query = query.where(False)
+    return query
+
+
+def get_docket(session: Session, actor: Actor, docket_id: int) -> Docket:
+    docket = session.scalar(visible(actor).where(Docket.id == docket_id))
+    if docket is None:
+        raise NotFound("Auto de infração não encontrado.")
+    return docket
+
+
+def bundle_of(session: Session, actor: Actor, docket_id: int) -> EvidenceBundle:
+    docket = get_docket(session, actor, docket_id)
+    bundle = session.get(EvidenceBundle, docket.id)
+    if bundle is None:
+        raise NotFound("Este auto não tem pacote de evidências.")
+    return bundle
+
+
+def pdf_of(session: Session, actor: Actor, docket_id: int) -> DocketPdf:
+    docket = get_docket(session, actor, docket_id)
+    pdf = session.get(DocketPdf, docket.id)
+    if pdf is None:
+        raise NotFound("O auto ainda não foi lavrado: não há PDF.")
+    return pdf
+
+
+def attachment_of(session: Session, actor: Actor, attachment_id: int) -> Attachment:
+    attachment = session.get(Attachment, attachment_id)
+    if attachment is None:
+        raise NotFound("Anexo não encontrado.")
+    get_docket(session, actor, attachment.docket_id)  # NotFound when not the actor's
+    return attachment
+
+
+def history(session: Session, actor: Actor, docket_id: int) -> list[AuditEntry]:
+    docket = get_docket(session, actor, docket_id)
+    return list(session.scalars(select(AuditEntry).where(AuditEntry.entity == "docket",
+                                                         AuditEntry.entity_id == str(docket.id))
+                                .order_by(AuditEntry.id)))
+
+
+# --- acting on a docket ---------------------------------------------------------------
+
+def status_of(docket: Docket) -> workflow.DocketStatus:
+    return msgspec.convert(docket.status, workflow.DocketStatus)
+
+
+def _status_json(status: workflow.DocketStatus) -> dict:
+    return json.loads(msgspec.json.encode(status))
+
+
+def first_time(session: Session, docket: Docket) -> bool:
+    """Art. 12: no earlier auto of the same operator was upheld (julgado procedente,
+    multa devida or paga)."""
+    upheld = (workflow.Stage.JULGADO_PROCEDENTE.value, workflow.Stage.RECURSO_INTERPOSTO.value,
+              workflow.Stage.MULTA_DEVIDA.value, workflow.Stage.PAGO.value)
+    earlier = session.scalar(select(func.count(Docket.id)).where(
+        Docket.operator_id == docket.operator_id, Docket.id != docket.id,
+        Docket.occurred_at < docket.occurred_at, Docket.stage.in_(upheld)))
+    return not earlier
+
+
+def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Action, calendar: BusinessCalendar,
+            *, note: str | None = None, attachments: Iterable[tuple[str, str, bytes]] = (),
+            renderer: Callable[[Docket, bytes | None], bytes] | None = None) -> Docket:
+    """Apply one workflow action for `actor`; the audit entry records it.
+
+    `Lavrar` numbers the auto (sequential per year) and renders its PDF with `renderer`.
+    """
+    docket = get_docket(session, actor, docket_id)
+    allowed = workflow.ROLE_ACTIONS.get(actor.role, frozenset())
+    if actor.role != SYSTEM_ROLE and type(action) not in allowed:
+        raise Forbidden(f"O perfil {actor.role} não pode {workflow.ACTION_LABELS[type(action)].lower()}.")
+    try:
+        status = workflow.apply(status_of(docket), action, calendar, first_time=first_time(session, docket))
+    except workflow.WorkflowError as exc:
+        raise DocketError(str(exc)) from None
+    docket.status = _status_json(status)
+    docket.stage = status.stage.value
+    payload: dict[str, Any] = {"action": json.loads(workflow.encode_action(action)), "stage": docket.stage}
+    if note:
+        payload["note"] = note
+    if isinstance(action, workflow.Lavrar):
+        docket.year = action.on.year
+        docket.number = _next_number(session, action.on.year)
+        docket.lavrado_por = actor.user_id
+        payload["number"] = docket.label
+    entry = audit(session, actor, "docket", docket.id, type(action).__name__, payload)
+    for filename, content_type, data in attachments:
+        session.add(Attachment(docket_id=docket.id, audit_id=entry.id, filename=filename,
+                               content_type=content_type, size=len(data), sha256=hashlib.sha256(data).hexdigest(),
+                               data=data, uploaded_by=actor.user_id, uploaded_at=utcnow()))
+    session.flush()
+    if isinstance(action, workflow.Lavrar) and renderer is not None:
+        bundle = session.get(EvidenceBundle, docket.id)
+        pdf = renderer(docket, bundle.data if bundle else None)
+        session.add(DocketPdf(docket_id=docket.id, sha256=hashlib.sha256(pdf).hexdigest(), data=pdf,
+                              rendered_at=utcnow()))
+        session.flush()
+    return docket
+
+
+def _next_number(session: Session, year: int) -> int:
+    counter = session.get(YearCounter, year, with_for_update=True)
+    if counter is None:
+        counter = YearCounter(year=year, last_number=0)
+        session.add(counter)
+    counter.last_number += 1
+    session.flush()
+    return counter.last_number
+
+
+def create_manual(session: Session, actor: Actor, record: Mapping, *, plates: Mapping[str, str],
+                  ufir_brl: float) -> Docket:
+    """A fiscal's manual infraction (a code the telemetry cannot prove), as a draft."""
+    if actor.role != "fiscal":
+        raise Forbidden("Somente o fiscal registra infrações manuais.")
+    if session.scalar(select(Docket.id).where(Docket.infraction_id == record["infraction_id"])):
+        raise DocketError("Esta infração já foi registrada.")
+    docket = _docket_from_record(record, plates, ufir_brl, None, source=MANUAL)
+    session.add(docket)
+    session.flush()
+    audit(session, actor, "docket", docket.id, "RegistrarManual",
+          {"infraction_id": docket.infraction_id, "code": docket.code, "note": record.get("evidence", {}).get("relato")})
+    return docket
+
+
+def totals_by_operator(session: Session, actor: Actor) -> list[tuple[str, int, int]]:
+    """(operator, autos, UFIR) of the autos whose fine is due or paid (art. 10: each counts)."""
+    due = (workflow.Stage.MULTA_DEVIDA.value, workflow.Stage.PAGO.value)
+    query = visible(actor).where(Docket.stage.in_(due)).subquery()
+    rows = session.execute(select(query.c.operator_id, func.count(), func.sum(query.c.fine_ufir))
+                           .group_by(query.c.operator_id).order_by(query.c.operator_id))
+    return [(r[0], r[1], int(r[2] or 0)) for r in rows]

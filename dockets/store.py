@@ -1,0 +1,172 @@
+"""The docket store's tables (SQLAlchemy 2). The schema itself is made by the alembic
+migrations in `dockets/migrations`; these classes must match them (a test checks).
+
+SQLite is the embedded default; PostgreSQL + PostGIS in production, where the migration
+also adds a PostGIS point per docket for the Grafana map.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import (JSON, BigInteger, Boolean, Date, DateTime, Float, ForeignKey, Integer, LargeBinary,
+                        Numeric, String, Text, UniqueConstraint)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+ROLES = ("fiscal", "gestor", "operador")
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, dt.datetime: DateTime(timezone=True)}
+
+
+class Operator(Base):
+    """An empresa operadora (GTFS agency)."""
+
+    __tablename__ = "operators"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(80), unique=True)
+    full_name: Mapped[str] = mapped_column(String(200))
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16))  # one of ROLES
+    # The operator an `operador` user acts for; None for the Órgão Gerencial's staff.
+    operator_id: Mapped[str | None] = mapped_column(ForeignKey("operators.id"))
+    registration: Mapped[str | None] = mapped_column(String(40))  # matrícula, printed on the auto (art. 5 VIII)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime]
+
+
+class WebSession(Base):
+    """A logged-in browser: only the token's hash is stored."""
+
+    __tablename__ = "web_sessions"
+    token_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime]
+    expires_at: Mapped[dt.datetime]
+
+
+class YearCounter(Base):
+    """The last auto de infração number issued in a year (numbers restart each year)."""
+
+    __tablename__ = "year_counters"
+    year: Mapped[int] = mapped_column(Integer, primary_key=True)
+    last_number: Mapped[int] = mapped_column(Integer)
+
+
+class Docket(Base):
+    """An auto de infração: one infraction (art. 10: each carries its own fine)."""
+
+    __tablename__ = "dockets"
+    __table_args__ = (UniqueConstraint("year", "number", name="uq_dockets_year_number"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # Idempotency: the same infraction never makes two dockets.
+    infraction_id: Mapped[str] = mapped_column(String(64), unique=True)
+    source: Mapped[str] = mapped_column(String(16))  # "automatico" | "manual"
+    year: Mapped[int | None] = mapped_column(Integer)
+    number: Mapped[int | None] = mapped_column(Integer)
+    code: Mapped[str] = mapped_column(String(8))
+    group: Mapped[str] = mapped_column(String(1))
+    fine_ufir: Mapped[int] = mapped_column(Integer)
+    ufir_brl: Mapped[float] = mapped_column(Numeric(12, 4))
+    operator_id: Mapped[str] = mapped_column(ForeignKey("operators.id"), index=True)
+    route_id: Mapped[str | None] = mapped_column(String(64))
+    direction_id: Mapped[int | None] = mapped_column(Integer)
+    trip_id: Mapped[str | None] = mapped_column(String(128))
+    vehicle_id: Mapped[str | None] = mapped_column(String(64))
+    plate: Mapped[str | None] = mapped_column(String(16))
+    service_date: Mapped[dt.date] = mapped_column(Date)
+    occurred_at: Mapped[dt.datetime]
+    lat: Mapped[float | None] = mapped_column(Float)
+    lon: Mapped[float | None] = mapped_column(Float)
+    place: Mapped[str | None] = mapped_column(Text)  # local da infração (art. 5 III), pt-BR
+    description: Mapped[str] = mapped_column(Text)
+    legal_basis: Mapped[str] = mapped_column(Text)
+    infraction: Mapped[dict[str, Any]]  # the full infraction record as received
+    stage: Mapped[str] = mapped_column(String(32), index=True)
+    status: Mapped[dict[str, Any]]  # dockets.workflow.DocketStatus, cached from the audit log
+    lavrado_por: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    bundle_sha256: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime]
+
+    bundle: Mapped[EvidenceBundle | None] = relationship(lazy="raise", uselist=False)
+    pdf: Mapped[DocketPdf | None] = relationship(lazy="raise", uselist=False)
+
+    @property
+    def label(self) -> str:
+        """The auto's number as printed: 0007/2026, or the draft's id."""
+        return f"{self.number:04d}/{self.year}" if self.number else f"rascunho {self.id}"
+
+
+class EvidenceBundle(Base):
+    __tablename__ = "evidence_bundles"
+    docket_id: Mapped[int] = mapped_column(ForeignKey("dockets.id"), primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class DocketPdf(Base):
+    """The auto as issued at lavratura: kept, never re-rendered."""
+
+    __tablename__ = "docket_pdfs"
+    docket_id: Mapped[int] = mapped_column(ForeignKey("dockets.id"), primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    rendered_at: Mapped[dt.datetime]
+
+
+class Attachment(Base):
+    """A file filed with a defence or appeal (e.g. the operator's own tachograph discs)."""
+
+    __tablename__ = "attachments"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    docket_id: Mapped[int] = mapped_column(ForeignKey("dockets.id"), index=True)
+    audit_id: Mapped[int | None] = mapped_column(ForeignKey("audit_log.id"))
+    filename: Mapped[str] = mapped_column(String(255))
+    content_type: Mapped[str] = mapped_column(String(100))
+    size: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    uploaded_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    uploaded_at: Mapped[dt.datetime]
+
+
+class Occurrence(Base):
+    """An occurrence registered by a fiscal (the `occurrences` contract of DESIGN.md)."""
+
+    __tablename__ = "occurrences"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    start: Mapped[dt.datetime]
+    end: Mapped[dt.datetime]
+    route_id: Mapped[str | None] = mapped_column(String(64))
+    vehicle_id: Mapped[str | None] = mapped_column(String(64))
+    geometry: Mapped[dict[str, Any] | None]
+    note: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[dt.datetime]
+
+
+class AuditEntry(Base):
+    """Append-only: every state change, hash-chained. The migrations install triggers that
+    refuse UPDATE and DELETE on this table."""
+
+    __tablename__ = "audit_log"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    at: Mapped[dt.datetime]
+    actor_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    actor_role: Mapped[str] = mapped_column(String(16))  # or "sistema"
+    entity: Mapped[str] = mapped_column(String(16))  # "docket" | "occurrence" | "user"
+    entity_id: Mapped[str] = mapped_column(String(64), index=True)
+    action: Mapped[str] = mapped_column(String(40))
+    payload: Mapped[dict[str, Any]]
+    prev_sha256: Mapped[str] = mapped_column(String(64))
+    sha256: Mapped[str] = mapped_column(String(64))

@@ -1,0 +1,107 @@
+"""The auto de infração PDF: every field of art. 5, the gráficos of art. 6, checked on the
+rendered pages (pdftotext, pdfimages and pdftoppm from poppler-utils)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import subprocess
+
+import pytest
+from sqlalchemy import select
+
+from dockets import workflow
+from dockets.document import brl, chart_png, make_renderer
+from dockets.service import perform
+from dockets.store import Docket, DocketPdf, EvidenceBundle
+
+PNG = b"\x89PNG\r\n\x1a\n"
+ISSUER = "Prefeitura Municipal de João Neiva — Órgão Gerencial do Transporte Coletivo"
+
+
+def _poppler(tool: str) -> str:
+    path = shutil.which(tool)
+    assert path, f"{tool} missing: install the Debian package poppler-utils (.ci/run does)"
+    return path
+
+
+@pytest.fixture
+def lavrado(sessions, actors, calendar, tmp_path):
+    """The D-11 auto lavrado on 2 Dec 2026 by the test fiscal; its PDF on disk."""
+    with sessions.begin() as session:
+        docket_id = session.scalar(select(Docket.id).where(Docket.code == "D-11"))
+        perform(session, actors["fiscal"], docket_id, workflow.Lavrar(on=dt.date(2026, 12, 2)), calendar,
+                renderer=make_renderer(session, calendar=calendar, issuer_name=ISSUER))
+    with sessions() as session:
+        docket = session.get(Docket, docket_id)
+        path = tmp_path / "auto.pdf"
+        path.write_bytes(session.get(DocketPdf, docket_id).data)
+        return docket, path
+
+
+def _text(pdf) -> str:
+    return subprocess.run([_poppler("pdftotext"), str(pdf), "-"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_the_pdf_carries_every_field_of_art5(lavrado):
+    docket, pdf = lavrado
+    text = " ".join(_text(pdf).split())
+    fine = 200 * 1.0641  # 212.82
+    for expected in [
+        "AUTO DE INFRAÇÃO", "Nº 0001/2026",
+        "Empresa operadora", "Transportes Rio Doce (TRD)",  # I: the agency name in the sample feed
+        "Linha 201", f"placa {docket.plate}", "JN-2014",  # II
+        "01/12/2026 às", "do ponto",  # III: date, time and place
+        "Infrator",  # IV
+        "D-11", "deixar de cumprir os itinerários fixados",  # V: description and legal text
+        f"200 UFIR = {brl(fine)}", "R$ 212,82",  # VI
+        "VII", "Autuado", "VIII", "Usuário fiscal, matrícula 0042", "lavrado em 02/12/2026",  # VII, VIII
+        docket.bundle_sha256, "fiscaliza verify",
+    ]:
+        assert expected in text, expected
+
+
+def test_the_notification_deadline_skips_the_municipal_holiday(lavrado):
+    # lavrado Wed 02/12/2026; business days 03 (Thu), 04 (Fri), 07 (Mon), [08 municipal holiday], 09 (Wed), 10 (Thu)
+    _, pdf = lavrado
+    assert "até 10/12/2026" in " ".join(_text(pdf).split())
+
+
+def test_the_pdf_embeds_the_three_graficos(lavrado):
+    _, pdf = lavrado
+    listing = subprocess.run([_poppler("pdfimages"), "-list", str(pdf)], capture_output=True, text=True,
+                             check=True).stdout.splitlines()[2:]
+    assert len([row for row in listing if row.split()[2] == "image"]) == 3
+
+
+def test_the_pdf_pages_render(lavrado, tmp_path):
+    _, pdf = lavrado
+    subprocess.run([_poppler("pdftoppm"), "-r", "40", "-png", str(pdf), str(tmp_path / "page")], check=True)
+    pages = sorted(tmp_path.glob("page-*.png"))
+    assert len(pages) == 3  # art. 5 fields; evidence and disc; speed chart and map
+    assert all(p.read_bytes().startswith(PNG) for p in pages)
+
+
+def test_charts_of_a_vehicle_infraction(sessions):
+    with sessions() as session:
+        docket = session.scalar(select(Docket).where(Docket.code == "C-01"))
+        bundle = session.get(EvidenceBundle, docket.id).data
+        for kind in ("velocidade", "disco", "mapa"):
+            assert chart_png(docket, bundle, kind).startswith(PNG)
+        with pytest.raises(ValueError):
+            chart_png(docket, bundle, "pizza")
+        assert chart_png(docket, None, "mapa") is None
+
+
+def test_a_route_day_infraction_has_a_map_but_no_tachograph_charts(sessions):
+    with sessions() as session:
+        docket = session.scalar(select(Docket).where(Docket.code == "D-13"))  # no vehicle: route and day
+        bundle = session.get(EvidenceBundle, docket.id).data
+        assert chart_png(docket, bundle, "velocidade") is None
+        assert chart_png(docket, bundle, "mapa").startswith(PNG)
+
+
+def test_brl_formats_like_brazilian_money():
+    assert brl(212.82) == "R$ 212,82"
+    assert brl(1234567.5) == "R$ 1.234.567,50"

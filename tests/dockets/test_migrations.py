@@ -1,0 +1,25 @@
+"""The alembic migrations make exactly the schema the SQLAlchemy models describe."""
+
+from __future__ import annotations
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from dockets.db import make_engine, migrate
+from dockets.store import Base
+
+
+def test_migrated_schema_matches_the_models(tmp_path):
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    migrate(engine)
+    with engine.connect() as connection:
+        diff = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+    assert diff == []
+
+
+def test_migrating_twice_changes_nothing(tmp_path):
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    migrate(engine)
+    migrate(engine)
+    with engine.connect() as connection:
+        assert MigrationContext.configure(connection).get_current_revision() == "0001"

@@ -1,0 +1,177 @@
+"""The docket service on SQLite: idempotent ingestion, numbering, roles, isolation, audit."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import func, select
+
+from dockets import workflow
+from dockets.service import (SYSTEM, Actor, DocketError, Forbidden, NotFound, get_docket, history, ingest,
+                             perform, verify_audit_chain, visible)
+from dockets.sink import ingest_replay
+from dockets.store import AuditEntry, Docket, EvidenceBundle
+
+D = dt.date
+
+
+@pytest.fixture(autouse=True)
+def _users(actors):
+    global FISCAL, GESTOR, TRD, VNV
+    FISCAL, GESTOR, TRD, VNV = (actors[n] for n in ("fiscal", "gestor", "trd", "vnv"))
+
+
+def _ids(sessions, actor):
+    with sessions() as session:
+        return {d.code for d in session.scalars(visible(actor))}
+
+
+def test_the_demo_day_makes_one_draft_per_confirmed_infraction_with_its_bundle(sessions, demo_day):
+    confirmed = [r for r in demo_day.records() if r["status"] == "confirmed"]
+    with sessions() as session:
+        dockets = session.scalars(select(Docket)).all()
+        assert sorted(d.infraction_id for d in dockets) == sorted(r["infraction_id"] for r in confirmed)
+        assert {d.stage for d in dockets} == {"rascunho"}
+        for docket in dockets:
+            bundle = session.get(EvidenceBundle, docket.id)
+            assert bundle.sha256 == docket.bundle_sha256
+
+
+def test_ingesting_the_same_infractions_again_makes_no_new_docket(sessions, demo_day):
+    report = ingest_replay(sessions, demo_day.inputs, demo_day.context, demo_day.records())
+    # 6 records: 5 confirmed already stored, 1 exempt_art45 (D-22) never a docket
+    assert (report.created, report.already, report.not_confirmed) == ([], 5, 1)
+    with sessions() as session:
+        assert session.scalar(select(func.count(Docket.id))) == 5
+
+
+def test_a_plate_and_place_are_recorded_for_art5(sessions):
+    with sessions() as session:
+        docket = session.scalar(select(Docket).where(Docket.code == "D-11"))
+        assert docket.plate and docket.place.startswith("a ") and "lat." in docket.place
+
+
+def test_an_operator_sees_only_its_own_dockets(sessions):
+    assert _ids(sessions, TRD) == {"A-07", "C-01", "D-11", "D-21"}
+    assert _ids(sessions, VNV) == {"D-13"}
+    assert _ids(sessions, FISCAL) == {"A-07", "C-01", "D-11", "D-21", "D-13"}
+    assert _ids(sessions, Actor(9, "visitante")) == set()
+
+
+def test_another_operators_docket_is_not_found_rather_than_forbidden(sessions):
+    with sessions() as session:
+        d13 = session.scalar(select(Docket.id).where(Docket.code == "D-13"))
+        with pytest.raises(NotFound):
+            get_docket(session, TRD, d13)
+        with pytest.raises(NotFound):
+            perform(session, TRD, d13, workflow.ApresentarDefesa(on=D(2026, 12, 4)), None)
+        with pytest.raises(NotFound):
+            history(session, TRD, d13)
+
+
+def test_autos_are_numbered_in_sequence_per_year_when_lavrados(sessions, calendar):
+    with sessions.begin() as session:
+        ids = session.scalars(select(Docket.id).order_by(Docket.id)).all()
+        for docket_id, on in zip(ids, [D(2026, 12, 2), D(2026, 12, 2), D(2026, 12, 30), D(2027, 1, 4), D(2027, 1, 4)]):
+            perform(session, FISCAL, docket_id, workflow.Lavrar(on=on), calendar)
+    with sessions() as session:
+        labels = [d.label for d in session.scalars(select(Docket).order_by(Docket.id))]
+    assert labels == ["0001/2026", "0002/2026", "0003/2026", "0001/2027", "0002/2027"]
+
+
+def test_roles_are_enforced_by_the_service(sessions, calendar):
+    with sessions.begin() as session:
+        docket_id = session.scalar(select(Docket.id).where(Docket.code == "D-11"))
+        with pytest.raises(Forbidden):
+            perform(session, TRD, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
+        with pytest.raises(Forbidden):
+            perform(session, GESTOR, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
+        perform(session, FISCAL, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
+        with pytest.raises(Forbidden):
+            perform(session, FISCAL, docket_id,
+                    workflow.JulgarDefesa(on=D(2026, 12, 3), procedente=True, fundamentacao="x"), calendar)
+
+
+def test_a_workflow_refusal_is_a_docket_error_and_changes_nothing(sessions, calendar):
+    with sessions.begin() as session:
+        docket_id = session.scalar(select(Docket.id).where(Docket.code == "D-11"))
+    with sessions() as session:
+        with pytest.raises(DocketError, match="notificação"):
+            perform(session, TRD, docket_id, workflow.ApresentarDefesa(on=D(2026, 12, 4)), calendar)
+        session.rollback()
+    with sessions() as session:
+        assert session.get(Docket, docket_id).stage == "rascunho"
+
+
+def test_the_whole_contest_is_in_the_audit_log_and_the_chain_verifies(sessions, calendar):
+    with sessions.begin() as session:
+        docket_id = session.scalar(select(Docket.id).where(Docket.code == "D-11"))
+        steps = [
+            (FISCAL, workflow.Lavrar(on=D(2026, 12, 2))),
+            (FISCAL, workflow.Notificar(on=D(2026, 12, 3))),
+            (TRD, workflow.ApresentarDefesa(on=D(2026, 12, 10))),
+            (GESTOR, workflow.JulgarDefesa(on=D(2026, 12, 15), procedente=True, fundamentacao="Registros conferem.")),
+            (TRD, workflow.InterporRecurso(on=D(2026, 12, 21))),
+            (GESTOR, workflow.JulgarRecurso(on=D(2027, 1, 11), provido=False, fundamentacao="Mantido.")),
+        ]
+        for actor, action in steps:
+            perform(session, actor, docket_id, action, calendar,
+                    attachments=[("defesa.pdf", "application/pdf", b"%PDF-1.4 x")]
+                    if isinstance(action, workflow.ApresentarDefesa) else ())
+    with sessions() as session:
+        docket = session.get(Docket, docket_id)
+        assert docket.stage == "multa_devida"
+        actions = [e.action for e in history(session, TRD, docket_id)]
+        assert actions == ["Registrar", "Lavrar", "Notificar", "ApresentarDefesa", "JulgarDefesa",
+                           "InterporRecurso", "JulgarRecurso"]
+        # 4 users created + 5 dockets registered + 6 steps
+        assert verify_audit_chain(session) == 15
+
+
+def test_the_audit_log_refuses_updates_and_deletes(sessions):
+    with sessions() as session:
+        with pytest.raises(sa.exc.DatabaseError, match="append-only"):
+            session.execute(sa.text("UPDATE audit_log SET action = 'x'"))
+        session.rollback()
+        with pytest.raises(sa.exc.DatabaseError, match="append-only"):
+            session.execute(sa.text("DELETE FROM audit_log"))
+
+
+def test_a_tampered_chain_is_detected(sessions):
+    with sessions.begin() as session:
+        session.execute(sa.text("DROP TRIGGER audit_log_no_update"))  # an attacker with DDL rights
+        session.execute(sa.text("UPDATE audit_log SET payload = '{}' WHERE id = 2"))
+    with sessions() as session:
+        with pytest.raises(DocketError, match="registro de auditoria 2"):
+            verify_audit_chain(session)
+
+
+def test_anistia_only_for_a_first_time_operator(sessions, calendar):
+    with sessions.begin() as session:
+        a07, d11 = (session.scalar(select(Docket.id).where(Docket.code == c)) for c in ("A-07", "D-11"))
+        for docket_id in (a07, d11):
+            perform(session, FISCAL, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
+            perform(session, FISCAL, docket_id, workflow.Notificar(on=D(2026, 12, 3)), calendar)
+        perform(session, GESTOR, a07, workflow.RegistrarPagamento(on=D(2026, 12, 7)), calendar)
+    earlier_paid, later = sorted([a07, d11], key=lambda i: _occurred(sessions, i))
+    with sessions.begin() as session:
+        if earlier_paid == a07:
+            with pytest.raises(DocketError):
+                perform(session, GESTOR, d11, workflow.Anistiar(on=D(2026, 12, 8), ato="Decreto 1/2026"), calendar)
+        else:
+            perform(session, GESTOR, d11, workflow.Anistiar(on=D(2026, 12, 8), ato="Decreto 1/2026"), calendar)
+
+
+def _occurred(sessions, docket_id):
+    with sessions() as session:
+        return session.get(Docket, docket_id).occurred_at
+
+
+def test_ingest_of_a_non_confirmed_record_makes_nothing(sessions, demo_day):
+    record = dict(demo_day.record("D-11"), infraction_id="f" * 32, status="justified")
+    with sessions.begin() as session:
+        report = ingest(session, [record], plates={}, ufir_brl=1.0641)
+    assert report.not_confirmed == 1 and not report.created
+    assert SYSTEM.role == "sistema"

@@ -1,0 +1,1 @@
+"""The web app of the Órgão Gerencial and the operators: dockets, defences, appeals (FastAPI + Jinja2)."""
