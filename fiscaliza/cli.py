@@ -205,6 +205,182 @@ def demo(
     run_demo(out, _date(date, "--date"), seed)
 
 
+DB_HELP = "docket store URL (env FISCALIZA_DB; default: sqlite:///fiscaliza-dockets.sqlite3)"
+
+
+def _db_url(db: str | None) -> str:
+    import os
+
+    from dockets.db import DEFAULT_URL
+
+    return db or os.environ.get("FISCALIZA_DB") or DEFAULT_URL
+
+
+def _open_store(db: str | None):
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from dockets.db import open_store
+
+    try:
+        return open_store(_db_url(db))
+    except (SQLAlchemyError, OSError) as exc:
+        fail(f"cannot open the docket store {_db_url(db)}: {str(exc).splitlines()[0]}")
+
+
+@app.command()
+def verify(
+    bundle: Annotated[Path, typer.Argument(help="evidence bundle (evidencias.zip) of an auto de infração")],
+) -> None:
+    """Re-run the rule on an evidence bundle alone: exit 0 if it reproduces the infraction, 1 if not."""
+    from dockets.bundle import BundleError, verify_bundle
+    from fiscaliza.replay import InputError
+
+    try:
+        data = bundle.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {bundle}: {exc.strerror}")
+    try:
+        verdict = verify_bundle(data)
+    except (BundleError, InputError) as exc:
+        fail(f"{bundle}: {exc}")
+    print(f"Pacote {bundle.name} — SHA-256 {verdict.bundle_sha256}")
+    print(f"Infração {verdict.code} {verdict.infraction_id}")
+    for finding in verdict.findings:
+        print(f"  • {finding}")
+    print("RESULTADO: infração reproduzida" if verdict.reproduced else "RESULTADO: infração NÃO reproduzida")
+    raise typer.Exit(0 if verdict.reproduced else 1)
+
+
+dockets_app = typer.Typer(help="Autos de infração: the docket store.", no_args_is_help=True)
+app.add_typer(dockets_app, name="dockets")
+
+
+@dockets_app.command("ingest")
+def dockets_ingest(
+    infractions: Annotated[Path, typer.Option(help="a replay's infractions.jsonl")],
+    feed: Annotated[Path, typer.Option(help="the replay's GTFS feed")],
+    fleet: Annotated[Path, typer.Option(help="the replay's fleet.csv")],
+    tachograph: Annotated[Path, typer.Option(help="the replay's tachograph JSON Lines")],
+    catraca: Annotated[Optional[Path], typer.Option(help="the replay's catraca JSON Lines")] = None,
+    occurrences: Annotated[Optional[Path], typer.Option(help="the replay's occurrences JSON Lines")] = None,
+    policy: Annotated[Optional[Path], typer.Option(help="the replay's policy TOML")] = None,
+    geofences: Annotated[Optional[Path], typer.Option(help="the replay's geofence overrides")] = None,
+    db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+) -> None:
+    """Make draft autos of a replay's confirmed infractions, with their evidence bundles (idempotent)."""
+    from dockets.sink import ingest_replay, read_infractions
+    from fiscaliza.replay import InputError, ReplayInputs, load_context
+
+    inputs = ReplayInputs(feed, fleet, tachograph, catraca, occurrences, policy, geofences)
+    try:
+        context = load_context(inputs)
+        records = read_infractions(infractions)
+    except InputError as exc:
+        fail(str(exc))
+    except (OSError, ValueError, KeyError) as exc:
+        fail(f"cannot read {infractions}: {exc}")
+    try:
+        report = ingest_replay(_open_store(db), inputs, context, records)
+    except (OSError, KeyError, ValueError) as exc:
+        fail(f"cannot ingest {infractions}: {exc}")
+    print(f"{len(report.created)} autos em rascunho criados; {report.already} já registrados; "
+          f"{report.not_confirmed} infrações não confirmadas ignoradas")
+
+
+@dockets_app.command("lavrar")
+def dockets_lavrar(
+    fiscal: Annotated[str, typer.Option(help="username of the fiscal who lavra the autos")],
+    on: Annotated[Optional[str], typer.Option(help="date of lavratura, YYYY-MM-DD (default: today)")] = None,
+    policy: Annotated[Optional[Path], typer.Option(help="policy TOML (default: João Neiva)")] = None,
+    db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+) -> None:
+    """Lavrar every draft auto (numbers them, renders their PDFs)."""
+    from sqlalchemy import select
+
+    from dockets.config import calendar_for, issuer_name
+    from dockets.export import lavrar_drafts
+    from dockets.service import Actor
+    from dockets.store import User
+    from fiscaliza.policy import PolicyError, load_policy
+
+    try:
+        loaded = load_policy(policy)
+    except PolicyError as exc:
+        fail(str(exc))
+    sessions = _open_store(db)
+    with sessions() as session:
+        user = session.scalar(select(User).where(User.username == fiscal, User.role == "fiscal", User.active))
+    if user is None:
+        fail(f"no active fiscal named {fiscal!r} (create one with fiscaliza users add)")
+    date = _date(on, "--on") if on else dt.datetime.now(loaded.tz).date()
+    labels = lavrar_drafts(sessions, Actor.of(user), date, calendar=calendar_for(loaded), issuer_name=issuer_name(loaded))
+    print(f"{len(labels)} autos lavrados" + (f": {', '.join(labels)}" if labels else ""))
+
+
+@dockets_app.command("export")
+def dockets_export(
+    out: Annotated[Path, typer.Option(help="directory for the PDFs and evidence bundles")],
+    db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+) -> None:
+    """Write every lavrado auto's PDF and evidence bundle."""
+    from dockets.export import export_files
+
+    try:
+        written = export_files(_open_store(db), out)
+    except OSError as exc:
+        fail(f"cannot write to {out}: {exc.strerror}")
+    print(f"{len(written)} arquivos escritos em {out}")
+
+
+users_app = typer.Typer(help="Accounts of the web app.", no_args_is_help=True)
+app.add_typer(users_app, name="users")
+
+
+@users_app.command("add")
+def users_add(
+    username: Annotated[str, typer.Option(help="login name")],
+    name: Annotated[str, typer.Option(help="full name, as printed on the autos")],
+    role: Annotated[str, typer.Option(help="fiscal, gestor or operador")],
+    operator: Annotated[Optional[str], typer.Option(help="the operator (agency_id) an operador acts for")] = None,
+    registration: Annotated[Optional[str], typer.Option(help="matrícula (printed on the autos a fiscal lavra)")] = None,
+    db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+) -> None:
+    """Create a user; the password is read from FISCALIZA_PASSWORD or asked for."""
+    import getpass
+    import os
+
+    from dockets.service import DocketError, ensure_operators
+    from dockets.users import create_user
+    from fiscaliza.samples import joao_neiva
+    from gtfs import load_feed
+
+    password = os.environ.get("FISCALIZA_PASSWORD") or getpass.getpass("Senha: ")
+    sessions = _open_store(db)
+    try:
+        with sessions.begin() as session:
+            if operator is not None:
+                feed = load_feed(Path(os.environ["FISCALIZA_FEED"]) if os.environ.get("FISCALIZA_FEED") else joao_neiva()[0])
+                ensure_operators(session, {a.agency_id: a.name for a in feed.agencies.values()})
+            create_user(session, username=username, full_name=name, role=role, password=password,
+                        operator_id=operator, registration=registration)
+    except DocketError as exc:
+        fail(str(exc))
+    print(f"usuário {username} ({role}) criado")
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port")] = 8000,
+    policy: Annotated[Optional[Path], typer.Option(help="policy TOML (calendar, municipality)")] = None,
+    db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+) -> None:
+    """Run the web app of the autos de infração (Órgão Gerencial and operators)."""
+    from web.server import serve as run_server
+
+    run_server(_db_url(db), host, port, policy)
+
+
 def _date(text: str, option: str) -> dt.date:
     try:
         return dt.date.fromisoformat(text)

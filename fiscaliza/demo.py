@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
 from fiscaliza.fleet import load_fleet
 from fiscaliza.replay import ReplayInputs, replay, write_outputs
@@ -47,3 +49,79 @@ def run_demo(out: Path, date: dt.date, seed: int) -> None:
         result = replay(inputs, progress=progress.update)
     write_outputs(result, results_dir)
     print_replay_summary(result, results_dir, console)
+    with Progress("Lavrando os autos de infração") as progress:
+        dockets = write_demo_dockets(inputs, result, out / "autos", date, progress=progress.update)
+    print_demo_dockets(dockets, console)
+
+
+DEMO_ACCOUNTS = (  # username, full name, role, operator, matrícula
+    ("fiscal", "Fiscal de demonstração", "fiscal", None, "0001"),
+    ("gestor", "Gestor de demonstração", "gestor", None, None),
+)
+
+
+@dataclass
+class DemoDockets:
+    database: Path
+    labels: list[tuple[str, str, str, int]]  # number, code, operator, UFIR
+    files: list[Path]
+    accounts: list[tuple[str, str, str]]  # username, role, password
+
+
+def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, progress=None) -> DemoDockets:
+    """The demo day's confirmed infractions as autos de infração: a fresh SQLite store
+    with demo accounts, every auto lavrado the next business day, PDFs and bundles."""
+    import secrets
+
+    from dockets.config import calendar_for, issuer_name
+    from dockets.db import open_store
+    from dockets.export import export_files, lavrar_drafts
+    from dockets.service import Actor
+    from dockets.sink import ingest_replay, records_of
+    from dockets.store import Docket
+    from dockets.users import create_user
+    from fiscaliza.replay import load_context
+
+    out.mkdir(parents=True, exist_ok=True)
+    database = out / "autos.sqlite3"
+    database.unlink(missing_ok=True)
+    for old in list(out.glob("auto-*")):
+        old.unlink()
+    sessions = open_store(f"sqlite:///{database}")
+    context = load_context(inputs)
+    ingest_replay(sessions, inputs, context, records_of(result.infractions))
+    accounts = []
+    with sessions.begin() as session:
+        for username, name, role, operator, registration in DEMO_ACCOUNTS + tuple(
+                (a.lower(), f"Representante da {agency.name}", "operador", a, None)
+                for a, agency in sorted(context.feed.agencies.items())):
+            password = secrets.token_urlsafe(9)
+            user = create_user(session, username=username, full_name=name, role=role, password=password,
+                               operator_id=operator, registration=registration)
+            accounts.append((username, role, password))
+            if role == "fiscal":
+                fiscal = Actor.of(user)
+    calendar = calendar_for(context.policy)
+    lavratura = calendar.add_business_days(date, 1)
+    lavrar_drafts(sessions, fiscal, lavratura, calendar=calendar, issuer_name=issuer_name(context.policy))
+    files = export_files(sessions, out)
+    with sessions() as session:
+        labels = [(d.label, d.code, d.operator_id, d.fine_ufir)
+                  for d in session.query(Docket).order_by(Docket.number)]
+    if progress:
+        progress(1, 1)
+    return DemoDockets(database, labels, files, accounts)
+
+
+def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
+    table = Table(title="Autos de infração lavrados")
+    for column in ("auto nº", "código", "operadora", "multa (UFIR)"):
+        table.add_column(column, justify="right" if column == "multa (UFIR)" else "left")
+    for label, code, operator, ufir in dockets.labels:
+        table.add_row(label, code, operator, str(ufir))
+    console.print(table)
+    console.print(f"PDFs e pacotes de evidências em {dockets.database.parent}/ "
+                  f"(verifique um pacote com: fiscaliza verify {dockets.database.parent}/auto-…-evidencias.zip)")
+    console.print(f"Para abrir o sistema web: fiscaliza serve --db sqlite:///{dockets.database}")
+    console.print("Contas de demonstração (senhas geradas agora): "
+                  + "; ".join(f"{u} ({r}) senha {p}" for u, r, p in dockets.accounts))

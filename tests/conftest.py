@@ -103,3 +103,37 @@ def kafka_bootstrap():
         yield f"127.0.0.1:{env['KAFKA_PORT']}"
     finally:
         subprocess.run([str(root / "scripts" / "kafka"), "stop"], env=env, capture_output=True)
+
+
+# --- a simulated demo day, replayed once per test session (the dockets' and web app's data) ---
+
+class DemoDay:
+    """The demo day of `fiscaliza demo` (seed 7): its input files, context and replay."""
+
+    def __init__(self, root: Path):
+        from fiscaliza.demo import DEMO_FAULTS, DEMO_INPUT_FAULTS, simulate_files
+        from fiscaliza.replay import ReplayInputs, load_context, replay
+        from fiscaliza.samples import joao_neiva
+        from simulator import SimulationSettings
+
+        self.date = dt.date(2026, 12, 1)
+        settings = SimulationSettings(self.date, self.date, 7, DEMO_FAULTS, DEMO_INPUT_FAULTS)
+        simulated = simulate_files(None, None, settings, root / "telemetry")
+        feed, fleet = joao_neiva()
+        self.inputs = ReplayInputs(feed=feed, fleet=fleet, tachograph=simulated.tachograph,
+                                   catraca=simulated.catraca)
+        self.context = load_context(self.inputs)
+        self.result = replay(self.inputs)
+
+    def records(self) -> list[dict]:
+        from fiscaliza.replay import infraction_record
+
+        return [infraction_record(i) for i in self.result.infractions]
+
+    def record(self, code: str) -> dict:
+        return next(r for r in self.records() if r["code"] == code)
+
+
+@pytest.fixture(scope="session")
+def demo_day(tmp_path_factory) -> DemoDay:
+    return DemoDay(tmp_path_factory.mktemp("demo-day"))

@@ -10,12 +10,11 @@ import datetime as dt
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_helpers import assert_bad_input, fiscaliza
 from fiscaliza.samples import joao_neiva
 
 TINY = Path(__file__).parent.parent / "gtfs" / "fixtures" / "tiny"
@@ -23,22 +22,6 @@ POLICY = Path(__file__).parent.parent.parent / "fiscaliza" / "policies" / "joao-
 FEED, FLEET = joao_neiva()
 TRIP_KEYS = {"vehicle_id", "route_id", "direction_id", "trip_id", "service_date", "departed_at", "arrived_at",
              "departure_deviation_s", "coverage"}
-
-
-def fiscaliza(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fiscaliza.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=300)
-
-
-def assert_bad_input(result: subprocess.CompletedProcess, *needles: str) -> None:
-    """Exit 2, exactly one non-empty reason line on stderr, no traceback."""
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert re.fullmatch(r"fiscaliza: error: \S.*", lines[0]), lines[0]
-    for needle in needles:
-        assert needle in lines[0]
 
 
 @pytest.fixture(scope="module")

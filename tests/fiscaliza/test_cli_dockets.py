@@ -1,0 +1,116 @@
+"""The docket commands: `fiscaliza demo` writes the autos, `dockets ingest/lavrar/export`,
+`users add` and `verify`, run as a user runs them (subprocess)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+
+import pytest
+
+from cli_helpers import assert_bad_input, fiscaliza
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    result = fiscaliza("demo", "--out", out)
+    assert result.returncode == 0, result.stderr
+    return out, result.stdout
+
+
+def test_demo_ends_by_writing_the_autos_and_telling_where(demo):
+    out, stdout = demo
+    autos = out / "autos"
+    pdfs = sorted(autos.glob("auto-2026-*.pdf"))
+    bundles = sorted(autos.glob("auto-2026-*-evidencias.zip"))
+    confirmed = [json.loads(line) for line in (out / "replay" / "infractions.jsonl").read_text().splitlines()]
+    confirmed = [r for r in confirmed if r["status"] == "confirmed"]
+    assert len(pdfs) == len(bundles) == len(confirmed) == 5
+    assert all(p.read_bytes().startswith(b"%PDF") for p in pdfs)
+    assert "Autos de infração lavrados" in stdout and str(autos) in " ".join(stdout.split())
+    assert "fiscaliza serve --db" in " ".join(stdout.split())
+
+
+def test_verify_reproduces_a_demo_bundle_exit_0(demo):
+    out, _ = demo
+    bundle = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
+    result = fiscaliza("verify", bundle)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "RESULTADO: infração reproduzida" in result.stdout
+
+
+def test_verify_a_bundle_whose_infraction_was_altered_exits_1(demo, tmp_path):
+    """Raising the recorded fine and re-signing the manifest: the re-run disagrees."""
+    out, _ = demo
+    source = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
+    with zipfile.ZipFile(source) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    record = json.loads(members["infraction.json"])
+    record["fine_ufir"] = 400
+    members["infraction.json"] = json.dumps(record).encode()
+    manifest = json.loads(members["manifest.json"])
+    manifest["files"]["infraction.json"] = hashlib.sha256(members["infraction.json"]).hexdigest()
+    members["manifest.json"] = json.dumps(manifest).encode()
+    forged = tmp_path / "forged.zip"
+    with zipfile.ZipFile(forged, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    result = fiscaliza("verify", forged)
+    assert result.returncode == 1
+    assert "NÃO reproduzida" in result.stdout and "fine_ufir" in result.stdout
+
+
+def test_verify_a_file_that_is_not_a_bundle_exits_2(tmp_path):
+    path = tmp_path / "x.zip"
+    path.write_text("not a zip")
+    assert_bad_input(fiscaliza("verify", path), "não é um pacote")
+
+
+def test_verify_a_missing_file_exits_2(tmp_path):
+    assert_bad_input(fiscaliza("verify", tmp_path / "absent.zip"), "cannot read")
+
+
+def test_ingest_lavrar_export_from_a_replay(demo, tmp_path):
+    out, _ = demo
+    db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    from fiscaliza.samples import joao_neiva
+    feed, fleet = joao_neiva()
+    args = ["dockets", "ingest", "--db", db, "--infractions", out / "replay" / "infractions.jsonl",
+            "--feed", feed, "--fleet", fleet, "--tachograph", out / "telemetry" / "tachograph.jsonl",
+            "--catraca", out / "telemetry" / "catraca.jsonl"]
+    first = fiscaliza(*args)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("5 autos em rascunho criados; 0 já registrados; 1 ")
+    again = fiscaliza(*args)
+    assert again.stdout.startswith("0 autos em rascunho criados; 5 já registrados")
+    env_password = {"FISCALIZA_PASSWORD": "uma-senha-longa"}
+    created = fiscaliza("users", "add", "--db", db, "--username", "ana", "--name", "Ana Fiscal",
+                        "--role", "fiscal", "--registration", "777", env=env_password)
+    assert created.returncode == 0, created.stderr
+    lavrados = fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ana", "--on", "2026-12-02")
+    assert lavrados.returncode == 0, lavrados.stderr
+    assert lavrados.stdout.startswith("5 autos lavrados: 0001/2026, 0002/2026")
+    exported = fiscaliza("dockets", "export", "--db", db, "--out", tmp_path / "autos")
+    assert exported.stdout.startswith("10 arquivos escritos")
+    assert len(list((tmp_path / "autos").glob("auto-2026-*.pdf"))) == 5
+
+
+def test_lavrar_by_an_unknown_fiscal_exits_2(tmp_path):
+    db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    assert_bad_input(fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ninguem"), "no active fiscal")
+
+
+def test_users_add_an_operador_without_operator_exits_2(tmp_path):
+    db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    result = fiscaliza("users", "add", "--db", db, "--username", "x", "--name", "X", "--role", "operador",
+                       env={"FISCALIZA_PASSWORD": "uma-senha-longa"})
+    assert_bad_input(result, "empresa operadora")
+
+
+def test_users_add_a_short_password_exits_2(tmp_path):
+    db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    result = fiscaliza("users", "add", "--db", db, "--username", "x", "--name", "X", "--role", "gestor",
+                       env={"FISCALIZA_PASSWORD": "curta"})
+    assert_bad_input(result, "10 caracteres")
