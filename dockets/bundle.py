@@ -65,8 +65,8 @@ def day_window(service_date: dt.date, timezone: str) -> tuple[float, float]:
 def select_lines(source: str, lines: Iterable[bytes], vehicles: frozenset[str],
                  window: tuple[float, float]) -> tuple[bytes, ...]:
     """The lines of `source` that belong in a bundle: the vehicles' telemetry inside the
-    window, or the occurrences overlapping it. Lines that do not decode are left out:
-    they were rejected at ingestion and accuse nobody."""
+    window, or the occurrences overlapping it, sorted by event time (then bytes). Lines
+    that do not decode are left out: they were rejected at ingestion and accuse nobody."""
     start, end = window
     chosen = []
     for line in lines:
@@ -75,10 +75,12 @@ def select_lines(source: str, lines: Iterable[bytes], vehicles: frozenset[str],
             continue
         if source == "occurrences":
             if body.start_epoch < end and body.end_epoch >= start:
-                chosen.append(line)
+                chosen.append((body.start_epoch, line))
         elif body.vehicle_id in vehicles and start <= body.epoch < end:
-            chosen.append(line)
-    return tuple(chosen)
+            chosen.append((body.epoch, line))
+    # In event-time order, whatever order they arrived in (files, Kafka partitions).
+    chosen.sort()
+    return tuple(line for _, line in chosen)
 
 
 def fleet_csv(vehicles: Iterable[Vehicle]) -> bytes:
@@ -117,6 +119,8 @@ def build_bundle(*, infraction: Mapping, feed: Mapping[str, bytes], fleet: bytes
     members.update({f"feed/{name}": data for name, data in feed.items()})
     counts = {}
     for raw in telemetry:
+        if raw.source == "occurrences" and not raw.lines:
+            continue  # none registered: the same bundle whether the source was given or not
         members[f"{raw.source}.jsonl"] = b"".join(line + b"\n" for line in raw.lines)
         counts[raw.source] = len(raw.lines)
     if geofences is not None:
@@ -277,21 +281,36 @@ def _status_reproduced(recorded: dict, again: dict, findings: list[str]) -> bool
     return True
 
 
+class FileTelemetry:
+    """The replay's input files as the source of bundles' raw lines (read once)."""
+
+    def __init__(self, inputs):
+        self.sources = tuple(source for source in SOURCES if getattr(inputs, source) is not None)
+        self._raw = {source: list(iter_file_lines(getattr(inputs, source))) for source in self.sources}
+
+    def lines(self, source: str, vehicles: frozenset[str], window: tuple[float, float]) -> tuple[bytes, ...]:
+        return select_lines(source, self._raw[source], vehicles, window)
+
+
 class BundleMaker:
-    """Bundles for infractions found by a replay, from the replay's own input files.
+    """Bundles for infractions, their raw lines taken from `telemetry` (the replay's files,
+    or the Kafka input topics). The lines of each (operator, service day) are selected
+    once and shared by that day's infractions of the operator."""
 
-    The input files are read once; the lines of each (operator, service day) are
-    selected once and shared by that day's infractions of the operator."""
-
-    def __init__(self, inputs, fleet: Mapping[str, Vehicle], timezone: str):
-        self.inputs = inputs
+    def __init__(self, telemetry, *, feed: Path, policy: Path | None, geofences: Path | None,
+                 fleet: Mapping[str, Vehicle], timezone: str):
+        self.telemetry = telemetry
         self.fleet = fleet
         self.timezone = timezone
-        self._raw = {source: list(iter_file_lines(getattr(inputs, source))) for source in SOURCES}
-        self._feed = feed_files(Path(inputs.feed))
-        self._policy = policy_bytes(inputs.policy)
-        self._geofences = Path(inputs.geofences).read_bytes() if inputs.geofences else None
+        self._feed = feed_files(Path(feed))
+        self._policy = policy_bytes(policy)
+        self._geofences = Path(geofences).read_bytes() if geofences else None
         self._selected: dict[tuple, tuple[RawLines, ...]] = {}
+
+    @classmethod
+    def for_replay(cls, inputs, fleet: Mapping[str, Vehicle], timezone: str) -> BundleMaker:
+        return cls(FileTelemetry(inputs), feed=inputs.feed, policy=inputs.policy, geofences=inputs.geofences,
+                   fleet=fleet, timezone=timezone)
 
     def bundle(self, record: Mapping) -> bytes:
         operator = record["operator_id"]
@@ -301,9 +320,8 @@ class BundleMaker:
         if key not in self._selected:
             ids = frozenset(v.vehicle_id for v in vehicles)
             window = day_window(service_date, self.timezone)
-            self._selected[key] = tuple(
-                RawLines(source, select_lines(source, self._raw[source], ids, window))
-                for source in SOURCES if getattr(self.inputs, source) is not None)
+            self._selected[key] = tuple(RawLines(source, self.telemetry.lines(source, ids, window))
+                                        for source in self.telemetry.sources)
         return build_bundle(infraction=record, feed=self._feed, fleet=fleet_csv(vehicles), policy=self._policy,
                             telemetry=self._selected[key], geofences=self._geofences)
 

@@ -272,13 +272,18 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
 
 
 def _next_number(session: Session, year: int) -> int:
-    counter = session.get(YearCounter, year, with_for_update=True)
-    if counter is None:
-        counter = YearCounter(year=year, last_number=0)
-        session.add(counter)
-    counter.last_number += 1
-    session.flush()
-    return counter.last_number
+    """The year's next auto number, atomically: one upsert, so two lavraturas at once
+    (even the year's first two) wait for each other instead of colliding."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    statement = insert(YearCounter).values(year=year, last_number=1)
+    statement = statement.on_conflict_do_update(
+        index_elements=[YearCounter.year], set_={"last_number": YearCounter.last_number + 1}
+    ).returning(YearCounter.last_number)
+    return session.execute(statement).scalar_one()
 
 
 def create_manual(session: Session, actor: Actor, record: Mapping, *, plates: Mapping[str, str],

@@ -26,7 +26,7 @@ def ingest_replay(sessions: sessionmaker[Session], inputs: ReplayInputs, context
                   records: Iterable[Mapping]) -> IngestReport:
     """Store the confirmed infractions of a replay over `inputs`, bundling the raw lines
     of those same input files. Running it twice adds nothing."""
-    maker = BundleMaker(inputs, context.fleet, context.policy.policy.timezone)
+    maker = BundleMaker.for_replay(inputs, context.fleet, context.policy.policy.timezone)
     plates = {v.vehicle_id: v.plate for v in context.fleet.values()}
     with sessions.begin() as session:
         ensure_operators(session, {a.agency_id: a.name for a in context.feed.agencies.values()})

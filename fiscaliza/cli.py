@@ -161,20 +161,10 @@ def worker(
     loglevel: Annotated[str, typer.Option(help="debug, info, warning or error")] = "info",
 ) -> None:
     """Run a Faust worker: the engine on the Kafka topics (stop with SIGTERM)."""
-    import os
-
-    from fiscaliza.replay import InputError, ReplayInputs, load_context
-    from fiscaliza.samples import joao_neiva
+    from fiscaliza.replay import InputError, load_context
     from streams.worker import run_worker
 
-    def pick(option, name, default=None):
-        value = option or os.environ.get(name)
-        return Path(value) if value else default
-
-    sample_feed, sample_fleet = joao_neiva()
-    inputs = ReplayInputs(pick(feed, "FISCALIZA_FEED", sample_feed), pick(fleet, "FISCALIZA_FLEET", sample_fleet),
-                          Path(os.devnull), policy=pick(policy, "FISCALIZA_POLICY"),
-                          geofences=pick(geofences, "FISCALIZA_GEOFENCES"))
+    inputs = _engine_inputs(feed, fleet, policy, geofences)
     if loglevel not in ("debug", "info", "warning", "error"):
         fail("--loglevel must be debug, info, warning or error")
     try:
@@ -182,6 +172,23 @@ def worker(
     except InputError as exc:
         fail(str(exc))
     run_worker(context, _stream_settings(), loglevel)
+
+
+def _engine_inputs(feed, fleet, policy, geofences):
+    """The engine's static inputs from options, else the environment, else the sample."""
+    import os
+
+    from fiscaliza.replay import ReplayInputs
+    from fiscaliza.samples import joao_neiva
+
+    def pick(option, name, default=None):
+        value = option or os.environ.get(name)
+        return Path(value) if value else default
+
+    sample_feed, sample_fleet = joao_neiva()
+    return ReplayInputs(pick(feed, "FISCALIZA_FEED", sample_feed), pick(fleet, "FISCALIZA_FLEET", sample_fleet),
+                        Path(os.devnull), policy=pick(policy, "FISCALIZA_POLICY"),
+                        geofences=pick(geofences, "FISCALIZA_GEOFENCES"))
 
 
 def _stream_settings():
@@ -283,6 +290,36 @@ def dockets_ingest(
         report = ingest_replay(_open_store(db), inputs, context, records)
     except (OSError, KeyError, ValueError) as exc:
         fail(f"cannot ingest {infractions}: {exc}")
+    print(f"{len(report.created)} autos em rascunho criados; {report.already} já registrados; "
+          f"{report.not_confirmed} infrações não confirmadas ignoradas")
+
+
+@dockets_app.command("sink")
+def dockets_sink(
+    feed: Annotated[Optional[Path], typer.Option(help="GTFS feed (env FISCALIZA_FEED; default: the sample)")] = None,
+    fleet: Annotated[Optional[Path], typer.Option(help="fleet.csv (env FISCALIZA_FLEET; default: the sample's)")] = None,
+    policy: Annotated[Optional[Path], typer.Option(help="policy TOML (env FISCALIZA_POLICY; default: João Neiva)")] = None,
+    geofences: Annotated[Optional[Path], typer.Option(help="GeoJSON geofence overrides (env FISCALIZA_GEOFENCES)")] = None,
+    db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+    idle_exit: Annotated[Optional[float], typer.Option(help="stop after this many seconds without records")] = None,
+) -> None:
+    """Consume the infractions topic: draft autos with evidence read back from the input topics (SIGTERM stops)."""
+    import signal
+
+    from dockets.kafka_sink import kafka_bundle_maker, run_sink
+    from fiscaliza.replay import InputError, load_context
+
+    inputs = _engine_inputs(feed, fleet, policy, geofences)
+    try:
+        context = load_context(inputs)
+    except InputError as exc:
+        fail(str(exc))
+    settings = _stream_settings()
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    maker = kafka_bundle_maker(context, inputs, settings.bootstrap, settings.inputs)
+    report = run_sink(_open_store(db), context, maker, settings.bootstrap, idle_exit_s=idle_exit,
+                      should_stop=lambda: bool(stopping))
     print(f"{len(report.created)} autos em rascunho criados; {report.already} já registrados; "
           f"{report.not_confirmed} infrações não confirmadas ignoradas")
 

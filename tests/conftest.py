@@ -105,6 +105,35 @@ def kafka_bootstrap():
         subprocess.run([str(root / "scripts" / "kafka"), "stop"], env=env, capture_output=True)
 
 
+def fresh_topics(bootstrap: str) -> None:
+    """Delete fiscaliza's topics on the test broker and create them again, empty."""
+    import time
+
+    from kafka import KafkaAdminClient
+
+    from streams.admin import create_topics
+    from streams.topics import TOPICS
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        existing = [t for t in admin.list_topics() if t in TOPICS]
+        if existing:
+            admin.delete_topics(existing)
+        for _ in range(50):  # deletion is asynchronous
+            if not set(existing) & set(admin.list_topics()):
+                break
+            time.sleep(0.2)
+    finally:
+        admin.close()
+    create_topics(bootstrap, 4, 1)
+
+
+@pytest.fixture(scope="session")
+def reset_topics():
+    """`fresh_topics`, for fixtures of any scope."""
+    return fresh_topics
+
+
 # --- a simulated demo day, replayed once per test session (the dockets' and web app's data) ---
 
 class DemoDay:

@@ -137,7 +137,7 @@ def upgrade() -> None:
 
 
 def _append_only_audit_log() -> None:
-    """The audit log refuses UPDATE and DELETE, whoever connects."""
+    """The audit log refuses UPDATE, DELETE and TRUNCATE, whoever connects (short of DDL)."""
     dialect = op.get_bind().dialect.name
     if dialect == "sqlite":
         for verb in ("UPDATE", "DELETE"):
@@ -153,6 +153,11 @@ def _append_only_audit_log() -> None:
         op.execute(
             "CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log "
             "FOR EACH ROW EXECUTE FUNCTION audit_log_append_only()"
+        )
+        # Row triggers do not fire on TRUNCATE: refuse it per statement.
+        op.execute(
+            "CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log "
+            "FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only()"
         )
 
 
