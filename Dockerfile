@@ -13,6 +13,11 @@ COPY rules ./rules
 COPY simulator ./simulator
 COPY streams ./streams
 COPY dashboards ./dashboards
+COPY dockets ./dockets
+COPY web ./web
+# weasyprint (the autos' PDFs) sets text with Pango; DejaVu is the autos' typeface
+RUN apt-get update && apt-get install -y --no-install-recommends libpango-1.0-0 libpangoft2-1.0-0 \
+        fonts-dejavu-core && rm -rf /var/lib/apt/lists/*
 RUN pip install ".[production]" && useradd --system --home /var/lib/fiscaliza fiscaliza \
     && mkdir -p /var/lib/fiscaliza && chown fiscaliza /var/lib/fiscaliza
 USER fiscaliza

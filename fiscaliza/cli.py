@@ -262,6 +262,13 @@ dockets_app = typer.Typer(help="Autos de infração: the docket store.", no_args
 app.add_typer(dockets_app, name="dockets")
 
 
+@dockets_app.command("migrate")
+def dockets_migrate(db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None) -> None:
+    """Create or upgrade the docket store's schema (alembic; idempotent)."""
+    _open_store(db)
+    print(f"banco dos autos atualizado: {_db_url(db).split('@')[-1]}")
+
+
 @dockets_app.command("ingest")
 def dockets_ingest(
     infractions: Annotated[Path, typer.Option(help="a replay's infractions.jsonl")],

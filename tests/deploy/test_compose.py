@@ -21,7 +21,8 @@ LONG_RUNNING = {name for name, s in SERVICES.items() if s.get("restart") != "no"
 
 
 def test_stack_has_the_services_a_city_needs():
-    assert set(SERVICES) >= {"kafka", "topics", "worker", "postgres", "prometheus", "grafana"}
+    assert set(SERVICES) >= {"kafka", "topics", "worker", "postgres", "prometheus", "grafana",
+                             "dockets-migrate", "dockets-sink", "web"}
     assert SERVICES["kafka"]["image"].startswith("apache/kafka:")
     assert SERVICES["kafka"]["environment"]["KAFKA_PROCESS_ROLES"] == "broker,controller"  # KRaft
     assert SERVICES["postgres"]["image"].startswith("postgis/postgis:")
@@ -73,7 +74,8 @@ def test_our_commands_resolve_to_real_entry_points(name):
 @pytest.mark.parametrize("name", sorted(OURS))
 def test_our_environment_variables_are_read_and_valid(name):
     environment = SERVICES[name].get("environment", {})
-    known = {"FISCALIZA_FEED", "FISCALIZA_FLEET", "FISCALIZA_POLICY", "FISCALIZA_GEOFENCES"}
+    known = {"FISCALIZA_FEED", "FISCALIZA_FLEET", "FISCALIZA_POLICY", "FISCALIZA_GEOFENCES", "FISCALIZA_DB"}
+    assert all(f'"{name}"' in (ROOT / "fiscaliza" / "cli.py").read_text() for name in known)
     for variable in environment:
         assert variable in known or variable in Settings.__dataclass_fields__.keys() or \
             variable in (ROOT / "streams" / "settings.py").read_text(), variable
@@ -100,3 +102,18 @@ def test_dockerfile_copies_every_package_the_project_installs():
     dockerfile = (ROOT / "Dockerfile").read_text()
     for package in top:
         assert re.search(rf"^COPY {package} \./{package}$", dockerfile, re.M), package
+
+
+def test_the_docket_services_share_one_database_the_grafana_datasource_reads():
+    urls = {SERVICES[name]["environment"]["FISCALIZA_DB"] for name in ("dockets-migrate", "dockets-sink", "web")}
+    assert len(urls) == 1
+    url = urls.pop()
+    assert url.startswith("postgresql+psycopg://fiscaliza:") and url.endswith("@postgres:5432/fiscaliza")
+    for name in ("dockets-sink", "web"):
+        assert SERVICES[name]["depends_on"]["dockets-migrate"]["condition"] == "service_completed_successfully"
+
+
+def test_the_web_health_check_calls_a_route_the_app_serves():
+    check = " ".join(SERVICES["web"]["healthcheck"]["test"])
+    assert "/saude" in check and "8000" in " ".join(SERVICES["web"]["command"])
+    assert '"/saude"' in (ROOT / "web" / "app.py").read_text()
