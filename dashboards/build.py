@@ -5,12 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grafana_foundation_sdk.builders import dashboard, prometheus, timeseries
+from grafana_foundation_sdk.builders import barchart, common, dashboard, geomap, prometheus, table, timeseries
+from grafana_foundation_sdk.cog import builder as cogbuilder
+from grafana_foundation_sdk.cog import variants as cogvariants
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models.common import FrameGeometrySourceMode
 from grafana_foundation_sdk.models.dashboard import DataSourceRef
+
+from dockets.workflow import STAGE_LABELS
 
 OUT = Path(__file__).parent / "provisioning" / "dashboards" / "json"
 PROMETHEUS = DataSourceRef(type_val="prometheus", uid="prometheus")
+# the docket store (PostgreSQL + PostGIS), provisioned as uid "dockets"
+DOCKETS = DataSourceRef(type_val="grafana-postgresql-datasource", uid="dockets")
 
 
 def _panel(title: str, expr: str, legend: str, unit: str, description: str) -> timeseries.Panel:
@@ -47,9 +54,93 @@ def workers() -> dashboard.Dashboard:
     )
 
 
+class SqlQuery(cogvariants.Dataquery):
+    """A raw SQL query of Grafana's PostgreSQL data source (the SDK has no builder for it)."""
+
+    def __init__(self, sql: str, format_as: str) -> None:
+        self.sql = sql
+        self.format_as = format_as
+
+    def to_json(self) -> dict:
+        return {"refId": "A", "datasource": DOCKETS.to_json(), "editorMode": "code", "rawQuery": True,
+                "rawSql": self.sql, "format": self.format_as}
+
+
+class Sql(cogbuilder.Builder[cogvariants.Dataquery]):
+    def __init__(self, sql: str, format_as: str = "table") -> None:
+        self._query = SqlQuery(sql, format_as)
+
+    def build(self) -> SqlQuery:
+        return self._query
+
+
+# Stages in Portuguese, as the web app shows them.
+STAGE_CASE = ("CASE stage " + " ".join(f"WHEN '{stage.value}' THEN '{label}'" for stage, label in STAGE_LABELS.items())
+              + " ELSE stage END")
+AUTO_NUMBER = "CASE WHEN number IS NULL THEN 'rascunho ' || id ELSE lpad(number::text, 4, '0') || '/' || year END"
+
+QUERIES = {
+    "stages": f"SELECT {STAGE_CASE} AS \"situação\", count(*) AS autos, sum(fine_ufir) AS \"multa (UFIR)\" "
+              "FROM dockets WHERE $__timeFilter(occurred_at) GROUP BY stage ORDER BY autos DESC",
+    "fines": "SELECT o.name AS operadora, "
+             "sum(CASE WHEN d.stage = 'multa_devida' THEN d.fine_ufir * d.ufir_brl ELSE 0 END) AS \"devidas (R$)\", "
+             "sum(CASE WHEN d.stage = 'pago' THEN d.fine_ufir * d.ufir_brl ELSE 0 END) AS \"pagas (R$)\", "
+             "sum(CASE WHEN d.stage IN ('lavrado', 'notificado', 'defesa_apresentada', 'julgado_procedente', "
+             "'recurso_interposto') THEN d.fine_ufir * d.ufir_brl ELSE 0 END) AS \"em andamento (R$)\" "
+             "FROM dockets d JOIN operators o ON o.id = d.operator_id WHERE $__timeFilter(d.occurred_at) "
+             "GROUP BY o.name ORDER BY o.name",
+    "deadlines": f"SELECT {AUTO_NUMBER} AS auto, code AS \"código\", operator_id AS operadora, "
+                 f"next_deadline_label AS prazo, next_deadline AS \"vence em\", {STAGE_CASE} AS \"situação\" "
+                 "FROM dockets WHERE next_deadline IS NOT NULL AND next_deadline <= current_date + 7 "
+                 "ORDER BY next_deadline, id",
+    "map": f"SELECT {AUTO_NUMBER} AS auto, code AS \"código\", operator_id AS operadora, lat AS latitude, "
+           "lon AS longitude, occurred_at AS \"ocorrida em\" FROM dockets "
+           "WHERE lat IS NOT NULL AND $__timeFilter(occurred_at)",
+    "codes": "SELECT code AS \"código\", count(*) AS autos FROM dockets WHERE $__timeFilter(occurred_at) "
+             "GROUP BY code ORDER BY code",
+}
+
+
+def autos() -> dashboard.Dashboard:
+    """The autos de infração: where the contest stands, what falls due, where it happened."""
+    return (
+        dashboard.Dashboard("Fiscaliza — autos de infração")
+        .uid("fiscaliza-autos")
+        .tags(["fiscaliza"])
+        .refresh("1m")
+        .time("now-30d", "now")
+        .timezone("America/Sao_Paulo")
+        .with_panel(table.Panel().title("Autos por situação").datasource(DOCKETS).with_target(Sql(QUERIES["stages"]))
+                    .description("Autos de infração ocorridos no período, por etapa do processo (arts. 5º a 8º).")
+                    .height(8).span(8))
+        .with_panel(barchart.Panel().title("Multas por operadora (R$)").datasource(DOCKETS)
+                    .with_target(Sql(QUERIES["fines"])).x_field("operadora").unit("currencyBRL")
+                    .description("Cada auto carrega a sua multa (art. 10). Devidas: decisão final mantida; "
+                                 "em andamento: ainda em prazo de defesa ou recurso.")
+                    .height(8).span(8))
+        .with_panel(barchart.Panel().title("Autos por código").datasource(DOCKETS).with_target(Sql(QUERIES["codes"]))
+                    .x_field("código").description("Infrações do Anexo I autuadas no período.").height(8).span(8))
+        .with_panel(table.Panel().title("Prazos vencendo (próximos 7 dias)").datasource(DOCKETS)
+                    .with_target(Sql(QUERIES["deadlines"]))
+                    .description("Notificação (5 dias úteis), defesa e recurso (10 dias úteis), pagamento (10 dias).")
+                    .height(10).span(12))
+        .with_panel(geomap.Panel().title("Onde ocorreram").datasource(DOCKETS).with_target(Sql(QUERIES["map"]))
+                    .view(geomap.MapViewConfig().id("coords").lat(-19.76).lon(-40.39).zoom(13))
+                    .layers([common.MapLayerOptions().type("markers").name("Autos")
+                             .location(common.FrameGeometrySource().mode(FrameGeometrySourceMode.COORDS)
+                                       .latitude("latitude").longitude("longitude"))])
+                    .description("Local de cada auto de infração (os pontos são os das evidências).")
+                    .height(10).span(12))
+    )
+
+
+DASHBOARDS = {"fiscaliza-workers.json": workers, "fiscaliza-autos.json": autos}
+
+
 def build() -> dict[str, str]:
     """File name -> JSON text of every dashboard."""
-    return {"fiscaliza-workers.json": json.dumps(workers().build(), cls=JSONEncoder, indent=2, sort_keys=True) + "\n"}
+    return {name: json.dumps(make().build(), cls=JSONEncoder, indent=2, sort_keys=True) + "\n"
+            for name, make in DASHBOARDS.items()}
 
 
 def main() -> None:

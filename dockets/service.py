@@ -248,6 +248,8 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
         raise DocketError(str(exc)) from None
     docket.status = _status_json(status)
     docket.stage = status.stage.value
+    upcoming = workflow.next_deadline(status, calendar)
+    docket.next_deadline_label, docket.next_deadline = upcoming if upcoming else (None, None)
     payload: dict[str, Any] = {"action": json.loads(workflow.encode_action(action)), "stage": docket.stage}
     if note:
         payload["note"] = note

@@ -93,6 +93,9 @@ class Docket(Base):
     infraction: Mapped[dict[str, Any]]  # the full infraction record as received
     stage: Mapped[str] = mapped_column(String(32), index=True)
     status: Mapped[dict[str, Any]]  # dockets.workflow.DocketStatus, cached from the audit log
+    # The earliest deadline running (cached for the operations room's queries and Grafana).
+    next_deadline: Mapped[dt.date | None] = mapped_column(Date, index=True)
+    next_deadline_label: Mapped[str | None] = mapped_column(String(40))
     lavrado_por: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     bundle_sha256: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[dt.datetime]

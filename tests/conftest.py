@@ -166,3 +166,50 @@ class DemoDay:
 @pytest.fixture(scope="session")
 def demo_day(tmp_path_factory) -> DemoDay:
     return DemoDay(tmp_path_factory.mktemp("demo-day"))
+
+
+# --- a throwaway PostgreSQL + PostGIS cluster (tests/support/pg_cluster.py) ---
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    import pg_cluster
+
+    with pg_cluster.throwaway_postgres() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_cluster) -> str:
+    """postgresql+psycopg://postgres@127.0.0.1:PORT/fiscaliza_test: an empty database in
+    the session's throwaway cluster (trust auth, superuser)."""
+    import pg_cluster
+
+    return pg_cluster.create_database(postgres_cluster, pg_cluster.DATABASE)
+
+
+@pytest.fixture(scope="session")
+def pg_migrated_template(postgres_cluster) -> str:
+    """A database migrated to head once, copied (CREATE DATABASE ... TEMPLATE) for each test."""
+    import pg_cluster
+    from dockets.db import open_store
+
+    name = f"{pg_cluster.DATABASE}_template"
+    open_store(pg_cluster.create_database(postgres_cluster, name)).kw["bind"].dispose()
+    return name
+
+
+_pg_databases = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def pg_sessions(postgres_cluster, pg_migrated_template):
+    """A PostgreSQL database of the test's own, at head, opened by the application's `open_store`."""
+    import pg_cluster
+    from dockets.db import open_store
+
+    name = f"{pg_cluster.DATABASE}_{next(_pg_databases)}"
+    maker = open_store(pg_cluster.create_database(postgres_cluster, name, template=pg_migrated_template))
+    try:
+        yield maker
+    finally:
+        maker.kw["bind"].dispose()

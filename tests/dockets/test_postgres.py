@@ -12,17 +12,9 @@ so this is ~996.5 m: "about 1 km" either way, far beyond the 100 m search radius
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -30,160 +22,16 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from dockets import workflow
 from dockets.calendar import BusinessCalendar
-from dockets.db import alembic_config, make_engine, migrate, open_store
+from dockets.db import alembic_config, make_engine, migrate
 from dockets.service import Actor, NotFound, ensure_operators, get_docket, ingest, perform, verify_audit_chain, visible
 from dockets.store import AuditEntry, Docket, YearCounter
 
 pytestmark = pytest.mark.postgres
 
-# --- the throwaway cluster ---------------------------------------------------------------
-
-PG_BINDIR = Path(os.environ.get("FISCALIZA_PG_BINDIR", "/usr/lib/postgresql/15/bin"))
-PG_SHAREDIR = Path(os.environ.get("FISCALIZA_PG_SHAREDIR", "/usr/share/postgresql/15"))
-PG_PACKAGES = "postgresql-15 postgresql-15-postgis-3"
-DATABASE = "fiscaliza_test"
-
-
-def _require_postgres() -> None:
-    """Fail (never skip: CI installs them) naming the Debian packages to install."""
-    missing = [str(PG_BINDIR / name) for name in ("initdb", "pg_ctl", "postgres") if not (PG_BINDIR / name).is_file()]
-    if missing:
-        pytest.fail(f"PostgreSQL 15 server binaries not found ({', '.join(missing)}): "
-                    f"install the Debian packages with `apt-get install {PG_PACKAGES}`", pytrace=False)
-    if not (PG_SHAREDIR / "extension" / "postgis.control").is_file():
-        pytest.fail(f"the PostGIS extension is not installed for PostgreSQL 15 "
-                    f"({PG_SHAREDIR / 'extension' / 'postgis.control'} missing): "
-                    "install the Debian package with `apt-get install postgresql-15-postgis-3`", pytrace=False)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class _Cluster:
-    """initdb + pg_ctl in `root`, as the `postgres` user when we are root (PostgreSQL
-    refuses to run as root), as ourselves otherwise."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.data = root / "data"
-        self.log = root / "postgres.log"
-        self.port = _free_port()
-        self.as_root = os.geteuid() == 0
-
-    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        command = [str(PG_BINDIR / args[0]), *args[1:]]
-        if self.as_root:
-            command = ["runuser", "-u", "postgres", "--", *command]
-        # cwd: the postgres user may not be able to enter ours
-        done = subprocess.run(command, cwd=self.root, capture_output=True, text=True, timeout=120, check=False,
-                              env={**os.environ, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"})
-        if check and done.returncode != 0:
-            raise RuntimeError(f"{' '.join(args[:2])} failed ({done.returncode}):\n{done.stdout}{done.stderr}"
-                               f"{self.log_tail()}")
-        return done
-
-    def log_tail(self) -> str:
-        try:
-            return "\n--- postgres.log ---\n" + "\n".join(self.log.read_text(errors="replace").splitlines()[-30:])
-        except OSError:
-            return ""
-
-    def start(self) -> None:
-        if self.as_root:
-            shutil.chown(self.root, "postgres", "postgres")
-        self.run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
-                 "--locale=C.UTF-8", "--no-sync")
-        for attempt in range(3):
-            options = " ".join([
-                "-c listen_addresses=127.0.0.1", f"-c port={self.port}", f"-c unix_socket_directories='{self.root}'",
-                # a throwaway cluster: durability is not wanted, speed is
-                "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
-                "-c max_connections=40", "-c shared_buffers=32MB",
-            ])
-            try:
-                self.run("pg_ctl", "start", "-D", str(self.data), "-w", "-t", "60", "-l", str(self.log), "-o", options)
-                return
-            except RuntimeError as exc:
-                # someone took the free port in the meantime: another one
-                if attempt == 2 or "Address already in use" not in str(exc):
-                    raise
-                self.port = _free_port()
-
-    def stop(self) -> None:
-        if not (self.data / "postmaster.pid").exists():
-            return
-        stopped = self.run("pg_ctl", "stop", "-D", str(self.data), "-m", "fast", "-w", "-t", "30", check=False)
-        if stopped.returncode != 0:
-            self.run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w", "-t", "30", check=False)
-
-    def url(self, database: str) -> str:
-        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
-
-
-@contextlib.contextmanager
-def throwaway_postgres() -> Iterator[_Cluster]:
-    _require_postgres()
-    root = Path(tempfile.mkdtemp(prefix="fiscaliza-pg-"))
-    cluster = _Cluster(root)
-    try:
-        try:
-            cluster.start()
-        except (RuntimeError, subprocess.TimeoutExpired) as exc:
-            pytest.fail(f"could not start the throwaway PostgreSQL cluster: {exc}", pytrace=False)
-        yield cluster
-    finally:
-        cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def _admin(cluster_url: str) -> sa.Engine:
-    return sa.create_engine(cluster_url, isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool)
-
-
-def _create_database(cluster: _Cluster, name: str, template: str = "template1") -> str:
-    admin = _admin(cluster.url("postgres"))
-    with admin.connect() as connection:
-        connection.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
-    admin.dispose()
-    return cluster.url(name)
-
-
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[_Cluster]:
-    with throwaway_postgres() as cluster:
-        yield cluster
-
-
-@pytest.fixture(scope="session")
-def postgres_url(postgres_cluster) -> str:
-    """postgresql+psycopg://postgres@127.0.0.1:PORT/fiscaliza_test: an empty database in
-    the session's throwaway cluster (trust auth, superuser)."""
-    return _create_database(postgres_cluster, DATABASE)
-
-
-@pytest.fixture(scope="session")
-def _migrated_template(postgres_cluster) -> str:
-    """A database migrated to head once, copied (CREATE DATABASE ... TEMPLATE) for each test."""
-    name = f"{DATABASE}_template"
-    open_store(_create_database(postgres_cluster, name)).kw["bind"].dispose()
-    return name
-
-
-_counter = iter(range(1, 1_000_000))
-
-
 @pytest.fixture
-def sessions(postgres_cluster, _migrated_template) -> Iterator[sessionmaker[Session]]:
-    """A database of the test's own, at head, opened by the application's `open_store`."""
-    url = _create_database(postgres_cluster, f"{DATABASE}_{next(_counter)}", template=_migrated_template)
-    maker = open_store(url)
-    try:
-        yield maker
-    finally:
-        maker.kw["bind"].dispose()
+def sessions(pg_sessions):
+    """A database of the test's own, migrated to head (see tests/conftest.py)."""
+    return pg_sessions
 
 
 # --- helpers -------------------------------------------------------------------------------

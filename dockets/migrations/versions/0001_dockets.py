@@ -88,6 +88,8 @@ def upgrade() -> None:
         sa.Column("infraction", sa.JSON, nullable=False),
         sa.Column("stage", sa.String(32), nullable=False, index=True),
         sa.Column("status", sa.JSON, nullable=False),
+        sa.Column("next_deadline", sa.Date, index=True),
+        sa.Column("next_deadline_label", sa.String(40)),
         sa.Column("lavrado_por", sa.Integer, sa.ForeignKey("users.id")),
         sa.Column("bundle_sha256", sa.String(64)),
         sa.Column("created_at", TZ, nullable=False),
