@@ -20,6 +20,7 @@ from dockets.bundle import Bundle, read_bundle, sha256
 from dockets.calendar import BusinessCalendar
 from dockets.service import status_of
 from dockets.store import Docket
+from fiscaliza.money import brl, fine_brl
 from fiscaliza.policy import Policy, parse_policy
 from gtfs import Feed, load_feed
 from telemetry import Rejection, decode
@@ -143,11 +144,6 @@ def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
 
 # --- the PDF ---------------------------------------------------------------------------
 
-def brl(value: float) -> str:
-    text = f"{value:,.2f}"
-    return "R$ " + text.replace(",", "\x00").replace(".", ",").replace("\x00", ".")
-
-
 def _date(d: dt.date | None) -> str:
     return d.strftime("%d/%m/%Y") if d else "—"
 
@@ -234,14 +230,14 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
             png = chart_png(docket, bundle, kind)
             if png is not None:
                 graphics[kind] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-    fine_brl = float(docket.fine_ufir) * float(docket.ufir_brl)
+    fine = fine_brl(docket.fine_ufir, docket.ufir_brl)
     return {
         "docket": docket,
         "issuer_name": issuer_name,
         "operator_name": operator_name or docket.operator_id,
         "route": route,
         "occurred_local": docket.occurred_at.astimezone(tz),
-        "fine_brl": fine_brl,
+        "fine_brl": fine,
         "ufir_brl": float(docket.ufir_brl),
         "status": status,
         "deadlines": workflow.deadlines(status, calendar),

@@ -153,7 +153,8 @@ def _docket_from_record(record: Mapping, plates: Mapping[str, str], ufir_brl: fl
         vehicle_id=vehicle, plate=plates.get(vehicle) if vehicle else None,
         service_date=dt.date.fromisoformat(record["service_date"]),
         occurred_at=dt.datetime.fromisoformat(record["occurred_at"]),
-        lat=record.get("lat"), lon=record.get("lon"), place=place_for(record) if place_for else None,
+        lat=record.get("lat"), lon=record.get("lon"),
+        place=place_for(record) if place_for else record.get("place"),
         description=record["description"], legal_basis=record["legal_basis"], infraction=dict(record),
         stage=workflow.Stage.RASCUNHO.value, status=_status_json(workflow.DocketStatus.initial()),
         created_at=utcnow(),
@@ -163,10 +164,12 @@ def _docket_from_record(record: Mapping, plates: Mapping[str, str], ufir_brl: fl
 # --- reading, with the operator isolation ---------------------------------------------
 
 def visible(actor: Actor) -> Select:
-    """The dockets an actor may see: an operator only its own company's."""
+    """The dockets an actor may see: an operator only its own company's, once lavrados."""
     query = select(Docket)
     if actor.role == "operador":
-        query = query.where(Docket.operator_id == actor.operator_id)
+        # Only autos lavrados reach the company (art. 5 § 3º): drafts stay inside the Órgão.
+        query = query.where(Docket.operator_id == actor.operator_id,
+                            Docket.stage != workflow.Stage.RASCUNHO.value)
     elif actor.role not in ("fiscal", "gestor", SYSTEM_ROLE):
         query = query.where(False)
     return query

@@ -11,14 +11,34 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import (JSON, BigInteger, Boolean, Date, DateTime, Float, ForeignKey, Integer, LargeBinary,
-                        Numeric, String, Text, UniqueConstraint)
+                        Numeric, String, Text, TypeDecorator, UniqueConstraint)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 ROLES = ("fiscal", "gestor", "operador")
 
 
+class UtcDateTime(TypeDecorator):
+    """An instant, stored in UTC and read back aware. SQLite keeps no offset: without this,
+    a 13:25-03:00 infraction would be read back as a naive 13:25 and shown 3 h off."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"a naive datetime cannot be stored as an instant: {value!r}")
+        return value.astimezone(dt.timezone.utc)
+
+    def process_result_value(self, value: dt.datetime | None, dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
+
+
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, dt.datetime: DateTime(timezone=True)}
+    type_annotation_map = {dict[str, Any]: JSON, dt.datetime: UtcDateTime()}
 
 
 class Operator(Base):

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
+from fiscaliza.money import brl
 from gtfs.schedule import frequency_windows, scheduled_trips
 
 
@@ -73,12 +74,6 @@ def print_replay_summary(result, out: Path, console: Console | None = None) -> N
     console.print(f"Mensagens lidas: {result.messages}; rejeitadas: {len(result.rejected)} ({rejected})")
     console.print(f"Arquivos: {out / 'trips.jsonl'}, {out / 'infractions.jsonl'}, {out / 'rejected.jsonl'}, "
                   f"{out / 'insufficient_evidence.jsonl'}")
-
-
-def brl(value: float) -> str:
-    """R$ in Brazilian notation: 1234.5 -> 'R$ 1.234,50'."""
-    text = f"{value:,.2f}".replace(",", "_").replace(".", ",").replace("_", ".")
-    return f"R$ {text}"
 
 
 STATUS_PT = {"confirmed": "confirmada(s)", "exempt_art45": "isenta(s) pelo art. 45",

@@ -297,13 +297,18 @@ def test_lavrar_numbers_restart_each_year(sessions):
 def test_an_operator_never_sees_another_operators_dockets(sessions):
     vnv = store(sessions, infraction("iso-1"), infraction("iso-2", at=None))
     trd = store(sessions, infraction("iso-3", operator_id="TRD", at=VILA_NOVA))
+    draft = store(sessions, infraction("iso-4"))  # not lavrado: stays inside the Órgão (art. 5 § 3º)
+    for docket_id in vnv + trd:
+        lavrar(sessions, docket_id)
     operador_vnv = Actor(5, "operador", "VNV")
     with sessions() as session:
+        with pytest.raises(NotFound):
+            get_docket(session, operador_vnv, draft[0])
         seen = session.scalars(visible(operador_vnv).order_by(Docket.id)).all()
         assert [d.id for d in seen] == vnv
         assert {d.operator_id for d in seen} == {"VNV"}
         assert [d.id for d in session.scalars(visible(Actor(6, "operador", "TRD")))] == trd
-        assert len(session.scalars(visible(Actor(1, "fiscal"))).all()) == 3
+        assert len(session.scalars(visible(Actor(1, "fiscal"))).all()) == 4
         assert session.scalars(visible(Actor(7, "desconhecido"))).all() == []
         with pytest.raises(NotFound):
             get_docket(session, operador_vnv, trd[0])

@@ -53,14 +53,28 @@ def test_a_plate_and_place_are_recorded_for_art5(sessions):
         assert docket.plate and docket.place.startswith("a ") and "lat." in docket.place
 
 
-def test_an_operator_sees_only_its_own_dockets(sessions):
+def _lavrar_all(sessions, calendar):
+    with sessions.begin() as session:
+        for docket_id in session.scalars(select(Docket.id).order_by(Docket.id)).all():
+            perform(session, FISCAL, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
+
+
+def test_an_operator_sees_no_draft_not_even_its_own(sessions):
+    # art. 5 § 3º: the auto reaches the company once lavrado
+    assert _ids(sessions, TRD) == set() and _ids(sessions, VNV) == set()
+    assert len(_ids(sessions, FISCAL)) == 5
+
+
+def test_an_operator_sees_only_its_own_dockets(sessions, calendar):
+    _lavrar_all(sessions, calendar)
     assert _ids(sessions, TRD) == {"A-07", "C-01", "D-11", "D-21"}
     assert _ids(sessions, VNV) == {"D-13"}
     assert _ids(sessions, FISCAL) == {"A-07", "C-01", "D-11", "D-21", "D-13"}
     assert _ids(sessions, Actor(9, "visitante")) == set()
 
 
-def test_another_operators_docket_is_not_found_rather_than_forbidden(sessions):
+def test_another_operators_docket_is_not_found_rather_than_forbidden(sessions, calendar):
+    _lavrar_all(sessions, calendar)
     with sessions() as session:
         d13 = session.scalar(select(Docket.id).where(Docket.code == "D-13"))
         with pytest.raises(NotFound):
@@ -84,7 +98,7 @@ def test_autos_are_numbered_in_sequence_per_year_when_lavrados(sessions, calenda
 def test_roles_are_enforced_by_the_service(sessions, calendar):
     with sessions.begin() as session:
         docket_id = session.scalar(select(Docket.id).where(Docket.code == "D-11"))
-        with pytest.raises(Forbidden):
+        with pytest.raises(NotFound):  # a draft does not exist for the operator
             perform(session, TRD, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
         with pytest.raises(Forbidden):
             perform(session, GESTOR, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
@@ -92,17 +106,20 @@ def test_roles_are_enforced_by_the_service(sessions, calendar):
         with pytest.raises(Forbidden):
             perform(session, FISCAL, docket_id,
                     workflow.JulgarDefesa(on=D(2026, 12, 3), procedente=True, fundamentacao="x"), calendar)
+        with pytest.raises(Forbidden):
+            perform(session, TRD, docket_id, workflow.Notificar(on=D(2026, 12, 3)), calendar)
 
 
 def test_a_workflow_refusal_is_a_docket_error_and_changes_nothing(sessions, calendar):
     with sessions.begin() as session:
         docket_id = session.scalar(select(Docket.id).where(Docket.code == "D-11"))
+        perform(session, FISCAL, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
     with sessions() as session:
         with pytest.raises(DocketError, match="notificação"):
             perform(session, TRD, docket_id, workflow.ApresentarDefesa(on=D(2026, 12, 4)), calendar)
         session.rollback()
     with sessions() as session:
-        assert session.get(Docket, docket_id).stage == "rascunho"
+        assert session.get(Docket, docket_id).stage == "lavrado"
 
 
 def test_the_whole_contest_is_in_the_audit_log_and_the_chain_verifies(sessions, calendar):

@@ -6,16 +6,10 @@ from types import SimpleNamespace
 from rich.console import Console
 
 from fiscaliza.policy import load_policy
-from fiscaliza.reporting import brl, print_infractions
+from fiscaliza.reporting import print_infractions
 from rules.model import CONFIRMED, EXEMPT_ART45, make_infraction
 
 POLICY = load_policy()
-
-
-def test_brl_uses_brazilian_separators():
-    assert brl(1234.5) == "R$ 1.234,50"
-    assert brl(212.82) == "R$ 212,82"
-    assert brl(0) == "R$ 0,00"
 
 
 def infraction(code, status, n):
