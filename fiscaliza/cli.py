@@ -416,13 +416,27 @@ def users_add(
 def serve(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port")] = 8000,
-    policy: Annotated[Optional[Path], typer.Option(help="policy TOML (calendar, municipality)")] = None,
+    policy: Annotated[Optional[Path], typer.Option(help="policy TOML: calendar, municipality (env FISCALIZA_POLICY)")] = None,
+    fleet: Annotated[Optional[Path], typer.Option(help="fleet.csv (env FISCALIZA_FLEET; default: the sample's)")] = None,
     db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+    secure_cookies: Annotated[bool, typer.Option(
+        help="mark cookies Secure (HTTPS only): keep on behind the city's TLS proxy; "
+             "--no-secure-cookies only for plain-HTTP local use")] = True,
 ) -> None:
     """Run the web app of the autos de infração (Órgão Gerencial and operators)."""
+    import os
+
     from web.server import serve as run_server
 
-    run_server(_db_url(db), host, port, policy)
+    policy = policy or (Path(os.environ["FISCALIZA_POLICY"]) if os.environ.get("FISCALIZA_POLICY") else None)
+    fleet = fleet or (Path(os.environ["FISCALIZA_FLEET"]) if os.environ.get("FISCALIZA_FLEET") else None)
+    from fiscaliza.fleet import FleetError
+    from fiscaliza.policy import PolicyError
+
+    try:
+        run_server(_db_url(db), host, port, policy, fleet_path=fleet, secure_cookies=secure_cookies)
+    except (PolicyError, FleetError) as exc:
+        fail(str(exc))
 
 
 def _date(text: str, option: str) -> dt.date:

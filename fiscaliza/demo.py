@@ -120,8 +120,16 @@ def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
     for label, code, operator, ufir in dockets.labels:
         table.add_row(label, code, operator, str(ufir))
     console.print(table)
-    console.print(f"PDFs e pacotes de evidências em {dockets.database.parent}/ "
-                  f"(verifique um pacote com: fiscaliza verify {dockets.database.parent}/auto-…-evidencias.zip)")
-    console.print(f"Para abrir o sistema web: fiscaliza serve --db sqlite:///{dockets.database}")
-    console.print("Contas de demonstração (senhas geradas agora): "
-                  + "; ".join(f"{u} ({r}) senha {p}" for u, r, p in dockets.accounts))
+    # soft_wrap: paths and commands stay on one line, to be copied
+    console.print(f"PDFs e pacotes de evidências em {dockets.database.parent}/", soft_wrap=True)
+    bundle = next((f for f in dockets.files if f.name.endswith("-evidencias.zip")), None)
+    if bundle is not None:
+        console.print(f"Reexecute a regra sobre um pacote: fiscaliza verify {bundle}", soft_wrap=True)
+    console.print(f"Sistema web: fiscaliza serve --db sqlite:///{dockets.database} "
+                  "(e abra http://127.0.0.1:8000)", soft_wrap=True)
+    accounts = Table(title="Contas de demonstração (senhas geradas nesta execução)")
+    for column in ("usuário", "perfil", "senha"):
+        accounts.add_column(column, no_wrap=True)
+    for username, role, password in dockets.accounts:
+        accounts.add_row(username, role, password)
+    console.print(accounts)
