@@ -1,0 +1,151 @@
+"""The issue's scenario in a real browser (Playwright driving Debian's headless Chromium):
+an operator opens its auto, sees the gráficos and files a defence; the gestor judges it;
+the operator sees the decision and the recurso deadline.
+
+The app runs under uvicorn in a background thread on a free port of 127.0.0.1.
+Screenshots go to /tmp/fiscaliza-browser-*.png."""
+
+from __future__ import annotations
+
+import datetime as dt
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dockets import workflow
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium "
+                                                     "(apt-get install chromium); the browser test needs it"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def live_server(kit, make_app):
+    """(base URL, the auto of the scenario): TRD's D-11, lavrado and notified through the service layer."""
+    import uvicorn
+
+    d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
+    kit.act("fiscal", d11, workflow.Lavrar(on=dt.date(2026, 12, 2)), render=True)
+    kit.act("fiscal", d11, workflow.Notificar(on=dt.date(2026, 12, 3)), note="Ciência por recibo.")
+    kit.clock.now = dt.datetime(2026, 12, 4, 14, 0, tzinfo=dt.UTC)  # 04/12/2026 11:00 in João Neiva
+    app = make_app(secure_cookies=False)  # plain HTTP on 127.0.0.1
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, name="fiscaliza-web-test", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail("the web app did not start under uvicorn")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}", d11
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+@pytest.fixture
+def page():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
+            yield context.new_page()
+            context.close()
+        finally:
+            browser.close()
+
+
+def _log_in(page, base: str, username: str, password: str) -> None:
+    page.goto(f"{base}/entrar")
+    page.get_by_label("Usuário").fill(username)
+    page.get_by_label("Senha").fill(password)
+    page.get_by_role("button", name="Entrar").click()
+    page.wait_for_url(f"{base}/autos")
+
+
+def _log_out(page, base: str) -> None:
+    page.get_by_role("button", name="Sair").click()
+    page.wait_for_url(f"{base}/entrar")
+
+
+def test_operator_defends_and_gestor_judges(live_server, page, kit):
+    from playwright.sync_api import expect
+
+    base, d11 = live_server
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("response", lambda response: errors.append(f"{response.status} {response.url}")
+            if response.status >= 400 else None)
+
+    # The operator logs in and opens its auto from the list.
+    _log_in(page, base, "op-trd", kit.PASSWORD)
+    expect(page.get_by_role("heading", name="Autos de infração", exact=True)).to_be_visible()
+    expect(page.locator("header.site")).to_contain_text("Diego Alves")
+    page.screenshot(path="/tmp/fiscaliza-browser-lista.png", full_page=True)
+    page.get_by_role("link", name="0001/2026").click()
+    page.wait_for_url(f"{base}/autos/{d11}")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Auto de infração nº 0001/2026")
+    expect(page.locator(".summary .stage")).to_have_text("Notificado")
+
+    # The three gráficos are there and loaded.
+    charts = page.locator("figure.chart img")
+    expect(charts).to_have_count(3)
+    page.wait_for_function("Array.from(document.querySelectorAll('figure.chart img')).every(i => i.complete)")
+    widths = charts.evaluate_all("images => images.map(i => i.naturalWidth)")
+    assert len(widths) == 3 and all(w > 0 for w in widths), widths
+    page.screenshot(path="/tmp/fiscaliza-browser-auto.png", full_page=True)
+
+    # The defence, with the operator's own tachograph disc as a PDF.
+    defence = page.locator(f'form[action="/autos/{d11}/acoes/defesa"]')
+    defence.get_by_label("Texto da defesa").fill("O desvio ocorreu por interdição da Rua Cachoeiro pela Defesa Civil.")
+    defence.get_by_label("Anexos (opcional)").set_input_files(
+        files=[{"name": "disco-JN-2011.pdf", "mimeType": "application/pdf", "buffer": kit.PDF}])
+    defence.get_by_role("button", name="Apresentar defesa").click()
+    page.wait_for_url(f"{base}/autos/{d11}?feito=defesa")
+    expect(page.get_by_role("status")).to_have_text("Ato registrado: Apresentar defesa.")
+    expect(page.locator(".summary .stage")).to_have_text("Defesa apresentada")
+    expect(page.get_by_role("link", name="disco-JN-2011.pdf").first).to_be_visible()
+    _log_out(page, base)
+
+    # The gestor judges: procedente.
+    _log_in(page, base, "gestor", kit.PASSWORD)
+    page.goto(f"{base}/autos/{d11}")
+    judgment = page.locator(f'form[action="/autos/{d11}/acoes/julgar-defesa"]')
+    judgment.get_by_label("Auto procedente", exact=False).check()
+    judgment.get_by_label("Fundamentação").fill("Não há registro de interdição na data; o desvio não se justifica.")
+    judgment.get_by_role("button", name="Registrar julgamento").click()
+    page.wait_for_url(f"{base}/autos/{d11}?feito=julgar-defesa")
+    expect(page.locator(".summary .stage")).to_have_text("Julgado procedente")
+    _log_out(page, base)
+
+    # The operator sees the decision and the recurso deadline.
+    _log_in(page, base, "op-trd", kit.PASSWORD)
+    page.goto(f"{base}/autos/{d11}")
+    status = kit.status(d11)
+    assert status.stage is workflow.Stage.JULGADO_PROCEDENTE
+    recurso = workflow.deadlines(status, kit.calendar).recurso
+    expect(page.locator(".summary .stage")).to_have_text("Julgado procedente")
+    expect(page.get_by_role("row", name="Prazo de recurso")).to_contain_text(kit.br(recurso))
+    expect(page.locator("table.history")).to_contain_text("Decisão: auto julgado procedente (multa mantida)")
+    expect(page.locator(f'form[action="/autos/{d11}/acoes/recurso"]')).to_be_visible()
+    page.screenshot(path="/tmp/fiscaliza-browser-decisao.png", full_page=True)
+    assert errors == []  # no CSP violations or failed loads

@@ -1,0 +1,424 @@
+"""The docket workflow through the HTTP app, end to end, and the pages' contents."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import re
+from decimal import Decimal
+
+from sqlalchemy import select
+
+from dockets import service, workflow
+from dockets.store import AuditEntry, Docket, Occurrence
+from web.format import brl, fine_brl
+
+
+def text_of(response) -> str:
+    """The page's visible text, whitespace collapsed."""
+    body = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", response.text, flags=re.DOTALL)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", body)))
+
+
+def deadline_shown(page: str, label: str) -> str | None:
+    match = re.search(re.escape(label) + r" (\d{2}/\d{2}/\d{4})", page)
+    return match.group(1) if match else None
+
+
+def stage_of(kit, docket_id: int) -> str:
+    return kit.status(docket_id).stage.value
+
+
+def test_the_workflow_end_to_end(kit, browser):
+    d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
+    br = kit.br
+    fiscal = browser("fiscal")
+
+    # The fiscal lavra the auto: numbered, PDF issued.
+    page = fiscal.get(f"/autos/{d11}")
+    assert page.status_code == 200
+    assert "Aguardando lavratura" in page.text and f"/autos/{d11}/acoes/lavrar" in page.text
+    assert fiscal.get(f"/autos/{d11}/auto.pdf").status_code == 404  # not yet
+    response = fiscal.post(f"/autos/{d11}/acoes/lavrar", {"on": "2026-12-02"})
+    assert response.status_code == 303 and response.headers["location"] == f"/autos/{d11}?feito=lavrar"
+    page = text_of(fiscal.get(response.headers["location"]))
+    assert "Ato registrado: Lavrar auto." in page
+    assert "Auto de infração nº 0001/2026" in page
+    assert "Ana Souza, matrícula F-0042 — lavrado em 02/12/2026" in page
+    pdf = fiscal.get(f"/autos/{d11}/auto.pdf")
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+    assert pdf.headers["content-type"] == "application/pdf"
+    assert 'filename="auto-0001-2026.pdf"' in pdf.headers["content-disposition"]
+    expected = workflow.deadlines(kit.status(d11), kit.calendar)
+    assert deadline_shown(page, "Prazo de notificação") == br(expected.notificacao)
+
+    # The fiscal registers the operator's ciência.
+    response = fiscal.post(f"/autos/{d11}/acoes/ciencia", {"on": "2026-12-03", "meio": "postal"})
+    assert response.status_code == 303
+    page = text_of(fiscal.get(f"/autos/{d11}"))
+    expected = workflow.deadlines(kit.status(d11), kit.calendar)
+    assert stage_of(kit, d11) == "notificado"
+    assert deadline_shown(page, "Prazo de defesa") == br(expected.defesa)
+    assert deadline_shown(page, "Prazo de pagamento") == br(expected.pagamento)
+    assert "Ciência registrada em 03/12/2026" in page
+
+    # The operator files its defence with a PDF attachment.
+    operator = browser("op-trd")
+    listing = text_of(operator.get("/autos"))
+    label, date = workflow.next_deadline(kit.status(d11), kit.calendar)
+    assert "0001/2026" in listing and f"{label}: {br(date)}" in listing
+    page = operator.get(f"/autos/{d11}")
+    assert f"/autos/{d11}/acoes/defesa" in page.text and 'enctype="multipart/form-data"' in page.text
+    disc = kit.PDF + b"disco do tacografo"
+    response = operator.post(f"/autos/{d11}/acoes/defesa",
+                             {"on": "2026-12-07", "texto": "O veículo desviou por obra na Rua Cachoeiro."},
+                             files=[("anexos", ("disco-JN-2011.pdf", disc, "application/pdf"))])
+    assert response.status_code == 303, response.text
+    assert stage_of(kit, d11) == "defesa_apresentada"
+    page = operator.get(f"/autos/{d11}")
+    link = re.search(rf'href="(/autos/{d11}/anexos/\d+)">disco-JN-2011.pdf<', page.text).group(1)
+    assert operator.get(link).content == disc
+    assert "/acoes/" not in page.text  # nothing left for the operator to do now
+
+    # The gestor judges: procedente.
+    gestor = browser("gestor")
+    assert gestor.get(link).content == disc
+    response = gestor.post(f"/autos/{d11}/acoes/julgar-defesa",
+                           {"on": "2026-12-09", "decisao": "procedente",
+                            "fundamentacao": "Não houve ocorrência registrada que justificasse o desvio."})
+    assert response.status_code == 303, response.text
+    assert stage_of(kit, d11) == "julgado_procedente"
+    page = text_of(operator.get(f"/autos/{d11}"))
+    expected = workflow.deadlines(kit.status(d11), kit.calendar)
+    assert "Julgado procedente" in page
+    assert deadline_shown(page, "Prazo de recurso") == br(expected.recurso)
+
+    # The operator appeals; the gestor nega provimento.
+    response = operator.post(f"/autos/{d11}/acoes/recurso", {"on": "2026-12-11", "texto": "Recorro da decisão."},
+                             files=[("anexos", ("", b"", "application/octet-stream"))])  # no file chosen
+    assert response.status_code == 303, response.text
+    assert stage_of(kit, d11) == "recurso_interposto"
+    response = gestor.post(f"/autos/{d11}/acoes/julgar-recurso",
+                           {"on": "2026-12-15", "decisao": "negar", "fundamentacao": "Mantida a decisão recorrida."})
+    assert response.status_code == 303, response.text
+    status = kit.status(d11)
+    assert status.stage is workflow.Stage.MULTA_DEVIDA
+
+    # Multa devida, with the payment deadline of art. 8º II.
+    page = text_of(operator.get(f"/autos/{d11}"))
+    payment = workflow.deadlines(status, kit.calendar).pagamento
+    assert payment == kit.calendar.add_calendar_days(dt.date(2026, 12, 15), 10)
+    assert "Multa devida" in page
+    assert deadline_shown(page, "Prazo de pagamento") == br(payment)
+    assert f"Próximo prazo Prazo de pagamento: {br(payment)}" in page
+    listing = text_of(operator.get("/autos"))
+    assert f"Prazo de pagamento: {br(payment)}" in listing
+    assert "Transportes Rio Doce 1 200 R$ 212,82" in listing  # the summary of fines due
+
+    # The history lists every step, in order, with who did it and the decisions.
+    steps = ["Infração registrada (detecção automática)", "Lavrar auto", "Registrar ciência", "Apresentar defesa",
+             "Julgar defesa", "Interpor recurso", "Julgar recurso"]
+    history = page[page.index("Histórico"):]
+    positions = [history.index(step) for step in steps]
+    assert positions == sorted(positions)
+    for fragment in ("Fiscal — Ana Souza", "Empresa operadora — Diego Alves", "Gestor do Órgão Gerencial — Bruno Lima",
+                     "Auto nº 0001/2026", "registro postal", "O veículo desviou por obra na Rua Cachoeiro.",
+                     "Decisão: auto julgado procedente (multa mantida)",
+                     "Fundamentação: Não houve ocorrência registrada que justificasse o desvio.",
+                     "Decisão: recurso não provido (multa devida)", "Recorro da decisão.", "disco-JN-2011.pdf"):
+        assert fragment in history, fragment
+    with kit.sessions() as session:
+        entries = list(session.scalars(select(AuditEntry).where(AuditEntry.entity == "docket",
+                                                                AuditEntry.entity_id == str(d11))
+                                       .order_by(AuditEntry.id)))
+        assert [e.action for e in entries] == ["Registrar", "Lavrar", "Notificar", "ApresentarDefesa", "JulgarDefesa",
+                                               "InterporRecurso", "JulgarRecurso"]
+        assert [e.actor_role for e in entries] == ["sistema", "fiscal", "fiscal", "operador", "gestor", "operador",
+                                                   "gestor"]
+        assert service.verify_audit_chain(session) >= len(entries)
+
+    # The gestor records the payment: closed, nothing more can be done.
+    assert gestor.post(f"/autos/{d11}/acoes/pagamento", {"on": "2026-12-16", "nota": "DAM 123"}).status_code == 303
+    page = gestor.get(f"/autos/{d11}")
+    assert "Pago" in page.text and "/acoes/" not in page.text
+
+
+def test_refused_acts_show_the_reason(kit, browser):
+    d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
+    kit.act("fiscal", d11, workflow.Lavrar(on=dt.date(2026, 12, 2)))
+    kit.act("fiscal", d11, workflow.Notificar(on=dt.date(2026, 12, 2)))
+    kit.clock.advance(days=5)  # 21/12/2026
+    fiscal, operator, gestor = browser("fiscal"), browser("op-trd"), browser("gestor")
+    before = kit.snapshot()
+    # lavrar again (the form is gone, the server refuses anyway)
+    response = fiscal.post(f"/autos/{d11}/acoes/lavrar", {"on": "2026-12-03"})
+    assert response.status_code == 409
+    assert "O auto já foi lavrado." in text_of(response)
+    # a defence after its deadline (10 dias úteis after 02/12)
+    deadline = workflow.deadlines(kit.status(d11), kit.calendar).defesa
+    assert deadline < dt.date(2026, 12, 21)
+    response = operator.post(f"/autos/{d11}/acoes/defesa", {"on": "2026-12-21", "texto": "Defesa tardia."})
+    assert response.status_code == 409
+    assert f"Prazo de defesa encerrado em {kit.br(deadline)}" in text_of(response)
+    # a judgment without fundamentação; a decision not chosen
+    assert gestor.post(f"/autos/{d11}/acoes/julgar-defesa", {"on": "2026-12-21"}).status_code == 400
+    response = gestor.post(f"/autos/{d11}/acoes/anistia", {"on": "2026-12-21", "ato": ""})
+    assert response.status_code == 400 and "ato do Prefeito" in text_of(response)
+    assert kit.snapshot() == before
+    # the page says the deadline lapsed
+    assert "(vencido)" in operator.get(f"/autos/{d11}").text
+
+
+def test_judicial_suspension_and_amnesty(kit, browser):
+    vnv = kit.dockets_of("VNV")[0]
+    kit.act("fiscal", vnv, workflow.Lavrar(on=dt.date(2026, 12, 2)))
+    kit.act("fiscal", vnv, workflow.Notificar(on=dt.date(2026, 12, 3)))
+    gestor = browser("gestor")
+    response = gestor.post(f"/autos/{vnv}/acoes/suspender", {"on": "2026-12-04", "processo": "5001234-56.2026.8.08.0030"})
+    assert response.status_code == 303
+    page = text_of(gestor.get(f"/autos/{vnv}"))
+    assert "pagamento suspenso por ação judicial" in page
+    assert "Processo judicial nº 5001234-56.2026.8.08.0030" in page
+    assert deadline_shown(page, "Prazo de pagamento") is None
+    assert gestor.post(f"/autos/{vnv}/acoes/retomar", {"on": "2026-12-07"}).status_code == 303
+    page = text_of(gestor.get(f"/autos/{vnv}"))
+    assert deadline_shown(page, "Prazo de pagamento") == kit.br(
+        workflow.deadlines(kit.status(vnv), kit.calendar).pagamento)
+    response = gestor.post(f"/autos/{vnv}/acoes/anistia", {"on": "2026-12-08", "ato": "Decreto nº 100/2026"})
+    assert response.status_code == 303
+    assert stage_of(kit, vnv) == "anistiado"
+    assert "Ato do Prefeito: Decreto nº 100/2026" in text_of(gestor.get(f"/autos/{vnv}"))
+
+
+def test_the_docket_page_shows_every_field_of_art_5(kit, browser):
+    c01 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "C-01")
+    # The operator sees the auto once lavrado (art. 5º, § 3º).
+    kit.act("fiscal", c01, workflow.Lavrar(on=dt.date(2026, 12, 2)), render=True)
+    operator = browser("op-trd")
+    response = operator.get(f"/autos/{c01}")
+    assert response.status_code == 200
+    page = text_of(response)
+    with kit.sessions() as session:
+        docket = session.get(Docket, c01)
+    local = dt.datetime.fromisoformat(docket.infraction["occurred_at"]).astimezone(dt.timezone(dt.timedelta(hours=-3)))
+    assert docket.place
+    for fragment in (
+        "Auto de infração nº 0001/2026", "Ana Souza, matrícula F-0042 — lavrado em 02/12/2026",
+        "I — Empresa operadora", "Transportes Rio Doce (TRD)",
+        "II — Linha, número de ordem e placa do veículo", f"Linha {docket.route_id}",
+        f"Veículo nº de ordem {docket.vehicle_id} · placa {docket.plate}",
+        "III — Local, data e hora", docket.place, local.strftime("%d/%m/%Y às %H:%M:%S") + " (horário de Brasília)",
+        "IV — Infrator", "V — Descrição da infração e dispositivo legal violado", docket.description,
+        "Grupo “C”, C-01; multa conforme art. 3º", "C-01 — dirigir com excesso de velocidade",
+        "VI — Valor da multa", "150 UFIR × R$ 1,0641 = R$ 159,62",
+        "VII — Assinatura do autuado", "VIII — Representante credenciado do Órgão Gerencial",
+        f"SHA-256 do pacote de evidências: {docket.bundle_sha256}", "fiscaliza verify evidencias.zip",
+    ):
+        assert fragment in page, fragment
+    assert local.strftime("%H:%M:%S") == "13:04:23"  # the demo's speeding episode, local time
+    assert local.strftime("%d/%m/%Y às 13:04:23") in page
+    for kind in ("velocidade", "disco", "mapa"):
+        assert f'src="/autos/{c01}/graficos/{kind}.png"' in response.text
+        chart = operator.get(f"/autos/{c01}/graficos/{kind}.png")
+        assert chart.status_code == 200 and chart.content.startswith(b"\x89PNG")
+        assert chart.headers["cache-control"] == "no-store"
+    bundle = operator.get(f"/autos/{c01}/evidencias.zip")
+    assert bundle.status_code == 200 and kit.sha256(bundle.content) == docket.bundle_sha256
+    assert f'href="/autos/{c01}/evidencias.zip"' in response.text
+    # a route-level auto (D-13, no vehicle) has the map only
+    vnv = kit.dockets_of("VNV")[0]
+    gestor = browser("gestor")
+    page = gestor.get(f"/autos/{vnv}").text
+    assert f"/autos/{vnv}/graficos/mapa.png" in page and "velocidade.png" not in page
+    assert gestor.get(f"/autos/{vnv}/graficos/velocidade.png").status_code == 404
+
+
+def test_the_list_filters_and_formats(kit, browser):
+    trd, (vnv,) = kit.dockets_of("TRD"), kit.dockets_of("VNV")
+    for docket_id in (trd[0], vnv):
+        kit.act("fiscal", docket_id, workflow.Lavrar(on=dt.date(2026, 12, 2)))
+    fiscal = browser("fiscal")
+    page = text_of(fiscal.get("/autos"))
+    assert "5 auto(s)" in page
+    assert "Viação Neivense" in page and "Transportes Rio Doce" in page
+    assert "R$ 159,62" in page and "R$ 212,82" in page and "R$ 53,21" in page
+    lavrados = fiscal.get("/autos?etapa=lavrado")
+    assert "2 auto(s) na etapa selecionada" in text_of(lavrados)
+    assert f'href="/autos/{trd[0]}"' in lavrados.text and f'href="/autos/{vnv}"' in lavrados.text
+    assert f'href="/autos/{trd[1]}"' not in lavrados.text
+    assert "Prazo de notificação" in text_of(lavrados)
+    drafts = fiscal.get("/autos?etapa=rascunho")
+    assert "3 auto(s) na etapa selecionada" in text_of(drafts)
+    assert all(f'href="/autos/{d}"' in drafts.text for d in trd[1:])
+    # an unknown stage is no filter
+    assert "5 auto(s)" in text_of(fiscal.get("/autos?etapa=<script>"))
+    operator = text_of(browser("op-vnv").get("/autos"))
+    assert "1 auto(s)" in operator and "Transportes Rio Doce" not in operator
+    assert "Cada auto de infração aplica a sua própria multa" in operator
+    # an operator's list has its autos lavrados only: TRD's three drafts stay in the Órgão
+    response = browser("op-trd").get("/autos")
+    operator = text_of(response)
+    assert "1 auto(s)" in operator and "Viação Neivense" not in operator and "rascunho" not in operator
+    assert f'href="/autos/{trd[0]}"' in response.text
+    assert not any(f'href="/autos/{d}"' in response.text for d in trd[1:])
+
+
+def test_times_are_shown_in_local_time(kit, browser):
+    """The store keeps instants in UTC and reads them back aware: the pages show them in
+    João Neiva's time (UTC−3), not 3 h off."""
+    c01 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "C-01")
+    utc_minus_3 = dt.timezone(dt.timedelta(hours=-3))
+    with kit.sessions() as session:
+        docket = session.get(Docket, c01)
+        occurred = docket.occurred_at
+        (registered,) = session.scalars(select(AuditEntry).where(AuditEntry.entity == "docket",
+                                                                 AuditEntry.entity_id == str(c01)))
+        registered_at = registered.at
+    # the column, not only the record, has the right instant
+    assert occurred.tzinfo is not None and occurred.utcoffset() == dt.timedelta(0)
+    assert occurred == dt.datetime.fromisoformat(docket.infraction["occurred_at"])
+    assert occurred.astimezone(utc_minus_3).strftime("%H:%M:%S") == "13:04:23"
+    assert registered_at.tzinfo is not None
+    fiscal = browser("fiscal")
+    page = text_of(fiscal.get(f"/autos/{c01}"))
+    day = occurred.astimezone(utc_minus_3).strftime("%d/%m/%Y")
+    assert f"{day} às 13:04:23 (horário de Brasília)" in page
+    assert f"{day} às 16:04:23" not in page
+    # the history's time of the Registrar entry, in local time
+    history = page[page.index("Histórico"):]
+    assert registered_at.astimezone(utc_minus_3).strftime("%d/%m/%Y %H:%M") + " Sistema" in history
+    # the list
+    listing = fiscal.get("/autos")
+    row = re.search(rf'<a href="/autos/{c01}">.*?</tr>', listing.text, flags=re.DOTALL).group(0)
+    assert f"<td>{day} 13:04</td>" in row
+    # the same page, for the operator once lavrado
+    kit.act("fiscal", c01, workflow.Lavrar(on=dt.date(2026, 12, 2)))
+    assert f"{day} às 13:04:23 (horário de Brasília)" in text_of(browser("op-trd").get(f"/autos/{c01}"))
+
+
+def test_money_is_written_the_brazilian_way():
+    assert brl(Decimal("1234.56")) == "R$ 1.234,56"
+    assert brl(Decimal("1234567.5")) == "R$ 1.234.567,50"
+    assert brl(0) == "R$ 0,00"
+    assert fine_brl(150, Decimal("1.0641")) == Decimal("159.62")  # 159,615: half up, not float's 159,61
+    assert fine_brl(600, 1.0641) == Decimal("638.46")
+
+
+def test_a_fiscal_registers_a_manual_infraction(kit, browser):
+    fiscal = browser("fiscal")
+    form = fiscal.get("/infracoes/nova")
+    assert form.status_code == 200
+    assert 'value="A-02"' in form.text and 'value="C-01"' not in form.text and 'value="D-11"' not in form.text
+    data = {"code": "A-02", "operator_id": "VNV", "vehicle_id": "JN-1011", "route_id": "101",
+            "occurred_at": "2026-12-10T07:45", "place": "Terminal Santo Antônio",
+            "relato": "O motorista respondeu com grosseria a uma passageira idosa."}
+    response = fiscal.post("/infracoes/nova", data)
+    assert response.status_code == 303, response.text
+    docket_id = int(response.headers["location"].rsplit("/", 1)[1])
+    page = text_of(fiscal.get(f"/autos/{docket_id}"))
+    for fragment in ("Infração aguardando lavratura", "A-02", "tratar os usuários com falta de urbanidade",
+                     "Veículo nº de ordem JN-1011 · placa RQB4E17", "Terminal Santo Antônio",
+                     "10/12/2026 às 07:45:00", "50 UFIR × R$ 1,0641 = R$ 53,21",
+                     "Relato do fiscal: O motorista respondeu com grosseria a uma passageira idosa.",
+                     "Ana Souza, matrícula F-0042", "registro manual do fiscal",
+                     "Infração registrada pelo fiscal"):
+        assert fragment in page, fragment
+    with kit.sessions() as session:
+        docket = session.get(Docket, docket_id)
+        assert docket.source == "manual" and docket.stage == "rascunho" and docket.group == "A"
+        assert docket.infraction["status"] == "confirmed" and docket.infraction["evidence"]["relato"]
+        assert docket.legal_basis.endswith("Texto legal: “tratar os usuários com falta de urbanidade.”")
+    # the same facts twice: refused
+    before = kit.snapshot()
+    response = fiscal.post("/infracoes/nova", data)
+    assert response.status_code == 409 and "Esta infração já foi registrada." in text_of(response)
+    # an automatic code, a future time, a vehicle of another operator: refused
+    for change in ({"code": "C-01"}, {"occurred_at": "2026-12-20T10:00"}, {"vehicle_id": "JN-2011"},
+                   {"plate": "XYZ9Z99"}, {"place": ""}, {"relato": ""}, {"vehicle_id": "", "route_id": ""}):
+        assert fiscal.post("/infracoes/nova", {**data, **change}).status_code in (400, 409), change
+    assert kit.snapshot() == before
+    # what users type is escaped on the pages
+    response = fiscal.post("/infracoes/nova", {**data, "occurred_at": "2026-12-10T08:00",
+                                               "place": "<script>alert(1)</script>", "relato": "<b>negrito</b>"})
+    assert response.status_code == 303
+    raw = fiscal.get(response.headers["location"]).text
+    assert "<script>alert" not in raw and "&lt;script&gt;alert(1)&lt;/script&gt;" in raw
+    assert "<b>negrito" not in raw and "&lt;b&gt;negrito&lt;/b&gt;" in raw
+    # a vehicle not in the fleet: the plate the fiscal read
+    response = fiscal.post("/infracoes/nova", {**data, "vehicle_id": "X-99", "plate": "abc1d23"})
+    assert response.status_code == 303
+    assert "Veículo nº de ordem X-99 · placa ABC1D23" in text_of(fiscal.get(response.headers["location"]))
+    # and it can be lavrado like any other
+    assert fiscal.post(f"/autos/{docket_id}/acoes/lavrar", {"on": "2026-12-11"}).status_code == 303
+    assert fiscal.get(f"/autos/{docket_id}/auto.pdf").content.startswith(b"%PDF")
+
+
+def test_a_fiscal_registers_occurrences(kit, browser):
+    fiscal = browser("fiscal")
+    response = fiscal.post("/ocorrencias", {"kind": "authorized_detour", "id": "desvio-obra-1",
+                                            "start": "2026-12-10T06:00", "end": "2026-12-12T22:00",
+                                            "route_id": "201", "note": "Obra na Rua Cachoeiro",
+                                            "geometry": '{"type": "LineString", "coordinates": [[-40.4, -19.7], '
+                                                        '[-40.41, -19.71]]}'})
+    assert response.status_code == 303, response.text
+    page = text_of(fiscal.get("/ocorrencias"))
+    assert "desvio-obra-1" in page and "Desvio autorizado (com geometria)" in page and "10/12/2026 06:00" in page
+    exported = fiscal.get("/ocorrencias.jsonl")
+    (record,) = [json.loads(line) for line in exported.text.splitlines()]
+    assert record == {"id": "desvio-obra-1", "kind": "authorized_detour", "start": "2026-12-10T06:00:00-03:00",
+                      "end": "2026-12-12T22:00:00-03:00", "route_id": "201",
+                      "geometry": {"type": "LineString", "coordinates": [[-40.4, -19.7], [-40.41, -19.71]]},
+                      "note": "Obra na Rua Cachoeiro"}
+    with kit.sessions() as session:
+        occurrence = session.get(Occurrence, "desvio-obra-1")
+        assert occurrence.created_by == kit.actor("fiscal").user_id
+        (entry,) = session.scalars(select(AuditEntry).where(AuditEntry.entity == "occurrence"))
+        assert entry.action == "RegistrarOcorrencia" and entry.entity_id == "desvio-obra-1"
+        assert entry.actor_role == "fiscal"
+    # the gestor sees them, without the form
+    gestor = browser("gestor").get("/ocorrencias")
+    assert "desvio-obra-1" in gestor.text and 'action="/ocorrencias"' not in gestor.text
+    # invalid ones are refused
+    before = kit.snapshot()
+    for data in ({"kind": "accident", "start": "2026-12-10T10:00", "end": "2026-12-10T09:00"},
+                 {"kind": "meteoro", "start": "2026-12-10T10:00", "end": "2026-12-10T11:00"},
+                 {"kind": "accident", "start": "", "end": "2026-12-10T11:00"},
+                 {"kind": "accident", "start": "2026-12-10T10:00", "end": "2026-12-10T11:00", "id": "desvio-obra-1"},
+                 {"kind": "accident", "start": "2026-12-10T10:00", "end": "2026-12-10T11:00", "geometry": "[1"}):
+        assert fiscal.post("/ocorrencias", data).status_code == 400, data
+    assert kit.snapshot() == before
+
+
+def test_login_pages(browser):
+    anonymous = browser()
+    page = anonymous.get("/entrar")
+    assert page.status_code == 200
+    assert 'lang="pt-BR"' in page.text and 'autocomplete="current-password"' in page.text
+    assert anonymous.login("op-trd").status_code == 303
+    assert anonymous.get("/entrar").headers["location"] == "/autos"  # already logged in
+    header = text_of(anonymous.get("/autos"))
+    assert "Prefeitura Municipal de João Neiva — ES" in header
+    assert "Diego Alves Empresa operadora — Transportes Rio Doce" in header
+    assert anonymous.get("/").headers["location"] == "/autos"
+    assert anonymous.get("/saude").text == "ok"
+
+
+def test_the_server_configuration_comes_from_the_policy(demo_db, tmp_path):
+    import shutil
+
+    from fiscaliza.policy import load_policy
+    from web.server import build_config
+
+    shutil.copyfile(demo_db, tmp_path / "copia.sqlite3")
+    config = build_config(f"sqlite:///{tmp_path / 'copia.sqlite3'}")
+    policy = load_policy().policy
+    try:
+        assert config.calendar.subdivision == "ES"
+        assert config.calendar.municipal_holidays == frozenset(policy.municipal_holidays)
+        assert config.ufir_brl == policy.ufir_brl and config.timezone == policy.timezone
+        assert config.secure_cookies and config.session_hours == 8 and config.max_upload_bytes == 10 * 1024 * 1024
+        with config.sessions() as session:
+            assert session.scalar(select(Docket.id).limit(1)) is not None
+    finally:
+        config.sessions.kw["bind"].dispose()

@@ -1,0 +1,194 @@
+"""What a fiscal records by hand: occurrences (the `occurrences` contract of DESIGN.md)
+and manual infractions of the codes the telemetry cannot prove."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import secrets
+from collections.abc import Mapping
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dockets import service
+from dockets.service import Actor, DocketError, Forbidden
+from dockets.store import Docket, Occurrence, Operator
+from rules.anexo_i import ARTICLES
+from rules.catalogue import CATALOGUE
+from rules.model import CONFIRMED, infraction_id
+from web.format import parse_local_datetime
+from web.forms import FormError
+
+OCCURRENCE_KINDS = {
+    "road_closure": "Interdição de via",
+    "authorized_detour": "Desvio autorizado",
+    "accident": "Acidente",
+    "breakdown": "Pane do veículo",
+    "other": "Outra",
+}
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_SHORT = 64
+
+
+def _field(form: Mapping[str, str], name: str, limit: int = _SHORT) -> str:
+    value = str(form.get(name) or "").strip()
+    if len(value) > limit:
+        raise FormError(f"Campo “{name}” longo demais (máximo de {limit} caracteres).")
+    return value
+
+
+# --- occurrences -------------------------------------------------------------------------
+
+def register_occurrence(session: Session, actor: Actor, *, occurrence_id: str | None, kind: str,
+                        start: dt.datetime, end: dt.datetime, route_id: str | None = None,
+                        vehicle_id: str | None = None, geometry: dict | None = None,
+                        note: str | None = None, now: dt.datetime | None = None) -> Occurrence:
+    """Store one occurrence and audit it. Only a fiscal registers occurrences."""
+    if actor.role != "fiscal":
+        raise Forbidden("Somente o fiscal registra ocorrências.")
+    if kind not in OCCURRENCE_KINDS:
+        raise DocketError(f"Tipo de ocorrência desconhecido: {kind}.")
+    if start.tzinfo is None or end.tzinfo is None:
+        raise ValueError("occurrence times must be timezone-aware")
+    if end <= start:
+        raise DocketError("O fim da ocorrência deve ser posterior ao início.")
+    if occurrence_id is None:
+        occurrence_id = f"oc-{start:%Y%m%d}-{secrets.token_hex(4)}"
+    if not _ID.match(occurrence_id):
+        raise DocketError("Identificador inválido: use letras, números, ponto, hífen ou sublinhado (até 64).")
+    if session.get(Occurrence, occurrence_id) is not None:
+        raise DocketError(f"Já existe uma ocorrência com o identificador {occurrence_id}.")
+    occurrence = Occurrence(id=occurrence_id, kind=kind, start=start.astimezone(dt.UTC),
+                            end=end.astimezone(dt.UTC), route_id=route_id or None,
+                            vehicle_id=vehicle_id or None, geometry=geometry, note=note or None,
+                            created_by=actor.user_id, created_at=now or service.utcnow())
+    session.add(occurrence)
+    session.flush()
+    service.audit(session, actor, "occurrence", occurrence.id, "RegistrarOcorrencia",
+                  occurrence_record(occurrence, dt.UTC))
+    return occurrence
+
+
+def occurrence_record(occurrence: Occurrence, tz: dt.tzinfo) -> dict:
+    """The occurrence as the contract's JSON object (times ISO-8601 with offset)."""
+    record = {"id": occurrence.id, "kind": occurrence.kind,
+              "start": occurrence.start.astimezone(tz).isoformat(),
+              "end": occurrence.end.astimezone(tz).isoformat()}
+    for name in ("route_id", "vehicle_id", "geometry", "note"):
+        value = getattr(occurrence, name)
+        if value is not None:
+            record[name] = value
+    return record
+
+
+def list_occurrences(session: Session, actor: Actor, limit: int = 500) -> list[Occurrence]:
+    if actor.role not in ("fiscal", "gestor"):
+        raise Forbidden("Somente o Órgão Gerencial consulta as ocorrências.")
+    return list(session.scalars(select(Occurrence).order_by(Occurrence.start.desc()).limit(limit)))
+
+
+def occurrence_from_form(session: Session, actor: Actor, form: Mapping[str, str], tz: ZoneInfo,
+                         now: dt.datetime) -> Occurrence:
+    kind = _field(form, "kind")
+    start = parse_local_datetime(_field(form, "start"), tz)
+    end = parse_local_datetime(_field(form, "end"), tz)
+    if start is None or end is None:
+        raise FormError("Informe o início e o fim da ocorrência (data e hora).")
+    geometry = None
+    raw_geometry = _field(form, "geometry", limit=200_000)
+    if raw_geometry:
+        try:
+            geometry = json.loads(raw_geometry)
+        except ValueError:
+            raise FormError("A geometria deve ser um objeto GeoJSON válido.") from None
+        if not isinstance(geometry, dict) or not isinstance(geometry.get("type"), str):
+            raise FormError("A geometria deve ser um objeto GeoJSON válido (com “type”).")
+    try:
+        return register_occurrence(session, actor, occurrence_id=_field(form, "id") or None, kind=kind,
+                                   start=start, end=end, route_id=_field(form, "route_id") or None,
+                                   vehicle_id=_field(form, "vehicle_id") or None, geometry=geometry,
+                                   note=_field(form, "note", limit=2000) or None, now=now)
+    except Forbidden:
+        raise
+    except DocketError as exc:
+        raise FormError(str(exc)) from None
+
+
+# --- manual infractions ----------------------------------------------------------------------
+
+def manual_codes() -> list[str]:
+    """The codes of Anexo I a fiscal records: every one the telemetry does not detect."""
+    return [code for code in ARTICLES if code not in CATALOGUE]
+
+
+def manual_record(*, code: str, operator_id: str, vehicle_id: str | None, route_id: str | None,
+                  occurred_at: dt.datetime, place: str, relato: str, fiscal: str) -> dict:
+    """The infraction record (DESIGN.md contract) of a fiscal's manual infraction. The
+    same facts always give the same `infraction_id`, so it cannot be registered twice."""
+    article = ARTICLES[code]
+    return {
+        "infraction_id": infraction_id(code, "manual", operator_id, vehicle_id or "", route_id or "",
+                                       occurred_at.isoformat()),
+        "code": code,
+        "group": article.group,
+        "fine_ufir": article.fine_ufir,
+        "status": CONFIRMED,
+        "operator_id": operator_id,
+        "route_id": route_id,
+        "direction_id": None,
+        "trip_id": None,
+        "vehicle_id": vehicle_id,
+        "service_date": occurred_at.date().isoformat(),
+        "occurred_at": occurred_at.isoformat(),
+        "lat": None,
+        "lon": None,
+        "place": place,
+        "description": relato,
+        "legal_basis": f"{article.legal_basis}. Texto legal: \u201c{article.text}\u201d",
+        "evidence": {"relato": relato, "fiscal": fiscal},
+    }
+
+
+def manual_from_form(session: Session, actor: Actor, form: Mapping[str, str], *, tz: ZoneInfo,
+                     now: dt.datetime, fleet: Mapping, ufir_brl: float, registration: str | None) -> Docket:
+    if actor.role != "fiscal":
+        raise Forbidden("Somente o fiscal registra infrações manuais.")
+    code = _field(form, "code")
+    if code in CATALOGUE:
+        raise FormError(f"{code} é detectada automaticamente pela telemetria: não se registra manualmente.")
+    if code not in ARTICLES:
+        raise FormError("Escolha a infração do Anexo I.")
+    operator_id = _field(form, "operator_id")
+    if not operator_id or session.get(Operator, operator_id) is None:
+        raise FormError("Escolha a empresa operadora.")
+    vehicle_id = _field(form, "vehicle_id") or None
+    plate = _field(form, "plate", limit=16).upper() or None
+    route_id = _field(form, "route_id") or None
+    if vehicle_id is None and route_id is None:
+        raise FormError("Identifique a linha ou o veículo (art. 5º, II).")
+    if vehicle_id is not None and vehicle_id in fleet:
+        vehicle = fleet[vehicle_id]
+        if vehicle.operator_id != operator_id:
+            raise FormError(f"O veículo {vehicle_id} não pertence à empresa {operator_id}.")
+        if plate and plate != vehicle.plate.upper():
+            raise FormError(f"A placa cadastrada do veículo {vehicle_id} é {vehicle.plate}.")
+        plate = vehicle.plate
+    occurred_at = parse_local_datetime(_field(form, "occurred_at"), tz)
+    if occurred_at is None:
+        raise FormError("Informe a data e a hora da infração.")
+    if occurred_at > now:
+        raise FormError("A data e a hora da infração não podem estar no futuro.")
+    place = _field(form, "place", limit=500)
+    if not place:
+        raise FormError("Informe o local da infração (art. 5º, III).")
+    relato = _field(form, "relato", limit=10_000).replace("\r\n", "\n")
+    if not relato:
+        raise FormError("Descreva a infração observada (relato do fiscal).")
+    fiscal = actor.name + (f", matrícula {registration}" if registration else "")
+    record = manual_record(code=code, operator_id=operator_id, vehicle_id=vehicle_id, route_id=route_id,
+                           occurred_at=occurred_at, place=place, relato=relato, fiscal=fiscal)
+    plates = {vehicle_id: plate} if vehicle_id and plate else {}
+    return service.create_manual(session, actor, record, plates=plates, ufir_brl=ufir_brl)

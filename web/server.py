@@ -1,0 +1,35 @@
+"""Running the web app (`fiscaliza serve`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dockets.config import calendar_for, issuer_name
+from dockets.db import open_store
+from fiscaliza.policy import load_policy
+from web.app import WebConfig, create_app
+
+
+def build_config(db_url: str, policy_path: Path | None = None, *, fleet_path: Path | None = None,
+                 secure_cookies: bool = True) -> WebConfig:
+    """The configuration from the store's URL and the policy: its municipal holidays make
+    the business-day calendar (state ES), its UFIR value prices manual infractions."""
+    loaded = load_policy(policy_path)
+    policy = loaded.policy
+    fleet = {}
+    if fleet_path is not None:
+        from fiscaliza.fleet import load_fleet
+
+        fleet = load_fleet(fleet_path)
+    return WebConfig(sessions=open_store(db_url), calendar=calendar_for(loaded), issuer_name=issuer_name(loaded),
+                     secure_cookies=secure_cookies, timezone=policy.timezone, ufir_brl=policy.ufir_brl, fleet=fleet)
+
+
+def serve(db_url: str, host: str, port: int, policy_path: Path | None = None, *, fleet_path: Path | None = None,
+          secure_cookies: bool = True) -> None:
+    """Serve the app with uvicorn. Behind a TLS-terminating proxy keep `secure_cookies`;
+    turn it off only for plain-HTTP local use (the browser would drop the cookies)."""
+    import uvicorn
+
+    app = create_app(build_config(db_url, policy_path, fleet_path=fleet_path, secure_cookies=secure_cookies))
+    uvicorn.run(app, host=host, port=port, proxy_headers=True, server_header=False, log_level="info")

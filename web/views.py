@@ -1,0 +1,295 @@
+"""What the pages show of a docket: plain values computed from the store, so that the
+templates only lay them out."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dockets import service, workflow
+from dockets.calendar import BusinessCalendar
+from dockets.store import Attachment, AuditEntry, Docket, Operator, User
+from rules.anexo_i import ARTICLES
+from web.format import (
+    ROLE_LABELS,
+    brl,
+    date_br,
+    datetime_br,
+    fine_brl,
+    integer,
+    size,
+    ufir_value,
+)
+
+CHART_TITLES = {
+    "velocidade": "Tacógrafo: velocidade × tempo",
+    "disco": "Disco diagrama de 24 horas",
+    "mapa": "Trajeto registrado × itinerário",
+}
+CHART_ALTS = {
+    "velocidade": "Gráfico da velocidade registrada pelo tacógrafo ao longo do tempo, com o intervalo da "
+                  "infração destacado",
+    "disco": "Disco diagrama de 24 horas do tacógrafo do veículo no dia da infração",
+    "mapa": "Mapa do trajeto registrado pelo veículo sobre o itinerário da linha e seu corredor de tolerância",
+}
+EXTRA_ACTION_LABELS = {
+    "Registrar": "Infração registrada (detecção automática)",
+    "RegistrarManual": "Infração registrada pelo fiscal",
+}
+ACTION_NAME_LABELS = {kind.__name__: label for kind, label in workflow.ACTION_LABELS.items()} | EXTRA_ACTION_LABELS
+STATUS_DATES = (
+    ("lavrado_em", "Lavratura"),
+    ("notificado_em", "Ciência do autuado"),
+    ("defesa_em", "Defesa apresentada"),
+    ("julgado_em", "Julgamento da defesa"),
+    ("recurso_em", "Recurso interposto"),
+    ("recurso_julgado_em", "Julgamento do recurso"),
+    ("suspenso_em", "Suspensão judicial"),
+    ("retomado_em", "Fim da suspensão judicial"),
+    ("pago_em", "Pagamento"),
+    ("anistiado_em", "Anistia"),
+)
+DEADLINE_NOTES = {
+    "notificacao": "envio do auto à empresa operadora, 5 dias úteis após a lavratura (art. 5º, § 3º)",
+    "defesa": "defesa por escrito, 10 dias úteis contados da ciência (art. 7º)",
+    "recurso": "recurso ao titular do Órgão Gerencial, 10 dias úteis contados da decisão (art. 7º, § 3º)",
+    "pagamento": "pagamento da multa, 10 dias (art. 8º)",
+}
+
+
+def stage_label(stage: str) -> str:
+    return workflow.STAGE_LABELS[workflow.Stage(stage)]
+
+
+def occurred_local(docket: Docket, tz: ZoneInfo) -> dt.datetime:
+    """The infraction's date and time in local time (the store keeps the instant in UTC
+    and reads it back aware)."""
+    return docket.occurred_at.astimezone(tz)
+
+
+@dataclass(frozen=True)
+class DeadlineView:
+    field: str
+    label: str
+    date: dt.date | None
+    note: str
+    overdue: bool
+
+    @property
+    def text(self) -> str:
+        return date_br(self.date)
+
+
+def next_deadline_text(status: workflow.DocketStatus, calendar: BusinessCalendar, today: dt.date) -> tuple[str, bool]:
+    found = workflow.next_deadline(status, calendar)
+    if found is None:
+        return "—", False
+    label, date = found
+    return f"{label}: {date_br(date)}", date < today
+
+
+@dataclass(frozen=True)
+class DocketRow:
+    id: int
+    label: str
+    code: str
+    occurred: str
+    operator: str
+    vehicle: str
+    fine_ufir: str
+    fine_brl: str
+    stage: str
+    stage_label: str
+    next_deadline: str
+    overdue: bool
+    suspended: bool
+
+
+def docket_rows(dockets: Iterable[Docket], operators: Mapping[str, str], calendar: BusinessCalendar,
+                today: dt.date, tz: ZoneInfo) -> list[DocketRow]:
+    rows = []
+    for docket in dockets:
+        status = service.status_of(docket)
+        deadline, overdue = next_deadline_text(status, calendar, today)
+        vehicle = " / ".join(v for v in (docket.vehicle_id, docket.plate) if v) or "—"
+        rows.append(DocketRow(
+            id=docket.id, label=docket.label, code=docket.code,
+            occurred=occurred_local(docket, tz).strftime("%d/%m/%Y %H:%M"),
+            operator=operators.get(docket.operator_id, docket.operator_id), vehicle=vehicle,
+            fine_ufir=integer(docket.fine_ufir), fine_brl=brl(fine_brl(docket.fine_ufir, docket.ufir_brl)),
+            stage=docket.stage, stage_label=stage_label(docket.stage), next_deadline=deadline, overdue=overdue,
+            suspended=status.suspenso))
+    return rows
+
+
+@dataclass(frozen=True)
+class FineSummary:
+    operator: str
+    due_count: int
+    due_ufir: str
+    due_brl: str
+    open_count: int
+    open_brl: str
+    paid_count: int
+    paid_brl: str
+
+
+def fine_summary(dockets: Iterable[Docket], operators: Mapping[str, str]) -> list[FineSummary]:
+    """Per operator: fines due, in process and paid. Art. 10: each auto carries its own fine."""
+    closed_or_draft = {workflow.Stage.RASCUNHO, workflow.Stage.ARQUIVADO, workflow.Stage.ANISTIADO,
+                       workflow.Stage.PAGO, workflow.Stage.MULTA_DEVIDA}
+    totals: dict[str, dict[str, list]] = {}
+    for docket in dockets:
+        bucket = totals.setdefault(docket.operator_id, {"due": [0, 0, Decimal(0)], "open": [0, 0, Decimal(0)],
+                                                        "paid": [0, 0, Decimal(0)]})
+        stage = workflow.Stage(docket.stage)
+        key = ("due" if stage is workflow.Stage.MULTA_DEVIDA else "paid" if stage is workflow.Stage.PAGO
+               else None if stage in closed_or_draft else "open")
+        if key is None:
+            continue
+        entry = bucket[key]
+        entry[0] += 1
+        entry[1] += docket.fine_ufir
+        entry[2] += fine_brl(docket.fine_ufir, docket.ufir_brl)
+    return [FineSummary(operator=operators.get(op, op), due_count=t["due"][0], due_ufir=integer(t["due"][1]),
+                        due_brl=brl(t["due"][2]), open_count=t["open"][0], open_brl=brl(t["open"][2]),
+                        paid_count=t["paid"][0], paid_brl=brl(t["paid"][2]))
+            for op, t in sorted(totals.items())]
+
+
+@dataclass(frozen=True)
+class AttachmentView:
+    id: int
+    filename: str
+    content_type: str
+    size: str
+    sha256: str
+    uploaded_at: str
+    audit_id: int | None
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    at: str
+    who: str
+    action: str
+    act_date: str
+    details: list[str]
+    attachments: list[AttachmentView]
+
+
+def _payload_details(payload: Mapping) -> tuple[str, list[str]]:
+    action = payload.get("action") or {}
+    details = []
+    if "number" in payload:
+        details.append(f"Auto nº {payload['number']}")
+    if action.get("procedente") is not None:
+        details.append("Decisão: auto julgado " + ("procedente (multa mantida)" if action["procedente"]
+                                                    else "improcedente (arquivamento)"))
+    if action.get("provido") is not None:
+        details.append("Decisão: recurso " + ("provido (arquivamento)" if action["provido"]
+                                              else "não provido (multa devida)"))
+    if action.get("fundamentacao"):
+        details.append(f"Fundamentação: {action['fundamentacao']}")
+    if action.get("processo"):
+        details.append(f"Processo judicial nº {action['processo']}")
+    if action.get("ato"):
+        details.append(f"Ato do Prefeito: {action['ato']}")
+    if payload.get("note"):
+        details.append(str(payload["note"]))
+    on = action.get("on")
+    act_date = "—"
+    if isinstance(on, str):
+        try:
+            act_date = date_br(dt.date.fromisoformat(on))
+        except ValueError:
+            act_date = on
+    return act_date, details
+
+
+def history_rows(session: Session, entries: list[AuditEntry], attachments: list[AttachmentView],
+                 tz: ZoneInfo) -> list[HistoryRow]:
+    names = {}
+    user_ids = {e.actor_id for e in entries if e.actor_id is not None}
+    if user_ids:
+        names = dict(session.execute(select(User.id, User.full_name).where(User.id.in_(user_ids))).all())
+    rows = []
+    for entry in entries:
+        role = ROLE_LABELS.get(entry.actor_role, entry.actor_role)
+        who = f"{role} — {names[entry.actor_id]}" if entry.actor_id in names else role
+        act_date, details = _payload_details(entry.payload or {})
+        rows.append(HistoryRow(at=datetime_br(entry.at, tz), who=who,
+                               action=ACTION_NAME_LABELS.get(entry.action, entry.action), act_date=act_date,
+                               details=details, attachments=[a for a in attachments if a.audit_id == entry.id]))
+    return rows
+
+
+def attachment_views(session: Session, docket_id: int, tz: ZoneInfo) -> list[AttachmentView]:
+    rows = session.execute(select(Attachment.id, Attachment.filename, Attachment.content_type, Attachment.size,
+                                  Attachment.sha256, Attachment.uploaded_at, Attachment.audit_id)
+                           .where(Attachment.docket_id == docket_id).order_by(Attachment.id)).all()
+    return [AttachmentView(id=r.id, filename=r.filename, content_type=r.content_type, size=size(r.size),
+                           sha256=r.sha256, uploaded_at=datetime_br(r.uploaded_at, tz), audit_id=r.audit_id)
+            for r in rows]
+
+
+def split_legal_basis(docket: Docket) -> tuple[str, str]:
+    """(the dispositivo legal, the law's text) — the record joins them with "Texto legal:"."""
+    basis, sep, text = docket.legal_basis.partition(". Texto legal: ")
+    if sep:
+        return basis, text.strip().strip("\u201c\u201d\"")
+    article = ARTICLES.get(docket.code)
+    return docket.legal_basis, article.text if article else ""
+
+
+def docket_context(session: Session, docket: Docket, *, actor: service.Actor, calendar: BusinessCalendar,
+                   today: dt.date, tz: ZoneInfo, charts: list[str]) -> dict:
+    status = service.status_of(docket)
+    running = workflow.deadlines(status, calendar)
+    deadlines = [DeadlineView(field, label, getattr(running, field), DEADLINE_NOTES[field],
+                              getattr(running, field) is not None and getattr(running, field) < today)
+                 for field, label in workflow.DEADLINE_LABELS.items()]
+    next_text, next_overdue = next_deadline_text(status, calendar, today)
+    operator = session.get(Operator, docket.operator_id)
+    fiscal = session.get(User, docket.lavrado_por) if docket.lavrado_por else None
+    attachments = attachment_views(session, docket.id, tz)
+    entries = service.history(session, actor, docket.id)
+    basis, law_text = split_legal_basis(docket)
+    article = ARTICLES.get(docket.code)
+    role = actor.role
+    allowed = workflow.allowed_actions(status, role) if role in workflow.ROLE_ACTIONS else frozenset()
+    evidence = (docket.infraction or {}).get("evidence") or {}
+    return {
+        "docket": docket,
+        "status": status,
+        "stage_label": stage_label(docket.stage),
+        "operator_name": operator.name if operator else docket.operator_id,
+        "occurred": occurred_local(docket, tz).strftime("%d/%m/%Y às %H:%M:%S"),
+        "service_date": date_br(docket.service_date),
+        "legal_basis": basis,
+        "law_text": law_text,
+        "category": article.category.value if article else "",
+        "fine_ufir": integer(docket.fine_ufir),
+        "fine_brl": brl(fine_brl(docket.fine_ufir, docket.ufir_brl)),
+        "ufir_brl": ufir_value(docket.ufir_brl),
+        "deadlines": deadlines,
+        "deadline_of": {d.field: d for d in deadlines},
+        "next_deadline": next_text,
+        "next_overdue": next_overdue,
+        "status_dates": [(label, date_br(getattr(status, field))) for field, label in STATUS_DATES
+                         if getattr(status, field) is not None],
+        "fiscal": fiscal,
+        "attachments": attachments,
+        "history": history_rows(session, entries, attachments, tz),
+        "allowed": allowed,
+        "charts": [(kind, CHART_TITLES[kind], CHART_ALTS[kind]) for kind in charts],
+        "relato": evidence.get("relato") if docket.source == service.MANUAL else None,
+        "manual_fiscal": evidence.get("fiscal") if docket.source == service.MANUAL else None,
+        "driver_id": evidence.get("driver_id"),
+    }
