@@ -114,6 +114,15 @@ def _marked(docket: Docket) -> list[tuple[float, float]]:
     return [tuple(p) for p in points]
 
 
+def _vehicle_shown(docket: Docket) -> str | None:
+    """The vehicle whose record the charts show: the auto's own, or for a route-day auto
+    (D-13) the vehicle of its first off-schedule trip, whose departure is the interval."""
+    if docket.vehicle_id:
+        return docket.vehicle_id
+    trips = docket.infraction.get("evidence", {}).get("trips") or []
+    return trips[0].get("vehicle_id") if trips and isinstance(trips[0], dict) else None
+
+
 def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
     """One of the auto's graphics as PNG, or None when the docket has none of that kind
     (no bundle; no vehicle for the tachograph charts)."""
@@ -124,7 +133,8 @@ def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
     evidence = _evidence(bundle)
     tz = evidence.feed.timezone
     highlight = _interval(docket, tz)
-    track = evidence.pings.get(docket.vehicle_id or "")
+    vehicle = _vehicle_shown(docket)
+    track = evidence.pings.get(vehicle or "")
     if kind == "mapa":
         empty = charts.Track(t=(), lat=(), lon=(), speed_kmh=())
         title = f"Trajeto registrado × itinerário — linha {docket.route_id or '—'}"
@@ -136,9 +146,9 @@ def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
         limit = evidence.policy.c01.default_limit_kmh if docket.code == "C-01" else None
         return charts.speed_time_chart(track, window=_window(highlight), highlight=highlight,
                                        speed_limit_kmh=limit, tz=tz,
-                                       title=f"Tacógrafo — velocidade × tempo, veículo {docket.vehicle_id}")
+                                       title=f"Tacógrafo — velocidade × tempo, veículo {vehicle}")
     return charts.tachograph_disc(track, day=highlight[0].date(), tz=tz, highlight=highlight,
-                                  title=f"Disco diagrama de 24 horas — veículo {docket.vehicle_id}, "
+                                  title=f"Disco diagrama de 24 horas — veículo {vehicle}, "
                                         f"{highlight[0]:%d/%m/%Y}")
 
 
@@ -174,7 +184,7 @@ EVIDENCE_LABELS = {
     "block_id": "bloco", "programmed_m": "extensão programada (m)", "start_of_operation": "início da operação",
     "match_window_s": "janela de correspondência (s)", "travel_m": "percurso (m)", "duration_s": "duração (s)",
     "policy_version": "versão da política", "engine_version": "versão do sistema",
-    "trip_id": "viagem", "deviation_s": "desvio (s)", "vehicle_id": "veículo",
+    "trip_id": "viagem", "deviation_s": "desvio (s)", "vehicle_id": "veículo", "direction_id": "sentido",
     "episodes": "episódios", "off_route_lonlat": "pontos fora do itinerário", "pings": "registros",
     "missed_stops": "pontos de parada não atendidos", "unverifiable_stops": "pontos não verificáveis",
     "facts": "registros da catraca", "in_service": "períodos em serviço", "trips": "viagens",

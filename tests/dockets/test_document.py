@@ -96,9 +96,16 @@ def test_charts_of_a_vehicle_infraction(sessions):
         assert chart_png(docket, None, "mapa") is None
 
 
-def test_a_route_day_infraction_has_a_map_but_no_tachograph_charts(sessions):
+def test_a_d13_auto_charts_the_vehicle_of_its_off_schedule_trip(sessions):
     with sessions() as session:
-        docket = session.scalar(select(Docket).where(Docket.code == "D-13"))  # no vehicle: route and day
+        docket = session.scalar(select(Docket).where(Docket.code == "D-13"))  # route and day: no vehicle
         bundle = session.get(EvidenceBundle, docket.id).data
-        assert chart_png(docket, bundle, "velocidade") is None
-        assert chart_png(docket, bundle, "mapa").startswith(PNG)
+        assert docket.vehicle_id is None
+        late = docket.infraction["evidence"]["trips"][0]["vehicle_id"]
+        assert chart_png(docket, bundle, "velocidade").startswith(PNG)
+        without_trips = Docket(**{c: getattr(docket, c) for c in ("id", "code", "vehicle_id", "route_id",
+                                                                   "direction_id", "trip_id", "occurred_at", "lat",
+                                                                   "lon")},
+                               infraction={**docket.infraction, "evidence": {}})
+        assert late and chart_png(without_trips, bundle, "velocidade") is None
+        assert chart_png(without_trips, bundle, "mapa").startswith(PNG)
