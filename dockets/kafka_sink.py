@@ -18,8 +18,10 @@ from kafka.partitioner.default import murmur2
 from sqlalchemy.orm import Session, sessionmaker
 
 from dockets.bundle import SOURCES, BundleMaker, select_lines
+from dockets.occurrences import occurrence_record, pending_publication
 from dockets.place import place_finder
 from dockets.service import IngestReport, ensure_operators, ingest
+from dockets.service import utcnow as service_now
 from engine import Context
 
 log = logging.getLogger("fiscaliza.dockets")
@@ -102,6 +104,7 @@ def run_sink(sessions: sessionmaker[Session], context: Context, maker: BundleMak
     last_record = time.monotonic()
     try:
         while not should_stop():
+            publish_occurrences(sessions, producer, context.feed.timezone)
             batch = consumer.poll(timeout_ms=1000, max_records=200)
             if not batch:
                 if idle_exit_s is not None and time.monotonic() - last_record > idle_exit_s:
@@ -133,6 +136,24 @@ def run_sink(sessions: sessionmaker[Session], context: Context, maker: BundleMak
         consumer.close()
         producer.close()
     return total
+
+
+def publish_occurrences(sessions: sessionmaker[Session], producer: KafkaProducer, tz) -> int:
+    """The outbox: occurrences the fiscais registered go onto the `occurrences` topic,
+    keyed by id, and are marked published once the broker has acknowledged them. A crash
+    in between publishes one again: the engine keeps occurrences by id."""
+    with sessions.begin() as session:
+        pending = pending_publication(session)
+        for occurrence in pending:
+            record = occurrence_record(occurrence, tz)
+            producer.send("occurrences", key=occurrence.id.encode(), value=json.dumps(record).encode())
+        if pending:
+            producer.flush()
+            published = service_now()
+            for occurrence in pending:
+                occurrence.published_at = published
+            log.info("ocorrências publicadas", extra={"occurrences": [o.id for o in pending]})
+        return len(pending)
 
 
 def kafka_bundle_maker(context: Context, inputs, bootstrap: str, sources: frozenset[str]) -> BundleMaker:

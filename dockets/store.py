@@ -176,6 +176,8 @@ class Occurrence(Base):
     note: Mapped[str | None] = mapped_column(Text)
     created_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[dt.datetime]
+    # the outbox: when the docket sink put it on the `occurrences` topic (None: not yet)
+    published_at: Mapped[dt.datetime | None]
 
 
 class AuditEntry(Base):

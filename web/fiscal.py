@@ -14,6 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dockets import service
+from dockets.occurrences import (OCCURRENCE_KINDS, list_occurrences, occurrence_record,  # noqa: F401
+                                 register_occurrence)
 from dockets.service import Actor, DocketError, Forbidden
 from dockets.store import Docket, Occurrence, Operator
 from rules.anexo_i import ARTICLES
@@ -22,14 +24,6 @@ from rules.model import CONFIRMED, infraction_id
 from web.format import parse_local_datetime
 from web.forms import FormError
 
-OCCURRENCE_KINDS = {
-    "road_closure": "Interdição de via",
-    "authorized_detour": "Desvio autorizado",
-    "accident": "Acidente",
-    "breakdown": "Pane do veículo",
-    "other": "Outra",
-}
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _SHORT = 64
 
 
@@ -41,54 +35,6 @@ def _field(form: Mapping[str, str], name: str, limit: int = _SHORT) -> str:
 
 
 # --- occurrences -------------------------------------------------------------------------
-
-def register_occurrence(session: Session, actor: Actor, *, occurrence_id: str | None, kind: str,
-                        start: dt.datetime, end: dt.datetime, route_id: str | None = None,
-                        vehicle_id: str | None = None, geometry: dict | None = None,
-                        note: str | None = None, now: dt.datetime | None = None) -> Occurrence:
-    """Store one occurrence and audit it. Only a fiscal registers occurrences."""
-    if actor.role != "fiscal":
-        raise Forbidden("Somente o fiscal registra ocorrências.")
-    if kind not in OCCURRENCE_KINDS:
-        raise DocketError(f"Tipo de ocorrência desconhecido: {kind}.")
-    if start.tzinfo is None or end.tzinfo is None:
-        raise ValueError("occurrence times must be timezone-aware")
-    if end <= start:
-        raise DocketError("O fim da ocorrência deve ser posterior ao início.")
-    if occurrence_id is None:
-        occurrence_id = f"oc-{start:%Y%m%d}-{secrets.token_hex(4)}"
-    if not _ID.match(occurrence_id):
-        raise DocketError("Identificador inválido: use letras, números, ponto, hífen ou sublinhado (até 64).")
-    if session.get(Occurrence, occurrence_id) is not None:
-        raise DocketError(f"Já existe uma ocorrência com o identificador {occurrence_id}.")
-    occurrence = Occurrence(id=occurrence_id, kind=kind, start=start.astimezone(dt.UTC),
-                            end=end.astimezone(dt.UTC), route_id=route_id or None,
-                            vehicle_id=vehicle_id or None, geometry=geometry, note=note or None,
-                            created_by=actor.user_id, created_at=now or service.utcnow())
-    session.add(occurrence)
-    session.flush()
-    service.audit(session, actor, "occurrence", occurrence.id, "RegistrarOcorrencia",
-                  occurrence_record(occurrence, dt.UTC))
-    return occurrence
-
-
-def occurrence_record(occurrence: Occurrence, tz: dt.tzinfo) -> dict:
-    """The occurrence as the contract's JSON object (times ISO-8601 with offset)."""
-    record = {"id": occurrence.id, "kind": occurrence.kind,
-              "start": occurrence.start.astimezone(tz).isoformat(),
-              "end": occurrence.end.astimezone(tz).isoformat()}
-    for name in ("route_id", "vehicle_id", "geometry", "note"):
-        value = getattr(occurrence, name)
-        if value is not None:
-            record[name] = value
-    return record
-
-
-def list_occurrences(session: Session, actor: Actor, limit: int = 500) -> list[Occurrence]:
-    if actor.role not in ("fiscal", "gestor"):
-        raise Forbidden("Somente o Órgão Gerencial consulta as ocorrências.")
-    return list(session.scalars(select(Occurrence).order_by(Occurrence.start.desc()).limit(limit)))
-
 
 def occurrence_from_form(session: Session, actor: Actor, form: Mapping[str, str], tz: ZoneInfo,
                          now: dt.datetime) -> Occurrence:

@@ -62,3 +62,32 @@ def test_a_record_that_is_not_an_infraction_is_dead_lettered(published, demo_day
     consumer.close()
     assert any(r["reason"] == "invalid_json" and r["raw"] == "{not json" and r["topic"] == "infractions"
                for r in reasons)
+
+
+def test_registered_occurrences_are_published_once_by_the_sink(published, demo_day, tmp_path):
+    import datetime as dt
+
+    from dockets.occurrences import register_occurrence
+    from dockets.service import Actor, ensure_operators
+    from dockets.store import Occurrence
+    from dockets.users import create_user
+
+    sessions = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    with sessions.begin() as session:
+        ensure_operators(session, {"TRD": "Transportes Rio Doce"})
+        fiscal = Actor.of(create_user(session, username="f", full_name="F", role="fiscal", password="x" * 12))
+        register_occurrence(session, fiscal, occurrence_id=f"oc-{uuid.uuid4().hex[:6]}", kind="road_closure",
+                            start=dt.datetime(2026, 12, 2, 8, tzinfo=dt.timezone.utc),
+                            end=dt.datetime(2026, 12, 2, 9, tzinfo=dt.timezone.utc), route_id="101")
+    maker = kafka_bundle_maker(demo_day.context, demo_day.inputs, published, frozenset({"tachograph", "catraca"}))
+    for _ in range(2):  # the second run publishes nothing again
+        run_sink(sessions, demo_day.context, maker, published, group=f"oc-{uuid.uuid4().hex[:8]}", idle_exit_s=3)
+    with sessions() as session:
+        occurrence = session.scalars(select(Occurrence)).one()
+        assert occurrence.published_at is not None
+    consumer = KafkaConsumer("occurrences", bootstrap_servers=published, auto_offset_reset="earliest",
+                             consumer_timeout_ms=5000, group_id=None)
+    mine = [json.loads(m.value) for m in consumer if m.key == occurrence.id.encode()]
+    consumer.close()
+    assert mine == [{"id": occurrence.id, "kind": "road_closure", "start": "2026-12-02T05:00:00-03:00",
+                     "end": "2026-12-02T06:00:00-03:00", "route_id": "101"}]

@@ -133,6 +133,7 @@ def upgrade() -> None:
         sa.Column("note", sa.Text),
         sa.Column("created_by", sa.Integer, sa.ForeignKey("users.id"), nullable=False),
         sa.Column("created_at", TZ, nullable=False),
+        sa.Column("published_at", TZ),
     )
     _append_only_audit_log()
     _postgis_location()
