@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -61,6 +62,7 @@ from web.security import (
     new_token,
     same_token,
 )
+from web.throttle import LoginThrottle
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +91,12 @@ class WebConfig:
     fleet: Mapping[str, Any] = field(default_factory=dict)  # vehicle_id -> fiscaliza.fleet.Vehicle
     clock: Callable[[], dt.datetime] = utcnow  # aware UTC "now": sessions and the default date of acts
     chart_cache_size: int = 64
+    # Login throttling (web.throttle): after this many failed logins within the window, a
+    # username (or a client address) is refused for the lockout without checking passwords.
+    login_max_failures: int = 5
+    login_max_failures_per_ip: int = 20
+    login_window_minutes: float = 15
+    login_lockout_minutes: float = 15
 
 
 # --- errors the handlers turn into responses -----------------------------------------------
@@ -106,7 +114,7 @@ class CsrfRefused(Exception):
 
 
 class _Web:
-    """Per-app state: the configuration, the templates and the chart cache."""
+    """Per-app state: the configuration, the templates, the chart cache and the login throttle."""
 
     def __init__(self, config: WebConfig) -> None:
         self.config = config
@@ -118,6 +126,10 @@ class _Web:
         self.env.globals.update(role_labels=ROLE_LABELS, municipality=config.municipality,
                                 issuer_name=config.issuer_name)
         self._charts: OrderedDict[tuple, bytes | None] = OrderedDict()
+        self.throttle = LoginThrottle(max_failures=config.login_max_failures,
+                                      max_failures_per_ip=config.login_max_failures_per_ip,
+                                      window=dt.timedelta(minutes=config.login_window_minutes),
+                                      lockout=dt.timedelta(minutes=config.login_lockout_minutes))
         self._lock = threading.Lock()
 
     def now(self) -> dt.datetime:
@@ -331,16 +343,35 @@ def _install_auth_routes(app: FastAPI, web: _Web) -> None:
             raise CsrfRefused()
         username = str(fields.get("username") or "").strip()[:80]
         password = str(fields.get("password") or "")[:1024]
+        if not (username and password):
+            return login_form(request, new_token(), error="Usuário ou senha inválidos.", username=username,
+                              status=401)
 
         def attempt():
             with web.config.sessions.begin() as session:
                 return auth.log_in(session, username, password, now=web.now(), hours=web.config.session_hours,
                                    previous_token=request.cookies.get(web.cookie))
 
-        result = await run_in_threadpool(attempt) if username and password else None
+        # The throttle never looks at the store: an unknown username is counted, refused
+        # and answered exactly like an existing one.
+        ip = request.client.host if request.client else "-"
+        wait = web.throttle.begin(username, ip, web.now())
+        if wait is not None:  # refused without checking the password
+            minutes = max(1, math.ceil(wait / 60))
+            response = login_form(request, new_token(), username=username, status=429,
+                                  error="Muitas tentativas de acesso. Tente novamente em "
+                                        f"{minutes} {'minuto' if minutes == 1 else 'minutos'}.")
+            response.headers["Retry-After"] = str(wait)
+            return response
+        try:
+            result = await run_in_threadpool(attempt)
+        finally:
+            web.throttle.end(username, ip)
         if result is None:
+            web.throttle.failed(username, ip, web.now())
             return login_form(request, new_token(), error="Usuário ou senha inválidos.", username=username,
                               status=401)
+        web.throttle.succeeded(username, ip, web.now())
         token, _principal = result
         response = RedirectResponse("/autos", status_code=303)
         _set_cookie(web, response, web.cookie, token, int(web.config.session_hours * 3600))

@@ -226,12 +226,13 @@ def test_the_docket_page_shows_every_field_of_art_5(kit, browser):
     bundle = operator.get(f"/autos/{c01}/evidencias.zip")
     assert bundle.status_code == 200 and kit.sha256(bundle.content) == docket.bundle_sha256
     assert f'href="/autos/{c01}/evidencias.zip"' in response.text
-    # a route-level auto (D-13, no vehicle) has the map only
+    # a route-level auto (D-13, no vehicle of its own) charts the vehicle of its off-schedule trip
     vnv = kit.dockets_of("VNV")[0]
+    assert kit.code(vnv) == "D-13"
     gestor = browser("gestor")
     page = gestor.get(f"/autos/{vnv}").text
-    assert f"/autos/{vnv}/graficos/mapa.png" in page and "velocidade.png" not in page
-    assert gestor.get(f"/autos/{vnv}/graficos/velocidade.png").status_code == 404
+    assert f"/autos/{vnv}/graficos/mapa.png" in page and f"/autos/{vnv}/graficos/velocidade.png" in page
+    assert gestor.get(f"/autos/{vnv}/graficos/velocidade.png").content.startswith(b"\x89PNG")
 
 
 def test_the_list_filters_and_formats(kit, browser):
