@@ -32,7 +32,8 @@ def published(kafka_bootstrap, reset_topics, demo_day):
     producer.send("infractions", key=b"broken", value=b"{not json")
     producer.flush()
     producer.close()
-    return kafka_bootstrap
+    yield kafka_bootstrap
+    reset_topics(kafka_bootstrap)  # leave the broker's topics empty for the other tests
 
 
 def test_the_kafka_sink_makes_the_same_autos_with_the_same_bundles_as_the_files(published, demo_day, tmp_path):

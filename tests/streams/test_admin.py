@@ -42,8 +42,8 @@ def consume_all(bootstrap: str, topic: str, expected: int) -> list:
     return records
 
 
-def test_publish_sends_every_line_keyed_by_vehicle(kafka_bootstrap, tmp_path):
-    create_topics(kafka_bootstrap, 4, 1)
+def test_publish_sends_every_line_keyed_by_vehicle(kafka_bootstrap, reset_topics, tmp_path):
+    reset_topics(kafka_bootstrap)  # empty: what other tests published is not counted
     lines = [json.dumps({"vehicle_id": f"V{i % 3}", "ts": f"2026-12-01T08:00:{i:02d}-03:00", "counter": i,
                          "seal_intact": True, "status": "ok"}) for i in range(30)] + ["not json"]
     path = tmp_path / "catraca.jsonl"
