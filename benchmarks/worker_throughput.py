@@ -70,7 +70,9 @@ async def baseline(bootstrap: str, total: int) -> float:
 
 def worker_rate(bootstrap: str, ends: dict[TopicPartition, int]) -> float:
     app_id = f"bench-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id}
+    datadir = tempfile.TemporaryDirectory(prefix=f"{app_id}-data-")  # the worker's Faust data directory
+    env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id,
+           "FISCALIZA_DATADIR": datadir.name}
     log = open(tempfile.mktemp(suffix=".log"), "w")
     worker = subprocess.Popen([sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning"],
                               env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -94,6 +96,7 @@ def worker_rate(bootstrap: str, ends: dict[TopicPartition, int]) -> float:
         worker.wait(timeout=60)
         admin.close()
         log.close()
+        datadir.cleanup()
 
 
 def _committed(answer, app_id: str) -> dict[TopicPartition, int]:

@@ -137,6 +137,11 @@ class VehicleStage:
         if body.vehicle_id not in self.ctx.fleet:
             return reject("unknown_vehicle", f"vehicle {body.vehicle_id!r} is not in fleet.csv")
         epoch = body.epoch
+        key = f"{source}|{epoch!r}|{body.seq}"
+        if key in state.seen:
+            # before the lateness checks: a message Kafka delivers again after a worker
+            # restart or a rebalance is behind its vehicle's newest one, and is a duplicate
+            return reject("duplicate", f"same vehicle, time and seq as an earlier message ({message_id(body)})")
         limit = self._lateness_limit(state, source)
         if limit is not None and epoch < limit:
             return reject("late", f"event time {body.ts.isoformat()} is more than "
@@ -147,9 +152,6 @@ class VehicleStage:
             # its service day may already be closed and judged
             return reject("late", f"event time {body.ts.isoformat()} is more than {horizon:.0f} s behind "
                                   "the stream's progress: its service day may be closed")
-        key = f"{source}|{epoch!r}|{body.seq}"
-        if key in state.seen:
-            return reject("duplicate", f"same vehicle, time and seq as an earlier message ({message_id(body)})")
         state.seen[key] = epoch
         state.max_events[source] = max(state.max_events.get(source, epoch), epoch)
         p = self.partition

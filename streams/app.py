@@ -13,6 +13,7 @@ from collections import defaultdict
 
 import faust
 from faust.sensors.prometheus import setup_prometheus_sensors
+from faust.stores.memory import Store as MemoryStore
 import msgspec
 from kafka.partitioner.default import murmur2
 
@@ -22,6 +23,7 @@ from engine.values import Context, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
 from fiscaliza.replay import infraction_record, trip_record
 from rules.model import Infraction, InsufficientEvidence
+from streams.consumer import Transport
 from streams.settings import Settings
 from streams.topics import END_OF_INPUT_KEY
 from telemetry import Occurrence, Rejection, decode, to_builtins
@@ -32,9 +34,9 @@ _SOURCES = {"tachograph": "tachograph", "catraca": "catraca"}
 STATE_MAX_BYTES = 16 * 1024 * 1024
 
 
-def partition_of(key: str, partitions: int) -> int:
+def partition_of(key: str | bytes, partitions: int) -> int:
     """The partition Kafka's default (murmur2) partitioner gives a key."""
-    return (murmur2(key.encode()) & 0x7FFFFFFF) % partitions
+    return (murmur2(key if isinstance(key, bytes) else key.encode()) & 0x7FFFFFFF) % partitions
 
 
 def partition_key(partition: int, partitions: int) -> str:
@@ -45,6 +47,12 @@ def partition_key(partition: int, partitions: int) -> str:
     return f"__partition__{partition}__{i}"
 
 
+# The topic whose partitions say which keys of a table this worker owns: a table's
+# changelog partition is its key's partition (raw bytes keys, the same murmur2), and
+# Faust assigns a partition number of every co-partitioned topic to one worker.
+OWNER_TOPIC = {"vehicles": "tachograph", "partitions": "tachograph", "operators": "operator-events"}
+
+
 class Shell:
     """The stages of one worker, their state in Faust tables.
 
@@ -52,6 +60,12 @@ class Shell:
     the tables (changelogs): a crash in between makes the batch be processed again and
     its outputs sent again (at least once; downstream everything is idempotent), never
     state that moved ahead of outputs that were lost.
+
+    Only the worker that owns a partition writes its keys. When a rebalance takes a
+    partition away, whatever this worker still holds for it is dropped, never written:
+    the new owner has recovered the partition from the changelog and carries on from
+    the committed offsets, and a late write from here would land in the changelog
+    behind its back (state from one worker, progress from the other).
     """
 
     def __init__(self, ctx: Context, settings: Settings, vehicles, operators, partitions, occurrences):
@@ -64,7 +78,43 @@ class Shell:
         # (table, key) -> state not yet written; the two agents interleave at their sends,
         # so each holds back its own tables only
         self._held: dict[tuple[str, str], object] = {}
+        # topic -> partitions this worker owns; the rebalance signals keep it current
+        self.owned: dict[str, set[int]] = {topic: set() for topic in set(OWNER_TOPIC.values())}
         self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._hold_operator)
+
+    # --- ownership ------------------------------------------------------------------
+
+    def owns(self, topic: str, partition: int) -> bool:
+        return partition in self.owned.get(topic, ())
+
+    def _owns_key(self, name: str, key: str | bytes) -> bool:
+        return self.owns(OWNER_TOPIC[name], partition_of(key, self.settings.partitions))
+
+    def on_revoked(self, revoked) -> list[tuple[str, str]]:
+        """Partitions taken away (Kafka's eager rebalance revokes all of them, the kept
+        ones come back with the assignment): forget what is held for them."""
+        for tp in revoked:
+            if tp.topic in self.owned:
+                self.owned[tp.topic].discard(tp.partition)
+        dropped = [k for k in self._held if not self._owns_key(*k)]
+        for k in dropped:
+            del self._held[k]
+        return dropped
+
+    def on_assigned(self, assigned) -> None:
+        """The new assignment. A memory store keeps the keys this worker wrote itself
+        after their partition went to another worker (Faust only drops the keys it
+        recovered from a changelog): drop them, so a partition that comes back is read
+        from its changelog only, never mixed with a stale local copy."""
+        for topic in self.owned:
+            self.owned[topic] = {tp.partition for tp in assigned if tp.topic == topic}
+        for name, table in (("vehicles", self.vehicles), ("operators", self.operators),
+                            ("partitions", self.partitions)):
+            store = table.data
+            if isinstance(store, MemoryStore):
+                for key in [k for k in store.data if not self._owns_key(name, k)]:
+                    store.data.pop(key, None)
+                    store._key_partition.pop(key, None)
 
     def _load(self, table, name: str, key: str, decoder):
         held = self._held.get((name, key))
@@ -89,10 +139,15 @@ class Shell:
         self._held[("partitions", partition_key(state.partition, self.settings.partitions))] = state
 
     def write_state(self, *names: str) -> None:
-        """After a batch's outputs were sent: its state changes go to the tables."""
+        """After a batch's outputs were sent: its state changes go to the tables, for
+        the partitions this worker still owns."""
         tables = {"vehicles": self.vehicles, "operators": self.operators, "partitions": self.partitions}
         for (name, key) in [k for k in self._held if k[0] in names]:
-            tables[name][key.encode()] = self._encoder.encode(self._held.pop((name, key)))
+            state = self._held.pop((name, key))
+            if self._owns_key(name, key):
+                tables[name][key.encode()] = self._encoder.encode(state)
+            else:
+                log.warning("not writing %s %r: its partition was reassigned", name, key)
 
     def current_occurrences(self) -> list[Occurrence]:
         decoder = msgspec.json.Decoder(Occurrence)
@@ -105,8 +160,15 @@ class Shell:
         return VehicleStage(self.ctx, state, self._load_vehicle, self._hold_vehicle, self.settings.inputs)
 
 
+class App(faust.App):
+    """Faust's app, with the Kafka consumer of `streams.consumer` (rebalance fixes)."""
+
+    def _new_transport(self):
+        return Transport(self.conf.broker_consumer, self)
+
+
 def create_app(ctx: Context, settings: Settings) -> faust.App:
-    app = faust.App(
+    app = App(
         settings.app_id,
         broker=f"kafka://{settings.bootstrap}",
         store=settings.store,
@@ -117,12 +179,17 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         web_enabled=settings.web_port > 0,
         web_port=settings.web_port or 6066,
         web_bind="0.0.0.0",
-        stream_wait_empty=False,
+        # On a rebalance (and on shutdown) Faust first lets the agents finish the events
+        # they took, flushes the producer and commits, then gives the partitions up.
+        # Without it, a batch taken before a rebalance was processed after it, its state
+        # written to a partition the other worker had already recovered (issue #4).
+        stream_wait_empty=True,
         processing_guarantee=settings.processing_guarantee,
         # a vehicle's state holds its open day's pings (the evidence): up to a few MB
         producer_max_request_size=STATE_MAX_BYTES,
         broker_session_timeout=settings.session_timeout_s,
         broker_heartbeat_interval=min(3.0, settings.session_timeout_s / 3),
+        **({"datadir": settings.datadir} if settings.datadir else {}),
     )
     big = {"max.message.bytes": str(STATE_MAX_BYTES)}
     vehicle_topics = app.topic("tachograph", "catraca", "day-matched", key_type=bytes, value_type=bytes)
@@ -174,7 +241,11 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         async for events in stream.take_events(1000, within=0.5):
             by_partition = defaultdict(list)
             for event in events:
-                by_partition[event.message.partition].append(event)
+                if shell.owns("tachograph", event.message.partition):
+                    by_partition[event.message.partition].append(event)
+                else:  # taken before a rebalance gave the partition away: its new owner reads it
+                    log.warning("skipping %s/%s/%s: partition not owned", event.message.topic,
+                                event.message.partition, event.message.offset)
             stages = []
             for partition, batch in sorted(by_partition.items()):
                 stage = shell.vehicle_stage(partition)
@@ -222,6 +293,10 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         async for events in stream.take_events(1000, within=0.5):
             occurrences_now = None
             for event in events:
+                if not shell.owns("operator-events", event.message.partition):
+                    log.warning("skipping %s/%s/%s: partition not owned", event.message.topic,
+                                event.message.partition, event.message.offset)
+                    continue
                 operator_id = event.message.key.decode()
                 message = operator_decoder.decode(event.message.value)
                 if isinstance(message, TripDetected):
@@ -246,6 +321,20 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                 await send_rejected([body])
             else:
                 occurrences[body.id.encode()] = message.value
+
+    @app.on_partitions_revoked.connect
+    async def on_partitions_revoked(app, revoked, **kwargs) -> None:
+        # Faust has let the agents finish the batches they took (stream_wait_empty) and
+        # flushed the producer; their offsets are committed once this returns
+        dropped = shell.on_revoked(revoked)
+        if dropped:
+            log.warning("dropped held state of reassigned partitions: %s", sorted(dropped))
+        # the new owner recovers from the changelogs once this returns: nothing of ours in flight
+        await app.producer.flush()
+
+    @app.on_partitions_assigned.connect
+    async def on_partitions_assigned(app, assigned, **kwargs) -> None:
+        shell.on_assigned(assigned)
 
     if settings.web_port > 0:
         # Faust's own sensors (events, lag, commits, table sizes) on /metrics

@@ -22,6 +22,9 @@ class Settings:
     web_port: int = 0
     # FISCALIZA_INPUTS: the telemetry topics every partition's watermark waits for
     inputs: frozenset[str] = frozenset({"tachograph", "catraca"})
+    # FISCALIZA_DATADIR: the worker's local data directory (Faust's datadir: the RocksDB
+    # tables live under it); empty: Faust's default, "<app id>-data" in the working directory
+    datadir: str = ""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
@@ -37,6 +40,7 @@ class Settings:
                 processing_guarantee=env.get("FISCALIZA_GUARANTEE", cls.processing_guarantee),
                 session_timeout_s=float(env.get("FISCALIZA_SESSION_TIMEOUT_S", cls.session_timeout_s)),
                 web_port=int(env.get("FISCALIZA_WEB_PORT", cls.web_port)),
+                datadir=env.get("FISCALIZA_DATADIR", cls.datadir),
             )
         except ValueError as exc:
             raise ValueError(f"invalid streaming setting in the environment: {exc}") from None

@@ -12,8 +12,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer
@@ -62,11 +64,17 @@ def latest_by_key(records) -> dict[str, dict]:
 
 
 @pytest.fixture
-def published(kafka_bootstrap, tmp_path_factory):
+def simulation(tmp_path_factory):
+    """The simulated day's files and the replay's answer for them."""
     out = tmp_path_factory.mktemp("worker")
     sim = simulate(load_feed(FEED_PATH), load_fleet(FLEET_PATH),
                    SimulationSettings(DAY, DAY, seed=3, faults=FAULTS), out)
-    reference = replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca))
+    return sim, replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca))
+
+
+@pytest.fixture
+def published(kafka_bootstrap, simulation):
+    sim, reference = simulation
     fresh_topics(kafka_bootstrap)
     publish(kafka_bootstrap, "tachograph", sim.tachograph)
     publish(kafka_bootstrap, "catraca", sim.catraca)
@@ -74,9 +82,10 @@ def published(kafka_bootstrap, tmp_path_factory):
     return reference
 
 
-def start_worker(bootstrap: str, app_id: str, log) -> subprocess.Popen:
+def start_worker(bootstrap: str, app_id: str, log, datadir: Path) -> subprocess.Popen:
+    """`fiscaliza worker` in its own process, its Faust data directory under the test's tmp_path."""
     env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id,
-           "FISCALIZA_PARTITIONS": "4"}
+           "FISCALIZA_PARTITIONS": "4", "FISCALIZA_DATADIR": str(datadir)}
     return subprocess.Popen([sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning"],
                             env=env, stdout=log, stderr=subprocess.STDOUT)
 
@@ -95,7 +104,7 @@ def test_worker_gives_the_replays_infractions_and_trips(kafka_bootstrap, publish
     expected = {i.infraction_id: i.status for i in reference.infractions}
     assert {i.code for i in reference.infractions} >= {"C-01", "D-11", "D-12", "D-13", "D-21", "D-22"}
     log = open(tmp_path / "worker.log", "w")
-    worker = start_worker(kafka_bootstrap, f"e2e-{uuid.uuid4().hex[:8]}", log)
+    worker = start_worker(kafka_bootstrap, f"e2e-{uuid.uuid4().hex[:8]}", log, tmp_path / "worker-data")
     try:
         def infractions():
             return {k: v["status"] for k, v in latest_by_key(read_topic(kafka_bootstrap, "infractions")).items()}
@@ -129,12 +138,12 @@ def test_worker_killed_mid_stream_and_restarted_loses_and_repeats_nothing(kafka_
     log = open(tmp_path / "worker.log", "w")
     os.environ.update(env_timeout)
     try:
-        first = start_worker(kafka_bootstrap, app_id, log)
+        first = start_worker(kafka_bootstrap, app_id, log, tmp_path / "worker-data")
         # kill it (no goodbye) once it has produced part of its state, mid-stream
         assert wait_for(lambda: len(read_topic(kafka_bootstrap, f"{app_id}-vehicles-changelog")) > 20, 120, 1)
         first.kill()
         first.wait()
-        second = start_worker(kafka_bootstrap, app_id, log)
+        second = start_worker(kafka_bootstrap, app_id, log, tmp_path / "worker-data")  # the same, restarted
         try:
             def infractions():
                 return {k: v["status"] for k, v in latest_by_key(read_topic(kafka_bootstrap, "infractions")).items()}
@@ -155,3 +164,100 @@ def test_worker_killed_mid_stream_and_restarted_loses_and_repeats_nothing(kafka_
             os.environ.pop(key, None)
         log.close()
 
+
+def group_members(bootstrap: str, group: str) -> int:
+    """How many workers share the group's partitions (0 while it rebalances)."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        description = admin.describe_groups([group])[group]
+    finally:
+        admin.close()
+    return len(description["members"]) if description["group_state"] == "Stable" else 0
+
+
+def split_at(path: Path, when: str, directory: Path) -> tuple[Path, Path]:
+    """A time-ordered JSON Lines file cut in two at the event time `when` (ISO, same offset)."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if json.loads(line)["ts"] >= when)
+    before, after = directory / f"{path.stem}-before.jsonl", directory / f"{path.stem}-after.jsonl"
+    before.write_bytes(b"".join(lines[:cut]))
+    after.write_bytes(b"".join(lines[cut:]))
+    return before, after
+
+
+def stop(worker: subprocess.Popen) -> int | None:
+    worker.send_signal(signal.SIGTERM)
+    try:
+        return worker.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
+        return None
+
+
+def assert_same_as_the_replay(bootstrap: str, reference) -> None:
+    expected = {i.infraction_id: i.status for i in reference.infractions}
+
+    def infractions():
+        return {k: v["status"] for k, v in latest_by_key(read_topic(bootstrap, "infractions")).items()}
+
+    assert wait_for(lambda: infractions() == expected, 240), infractions()
+    records = latest_by_key(read_topic(bootstrap, "infractions"))
+    for infraction in reference.infractions:  # the whole record: its evidence is the vehicle's state
+        assert records[infraction.infraction_id] == json.loads(json.dumps(infraction_record(infraction),
+                                                                          default=str))
+    trips = sorted(set(r.value for r in read_topic(bootstrap, "trips")))
+    assert trips == sorted(json.dumps(trip_record(t), separators=(",", ":")).encode() for t in reference.trips)
+    # a partition changing hands is no reason to reject anything: the new owner reads on
+    # from what the old one committed when it gave the partition up, and the little Kafka
+    # may deliver again around a rebalance (at least once) is recognized as such
+    assert {json.loads(r.value)["reason"] for r in read_topic(bootstrap, "rejected")} <= {"duplicate"}
+
+
+def test_second_worker_joining_and_leaving_changes_nothing(kafka_bootstrap, simulation, tmp_path):
+    # The day's afternoon arrives live (at 2000 times its pace) while a second worker
+    # joins (a rebalance moves two partitions and their state to it in mid-stream), works
+    # along, and leaves as the input ends (another rebalance, while the days close).
+    sim, reference = simulation
+    fresh_topics(kafka_bootstrap)
+    halves = {topic: split_at(path, f"{DAY.isoformat()}T13:00:00-03:00", tmp_path)
+              for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca))}
+    for topic, (morning, _) in halves.items():
+        publish(kafka_bootstrap, topic, morning)
+    app_id = f"rebalance-{uuid.uuid4().hex[:8]}"
+    log = open(tmp_path / "workers.log", "w")
+    workers = [start_worker(kafka_bootstrap, app_id, log, tmp_path / "first-data")]
+    try:
+        assert wait_for(lambda: len(read_topic(kafka_bootstrap, f"{app_id}-vehicles-changelog")) > 20, 120, 1)
+        live = [threading.Thread(target=publish, args=(kafka_bootstrap, topic, afternoon, 2000.0))
+                for topic, (_, afternoon) in halves.items()]
+        for thread in live:
+            thread.start()
+        workers.append(start_worker(kafka_bootstrap, app_id, log, tmp_path / "second-data"))
+        assert wait_for(lambda: group_members(kafka_bootstrap, app_id) == 2, 120, 0.5), "the second never joined"
+        assert any(thread.is_alive() for thread in live), "the input ended before the second worker joined"
+        for thread in live:
+            thread.join()
+        publish_end_of_input(kafka_bootstrap)
+        assert stop(workers[1]) == 0, "the second worker did not stop cleanly on SIGTERM"
+        assert_same_as_the_replay(kafka_bootstrap, reference)
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                stop(worker)
+        log.close()
+
+
+def test_two_workers_sharing_four_partitions_give_the_same_result_as_one(kafka_bootstrap, published, tmp_path):
+    # both start at once on the whole day (whichever joins first may own all four
+    # partitions for a moment, until the other one joins)
+    app_id = f"pair-{uuid.uuid4().hex[:8]}"
+    log = open(tmp_path / "workers.log", "w")
+    workers = [start_worker(kafka_bootstrap, app_id, log, tmp_path / f"worker-{n}-data") for n in (1, 2)]
+    try:
+        assert_same_as_the_replay(kafka_bootstrap, published)
+        assert group_members(kafka_bootstrap, app_id) == 2
+    finally:
+        codes = [stop(worker) for worker in workers]
+        log.close()
+    assert codes == [0, 0]
