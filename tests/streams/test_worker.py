@@ -214,40 +214,6 @@ def assert_same_as_the_replay(bootstrap: str, reference) -> None:
     assert {json.loads(r.value)["reason"] for r in read_topic(bootstrap, "rejected")} <= {"duplicate"}
 
 
-def test_second_worker_joining_and_leaving_changes_nothing(kafka_bootstrap, simulation, tmp_path):
-    # The day's afternoon arrives live (at 2000 times its pace) while a second worker
-    # joins (a rebalance moves two partitions and their state to it in mid-stream), works
-    # along, and leaves as the input ends (another rebalance, while the days close).
-    sim, reference = simulation
-    fresh_topics(kafka_bootstrap)
-    halves = {topic: split_at(path, f"{DAY.isoformat()}T13:00:00-03:00", tmp_path)
-              for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca))}
-    for topic, (morning, _) in halves.items():
-        publish(kafka_bootstrap, topic, morning)
-    app_id = f"rebalance-{uuid.uuid4().hex[:8]}"
-    log = open(tmp_path / "workers.log", "w")
-    workers = [start_worker(kafka_bootstrap, app_id, log, tmp_path / "first-data")]
-    try:
-        assert wait_for(lambda: len(read_topic(kafka_bootstrap, f"{app_id}-vehicles-changelog")) > 20, 120, 1)
-        live = [threading.Thread(target=publish, args=(kafka_bootstrap, topic, afternoon, 2000.0))
-                for topic, (_, afternoon) in halves.items()]
-        for thread in live:
-            thread.start()
-        workers.append(start_worker(kafka_bootstrap, app_id, log, tmp_path / "second-data"))
-        assert wait_for(lambda: group_members(kafka_bootstrap, app_id) == 2, 120, 0.5), "the second never joined"
-        assert any(thread.is_alive() for thread in live), "the input ended before the second worker joined"
-        for thread in live:
-            thread.join()
-        publish_end_of_input(kafka_bootstrap)
-        assert stop(workers[1]) == 0, "the second worker did not stop cleanly on SIGTERM"
-        assert_same_as_the_replay(kafka_bootstrap, reference)
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                stop(worker)
-        log.close()
-
-
 def test_two_workers_sharing_four_partitions_give_the_same_result_as_one(kafka_bootstrap, published, tmp_path):
     # both start at once on the whole day (whichever joins first may own all four
     # partitions for a moment, until the other one joins)
