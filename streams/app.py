@@ -161,7 +161,7 @@ class Shell:
 
 
 class App(faust.App):
-    """Faust's app, with the Kafka consumer of `streams.consumer` (rebalance fixes)."""
+    """Faust's app, with the Kafka consumer and producer of `streams.consumer` (its fixes)."""
 
     def _new_transport(self):
         return Transport(self.conf.broker_consumer, self)

@@ -1,4 +1,4 @@
-"""Faust's Kafka consumer with two rebalance fixes (faust-streaming 0.15.3, aiokafka).
+"""Faust's Kafka consumer and producer, with three fixes (faust-streaming 0.15.3, aiokafka).
 
 1. On a rebalance Faust forgets the offsets acked since its last periodic commit
    (`Consumer.on_partitions_revoked` drops them) before its own commit on the way out,
@@ -15,6 +15,12 @@
    is sought back to the last record Faust handed to the agents, or to its beginning
    (where a partition without a committed offset starts: `consumer_auto_offset_reset`
    is "earliest").
+
+3. `Producer.flush()` gives up as soon as one buffered message (a table's changelog
+   record) takes more than 0.1 s to hand to the Kafka client, leaving the rest in the
+   buffer: offsets were then committed, a heartbeat sent or partitions handed over
+   before the state they follow was written (and, on shutdown, that state lost). Here
+   it returns once the buffer is empty.
 """
 
 from __future__ import annotations
@@ -49,5 +55,13 @@ class Consumer(aiokafka.Consumer):
             {ensure_TP(tp): offset or None for tp, offset in committed.items() if offset is not None})
 
 
+class Producer(aiokafka.Producer):
+    async def flush(self) -> None:
+        while self.buffer.size:
+            await self.buffer.flush()
+        await super().flush()
+
+
 class Transport(aiokafka.Transport):
     Consumer = Consumer
+    Producer = Producer

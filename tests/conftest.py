@@ -119,9 +119,12 @@ def fresh_topics(bootstrap: str) -> None:
         existing = [t for t in admin.list_topics() if t in TOPICS]
         if existing:
             admin.delete_topics(existing)
-        for _ in range(50):  # deletion is asynchronous
-            if not set(existing) & set(admin.list_topics()):
-                break
+        # deletion is asynchronous: publishing before it is done would go to the old topics
+        # (deleted under the test's feet, or kept with their records when re-created early)
+        deadline = time.monotonic() + 60
+        while set(existing) & set(admin.list_topics()):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"topics not deleted within 60 s: {sorted(existing)}")
             time.sleep(0.2)
     finally:
         admin.close()

@@ -25,29 +25,13 @@ from fiscaliza.replay import ReplayInputs, infraction_record, replay, trip_recor
 from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
 from simulator import SimulationSettings, simulate
-from streams.admin import create_topics, publish, publish_end_of_input
-from streams.topics import TOPICS
+from streams.admin import publish, publish_end_of_input
 
 pytestmark = pytest.mark.kafka
 
 FEED_PATH, FLEET_PATH = joao_neiva()
 DAY = dt.date(2026, 12, 1)
 FAULTS = ("detour", "late_departure", "suppressed_trip", "speeding", "broken_seal", "frequency_shortfall")
-
-
-def fresh_topics(bootstrap: str) -> None:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    try:
-        existing = [t for t in admin.list_topics() if t in TOPICS]
-        if existing:
-            admin.delete_topics(existing)
-        for _ in range(50):  # deletion is asynchronous
-            if not set(existing) & set(admin.list_topics()):
-                break
-            time.sleep(0.2)
-    finally:
-        admin.close()
-    create_topics(bootstrap, 4, 1)
 
 
 def read_topic(bootstrap: str, topic: str) -> list:
@@ -73,9 +57,9 @@ def simulation(tmp_path_factory):
 
 
 @pytest.fixture
-def published(kafka_bootstrap, simulation):
+def published(kafka_bootstrap, simulation, reset_topics):
     sim, reference = simulation
-    fresh_topics(kafka_bootstrap)
+    reset_topics(kafka_bootstrap)
     publish(kafka_bootstrap, "tachograph", sim.tachograph)
     publish(kafka_bootstrap, "catraca", sim.catraca)
     publish_end_of_input(kafka_bootstrap)
@@ -212,6 +196,42 @@ def assert_same_as_the_replay(bootstrap: str, reference) -> None:
     # from what the old one committed when it gave the partition up, and the little Kafka
     # may deliver again around a rebalance (at least once) is recognized as such
     assert {json.loads(r.value)["reason"] for r in read_topic(bootstrap, "rejected")} <= {"duplicate"}
+
+
+def test_second_worker_joining_and_leaving_changes_nothing(kafka_bootstrap, simulation, reset_topics, tmp_path):
+    # The day's afternoon arrives live (at 2000 times its pace) while a second worker
+    # joins (a rebalance moves two partitions and their state to it in mid-stream), works
+    # along, and leaves as the input ends (another rebalance, while the days close).
+    sim, reference = simulation
+    reset_topics(kafka_bootstrap)
+    halves = {topic: split_at(path, f"{DAY.isoformat()}T13:00:00-03:00", tmp_path)
+              for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca))}
+    for topic, (morning, _) in halves.items():
+        publish(kafka_bootstrap, topic, morning)
+    app_id = f"rebalance-{uuid.uuid4().hex[:8]}"
+    log = open(tmp_path / "workers.log", "w")
+    workers = [start_worker(kafka_bootstrap, app_id, log, tmp_path / "first-data")]
+    try:
+        wrote = wait_for(lambda: len(read_topic(kafka_bootstrap, f"{app_id}-vehicles-changelog")) > 20, 120, 1)
+        log.flush()
+        assert wrote, f"the first worker wrote no state; its log:\n{(tmp_path / 'workers.log').read_text()[-3000:]}"
+        live = [threading.Thread(target=publish, args=(kafka_bootstrap, topic, afternoon, 2000.0))
+                for topic, (_, afternoon) in halves.items()]
+        for thread in live:
+            thread.start()
+        workers.append(start_worker(kafka_bootstrap, app_id, log, tmp_path / "second-data"))
+        assert wait_for(lambda: group_members(kafka_bootstrap, app_id) == 2, 120, 0.5), "the second never joined"
+        assert any(thread.is_alive() for thread in live), "the input ended before the second worker joined"
+        for thread in live:
+            thread.join()
+        publish_end_of_input(kafka_bootstrap)
+        assert stop(workers[1]) == 0, "the second worker did not stop cleanly on SIGTERM"
+        assert_same_as_the_replay(kafka_bootstrap, reference)
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                stop(worker)
+        log.close()
 
 
 def test_two_workers_sharing_four_partitions_give_the_same_result_as_one(kafka_bootstrap, published, tmp_path):
