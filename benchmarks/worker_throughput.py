@@ -26,27 +26,17 @@ import uuid
 from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer
-from kafka import KafkaAdminClient, TopicPartition
-from kafka.consumer.group import KafkaConsumer
+from kafka import KafkaAdminClient
 
 from fiscaliza.fleet import load_fleet
 from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
 from simulator import SimulationSettings, simulate
-from streams.admin import create_topics, publish, publish_end_of_input
+from streams.admin import create_topics, group_progress, publish, publish_end_of_input
 from streams.topics import TOPICS
 from telemetry import decode
 
 INPUTS = ("tachograph", "catraca")
-
-
-def end_offsets(bootstrap: str) -> dict[TopicPartition, int]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
-    try:
-        tps = [TopicPartition(t, p) for t in INPUTS for p in consumer.partitions_for_topic(t)]
-        return consumer.end_offsets(tps)
-    finally:
-        consumer.close()
 
 
 async def baseline(bootstrap: str, total: int) -> float:
@@ -68,7 +58,7 @@ async def baseline(bootstrap: str, total: int) -> float:
         await consumer.stop()
 
 
-def worker_rate(bootstrap: str, ends: dict[TopicPartition, int]) -> float:
+def worker_rate(bootstrap: str, total: int) -> float:
     app_id = f"bench-{uuid.uuid4().hex[:8]}"
     datadir = tempfile.TemporaryDirectory(prefix=f"{app_id}-data-")  # the worker's Faust data directory
     env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id,
@@ -76,13 +66,10 @@ def worker_rate(bootstrap: str, ends: dict[TopicPartition, int]) -> float:
     log = open(tempfile.mktemp(suffix=".log"), "w")
     worker = subprocess.Popen([sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning"],
                               env=env, stdout=log, stderr=subprocess.STDOUT)
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    total = sum(ends.values())
     try:
         first_time, first_done = None, 0
         while True:
-            committed = _committed(admin.list_group_offsets({app_id: list(ends)}), app_id)
-            done = sum(min(committed.get(tp, 0), ends[tp]) for tp in ends)
+            done = group_progress(bootstrap, app_id, INPUTS).committed
             now = time.perf_counter()
             if first_time is None and done > 0:
                 first_time, first_done = now, done
@@ -94,20 +81,8 @@ def worker_rate(bootstrap: str, ends: dict[TopicPartition, int]) -> float:
     finally:
         worker.terminate()
         worker.wait(timeout=60)
-        admin.close()
         log.close()
         datadir.cleanup()
-
-
-def _committed(answer, app_id: str) -> dict[TopicPartition, int]:
-    """Committed offsets from list_group_offsets, whatever nesting this kafka-python uses."""
-    offsets = answer.get(app_id, answer) if isinstance(answer, dict) else answer
-    result = {}
-    for tp, meta in dict(offsets).items():
-        offset = getattr(meta, "offset", meta)
-        if isinstance(offset, int) and offset >= 0:
-            result[TopicPartition(tp.topic, tp.partition)] = offset
-    return result
 
 
 def main() -> None:
@@ -124,16 +99,19 @@ def main() -> None:
         stale = [t for t in admin.list_topics() if t in TOPICS]
         if stale:
             admin.delete_topics(stale)
-            time.sleep(3)
+            deadline = time.monotonic() + 60  # deletion is asynchronous
+            while set(stale) & set(admin.list_topics()):
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"topics not deleted within 60 s: {sorted(stale)}")
+                time.sleep(0.2)
         admin.close()
         create_topics(args.bootstrap, 4, 1)
         publish(args.bootstrap, "tachograph", sim.tachograph)
         publish(args.bootstrap, "catraca", sim.catraca)
         publish_end_of_input(args.bootstrap)
-    ends = end_offsets(args.bootstrap)
-    total = sum(ends.values())
+    total = group_progress(args.bootstrap, "nobody", INPUTS).end
     raw = asyncio.run(baseline(args.bootstrap, total))
-    rate = worker_rate(args.bootstrap, ends)
+    rate = worker_rate(args.bootstrap, total)
     print(f"{total} input messages ({args.days} simulated days, 4 partitions)")
     print(f"baseline aiokafka consume + msgspec decode: {raw:10.0f} events/s")
     print(f"fiscaliza worker (sustained):              {rate:10.0f} events/s")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
-from kafka import KafkaAdminClient, KafkaProducer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 
@@ -148,3 +148,56 @@ def publish_end_of_input(bootstrap: str, topics: Iterable[str] = ("tachograph", 
     finally:
         producer.close()
     return sent
+
+
+@dataclass(frozen=True)
+class GroupProgress:
+    """How far a consumer group (the workers' app id) got through some topics."""
+
+    committed: int  # messages before the group's committed offsets, summed over the partitions
+    end: int  # messages on the partitions (their end offsets), summed
+
+    @property
+    def lag(self) -> int:
+        return self.end - self.committed
+
+
+def group_progress(bootstrap: str, group: str, topics: Iterable[str]) -> GroupProgress:
+    """The group's committed offsets against the topics' end offsets (a topic that does
+    not exist yet counts as empty, a partition without a commit as nothing consumed)."""
+    try:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="fiscaliza-admin")
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin")
+    except KafkaError as exc:
+        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+    try:
+        partitions = [TopicPartition(topic, p) for topic in topics
+                      for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        if not partitions:
+            return GroupProgress(0, 0)
+        ends = consumer.end_offsets(partitions)
+        committed = _retrying(lambda: admin.list_group_offsets({group: partitions}).get(group, {}))
+    except KafkaError as exc:
+        raise StreamError(f"reading the offsets of group {group} at {bootstrap} failed: {exc}") from None
+    finally:
+        consumer.close()
+        admin.close()
+    done = 0
+    for tp in partitions:
+        meta = committed.get(tp)
+        offset = meta.offset if meta is not None else -1
+        done += min(max(offset, 0), ends[tp])
+    return GroupProgress(done, sum(ends.values()))
+
+
+def _retrying(call, timeout_s: float = 15.0):
+    """`call()`, again while the broker answers with a retriable error (a new broker
+    has no group coordinator until its offsets topic exists)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return call()
+        except KafkaError as exc:
+            if not exc.retriable or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)

@@ -238,7 +238,10 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         # 1. send the outputs, 2. hold back then write the states, 3. flush, and only
         # then 4. tell the operator stage how far the partition got (a heartbeat may
         # close a day, which must not happen before its pings are safely stored).
-        async for events in stream.take_events(1000, within=0.5):
+        # Each batch rewrites the state of every vehicle it touched (the open day's pings:
+        # up to ~0.8 MB): batches of up to 10,000 events (or 1 s of live input) instead of
+        # 1,000 (0.5 s) took the sustained rate from ~4,900 to ~6,700 events/s.
+        async for events in stream.take_events(10000, within=1.0):
             by_partition = defaultdict(list)
             for event in events:
                 if shell.owns("tachograph", event.message.partition):

@@ -4,10 +4,11 @@ import json
 import uuid
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
+from kafka.structs import OffsetAndMetadata
 
-from streams.admin import StreamError, create_topics, publish
+from streams.admin import GroupProgress, StreamError, create_topics, group_progress, publish
 from streams.topics import TOPICS
 
 pytestmark = pytest.mark.kafka
@@ -80,3 +81,26 @@ def test_publish_at_recorded_pace_waits_the_event_gaps_divided_by_speed(tmp_path
 def test_unreachable_broker_is_a_clear_error(tmp_path):
     with pytest.raises(StreamError, match="cannot reach Kafka at 127.0.0.1:1"):
         create_topics("127.0.0.1:1", 1, 1, timeout_s=2)
+
+
+def test_group_progress_counts_what_a_group_committed_against_the_end_offsets(kafka_bootstrap, reset_topics):
+    reset_topics(kafka_bootstrap)
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
+    for i in range(10):
+        producer.send("occurrences", key=b"k", value=b"%d" % i, partition=1)
+    producer.flush()
+    producer.close()
+    group = f"progress-{uuid.uuid4().hex[:8]}"
+    consumer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        consumer.assign([TopicPartition("occurrences", 1)])
+        consumer.seek(TopicPartition("occurrences", 1), 0)
+        # committed offset 4 = the next to read: 4 of the 10 messages done, 6 behind
+        consumer.commit({TopicPartition("occurrences", 1): OffsetAndMetadata(4, "", -1)})
+    finally:
+        consumer.close()
+    progress = group_progress(kafka_bootstrap, group, ["occurrences"])
+    assert (progress.committed, progress.end, progress.lag) == (4, 10, 6)
+    # a group that never committed has done nothing; a topic not there yet is empty
+    assert group_progress(kafka_bootstrap, f"never-{group}", ["occurrences"]).lag == 10
+    assert group_progress(kafka_bootstrap, group, ["no-such-topic"]) == GroupProgress(0, 0)

@@ -25,7 +25,7 @@ from fiscaliza.replay import ReplayInputs, infraction_record, replay, trip_recor
 from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
 from simulator import SimulationSettings, simulate
-from streams.admin import publish, publish_end_of_input
+from streams.admin import group_progress, publish, publish_end_of_input
 
 pytestmark = pytest.mark.kafka
 
@@ -72,6 +72,15 @@ def start_worker(bootstrap: str, app_id: str, log, datadir: Path) -> subprocess.
            "FISCALIZA_PARTITIONS": "4", "FISCALIZA_DATADIR": str(datadir)}
     return subprocess.Popen([sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning"],
                             env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def state_written(bootstrap: str, app_id: str) -> int:
+    """How many vehicle states the workers have written to the changelog."""
+    return group_progress(bootstrap, app_id, [f"{app_id}-vehicles-changelog"]).end
+
+
+def input_progress(bootstrap: str, app_id: str):
+    return group_progress(bootstrap, app_id, ["tachograph", "catraca"])
 
 
 def wait_for(condition, timeout: float = 180.0, every: float = 2.0) -> bool:
@@ -123,10 +132,12 @@ def test_worker_killed_mid_stream_and_restarted_loses_and_repeats_nothing(kafka_
     os.environ.update(env_timeout)
     try:
         first = start_worker(kafka_bootstrap, app_id, log, tmp_path / "worker-data")
-        # kill it (no goodbye) once it has produced part of its state, mid-stream
-        assert wait_for(lambda: len(read_topic(kafka_bootstrap, f"{app_id}-vehicles-changelog")) > 20, 120, 1)
+        # kill it (no goodbye) once it has written some state, mid-stream
+        assert wait_for(lambda: state_written(kafka_bootstrap, app_id) > 0, 120, 0.1), "no state written"
         first.kill()
         first.wait()
+        progress = input_progress(kafka_bootstrap, app_id)
+        assert progress.committed < progress.end, "the input was all processed before the kill"
         second = start_worker(kafka_bootstrap, app_id, log, tmp_path / "worker-data")  # the same, restarted
         try:
             def infractions():
@@ -212,9 +223,12 @@ def test_second_worker_joining_and_leaving_changes_nothing(kafka_bootstrap, simu
     log = open(tmp_path / "workers.log", "w")
     workers = [start_worker(kafka_bootstrap, app_id, log, tmp_path / "first-data")]
     try:
-        wrote = wait_for(lambda: len(read_topic(kafka_bootstrap, f"{app_id}-vehicles-changelog")) > 20, 120, 1)
+        # the second joins once the first holds the morning's state
+        morning_done = wait_for(lambda: state_written(kafka_bootstrap, app_id) > 0 and
+                                input_progress(kafka_bootstrap, app_id).lag == 0, 120, 0.5)
         log.flush()
-        assert wrote, f"the first worker wrote no state; its log:\n{(tmp_path / 'workers.log').read_text()[-3000:]}"
+        assert morning_done, f"the first worker did not get through the morning; its log:\n" \
+                             f"{(tmp_path / 'workers.log').read_text()[-3000:]}"
         live = [threading.Thread(target=publish, args=(kafka_bootstrap, topic, afternoon, 2000.0))
                 for topic, (_, afternoon) in halves.items()]
         for thread in live:
