@@ -26,14 +26,12 @@ import uuid
 from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer
-from kafka import KafkaAdminClient
 
 from fiscaliza.fleet import load_fleet
 from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
 from simulator import SimulationSettings, simulate
-from streams.admin import create_topics, group_progress, publish, publish_end_of_input
-from streams.topics import TOPICS
+from streams.admin import create_topics, delete_topics, group_progress, publish, publish_end_of_input
 from telemetry import decode
 
 INPUTS = ("tachograph", "catraca")
@@ -95,16 +93,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         sim = simulate(load_feed(feed_path), load_fleet(fleet_path),
                        SimulationSettings(start, start + dt.timedelta(days=args.days - 1), seed=1), Path(tmp))
-        admin = KafkaAdminClient(bootstrap_servers=args.bootstrap)
-        stale = [t for t in admin.list_topics() if t in TOPICS]
-        if stale:
-            admin.delete_topics(stale)
-            deadline = time.monotonic() + 60  # deletion is asynchronous
-            while set(stale) & set(admin.list_topics()):
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"topics not deleted within 60 s: {sorted(stale)}")
-                time.sleep(0.2)
-        admin.close()
+        delete_topics(args.bootstrap)
         create_topics(args.bootstrap, 4, 1)
         publish(args.bootstrap, "tachograph", sim.tachograph)
         publish(args.bootstrap, "catraca", sim.catraca)

@@ -56,6 +56,26 @@ def create_topics(bootstrap: str, partitions: int, replication: int,
         admin.close()
 
 
+def delete_topics(bootstrap: str, timeout_s: float = 60.0) -> list[str]:
+    """Delete fiscaliza's topics that exist and wait until they are gone (for tests and
+    benchmarks that start from empty topics); returns the names deleted."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin")
+    try:
+        existing = [name for name in admin.list_topics() if name in TOPICS]
+        if existing:
+            admin.delete_topics(existing)
+        # deletion is asynchronous: publishing before it is done would go to the old topics
+        # (deleted under the publisher's feet, or kept with their records when re-created early)
+        deadline = time.monotonic() + timeout_s
+        while set(existing) & set(admin.list_topics()):
+            if time.monotonic() > deadline:
+                raise StreamError(f"topics not deleted within {timeout_s:.0f} s: {sorted(existing)}")
+            time.sleep(0.2)
+        return existing
+    finally:
+        admin.close()
+
+
 class _Keyed(msgspec.Struct):
     """Just enough of a message to find its key and event time."""
 

@@ -107,27 +107,9 @@ def kafka_bootstrap():
 
 def fresh_topics(bootstrap: str) -> None:
     """Delete fiscaliza's topics on the test broker and create them again, empty."""
-    import time
+    from streams.admin import create_topics, delete_topics
 
-    from kafka import KafkaAdminClient
-
-    from streams.admin import create_topics
-    from streams.topics import TOPICS
-
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    try:
-        existing = [t for t in admin.list_topics() if t in TOPICS]
-        if existing:
-            admin.delete_topics(existing)
-        # deletion is asynchronous: publishing before it is done would go to the old topics
-        # (deleted under the test's feet, or kept with their records when re-created early)
-        deadline = time.monotonic() + 60
-        while set(existing) & set(admin.list_topics()):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"topics not deleted within 60 s: {sorted(existing)}")
-            time.sleep(0.2)
-    finally:
-        admin.close()
+    delete_topics(bootstrap)
     create_topics(bootstrap, 4, 1)
 
 
