@@ -197,6 +197,8 @@ class Verdict:
 
 
 # Fields whose equality proves the same infraction: the contract's fields.
+# detected_at is not compared: it is when the live stream's watermark reached the facts,
+# which depends on the rest of the stream (other operators, the next day), not on them.
 _COMPARED = ("code", "group", "fine_ufir", "operator_id", "route_id", "direction_id", "trip_id",
              "vehicle_id", "service_date", "occurred_at", "lat", "lon", "description")
 

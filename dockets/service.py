@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.orm import Session
 
 from dockets import workflow
@@ -104,6 +104,7 @@ def verify_audit_chain(session: Session) -> int:
 @dataclass
 class IngestReport:
     created: list[int] = field(default_factory=list)
+    updated: list[int] = field(default_factory=list)  # drafts a newer record of theirs updated
     already: int = 0
     not_confirmed: int = 0
 
@@ -119,28 +120,68 @@ def ingest(session: Session, records: Iterable[Mapping], *, plates: Mapping[str,
            bundle_for: Callable[[Mapping], bytes] | None = None,
            place_for: Callable[[Mapping], str | None] | None = None) -> IngestReport:
     """Make a draft docket (awaiting lavratura) for every confirmed infraction not yet
-    seen. Idempotent by `infraction_id`: the same infraction twice never makes two."""
+    seen. Idempotent by `infraction_id`: the same infraction twice never makes two.
+
+    The `infractions` topic is a change log: a later record with the id of a draft (its
+    trip_id filled in at day close, or turned `justified` by an occurrence registered
+    since) updates the draft and its bundle, recorded in the audit log. An auto already
+    lavrado stays as issued."""
     report = IngestReport()
     for record in records:
+        existing = session.scalar(select(Docket).where(Docket.infraction_id == record["infraction_id"]))
+        if existing is not None:
+            if _update_draft(session, existing, record, plates, ufir_brl, bundle_for, place_for):
+                report.updated.append(existing.id)
+            else:
+                report.already += 1
+            continue
         if record["status"] != "confirmed":
             report.not_confirmed += 1
-            continue
-        if session.scalar(select(Docket.id).where(Docket.infraction_id == record["infraction_id"])):
-            report.already += 1
             continue
         docket = _docket_from_record(record, plates, ufir_brl, place_for)
         session.add(docket)
         session.flush()
-        if bundle_for is not None:
-            data = bundle_for(record)
-            digest = hashlib.sha256(data).hexdigest()
-            session.add(EvidenceBundle(docket_id=docket.id, sha256=digest, data=data))
-            docket.bundle_sha256 = digest
+        _attach_bundle(session, docket, record, bundle_for)
         audit(session, SYSTEM, "docket", docket.id, "Registrar",
               {"infraction_id": docket.infraction_id, "code": docket.code, "bundle_sha256": docket.bundle_sha256})
         report.created.append(docket.id)
     session.flush()
     return report
+
+
+def _attach_bundle(session: Session, docket: Docket, record: Mapping,
+                   bundle_for: Callable[[Mapping], bytes] | None) -> None:
+    if bundle_for is None:
+        return
+    data = bundle_for(record)
+    digest = hashlib.sha256(data).hexdigest()
+    if docket.bundle_sha256 is not None:
+        session.execute(delete(EvidenceBundle).where(EvidenceBundle.docket_id == docket.id))
+        session.flush()
+    session.add(EvidenceBundle(docket_id=docket.id, sha256=digest, data=data))
+    docket.bundle_sha256 = digest
+
+
+# The record's fields a draft copies (the rest is the docket's own life).
+_RECORD_FIELDS = ("route_id", "direction_id", "trip_id", "description", "legal_basis", "lat", "lon")
+
+
+def _update_draft(session: Session, docket: Docket, record: Mapping, plates, ufir_brl: float,
+                  bundle_for, place_for) -> bool:
+    """A newer record of a draft's infraction updates the draft; anything else, nothing."""
+    if dict(record) == docket.infraction or docket.stage != workflow.Stage.RASCUNHO.value \
+            or docket.source != AUTOMATIC:
+        return False
+    fresh = _docket_from_record(record, plates, ufir_brl, place_for)
+    changed = {name: record.get(name) for name in ("status", *_RECORD_FIELDS, "fine_ufir")
+               if record.get(name) != docket.infraction.get(name)}
+    for name in (*_RECORD_FIELDS, "fine_ufir", "occurred_at", "place"):
+        setattr(docket, name, getattr(fresh, name))
+    docket.infraction = dict(record)
+    _attach_bundle(session, docket, record, bundle_for)
+    audit(session, SYSTEM, "docket", docket.id, "Atualizar registro",
+          {"infraction_id": docket.infraction_id, "changed": changed, "bundle_sha256": docket.bundle_sha256})
+    return True
 
 
 def _docket_from_record(record: Mapping, plates: Mapping[str, str], ufir_brl: float,
@@ -245,6 +286,12 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
     allowed = workflow.ROLE_ACTIONS.get(actor.role, frozenset())
     if actor.role != SYSTEM_ROLE and type(action) not in allowed:
         raise Forbidden(f"O perfil {actor.role} não pode {workflow.ACTION_LABELS[type(action)].lower()}.")
+    if isinstance(action, workflow.Lavrar) and docket.source == AUTOMATIC \
+            and docket.infraction.get("status") != "confirmed":
+        # the engine's latest record no longer accuses (justified by an occurrence
+        # registered since, or withdrawn): no auto is issued on it
+        raise DocketError(f"O registro da infração está {docket.infraction.get('status')!r}, não confirmado: "
+                          "o auto não pode ser lavrado.")
     try:
         status = workflow.apply(status_of(docket), action, calendar, first_time=first_time(session, docket))
     except workflow.WorkflowError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -12,8 +13,8 @@ from engine.messages import MatchRecord
 from engine.values import Context
 from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts, in_service_intervals
 from telemetry import Occurrence
-from trips.matching import Match, ServiceDay
-from trips.model import Fix
+from trips.matching import Match, ServiceDay, service_date_for
+from trips.model import DetectedTrip, Fix
 
 
 def rebuild_match(record: MatchRecord, day: ServiceDay) -> Match:
@@ -35,10 +36,11 @@ def build_trip_facts(record: MatchRecord, archive: list[Fix], ctx: Context, day:
     return trip_facts(rebuild_match(record, day), archive, ctx, day)
 
 
-def trip_facts(match: Match, archive: list[Fix], ctx: Context, day: ServiceDay) -> TripFacts:
+def trip_facts(match: Match, archive: list[Fix], ctx: Context, day: ServiceDay, stay: bool = True) -> TripFacts:
     """The trip's pings: its dwell in the origin terminal zone before leaving, the run,
-    and its stay in the destination zone after arriving (each at most the policy's
-    terminal standing time), so terminal stops are part of the evidence."""
+    and (with `stay`) its stay in the destination zone after arriving (each at most the
+    policy's terminal standing time), so terminal stops are part of the evidence.
+    Without `stay` they end at the arrival ping: what is known the moment it arrives."""
     d = match.detected
     itinerary = ctx.geofences.itineraries[f"{d.route_id}:{d.direction_id}:{d.shape_id}"]
     standing = ctx.policy.trips.in_service_terminal_s
@@ -59,7 +61,7 @@ def trip_facts(match: Match, archive: list[Fix], ctx: Context, day: ServiceDay) 
     exit_ = int(before[-1]) if len(before) else 0
     arrival = int(after[0]) if len(after) else len(window) - 1
     first = _run_edge(in_origin[: exit_ + 1][::-1])
-    last = _run_edge(in_destination[arrival:])
+    last = _run_edge(in_destination[arrival:]) if stay else 0
     return TripFacts(
         match=match,
         itinerary=itinerary,
@@ -82,6 +84,14 @@ def origins(ctx: Context) -> dict[tuple[str, int], tuple[float, float]]:
         stop = ctx.feed.stops[pattern.origin_stop_id]
         found.setdefault((pattern.route_id, pattern.direction_id), (stop.lat, stop.lon))
     return found
+
+
+def service_date_of(trip: DetectedTrip, ctx: Context, day_of: Callable[[dt.date], ServiceDay]) -> dt.date:
+    """The service date a detected trip belongs to (the same wherever it is asked)."""
+    tz = ctx.feed.timezone
+    local = dt.datetime.fromtimestamp(trip.departed_at, tz).date()
+    days = {d: day_of(d) for d in (local, local - dt.timedelta(days=1))}
+    return service_date_for(trip, days, tz, ctx.policy.trips.match_window_s)
 
 
 def operator_day(day: ServiceDay, ctx: Context, operator_id: str) -> ServiceDay:

@@ -38,8 +38,9 @@ class Engine:
             else:
                 telemetry.append(message)
         out = Emitted()
-        result = self._vehicle_stage.ingest(telemetry)
+        result = self._vehicle_stage.ingest(telemetry, self.occurrences)
         out.rejected += result.rejected
+        self._sort(result.findings, out)
         for detected in result.detected:
             self._operator_stage.on_detected(detected)
         self._beat(out, final=False)
@@ -48,7 +49,9 @@ class Engine:
     def close(self) -> Emitted:
         """End of input: release everything and close every period the input covers."""
         out = Emitted()
-        for detected in self._vehicle_stage.flush():
+        result = self._vehicle_stage.flush(self.occurrences)
+        self._sort(result.findings, out)
+        for detected in result.detected:
             self._operator_stage.on_detected(detected)
         self._beat(out, final=True)
         return out

@@ -47,6 +47,7 @@ class DayMatched(msgspec.Struct, frozen=True, tag="day_matched"):
     operator_id: str
     service_date: dt.date
     matches: list[MatchRecord]
+    closed_at: float = 0.0  # event time at which the watermark closed the day (detected_at of what it settles)
 
 
 OperatorInput = TripDetected | Heartbeat

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from engine.assemble import day_km, match_record, month_of, operator_day, service_day_facts
+from engine.assemble import day_km, match_record, month_of, operator_day, service_date_of, service_day_facts
 from engine.messages import DayMatched, Heartbeat, TripDetected
 from engine.values import Context
 from gtfs.projection import Projector
 from rules.art45 import MonthKm, close_month
 from rules.evaluate import evaluate_service_day
-from rules.model import Finding, Infraction
+from rules.model import Finding, Infraction, localized, stamped
 from telemetry import Occurrence
-from trips.matching import ServiceDay, match_service_day_full, service_date_for, service_day
+from trips.matching import ServiceDay, match_service_day_full, service_day
 from trips.model import DetectedTrip, RealizedTrip
 
 
@@ -77,10 +77,7 @@ class OperatorStage:
     def on_detected(self, message: TripDetected) -> None:
         state = self._state(message.operator_id)
         trip = message.trip
-        tz = self.ctx.feed.timezone
-        local = dt.datetime.fromtimestamp(trip.departed_at, tz).date()
-        days = {d: self._day(d) for d in (local, local - dt.timedelta(days=1))}
-        date = service_date_for(trip, days, tz, self.ctx.policy.trips.match_window_s)
+        date = service_date_of(trip, self.ctx, self._day)
         known = state.detected.setdefault(date.isoformat(), [])
         if trip not in known and date.isoformat() not in state.closed:  # redelivered after a restart
             known.append(trip)
@@ -134,8 +131,9 @@ class OperatorStage:
         out = OperatorOutput()
         watermark = self._watermark(state)
         for date in self._open_dates(state):
-            if final or (watermark is not None and self._closes_at(self._day(date)) <= watermark):
-                self._close_day(state, date, occurrences, out)
+            closes_at = self._closes_at(self._day(date))
+            if final or (watermark is not None and closes_at <= watermark):
+                self._close_day(state, date, occurrences, out, self._closed_at(state, closes_at, final))
         for month in sorted(set(state.months) - set(state.closed_months)):
             year, number = map(int, month.split("-"))
             last = dt.date(year, number, calendar.monthrange(year, number)[1])
@@ -143,7 +141,17 @@ class OperatorStage:
                 out.findings += self._close_month(state, month)
         return out
 
-    def _close_day(self, state: OperatorState, date: dt.date, occurrences, out: OperatorOutput) -> None:
+    @staticmethod
+    def _closed_at(state: OperatorState, closes_at: float, final: bool) -> float:
+        """The event time of the watermark when a period closes: its closing moment, or,
+        when the input ended before it, the input's newest event (the end of input
+        releases everything at once)."""
+        if final and state.max_event is not None:
+            return min(closes_at, state.max_event)
+        return closes_at
+
+    def _close_day(self, state: OperatorState, date: dt.date, occurrences, out: OperatorOutput,
+                   closed_at: float) -> None:
         state.closed.append(date.isoformat())
         day = operator_day(self._day(date), self.ctx, state.operator_id)
         detected = state.detected.pop(date.isoformat(), [])
@@ -151,7 +159,9 @@ class OperatorStage:
         out.trips += [m.realized for m in matches]
         reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
         facts = service_day_facts(day, matches, self.ctx, reporting, occurrences)
-        findings = evaluate_service_day(facts, self.ctx.policy, self._projector)
+        tz = self.ctx.feed.timezone
+        findings = [stamped(f, closed_at, tz) if isinstance(f, Infraction) else f
+                    for f in evaluate_service_day(facts, self.ctx.policy, self._projector)]
         month = month_of(date)
         for finding in findings:
             out.findings.append(finding)
@@ -166,7 +176,7 @@ class OperatorStage:
         for m in matches:
             by_vehicle.setdefault(m.detected.vehicle_id, []).append(match_record(m))
         for vehicle in sorted(v.vehicle_id for v in self.ctx.fleet.values() if v.operator_id == state.operator_id):
-            out.day_matched.append(DayMatched(vehicle, state.operator_id, date, by_vehicle.get(vehicle, [])))
+            out.day_matched.append(DayMatched(vehicle, state.operator_id, date, by_vehicle.get(vehicle, []), closed_at))
         # Reporting minutes before the day cannot matter to a later day.
         horizon = int((day.start_epoch - self.ctx.policy.trips.match_window_s) // 60)
         state.reporting = state.reporting[bisect.bisect_left(state.reporting, horizon):]
@@ -179,4 +189,5 @@ class OperatorStage:
                    is not None)
         totals = state.months[month]
         km = MonthKm(totals.programmed_m, totals.realized_m, tuple(totals.service_dates))
-        return close_month(state.suppressions.pop(month, []), km, month, days, self.ctx.policy)
+        suppressions = [localized(s, self.ctx.feed.timezone) for s in state.suppressions.pop(month, [])]
+        return close_month(suppressions, km, month, days, self.ctx.policy)

@@ -9,22 +9,35 @@ replay, a Faust table in the workers), so the same code runs in both.
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
 import numpy as np
 
-from engine.assemble import build_trip_facts, operating_window, vehicle_day_facts
+from engine.assemble import build_trip_facts, operating_window, service_date_of, trip_facts, vehicle_day_facts
 from engine.messages import DayMatched, Heartbeat, TripDetected
 from engine.values import Context, Message
 from gtfs.projection import Projector
-from rules.evaluate import evaluate_vehicle_day
-from rules.model import Finding
+from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, rejustify
+from rules.model import Finding, Infraction, localized, stamped
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode
-from trips.matching import service_day
-from trips.model import Fix, Track
+from trips.matching import Match, ServiceDay, service_day, unmatched_realization
+from trips.model import DetectedTrip, Fix, Track
 from trips.tracker import advance_track, new_track
+
+
+class JudgedTrip(msgspec.Struct):
+    """A trip judged on arrival, until its service day's matching settles it: the
+    records emitted for it (trip_id filled in then, same ids)."""
+
+    departed_at: float
+    route_id: str
+    direction_id: int
+    shape_id: str
+    service_date: str
+    infractions: list[Infraction] = msgspec.field(default_factory=list)
 
 
 class VehicleState(msgspec.Struct):
@@ -37,6 +50,7 @@ class VehicleState(msgspec.Struct):
     seen: dict[str, float] = msgspec.field(default_factory=dict)  # dedup keys -> event time
     judged: list[str] = msgspec.field(default_factory=list)  # service dates already judged
     max_events: dict[str, float] = msgspec.field(default_factory=dict)  # newest event time per input
+    judged_trips: list[JudgedTrip] = msgspec.field(default_factory=list)  # judged on arrival, not yet matched
 
 
 class PartitionState(msgspec.Struct):
@@ -81,6 +95,7 @@ class VehicleStage:
         self._load, self._save = load, save
         self._projector = Projector(ctx.feed.epsg)
         self._lateness = ctx.policy.stream.allowed_lateness_s
+        self._days: dict[dt.date, ServiceDay] = {}
 
     @property
     def watermark(self) -> float | None:
@@ -103,7 +118,7 @@ class VehicleStage:
 
     # --- telemetry in -------------------------------------------------------------
 
-    def ingest(self, messages: list[Message]) -> VehicleOutput:
+    def ingest(self, messages: list[Message], occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
         """Admit a batch (in arrival order), then release what the watermark passed."""
         out = VehicleOutput()
         touched: dict[str, VehicleState] = {}
@@ -123,7 +138,9 @@ class VehicleStage:
         self._buffer(pings)
         for state in touched.values():
             self._save(state)
-        out.detected += self.release(self.watermark)
+        released = self.release(self.watermark, occurrences)
+        out.detected += released.detected
+        out.findings += released.findings
         return out
 
     def _admit(self, state: VehicleState, message: Message) -> Rejection | None:
@@ -177,11 +194,13 @@ class VehicleStage:
             dirty.add(state.vehicle_id)
         self.partition.dirty = sorted(dirty)
 
-    def release(self, limit: float | None) -> list[TripDetected]:
-        """Pings at or before `limit` go to trip detection, vehicle by vehicle."""
+    def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
+        """Pings at or before `limit` go to trip detection, vehicle by vehicle; each trip
+        found is judged at once on its own track (D-11, A-07)."""
+        out = VehicleOutput()
         if limit is None:
-            return []
-        detected, still_dirty = [], []
+            return out
+        still_dirty = []
         for vehicle_id in self.partition.dirty:
             state = self._state(vehicle_id)
             cut = bisect.bisect_right(state.pending, limit, key=lambda f: f.t)
@@ -192,12 +211,36 @@ class VehicleStage:
                                              self.ctx.geofences, self.ctx.policy.trips)
                 state.track = track
                 operator = self.ctx.fleet[vehicle_id].operator_id
-                detected += [TripDetected(operator, trip) for trip in trips]
+                out.detected += [TripDetected(operator, trip) for trip in trips]
+                for trip in trips:
+                    out.findings += self._judge_arrival(state, trip, occurrences)
                 self._save(state)
             if state.pending:
                 still_dirty.append(vehicle_id)
         self.partition.dirty = still_dirty
-        return detected
+        return out
+
+    def _judge_arrival(self, state: VehicleState, trip: DetectedTrip, occurrences) -> list[Finding]:
+        """The trip rules its own track settles, the moment it arrives. Its scheduled
+        match is not known yet: the records carry no trip_id until the day closes."""
+        date = service_date_of(trip, self.ctx, self._day)
+        realized = unmatched_realization(trip, date, self.ctx.feed.timezone)
+        facts = trip_facts(Match(trip, realized, None, None), state.archive, self.ctx, self._day(date), stay=False)
+        findings = evaluate_arrival(facts, occurrences, self.ctx.policy, self._projector)
+        # Evidence complete when the watermark passes the arrival ping.
+        arrival_ping = facts.fixes[-1].t if facts.fixes else trip.arrived_at
+        findings = [stamped(f, arrival_ping, self.ctx.feed.timezone) if isinstance(f, Infraction) else f
+                    for f in findings]
+        infractions = [f for f in findings if isinstance(f, Infraction)]
+        if infractions:
+            state.judged_trips.append(JudgedTrip(trip.departed_at, trip.route_id, trip.direction_id, trip.shape_id,
+                                                 date.isoformat(), infractions))
+        return findings
+
+    def _day(self, date: dt.date) -> ServiceDay:
+        if date not in self._days:
+            self._days[date] = service_day(self.ctx.feed, date)
+        return self._days[date]
 
     def heartbeat(self, final: bool = False) -> Heartbeat:
         p = self.partition
@@ -206,9 +249,9 @@ class VehicleStage:
         p.reporting = {}
         return beat
 
-    def flush(self) -> list[TripDetected]:
+    def flush(self, occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
         """End of input: release every pending ping."""
-        return self.release(np.inf)
+        return self.release(np.inf, occurrences)
 
     # --- a closed service day comes back from the operator stage --------------------
 
@@ -217,10 +260,13 @@ class VehicleStage:
         if message.service_date.isoformat() in state.judged:
             return []  # delivered again after a restart: judged once already
         state.judged.append(message.service_date.isoformat())
-        day = service_day(self.ctx.feed, message.service_date)
+        day = self._day(message.service_date)
         trips = [build_trip_facts(record, state.archive, self.ctx, day) for record in message.matches]
+        findings: list[Finding] = self._settle_arrivals(state, message, occurrences)
         facts = vehicle_day_facts(day, self.ctx, state, trips)
-        findings = evaluate_vehicle_day(trips, facts, occurrences, self.ctx.policy, self._projector)
+        settled = evaluate_vehicle_day(trips, facts, occurrences, self.ctx.policy, self._projector)
+        findings += [stamped(f, message.closed_at, self.ctx.feed.timezone) if isinstance(f, Infraction) else f
+                     for f in settled]
         if facts is not None and facts.catraca:
             state.last_counter = facts.catraca[-1].counter
         # Forget what no later day can need: before this operating day's end, less a trip.
@@ -234,3 +280,26 @@ class VehicleStage:
         state.judged = state.judged[-7:]
         self._save(state)
         return findings
+
+    def _settle_arrivals(self, state: VehicleState, message: DayMatched, occurrences) -> list[Finding]:
+        """The day's matching is final: the records judged on arrival get their trip's
+        scheduled trip_id, and an occurrence registered since may justify them. Only
+        records that changed are emitted again (same ids, first detected_at kept)."""
+        date = message.service_date.isoformat()
+        trip_of = {(r.detected.departed_at, r.detected.route_id, r.detected.direction_id, r.detected.shape_id):
+                   r.realized.trip_id for r in message.matches}
+        updates: list[Finding] = []
+        kept = []
+        for judged in state.judged_trips:
+            if judged.service_date != date:
+                kept.append(judged)
+                continue
+            trip_id = trip_of.get((judged.departed_at, judged.route_id, judged.direction_id, judged.shape_id))
+            for before in judged.infractions:
+                before = localized(before, self.ctx.feed.timezone)
+                after = rejustify(msgspec.structs.replace(before, trip_id=trip_id), occurrences,
+                                  self.ctx.policy, self._projector)
+                if after != before:
+                    updates.append(after)
+        state.judged_trips = kept
+        return updates

@@ -158,6 +158,8 @@ def infraction_record(infraction: Infraction) -> dict:
     """An infractions.jsonl line: the contract's fields; times with the feed's offset."""
     record = msgspec.to_builtins(infraction)
     record["occurred_at"] = infraction.occurred_at.isoformat(timespec="seconds")
+    if infraction.detected_at is not None:
+        record["detected_at"] = infraction.detected_at.isoformat(timespec="seconds")
     return record
 
 

@@ -3,7 +3,9 @@
 A realized trip whose path never came within `stop_radius_m` of one of its stops.
 The path between two pings at most `max_interpolation_gap_s` apart is the straight
 segment joining them; a stop that falls in a longer gap (by progress along the
-shape) cannot be judged: insufficient evidence. One record per trip.
+shape) cannot be judged: insufficient evidence. The destination terminal is served by the trip's arrival in its
+zone. One record per trip, judged when the trip arrives (its scheduled
+match is filled in at day close).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import numpy as np
 import shapely
 
 from fiscaliza.policy import Policy
-from rules.facts import TripFacts, iso, local
+from rules.facts import TripFacts, iso, local, trip_identity
 from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
 
 CODE = "A-07"
@@ -26,7 +28,11 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
     coords = np.stack([np.column_stack([x[:-1], y[:-1]]), np.column_stack([x[1:], y[1:]])], axis=1)
     segments = shapely.linestrings(coords)
     usable = np.diff(t) <= max_gap
-    stops = facts.itinerary.stops
+    # The destination terminal is served by definition: the trip exists because it
+    # reached that terminal's zone. Judging it from the pings up to the arrival alone
+    # (all there is when the trip is judged) would accuse a bus still rolling in.
+    destination = facts.itinerary.pattern.destination_stop_id
+    stops = tuple(s for s in facts.itinerary.stops if s.name != destination)
     points = shapely.points([s.x for s in stops], [s.y for s in stops])
     # distance of every stop to every usable segment of the path: stops × segments
     distance = shapely.distance(points[:, None], segments[None, usable]) if usable.any() else None
@@ -58,14 +64,13 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
         return []
     first = missed[0]
     fix = facts.fixes[first["closest_ping_index"]]
-    key = facts.scheduled.key if facts.scheduled else f"{realized.route_id}:{realized.direction_id}"
     return [make_infraction(
-        CODE, policy, identity=(realized.service_date, key, realized.vehicle_id, round(facts.departed_at)),
+        CODE, policy, identity=trip_identity(facts),
         operator_id=facts.operator_id, route_id=realized.route_id, direction_id=realized.direction_id,
         trip_id=realized.trip_id, vehicle_id=realized.vehicle_id, service_date=realized.service_date,
         occurred_at=local(fix.t, facts.tz), lat=fix.lat, lon=fix.lon,
-        description=(f"Veículo {realized.vehicle_id} na viagem {realized.trip_id or 'não programada'} da linha "
-                     f"{realized.route_id} não passou a menos de {radius:g} m de "
+        description=(f"Veículo {realized.vehicle_id} na viagem da linha {realized.route_id} com partida às "
+                     f"{local(facts.departed_at, facts.tz):%H:%M} não passou a menos de {radius:g} m de "
                      f"{len(missed)} ponto(s) de parada: {', '.join(m['stop_id'] for m in missed)}"),
         evidence={
             "stop_radius_m": radius,

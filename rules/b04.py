@@ -100,7 +100,7 @@ def _public(passages: list[dict]) -> list[dict]:
 
 RULE = Rule(
     code=CODE,
-    scope="trip",
+    scope="matched_trip",
     detect=detect,
     justified_by=frozenset({"road_closure", "authorized_detour", "accident", "breakdown", "other"}),
     summary="Viagem que partiu no horário e passou adiantada ou atrasada num ponto de controle posterior.",

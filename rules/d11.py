@@ -7,7 +7,8 @@ its travel is the sum of the straight steps between them and its duration the ti
 from the first to the last (both underestimate: the law's benefit of the doubt).
 Episodes that would qualify only by bridging a longer gap are insufficient evidence.
 An authorized detour covering the off-route positions makes it `justified`.
-One record per trip.
+One record per trip, judged when the trip arrives: its identity and description use
+only what is known then (the scheduled trip it matches is filled in at day close).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from fiscaliza.policy import Policy
-from rules.facts import TripFacts, iso, local
+from rules.facts import TripFacts, iso, local, trip_identity
 from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
 
 CODE = "D-11"
@@ -68,15 +69,14 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
     farthest = first + int(np.argmax(distance[first : last + 1]))
     travel, duration = _measure(t, x, y, first, last)
     all_off = np.concatenate([np.arange(a, b + 1) for a, b in episodes])
-    key = facts.scheduled.key if facts.scheduled else f"{realized.route_id}:{realized.direction_id}"
     fix = facts.fixes[farthest]
     return [make_infraction(
-        CODE, policy, identity=(realized.service_date, key, realized.vehicle_id, round(facts.departed_at)),
+        CODE, policy, identity=trip_identity(facts),
         operator_id=facts.operator_id, route_id=realized.route_id, direction_id=realized.direction_id,
         trip_id=realized.trip_id, vehicle_id=realized.vehicle_id, service_date=realized.service_date,
         occurred_at=local(t[first], facts.tz), lat=fix.lat, lon=fix.lon,
         description=(f"Veículo {realized.vehicle_id} deixou o itinerário da linha {realized.route_id} "
-                     f"(viagem {realized.trip_id or 'não programada'}) por {travel:.0f} m e {duration / 60:.1f} min, "
+                     f"(viagem com partida às {local(facts.departed_at, facts.tz):%H:%M}) por {travel:.0f} m e {duration / 60:.1f} min, "
                      f"chegando a {distance[farthest]:.0f} m do traçado"),
         evidence={
             "max_distance_m": rules.max_distance_m,

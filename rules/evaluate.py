@@ -15,7 +15,7 @@ from gtfs.projection import Projector
 from rules.catalogue import CATALOGUE, rules_for
 from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts
 from rules.justification import justify
-from rules.model import Finding, Infraction, InsufficientEvidence, Rule, plain
+from rules.model import CONFIRMED, Finding, Infraction, InsufficientEvidence, Rule, plain
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +38,28 @@ def evaluate_service_day(day: ServiceDayFacts, policy: Policy, projector: Projec
     return _finish(findings, day.occurrences, policy, projector)
 
 
+def evaluate_arrival(trip: TripFacts, occurrences, policy: Policy, projector: Projector) -> list[Finding]:
+    """The rules a trip's own track settles (D-11, A-07), as soon as it arrives."""
+    findings: list[Finding] = []
+    for rule in rules_for("trip"):
+        findings += safe_detect(rule, trip, policy, trip.realized.service_date)
+    return _finish(findings, occurrences, policy, projector)
+
+
+def rejustify(infraction: Infraction, occurrences, policy: Policy, projector: Projector) -> Infraction:
+    """An emitted record against the occurrences known now: one registered later that
+    covers it turns it `justified` (DESIGN.md, Timing)."""
+    if infraction.status != CONFIRMED or CATALOGUE[infraction.code].aggregates_trips:
+        return infraction
+    return justify(infraction, occurrences, projector, policy.trips.corridor_m)
+
+
 def evaluate_vehicle_day(trips: list[TripFacts], vehicle: VehicleDayFacts | None, occurrences,
                          policy: Policy, projector: Projector) -> list[Finding]:
-    """The trip rules over a vehicle's matched trips and the vehicle-day rules."""
+    """The rules that need a trip's scheduled match (B-04) and the vehicle-day rules."""
     findings: list[Finding] = []
     for trip in trips:
-        for rule in rules_for("trip"):
+        for rule in rules_for("matched_trip"):
             findings += safe_detect(rule, trip, policy, trip.realized.service_date)
     if vehicle is not None:
         for rule in rules_for("vehicle_day"):

@@ -82,6 +82,16 @@ class VehicleDayFacts:
     in_service: tuple[tuple[float, float], ...]  # epoch intervals
 
 
+def trip_identity(facts: TripFacts) -> tuple:
+    """What identifies a realized trip from the moment it arrives: its service date,
+    line and direction, vehicle and departure. Never the scheduled trip it matches, which
+    is only final at day close (an infraction's id may hash only facts known when it is
+    first emitted)."""
+    realized = facts.realized
+    return (realized.service_date, f"{realized.route_id}:{realized.direction_id}", realized.vehicle_id,
+            round(facts.departed_at))
+
+
 def local(epoch: float, tz: ZoneInfo) -> dt.datetime:
     return dt.datetime.fromtimestamp(round(epoch, 3), tz)
 

@@ -18,7 +18,8 @@ PROVISIONAL = "provisional"
 CONFIRMED = "confirmed"
 EXEMPT_ART45 = "exempt_art45"
 JUSTIFIED = "justified"
-STATUSES = (PROVISIONAL, CONFIRMED, EXEMPT_ART45, JUSTIFIED)
+WITHDRAWN = "withdrawn"  # a provisional record the settled facts no longer support; kept
+STATUSES = (PROVISIONAL, CONFIRMED, EXEMPT_ART45, JUSTIFIED, WITHDRAWN)
 
 
 class Infraction(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,6 +37,9 @@ class Infraction(msgspec.Struct, frozen=True, kw_only=True):
     vehicle_id: str | None
     service_date: dt.date
     occurred_at: dt.datetime
+    # The event time at which the watermark passed the moment this record's evidence was
+    # complete (DESIGN.md, Timing); stamped by the engine, kept by every later update.
+    detected_at: dt.datetime | None = None
     lat: float | None
     lon: float | None
     description: str
@@ -75,6 +79,23 @@ def infraction_id(code: str, *facts: object) -> str:
     """Deterministic: the same code and identifying facts always give the same id."""
     text = "|".join([code, *(str(f) for f in facts)])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def stamped(infraction: Infraction, epoch: float, tz) -> Infraction:
+    """The record as first emitted: `detected_at` set to `epoch` in the feed's timezone,
+    unless it already carries one (an update keeps its first emission's)."""
+    if infraction.detected_at is not None:
+        return infraction
+    moment = dt.datetime.fromtimestamp(round(epoch, 3), tz)
+    return msgspec.structs.replace(infraction, detected_at=moment)
+
+
+def localized(infraction: Infraction, tz) -> Infraction:
+    """The record's instants in the feed's timezone again (state stored as msgpack
+    comes back in UTC; the contract writes the feed's offset)."""
+    return msgspec.structs.replace(
+        infraction, occurred_at=infraction.occurred_at.astimezone(tz),
+        detected_at=None if infraction.detected_at is None else infraction.detected_at.astimezone(tz))
 
 
 def make_infraction(
@@ -123,7 +144,9 @@ class Rule:
     """An automatic detector: its code, what it looks at, and the pure function."""
 
     code: str
-    scope: str  # "trip" | "service_day" | "vehicle_day"
+    # "trip": judged when the trip arrives, from its track alone; "matched_trip": needs the
+    # trip's scheduled match (settled at day close); "service_day" | "vehicle_day"
+    scope: str
     detect: Callable[..., list[Finding]]
     # Occurrence kinds that justify it (motivo justificado); empty: none can.
     justified_by: frozenset[str]

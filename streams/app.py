@@ -196,7 +196,7 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
     operator_topic = app.topic("operator-events", key_type=bytes, value_type=bytes)
     occurrence_topic = app.topic("occurrences", key_type=bytes, value_type=bytes)
     out = {name: app.topic(name, key_type=bytes, value_type=bytes)
-           for name in ("trips", "infractions", "rejected", "operator-events", "day-matched")}
+           for name in ("trips", "infractions", "insufficient-evidence", "rejected", "operator-events", "day-matched")}
     # Keys are raw bytes: the changelog partition of b"JN-1011" is then the partition its
     # pings are on (str keys would be JSON-serialized, '"JN-1011"', and hash elsewhere:
     # after a rebalance another worker than the pings' would recover the state).
@@ -219,7 +219,8 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                 await out["infractions"].send(key=finding.infraction_id.encode(),
                                               value=json_encoder.encode(infraction_record(finding)))
             elif isinstance(finding, InsufficientEvidence):
-                log.info("insufficient evidence: %s %s %s", finding.code, finding.vehicle_id, finding.reason)
+                await out["insufficient-evidence"].send(key=(finding.vehicle_id or finding.route_id or "").encode(),
+                                                        value=json_encoder.encode(finding))
 
     async def send_rejected(rejections: list[Rejection]) -> None:
         for rejection in rejections:
@@ -273,15 +274,17 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                             rejected.append(body)
                         else:
                             telemetry.append(Message(body, location, message.value.decode("utf-8", "replace")))
-                result = stage.ingest(telemetry)
-                detected = result.detected
+                occurrences_now = shell.current_occurrences()
+                result = stage.ingest(telemetry, occurrences_now)
+                detected, findings = result.detected, result.findings
                 if end_of_input and not stage.partition.final:
                     # every input topic of the partition is exhausted (finite input)
-                    detected += stage.flush()
+                    flushed = stage.flush(occurrences_now)
+                    detected, findings = detected + flushed.detected, findings + flushed.findings
                     stage.partition.final = True
                 await send_rejected(rejected + result.rejected)
+                await send_findings(findings)
                 await send_to_operators(detected, None)
-                occurrences_now = shell.current_occurrences() if matched else []
                 for day in matched:
                     await send_findings(stage.on_day_matched(day, occurrences_now))
             shell.write_state("vehicles", "partitions")

@@ -26,6 +26,8 @@ TOPICS: dict[str, Topic] = {
         Topic("trips", "vehicle_id", False, "realized trips matched to the schedule"),
         Topic("infractions", "infraction_id", True, "infraction change log; the latest record per id wins"),
         Topic("rejected", "source", False, "dead letters: rejected messages with their reason"),
+        Topic("insufficient-evidence", "vehicle_id", False,
+              "facts a detector could not establish from the telemetry: never an accusation"),
         # between the engine's two stages
         Topic("operator-events", "operator_id", False, "detected trips and vehicle-stage heartbeats"),
         Topic("day-matched", "vehicle_id", False, "a closed service day's matches, back to each vehicle"),

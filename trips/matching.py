@@ -179,6 +179,15 @@ def _window_of(trip: DetectedTrip, day: ServiceDay) -> FrequencyWindow | None:
     return None
 
 
+def unmatched_realization(d: DetectedTrip, date: dt.date, tz: ZoneInfo) -> RealizedTrip:
+    """A detected trip as realized before its service day's matching: no scheduled trip yet."""
+    return RealizedTrip(
+        vehicle_id=d.vehicle_id, route_id=d.route_id, direction_id=d.direction_id, trip_id=None,
+        service_date=date, departed_at=dt.datetime.fromtimestamp(round(d.departed_at, 3), tz),
+        arrived_at=dt.datetime.fromtimestamp(round(d.arrived_at, 3), tz), departure_deviation_s=None,
+        coverage=d.coverage, shape_id=d.shape_id)
+
+
 def _realized(d: DetectedTrip, day: ServiceDay, tz: ZoneInfo, scheduled, deviation, window=None) -> RealizedTrip:
     trip_id = scheduled.trip_id if scheduled else (window.trip_id if window else None)
     return RealizedTrip(

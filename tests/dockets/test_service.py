@@ -192,3 +192,49 @@ def test_ingest_of_a_non_confirmed_record_makes_nothing(sessions, demo_day):
         report = ingest(session, [record], plates={}, ufir_brl=1.0641)
     assert report.not_confirmed == 1 and not report.created
     assert SYSTEM.role == "sistema"
+
+
+def _draft(sessions, code):
+    with sessions() as session:
+        return session.scalar(select(Docket).where(Docket.code == code))
+
+
+def test_a_newer_record_of_a_draft_updates_it_its_bundle_and_the_audit_log(sessions, demo_day):
+    # the infractions topic is a change log: D-11 leaves the engine when its trip arrives,
+    # and again (same id) once the day's matching fills in a trip_id
+    before = _draft(sessions, "D-11")
+    record = dict(demo_day.record("D-11"), trip_id="101-DU-9-9999")
+    report = ingest_replay(sessions, demo_day.inputs, demo_day.context, [record])
+    assert (report.created, report.updated, report.already) == ([], [before.id], 0)
+    after = _draft(sessions, "D-11")
+    assert (after.trip_id, after.infraction) == ("101-DU-9-9999", record)
+    assert after.bundle_sha256 != before.bundle_sha256  # the bundle carries the record
+    with sessions() as session:
+        bundle = session.get(EvidenceBundle, after.id)
+        assert bundle.sha256 == after.bundle_sha256
+        [entry] = [e for e in history(session, FISCAL, after.id) if e.action == "Atualizar registro"]
+        assert entry.payload["changed"] == {"trip_id": "101-DU-9-9999"}
+    # the same record again changes nothing
+    again = ingest_replay(sessions, demo_day.inputs, demo_day.context, [record])
+    assert (again.updated, again.already) == ([], 1)
+
+
+def test_a_lavrado_auto_stays_as_issued_whatever_record_comes_later(sessions, demo_day, calendar):
+    docket_id = _draft(sessions, "D-11").id
+    with sessions.begin() as session:
+        perform(session, FISCAL, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
+    record = dict(demo_day.record("D-11"), trip_id="101-DU-9-9999")
+    report = ingest_replay(sessions, demo_day.inputs, demo_day.context, [record])
+    assert (report.updated, report.already) == ([], 1)
+    assert _draft(sessions, "D-11").trip_id == demo_day.record("D-11")["trip_id"]
+
+
+def test_a_draft_whose_record_turned_justified_is_not_lavrado(sessions, demo_day, calendar):
+    # an occurrence registered after the infraction turns its record justified (same id)
+    record = dict(demo_day.record("D-11"), status="justified")
+    report = ingest_replay(sessions, demo_day.inputs, demo_day.context, [record])
+    docket = _draft(sessions, "D-11")
+    assert report.updated == [docket.id] and docket.infraction["status"] == "justified"
+    with sessions.begin() as session, pytest.raises(DocketError, match="justified"):
+        perform(session, FISCAL, docket.id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
+    assert _draft(sessions, "D-11").stage == "rascunho"

@@ -20,7 +20,7 @@ def test_catalogue_lists_exactly_the_automatic_codes_of_anexo_i():
 def test_rule_is_filed_under_its_own_code(code):
     assert CATALOGUE[code].code == code
     assert CATALOGUE[code].article is ARTICLES[code]
-    assert CATALOGUE[code].scope in {"trip", "service_day", "vehicle_day"}
+    assert CATALOGUE[code].scope in {"trip", "matched_trip", "service_day", "vehicle_day"}
 
 
 @pytest.mark.parametrize("code", sorted(CATALOGUE))

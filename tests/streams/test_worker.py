@@ -17,6 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
+import msgspec
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer
 
@@ -112,6 +113,9 @@ def test_worker_gives_the_replays_infractions_and_trips(kafka_bootstrap, publish
             assert records[infraction.infraction_id] == json.loads(json.dumps(infraction_record(infraction),
                                                                               default=str))
         assert read_topic(kafka_bootstrap, "rejected") == []
+        # what could not be established has its own topic, as replay's insufficient_evidence.jsonl
+        insufficient = sorted(r.value for r in read_topic(kafka_bootstrap, "insufficient-evidence"))
+        assert insufficient == sorted(msgspec.json.encode(f) for f in reference.insufficient)
     finally:
         worker.send_signal(signal.SIGTERM)
         try:

@@ -1,0 +1,113 @@
+"""When records leave the engine (DESIGN.md, "Timing: infractions while the day runs").
+
+A weekday of the sample network with a detour injected is fed to the engine in
+batches of 200 messages, as a live worker would see it, and every record is noted with
+the stream's newest event time when it came out. D-11 and A-07 must come out when the
+watermark passes the trip's arrival, not when the service day closes; their trip_id
+follows at day close as an update with the same id and the same detected_at.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from engine import Engine, Message
+from fiscaliza.fleet import load_fleet
+from fiscaliza.replay import ReplayInputs, final_state, load_context, read_messages, replay
+from fiscaliza.samples import joao_neiva
+from gtfs import load_feed
+from simulator import SimulationSettings, simulate
+from telemetry import decode
+
+FEED_PATH, FLEET_PATH = joao_neiva()
+DAY = dt.date(2026, 12, 1)
+BATCH = 200
+
+
+def run_live(context, messages: list[Message], late: list[Message] = ()):
+    """The change log with, for each record, the newest event time fed so far; `late`
+    messages are fed right after the first D-11 came out."""
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    log, newest = [], None
+    pending = list(messages)
+    while pending:
+        batch, pending = pending[:BATCH], pending[BATCH:]
+        newest = max([newest or 0.0] + [m.body.epoch for m in batch if hasattr(m.body, "epoch")])
+        out = engine.ingest(batch)
+        log += [(record, newest) for record in out.infractions]
+        if late and any(r.code == "D-11" for r, _ in log):
+            engine.ingest(list(late))
+            late = ()
+    out = engine.close()
+    log += [(record, None) for record in out.infractions]  # at the end of input
+    return log
+
+
+@pytest.fixture(scope="module")
+def detour_day(tmp_path_factory):
+    out = tmp_path_factory.mktemp("timing")
+    sim = simulate(load_feed(FEED_PATH), load_fleet(FLEET_PATH),
+                   SimulationSettings(DAY, DAY, seed=21, faults=("detour",)), out)
+    [injected] = json.loads(sim.manifest.read_text())["faults"]
+    inputs = ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca)
+    context = load_context(inputs)
+    messages, rejected = read_messages(inputs)
+    assert not rejected
+    return context, messages, injected, replay(inputs)
+
+
+def test_d11_and_a07_come_out_when_the_trip_arrives_not_at_day_close(detour_day):
+    context, messages, injected, reference = detour_day
+    log = run_live(context, messages)
+    [trip] = [t for t in reference.trips if t.trip_id == injected["trip_id"]]
+    lateness = context.policy.stream.allowed_lateness_s
+    for code in ("D-11", "A-07"):
+        first, stream_time = next((r, at) for r, at in log if r.code == code)
+        # detected_at is the arrival ping: within one ping interval (10 s) after the trip's
+        # arrival (interpolated at the zone's edge)
+        arrival = trip.arrived_at.timestamp()
+        assert 0 <= first.detected_at.timestamp() - arrival <= 10
+        assert first.detected_at.utcoffset() == dt.timedelta(hours=-3)
+        # it came out of a batch whose newest event is the arrival plus the allowed
+        # lateness (600 s) plus at most one batch (200 messages: a few minutes of the
+        # fleet), where it used to wait for the day to close (~15 h)
+        assert stream_time is not None and stream_time - arrival <= lateness + 600
+        assert first.trip_id is None and first.status == "confirmed"
+        assert first.service_date == DAY and first.route_id == injected["route_id"]
+
+
+def test_the_trip_id_is_filled_in_at_day_close_with_the_same_id_and_detected_at(detour_day):
+    context, messages, injected, reference = detour_day
+    log = run_live(context, messages)
+    for code in ("D-11", "A-07"):
+        records = [r for r, _ in log if r.code == code]
+        assert len(records) == 2  # on arrival, then once the day's matching is final
+        first, settled = records
+        assert first.infraction_id == settled.infraction_id
+        assert settled.detected_at == first.detected_at
+        assert (first.trip_id, settled.trip_id) == (None, injected["trip_id"])
+        assert settled == next(i for i in reference.infractions if i.code == code)  # the replay's final state
+
+
+def test_an_occurrence_registered_after_the_d11_turns_it_justified_with_the_same_id(detour_day):
+    context, messages, injected, _ = detour_day
+    start = dt.datetime.combine(DAY, dt.time(4, 0), context.feed.timezone).isoformat()
+    end = dt.datetime.combine(DAY, dt.time(23, 0), context.feed.timezone).isoformat()
+    line = json.dumps({"id": "OC-1", "kind": "authorized_detour", "start": start, "end": end,
+                       "route_id": injected["route_id"]})
+    occurrence = Message(decode("occurrences", line.encode(), "o.jsonl:1"), "o.jsonl:1", line)
+    log = run_live(context, messages, late=[occurrence])
+    d11 = [r for r, _ in log if r.code == "D-11"]
+    assert [r.status for r in d11] == ["confirmed", "justified"]
+    assert len({r.infraction_id for r in d11}) == 1 and d11[-1].detected_at == d11[0].detected_at
+    assert d11[-1].evidence["justified_by"] == ["OC-1"]
+
+
+def test_every_record_carries_when_it_was_detected(detour_day):
+    *_, reference = detour_day
+    assert reference.infractions
+    for record in final_state(reference.infractions):
+        assert record.detected_at is not None and record.detected_at >= record.occurred_at
