@@ -11,7 +11,7 @@ import numpy as np
 
 from engine.messages import MatchRecord
 from engine.values import Context
-from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts, in_service_intervals
+from rules.facts import ServiceDayFacts, TripFacts
 from telemetry import Occurrence
 from trips.matching import Match, ServiceDay, service_date_for
 from trips.model import DetectedTrip, Fix
@@ -32,11 +32,7 @@ def match_record(match: Match) -> MatchRecord:
                        match.window.start_s if match.window else None)
 
 
-def build_trip_facts(record: MatchRecord, archive: list[Fix], ctx: Context, day: ServiceDay) -> TripFacts:
-    return trip_facts(rebuild_match(record, day), archive, ctx, day)
-
-
-def trip_facts(match: Match, archive: list[Fix], ctx: Context, day: ServiceDay, stay: bool = True) -> TripFacts:
+def trip_facts(match: Match, fixes: list[Fix], ctx: Context, day: ServiceDay, stay: bool = True) -> TripFacts:
     """The trip's pings: its dwell in the origin terminal zone before leaving, the run,
     and (with `stay`) its stay in the destination zone after arriving (each at most the
     policy's terminal standing time), so terminal stops are part of the evidence.
@@ -44,10 +40,10 @@ def trip_facts(match: Match, archive: list[Fix], ctx: Context, day: ServiceDay, 
     d = match.detected
     itinerary = ctx.geofences.itineraries[f"{d.route_id}:{d.direction_id}:{d.shape_id}"]
     standing = ctx.policy.trips.in_service_terminal_s
-    times = [f.t for f in archive]
+    times = [f.t for f in fixes]
     lo = bisect.bisect_left(times, d.departed_at - standing)
     hi = bisect.bisect_right(times, d.arrived_at + standing)
-    window = archive[lo:hi]
+    window = fixes[lo:hi]
     t = np.fromiter((f.t for f in window), float, len(window))
     x = np.fromiter((f.x for f in window), float, len(window))
     y = np.fromiter((f.y for f in window), float, len(window))
@@ -124,36 +120,6 @@ def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
         origin_of=origins(ctx),
         reporting={op: tuple(times) for op, times in reporting.items()},
         occurrences=tuple(occurrences),
-    )
-
-
-def operating_window(day: ServiceDay, ctx: Context) -> tuple[float, float]:
-    """A vehicle's operating day: from the cutover (03:00) of the date to the next one."""
-    cutover = ctx.policy.trips.service_day_cutover_s
-    return day.start_epoch + cutover, day.start_epoch + 86400 + cutover
-
-
-def vehicle_day_facts(day: ServiceDay, ctx: Context, state, trips: list[TripFacts]) -> VehicleDayFacts | None:
-    """A vehicle's operating day (None when it sent nothing in it)."""
-    start, end = operating_window(day, ctx)
-    fixes = tuple(f for f in state.archive if start <= f.t < end)
-    readings = tuple(sorted((r for r in state.catraca if start <= r.epoch < end), key=lambda r: (r.epoch, r.counter)))
-    if not fixes and not readings:
-        return None
-    x = np.fromiter((f.x for f in fixes), float, len(fixes))
-    y = np.fromiter((f.y for f in fixes), float, len(fixes))
-    mine = sorted(trips, key=lambda tf: tf.departed_at)
-    return VehicleDayFacts(
-        vehicle_id=state.vehicle_id,
-        operator_id=ctx.fleet[state.vehicle_id].operator_id,
-        date=day.date,
-        tz=ctx.feed.timezone,
-        fixes=fixes,
-        speed_limits_kmh=tuple(ctx.geofences.speed_limit(x, y).tolist()),
-        catraca=readings,
-        previous_counter=state.last_counter,
-        trips=tuple(mine),
-        in_service=in_service_intervals(mine, state.archive, ctx.policy.trips.in_service_terminal_s),
     )
 
 

@@ -30,6 +30,7 @@ class Message:
     body: TachographPing | CatracaReading | Occurrence
     location: str | None = None
     raw: str | None = None  # the message as received, kept for rejections
+    offset: int | None = None  # its offset in its Kafka partition (workers): a redelivery is a duplicate
 
 
 @dataclass

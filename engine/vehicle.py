@@ -1,6 +1,10 @@
-"""The vehicle stage: per-vehicle reordering, deduplication, trip detection and —
-once the operator stage has matched a service day — the trip and vehicle-day rules
-over the evidence it holds.
+"""The vehicle stage: per-vehicle reordering, deduplication, trip detection, the trip
+rules on each trip's arrival and — once the operator stage has matched a service day —
+the rules that need the day's matching, over the compact facts it kept.
+
+The state of a vehicle holds what its open trip and open episodes need plus the day's
+compact facts (`engine.daylog`, `engine.triplog`), never the day's pings: the raw
+telemetry, which is the evidence, stays in the input topics and files.
 
 State lives in msgspec Structs read and written through a `Store` (a dict in the
 replay, a Faust table in the workers), so the same code runs in both.
@@ -16,11 +20,14 @@ from dataclasses import dataclass, field
 import msgspec
 import numpy as np
 
-from engine.assemble import build_trip_facts, operating_window, service_date_of, trip_facts, vehicle_day_facts
-from engine.messages import DayMatched, Heartbeat, TripDetected
+from engine.assemble import rebuild_match, service_date_of, trip_facts
+from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep
+from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDetected
+from engine.triplog import TripLog, open_trip_log, watch
 from engine.values import Context, Message
 from gtfs.projection import Projector
 from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, rejustify
+from rules.facts import Standing, TripFacts, VehicleDayFacts, in_service_from
 from rules.model import Finding, Infraction, localized, stamped
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode
 from trips.matching import Match, ServiceDay, service_day, unmatched_realization
@@ -28,29 +35,19 @@ from trips.model import DetectedTrip, Fix, Track
 from trips.tracker import advance_track, new_track
 
 
-class JudgedTrip(msgspec.Struct):
-    """A trip judged on arrival, until its service day's matching settles it: the
-    records emitted for it (trip_id filled in then, same ids)."""
-
-    departed_at: float
-    route_id: str
-    direction_id: int
-    shape_id: str
-    service_date: str
-    infractions: list[Infraction] = msgspec.field(default_factory=list)
-
-
 class VehicleState(msgspec.Struct):
     vehicle_id: str
     pending: list[Fix] = msgspec.field(default_factory=list)  # not yet past the watermark
-    track: Track | None = None
-    archive: list[Fix] = msgspec.field(default_factory=list)  # released pings: the evidence
-    catraca: list[CatracaReading] = msgspec.field(default_factory=list)
-    last_counter: int | None = None  # the last catraca counter of the days already judged
-    seen: dict[str, float] = msgspec.field(default_factory=dict)  # dedup keys -> event time
+    pending_catraca: list[CatracaReading] = msgspec.field(default_factory=list)
+    track: Track | None = None  # the open trip's fixes (trip detection)
+    days: list[DayLog] = msgspec.field(default_factory=list)  # operating days not judged yet
+    trips: list[TripLog] = msgspec.field(default_factory=list)  # arrived trips of days not matched yet
+    last_counter: int | None = None  # the newest catraca counter released
+    # dedup keys -> event time, within the lateness of the newest event (older ones are late)
+    seen: dict[str, float] = msgspec.field(default_factory=dict)
+    offsets: dict[str, int] = msgspec.field(default_factory=dict)  # input topic -> newest offset admitted
     judged: list[str] = msgspec.field(default_factory=list)  # service dates already judged
     max_events: dict[str, float] = msgspec.field(default_factory=dict)  # newest event time per input
-    judged_trips: list[JudgedTrip] = msgspec.field(default_factory=list)  # judged on arrival, not yet matched
 
 
 class PartitionState(msgspec.Struct):
@@ -60,7 +57,7 @@ class PartitionState(msgspec.Struct):
     partition: int
     max_events: dict[str, float] = msgspec.field(default_factory=dict)  # newest event time per source
     first_event: float | None = None
-    dirty: list[str] = msgspec.field(default_factory=list)  # vehicles with pending pings
+    dirty: list[str] = msgspec.field(default_factory=list)  # vehicles with pending messages
     reporting: dict[str, list[int]] = msgspec.field(default_factory=dict)  # since the last heartbeat
     final: bool = False  # end of input seen: everything released
     ends_seen: list[str] = msgspec.field(default_factory=list)  # inputs whose end-of-input came
@@ -83,6 +80,14 @@ def message_id(ping: TachographPing | CatracaReading) -> str:
     return f"{ping.vehicle_id}/{ping.ts.isoformat()}{suffix}"
 
 
+def _fix_order(f: Fix) -> tuple[float, str]:
+    return (f.t, f.msg_id)
+
+
+def _reading_order(r: CatracaReading) -> tuple[float, int]:
+    return (r.epoch, r.counter)
+
+
 class VehicleStage:
     """One partition of the vehicle stage."""
 
@@ -96,6 +101,7 @@ class VehicleStage:
         self._projector = Projector(ctx.feed.epsg)
         self._lateness = ctx.policy.stream.allowed_lateness_s
         self._days: dict[dt.date, ServiceDay] = {}
+        self._marks: dict[str, tuple[float, ...]] = {}
 
     @property
     def watermark(self) -> float | None:
@@ -116,6 +122,11 @@ class VehicleStage:
     def _state(self, vehicle_id: str) -> VehicleState:
         return self._load(vehicle_id) or VehicleState(vehicle_id)
 
+    def _day(self, date: dt.date) -> ServiceDay:
+        if date not in self._days:
+            self._days[date] = service_day(self.ctx.feed, date)
+        return self._days[date]
+
     # --- telemetry in -------------------------------------------------------------
 
     def ingest(self, messages: list[Message], occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
@@ -134,8 +145,9 @@ class VehicleStage:
             if isinstance(body, TachographPing):
                 pings.append((state, body))
             else:
-                state.catraca.append(body)
+                bisect.insort(state.pending_catraca, body, key=_reading_order)
         self._buffer(pings)
+        self.partition.dirty = sorted(set(self.partition.dirty) | set(touched))
         for state in touched.values():
             self._save(state)
         released = self.release(self.watermark, occurrences)
@@ -155,7 +167,7 @@ class VehicleStage:
             return reject("unknown_vehicle", f"vehicle {body.vehicle_id!r} is not in fleet.csv")
         epoch = body.epoch
         key = f"{source}|{epoch!r}|{body.seq}"
-        if key in state.seen:
+        if key in state.seen or (message.offset is not None and message.offset <= state.offsets.get(source, -1)):
             # before the lateness checks: a message Kafka delivers again after a worker
             # restart or a rebalance is behind its vehicle's newest one, and is a duplicate
             return reject("duplicate", f"same vehicle, time and seq as an earlier message ({message_id(body)})")
@@ -170,7 +182,13 @@ class VehicleStage:
             return reject("late", f"event time {body.ts.isoformat()} is more than {horizon:.0f} s behind "
                                   "the stream's progress: its service day may be closed")
         state.seen[key] = epoch
-        state.max_events[source] = max(state.max_events.get(source, epoch), epoch)
+        if message.offset is not None:
+            state.offsets[source] = message.offset
+        newest = max(state.max_events.get(source, epoch), epoch)
+        if newest != state.max_events.get(source):
+            state.max_events[source] = newest
+            # older keys belong to messages that are late anyway
+            state.seen = {k: t for k, t in state.seen.items() if t >= newest - self._lateness}
         p = self.partition
         p.max_events[source] = max(p.max_events.get(source, epoch), epoch)
         p.first_event = epoch if p.first_event is None else min(p.first_event, epoch)
@@ -187,16 +205,14 @@ class VehicleStage:
         lon = np.fromiter((p.lon for _, p in pings), float, len(pings))
         lat = np.fromiter((p.lat for _, p in pings), float, len(pings))
         x, y = self._projector.to_xy(lon, lat)
-        dirty = set(self.partition.dirty)
         for (state, ping), px, py in zip(pings, x.tolist(), y.tolist()):
             fix = Fix(ping.epoch, px, py, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon)
-            bisect.insort(state.pending, fix, key=lambda f: (f.t, f.msg_id))
-            dirty.add(state.vehicle_id)
-        self.partition.dirty = sorted(dirty)
+            bisect.insort(state.pending, fix, key=_fix_order)
 
     def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
-        """Pings at or before `limit` go to trip detection, vehicle by vehicle; each trip
-        found is judged at once on its own track (D-11, A-07)."""
+        """Messages at or before `limit` go, in event-time order, to trip detection and the
+        day's compact facts, vehicle by vehicle; each trip found is judged at once on its
+        own track (D-11, A-07)."""
         out = VehicleOutput()
         if limit is None:
             return out
@@ -204,43 +220,120 @@ class VehicleStage:
         for vehicle_id in self.partition.dirty:
             state = self._state(vehicle_id)
             cut = bisect.bisect_right(state.pending, limit, key=lambda f: f.t)
-            if cut:
+            cut_catraca = bisect.bisect_right(state.pending_catraca, limit, key=lambda r: r.epoch)
+            if cut or cut_catraca:
                 batch, state.pending = state.pending[:cut], state.pending[cut:]
-                state.archive.extend(batch)
-                track, trips = advance_track(state.track or new_track(vehicle_id), batch,
-                                             self.ctx.geofences, self.ctx.policy.trips)
-                state.track = track
-                operator = self.ctx.fleet[vehicle_id].operator_id
-                out.detected += [TripDetected(operator, trip) for trip in trips]
-                for trip in trips:
-                    out.findings += self._judge_arrival(state, trip, occurrences)
+                readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
+                    state.pending_catraca[cut_catraca:]
+                self._log_day(state, batch, readings)
+                if batch:
+                    out.detected += self._advance(state, batch, occurrences, out)
                 self._save(state)
-            if state.pending:
+            if state.pending or state.pending_catraca:
                 still_dirty.append(vehicle_id)
         self.partition.dirty = still_dirty
         return out
 
-    def _judge_arrival(self, state: VehicleState, trip: DetectedTrip, occurrences) -> list[Finding]:
+    def _advance(self, state: VehicleState, batch: list[Fix], occurrences, out: VehicleOutput) -> list[TripDetected]:
+        track = state.track or new_track(state.vehicle_id)
+        fixes = list(track.fixes) + batch  # the open trip's fixes and the new ones, in order
+        state.track, trips = advance_track(track, batch, self.ctx.geofences, self.ctx.policy.trips)
+        for trip in trips:
+            out.findings += self._judge_arrival(state, trip, fixes, occurrences)
+        for log in state.trips:
+            watch(log, fixes, self._itinerary(log.route_id, log.direction_id, log.shape_id))
+        operator = self.ctx.fleet[state.vehicle_id].operator_id
+        return [TripDetected(operator, trip) for trip in trips]
+
+    def _itinerary(self, route_id: str, direction_id: int, shape_id: str):
+        return self.ctx.geofences.itineraries[f"{route_id}:{direction_id}:{shape_id}"]
+
+    # --- the day's compact facts ------------------------------------------------------
+
+    def _operating_date(self, epoch: float) -> dt.date:
+        """The operating day an instant belongs to: from the cutover (03:00) of its date
+        to the next one."""
+        cutover = self.ctx.policy.trips.service_day_cutover_s
+        date = dt.datetime.fromtimestamp(epoch, self.ctx.feed.timezone).date()
+        return date if epoch >= self._day(date).start_epoch + cutover else date - dt.timedelta(days=1)
+
+    def _day_log(self, state: VehicleState, date: dt.date) -> DayLog:
+        iso = date.isoformat()
+        for log in state.days:
+            if log.date == iso:
+                return log
+        log = DayLog(iso, previous_counter=state.last_counter, counter=state.last_counter)
+        if iso not in state.judged:  # a judged day takes nothing more
+            state.days.append(log)
+        return log
+
+    def _log_day(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading]) -> None:
+        """Fixes and readings, merged in event-time order, into their operating days."""
+        limits = self.ctx.geofences.speed_limit(np.fromiter((f.x for f in batch), float, len(batch)),
+                                                np.fromiter((f.y for f in batch), float, len(batch))).tolist() \
+            if batch else []
+        tolerance = self.ctx.policy.c01.tolerance_kmh
+        silence = self.ctx.policy.d19.max_silence_s
+        i = j = 0
+        while i < len(batch) or j < len(readings):
+            # a fix and a reading at the same instant: the fix first (it is the reading's place)
+            if j == len(readings) or (i < len(batch) and batch[i].t <= readings[j].epoch):
+                fix = batch[i]
+                add_fix(self._day_log(state, self._operating_date(fix.t)), KeptFix(fix, limits[i]), tolerance)
+                i += 1
+            else:
+                reading = readings[j]
+                add_reading(self._day_log(state, self._operating_date(reading.epoch)), reading, silence)
+                state.last_counter = reading.counter
+                j += 1
+
+    # --- a trip arrives ---------------------------------------------------------------
+
+    def _judge_arrival(self, state: VehicleState, trip: DetectedTrip, fixes: list[Fix], occurrences) -> list[Finding]:
         """The trip rules its own track settles, the moment it arrives. Its scheduled
         match is not known yet: the records carry no trip_id until the day closes."""
         date = service_date_of(trip, self.ctx, self._day)
         realized = unmatched_realization(trip, date, self.ctx.feed.timezone)
-        facts = trip_facts(Match(trip, realized, None, None), state.archive, self.ctx, self._day(date), stay=False)
+        facts = trip_facts(Match(trip, realized, None, None), fixes, self.ctx, self._day(date), stay=False)
         findings = evaluate_arrival(facts, occurrences, self.ctx.policy, self._projector)
         # Evidence complete when the watermark passes the arrival ping.
         arrival_ping = facts.fixes[-1].t if facts.fixes else trip.arrived_at
         findings = [stamped(f, arrival_ping, self.ctx.feed.timezone) if isinstance(f, Infraction) else f
                     for f in findings]
-        infractions = [f for f in findings if isinstance(f, Infraction)]
-        if infractions:
-            state.judged_trips.append(JudgedTrip(trip.departed_at, trip.route_id, trip.direction_id, trip.shape_id,
-                                                 date.isoformat(), infractions))
+        itinerary = facts.itinerary
+        state.trips.append(open_trip_log(
+            trip, date.isoformat(), facts.fixes, itinerary, self._checkpoint_marks(itinerary.pattern.key),
+            self.ctx.policy.trips.in_service_terminal_s, [f for f in findings if isinstance(f, Infraction)]))
+        self._keep_around(state, fixes, trip.departed_at)  # a silence in service may start there
         return findings
 
-    def _day(self, date: dt.date) -> ServiceDay:
-        if date not in self._days:
-            self._days[date] = service_day(self.ctx.feed, date)
-        return self._days[date]
+    def _checkpoint_marks(self, pattern_key: str) -> tuple[float, ...]:
+        """Where along the pattern's shape B-04 reads a timepoint passage, for any of its
+        scheduled trips: past an intermediate timepoint by the stop radius, or short of
+        the final stop by it."""
+        if pattern_key not in self._marks:
+            radius = self.ctx.policy.a07.stop_radius_m
+            marks = set()
+            for template in self.ctx.feed.trips.values():
+                if f"{template.route_id}:{template.direction_id}:{template.shape_id}" != pattern_key:
+                    continue
+                last = len(template.stops) - 1
+                for k, stop in enumerate(template.stops[1:], start=1):
+                    if stop.timepoint:
+                        marks.add(stop.shape_dist_m - radius if k == last else stop.shape_dist_m + radius)
+            self._marks[pattern_key] = tuple(sorted(marks))
+        return self._marks[pattern_key]
+
+    def _keep_around(self, state: VehicleState, fixes: list[Fix], moment: float) -> None:
+        """Keep, in their operating days, the fixes on either side of a moment (a D-19 or
+        D-21 event is placed at the fix nearest to it)."""
+        i = bisect.bisect_right(fixes, moment, key=lambda f: f.t)
+        around = [f for f in (fixes[i - 1] if i else None, fixes[i] if i < len(fixes) else None) if f is not None]
+        if not around:
+            return
+        limits = self.ctx.geofences.speed_limit(np.array([f.x for f in around]), np.array([f.y for f in around]))
+        for f, limit_kmh in zip(around, limits.tolist()):
+            keep(self._day_log(state, self._operating_date(f.t)), [KeptFix(f, limit_kmh)])
 
     def heartbeat(self, final: bool = False) -> Heartbeat:
         p = self.partition
@@ -250,56 +343,83 @@ class VehicleStage:
         return beat
 
     def flush(self, occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
-        """End of input: release every pending ping."""
+        """End of input: release every pending message."""
         return self.release(np.inf, occurrences)
 
     # --- a closed service day comes back from the operator stage --------------------
 
     def on_day_matched(self, message: DayMatched, occurrences: list[Occurrence]) -> list[Finding]:
         state = self._state(message.vehicle_id)
-        if message.service_date.isoformat() in state.judged:
+        date = message.service_date.isoformat()
+        if date in state.judged:
             return []  # delivered again after a restart: judged once already
-        state.judged.append(message.service_date.isoformat())
+        state.judged.append(date)
         day = self._day(message.service_date)
-        trips = [build_trip_facts(record, state.archive, self.ctx, day) for record in message.matches]
-        findings: list[Finding] = self._settle_arrivals(state, message, occurrences)
-        facts = vehicle_day_facts(day, self.ctx, state, trips)
-        settled = evaluate_vehicle_day(trips, facts, occurrences, self.ctx.policy, self._projector)
+        logs = {log.key: log for log in state.trips if log.service_date == date}
+        findings: list[Finding] = self._settle_arrivals(message, logs, occurrences)
+        trips = [self._matched_trip(record, logs.get(self._key(record)), day) for record in message.matches]
+        facts = self._vehicle_day(state, message.service_date, trips)
+        settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.policy,
+                                       self._projector)
         findings += [stamped(f, message.closed_at, self.ctx.feed.timezone) if isinstance(f, Infraction) else f
                      for f in settled]
-        if facts is not None and facts.catraca:
-            state.last_counter = facts.catraca[-1].counter
-        # Forget what no later day can need: before this operating day's end, less a trip.
-        _, end = operating_window(day, self.ctx)
-        horizon = end - self.ctx.policy.trips.max_trip_duration_s
-        state.archive = state.archive[bisect.bisect_left(state.archive, horizon, key=lambda f: f.t):]
-        state.catraca = [r for r in state.catraca if r.epoch >= end]
-        # Dedup keys live until their day is judged: a message redelivered after a worker
-        # restart is then recognized as a duplicate, not taken for a late one.
-        state.seen = {k: t for k, t in state.seen.items() if t >= horizon}
+        # Forget the day: its trips and its operating day's facts.
+        state.trips = [log for log in state.trips if log.service_date != date]
+        state.days = [log for log in state.days if log.date != date]
         state.judged = state.judged[-7:]
         self._save(state)
         return findings
 
-    def _settle_arrivals(self, state: VehicleState, message: DayMatched, occurrences) -> list[Finding]:
+    @staticmethod
+    def _key(record: MatchRecord) -> tuple[float, str, int, str]:
+        d = record.detected
+        return (d.departed_at, d.route_id, d.direction_id, d.shape_id)
+
+    def _matched_trip(self, record: MatchRecord, log: TripLog | None, day: ServiceDay) -> tuple[TripFacts, TripLog | None]:
+        """A matched trip's facts for the day-close rules: its checkpoint fixes (B-04)."""
+        d = record.detected
+        return TripFacts(
+            match=rebuild_match(record, day),
+            itinerary=self._itinerary(d.route_id, d.direction_id, d.shape_id),
+            operator_id=self.ctx.fleet[d.vehicle_id].operator_id,
+            fixes=tuple(sorted(log.checkpoint_fixes, key=_fix_order)) if log else (),
+            tz=self.ctx.feed.timezone,
+            day_start=day.start_epoch,
+        ), log
+
+    def _vehicle_day(self, state: VehicleState, date: dt.date,
+                     trips: list[tuple[TripFacts, TripLog | None]]) -> VehicleDayFacts | None:
+        """A vehicle's operating day (None when it sent nothing in it)."""
+        day_log = next((log for log in state.days if log.date == date.isoformat()), None)
+        if day_log is None:
+            return None
+        kept = day_log.fixes()
+        terminal_s = self.ctx.policy.trips.in_service_terminal_s
+        mine = sorted((tf for tf, _ in trips), key=lambda tf: tf.departed_at)
+        standings = [(tf, log.standing if log else Standing()) for tf, log in trips]
+        return VehicleDayFacts(
+            vehicle_id=state.vehicle_id,
+            operator_id=self.ctx.fleet[state.vehicle_id].operator_id,
+            date=date,
+            tz=self.ctx.feed.timezone,
+            fixes=tuple(k.fix for k in kept),
+            speed_limits_kmh=tuple(k.limit_kmh for k in kept),
+            catraca=day_log.catraca(),
+            trips=tuple(mine),
+            in_service=in_service_from(standings, terminal_s),
+        )
+
+    def _settle_arrivals(self, message: DayMatched, logs: dict, occurrences) -> list[Finding]:
         """The day's matching is final: the records judged on arrival get their trip's
         scheduled trip_id, and an occurrence registered since may justify them. Only
         records that changed are emitted again (same ids, first detected_at kept)."""
-        date = message.service_date.isoformat()
-        trip_of = {(r.detected.departed_at, r.detected.route_id, r.detected.direction_id, r.detected.shape_id):
-                   r.realized.trip_id for r in message.matches}
+        trip_of = {self._key(r): r.realized.trip_id for r in message.matches}
         updates: list[Finding] = []
-        kept = []
-        for judged in state.judged_trips:
-            if judged.service_date != date:
-                kept.append(judged)
-                continue
-            trip_id = trip_of.get((judged.departed_at, judged.route_id, judged.direction_id, judged.shape_id))
-            for before in judged.infractions:
+        for key, log in logs.items():
+            for before in log.infractions:
                 before = localized(before, self.ctx.feed.timezone)
-                after = rejustify(msgspec.structs.replace(before, trip_id=trip_id), occurrences,
+                after = rejustify(msgspec.structs.replace(before, trip_id=trip_of.get(key)), occurrences,
                                   self.ctx.policy, self._projector)
                 if after != before:
                     updates.append(after)
-        state.judged_trips = kept
         return updates

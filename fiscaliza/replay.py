@@ -7,6 +7,10 @@ same core the Faust workers run), and writes the outputs of DESIGN.md's contract
 from __future__ import annotations
 
 import datetime as dt
+import heapq
+import itertools
+import struct
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,30 +70,87 @@ def load_context(inputs: ReplayInputs) -> Context:
 
 
 _SOURCE_RANK = {"occurrences": 0, "tachograph": 1, "catraca": 2}
+RUN = 100_000  # messages sorted in memory before they are spilled to a temporary file
+_FRAME = struct.Struct("<I")
 
 
-def read_messages(inputs: ReplayInputs) -> tuple[list[Message], list[Rejection]]:
-    """Decode every line of the input files; sort the good ones by event time.
+class SortedInput:
+    """The input files' messages in event-time order, sorted outside memory: sorted runs
+    of `run_size` messages are spilled to temporary files, then merged (heapq.merge) as
+    they are read, so replay's memory does not grow with the input.
 
-    The order among equal times depends only on the content, so a shuffled or
-    duplicated input is replayed the same way.
-    """
-    files = [("tachograph", inputs.tachograph), ("catraca", inputs.catraca), ("occurrences", inputs.occurrences)]
-    keyed, rejected = [], []
-    for source, path in files:
-        if path is None:
-            continue
-        for location, line in _lines(path):
+    The order among equal times depends only on the content, so a shuffled or duplicated
+    input is replayed the same way. Use as a context manager: the runs are deleted on
+    exit."""
+
+    def __init__(self, inputs: ReplayInputs, run_size: int = RUN):
+        self.inputs, self.run_size = inputs, run_size
+        self.rejected: list[Rejection] = []
+        self.count = 0
+        self._runs: list = []
+        self._last: list[tuple] = []
+        self._encoder = msgspec.msgpack.Encoder()
+
+    def __enter__(self) -> "SortedInput":
+        files = [("tachograph", self.inputs.tachograph), ("catraca", self.inputs.catraca),
+                 ("occurrences", self.inputs.occurrences)]
+        buffer: list[tuple] = []
+        try:
+            for source, path in files:
+                if path is None:
+                    continue
+                for location, line in _lines(path):
+                    body = decode(source, line, location)
+                    if isinstance(body, Rejection):
+                        self.rejected.append(body)
+                        continue
+                    epoch = body.start_epoch if source == "occurrences" else body.epoch
+                    vehicle = getattr(body, "vehicle_id", None) or ""
+                    # the input order breaks ties: a stable sort, like the in-memory one
+                    buffer.append((epoch, _SOURCE_RANK[source], vehicle, line, self.count, source, location))
+                    self.count += 1
+                    if len(buffer) >= self.run_size:
+                        self._spill(buffer)
+                        buffer = []
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        buffer.sort()
+        self._last = buffer
+        return self
+
+    def _spill(self, buffer: list[tuple]) -> None:
+        buffer.sort()
+        run = tempfile.TemporaryFile(prefix="fiscaliza-replay-run-")
+        for entry in buffer:
+            frame = self._encoder.encode(entry)
+            run.write(_FRAME.pack(len(frame)))
+            run.write(frame)
+        run.seek(0)
+        self._runs.append(run)
+
+    def __exit__(self, *exc) -> None:
+        for run in self._runs:
+            run.close()
+        self._runs = []
+
+    def __iter__(self) -> Iterator[Message]:
+        for *_, line, _, source, location in heapq.merge(*map(_read_run, self._runs), self._last):
             body = decode(source, line, location)
-            if isinstance(body, Rejection):
-                rejected.append(body)
-                continue
-            epoch = body.start_epoch if source == "occurrences" else body.epoch
-            vehicle = getattr(body, "vehicle_id", None) or ""
-            message = Message(body, location, line.decode("utf-8", errors="replace"))
-            keyed.append(((epoch, _SOURCE_RANK[source], vehicle, line), message))
-    keyed.sort(key=lambda pair: pair[0])
-    return [message for _, message in keyed], rejected
+            yield Message(body, location, line.decode("utf-8", errors="replace"))
+
+
+def _read_run(run) -> Iterator[tuple]:
+    decoder = msgspec.msgpack.Decoder(tuple[float, int, str, bytes, int, str, str])
+    while header := run.read(_FRAME.size):
+        yield decoder.decode(run.read(_FRAME.unpack(header)[0]))
+
+
+def read_messages(inputs: ReplayInputs, run_size: int = RUN) -> tuple[list[Message], list[Rejection]]:
+    """Every message of the input files, sorted by event time, in memory (for tests and
+    small inputs; `replay` streams them through `SortedInput`)."""
+    with SortedInput(inputs, run_size) as messages:
+        return list(messages), messages.rejected
 
 
 def _lines(path: Path) -> Iterator[tuple[str, bytes]]:
@@ -105,16 +166,20 @@ def _lines(path: Path) -> Iterator[tuple[str, bytes]]:
 
 
 def replay(
-    inputs: ReplayInputs, progress: Callable[[int, int], None] | None = None
+    inputs: ReplayInputs, progress: Callable[[int, int], None] | None = None, run_size: int = RUN
 ) -> ReplayResult:
     context = load_context(inputs)
-    messages, rejected = read_messages(inputs)
     engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if inputs.catraca else set())))
-    out = Emitted(rejected=rejected)
-    for start in range(0, len(messages), BATCH):
-        out.extend(engine.ingest(messages[start : start + BATCH]))
-        if progress:
-            progress(min(start + BATCH, len(messages)), len(messages))
+    with SortedInput(inputs, run_size) as messages:
+        out = Emitted(rejected=list(messages.rejected))
+        done = 0
+        stream = iter(messages)
+        while batch := list(itertools.islice(stream, BATCH)):
+            out.extend(engine.ingest(batch))
+            done += len(batch)
+            if progress:
+                progress(done, messages.count)
+        count = messages.count
     out.extend(engine.close())
     return ReplayResult(
         feed=context.feed,
@@ -124,7 +189,7 @@ def replay(
         infractions=final_state(out.infractions),
         insufficient=out.insufficient,
         rejected=out.rejected,
-        messages=len(messages) + len(rejected),
+        messages=count + len(messages.rejected),
         service_dates=engine.covered_dates(),
     )
 

@@ -10,6 +10,8 @@ One record per vehicle and service day; the evidence carries the retention of th
 
 from __future__ import annotations
 
+import numpy as np
+
 from fiscaliza.policy import Policy
 from rules.facts import VehicleDayFacts, iso, local, within
 from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
@@ -19,20 +21,23 @@ RETENTION = "retenção do veículo (Lei 867/1998, art. 44, III)"
 
 
 def silences(facts: VehicleDayFacts, limit_s: float) -> list[tuple[float, float]]:
-    """In-service stretches without any catraca message longer than `limit_s`."""
-    times = sorted(r.epoch for r in facts.catraca)
+    """In-service stretches without any catraca message longer than `limit_s`: each
+    in-service interval cut by the day's silences between readings (and before the
+    first and after the last reading)."""
+    day = facts.catraca
+    quiet = [(-np.inf, day.first), *day.gaps, (day.last, np.inf)] if day.readings else [(-np.inf, np.inf)]
     found = []
     for start, end in facts.in_service:
-        marks = [start] + [t for t in times if start < t < end] + [end]
-        for a, b in zip(marks, marks[1:]):
+        for a, b in quiet:
+            a, b = max(a, start), min(b, end)
             if b - a > limit_s:
-                found.append((a, b))
+                found.append((float(a), float(b)))
     return found
 
 
 def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
     limit = policy.d19.max_silence_s
-    if not facts.catraca:
+    if not facts.catraca.readings:
         if not facts.in_service:
             return []
         # No catraca message all day: the input may simply not carry this stream.
@@ -41,7 +46,7 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
             vehicle_id=facts.vehicle_id, reason="nenhum registro de catraca do veículo no dia",
             evidence={"in_service": [[iso(a, facts.tz), iso(b, facts.tz)] for a, b in facts.in_service]})]
     quiet = silences(facts, limit)
-    faults = [r for r in facts.catraca if r.status == "fault" and within(facts.in_service, r.epoch)]
+    faults = [r for r, _ in facts.catraca.notable if r.status == "fault" and within(facts.in_service, r.epoch)]
     if not quiet and not faults:
         return []
     moments = [(a, f"catraca sem transmitir por {(b - a) / 60:.1f} min em serviço") for a, b in quiet]

@@ -16,14 +16,12 @@ CODE = "D-21"
 
 def violations(facts: VehicleDayFacts) -> list[dict]:
     found = []
-    previous = facts.previous_counter
-    for reading in facts.catraca:
+    for reading, previous in facts.catraca.notable:
         in_service = within(facts.in_service, reading.epoch)
         if in_service and not reading.seal_intact:
             found.append({"fact": "lacre violado", "reading": reading})
         if in_service and previous is not None and reading.counter < previous:
             found.append({"fact": f"contador voltou de {previous} para {reading.counter}", "reading": reading})
-        previous = reading.counter
     return found
 
 

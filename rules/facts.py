@@ -10,6 +10,7 @@ import datetime as dt
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
+import msgspec
 import numpy as np
 
 from geofences.zones import Itinerary
@@ -68,16 +69,53 @@ class ServiceDayFacts:
         return bool(i < len(times) and (times[i] <= end if include_end else times[i] < end))
 
 
+class CatracaDay(msgspec.Struct, frozen=True):
+    """A vehicle's catraca over its operating day, reduced to what the rules read: how
+    many readings, the silences between consecutive readings longer than the policy's
+    limit, and the notable readings (fault, seal broken, counter below the reading
+    before) with the counter before each. Exact: the silences in service and the
+    violations computed from it are those computed from every reading."""
+
+    readings: int = 0
+    first: float | None = None  # epoch of the day's first reading
+    last: float | None = None
+    gaps: tuple[tuple[float, float], ...] = ()  # (reading, next reading) further apart than the limit
+    notable: tuple[tuple[CatracaReading, int | None], ...] = ()  # (reading, counter before it)
+
+
+def catraca_day(readings, previous_counter: int | None, max_silence_s: float) -> CatracaDay:
+    """The CatracaDay of a day's readings (any order): the batch form of what the engine
+    accumulates reading by reading."""
+    ordered = sorted(readings, key=lambda r: (r.epoch, r.counter))
+    gaps, notable = [], []
+    previous = previous_counter
+    for before, reading in zip([None, *ordered], ordered):
+        if before is not None and reading.epoch - before.epoch > max_silence_s:
+            gaps.append((before.epoch, reading.epoch))
+        if is_notable(reading, previous):
+            notable.append((reading, previous))
+        previous = reading.counter
+    return CatracaDay(len(ordered), ordered[0].epoch if ordered else None, ordered[-1].epoch if ordered else None,
+                      tuple(gaps), tuple(notable))
+
+
+def is_notable(reading: CatracaReading, previous_counter: int | None) -> bool:
+    return (reading.status == "fault" or not reading.seal_intact
+            or (previous_counter is not None and reading.counter < previous_counter))
+
+
 @dataclass(frozen=True)
 class VehicleDayFacts:
     vehicle_id: str
     operator_id: str
     date: dt.date
     tz: ZoneInfo
+    # The day's fixes a vehicle-day rule can read: every one above its speed limit (plus
+    # the one after it) and those on either side of a catraca event or a departure, in
+    # event-time order. The state never holds the day's pings (DESIGN.md, Timing).
     fixes: tuple[Fix, ...]
     speed_limits_kmh: tuple[float, ...]  # the limit at each fix's position
-    catraca: tuple[CatracaReading, ...]  # in event-time order
-    previous_counter: int | None  # the last catraca counter before the day
+    catraca: CatracaDay
     trips: tuple[TripFacts, ...]
     in_service: tuple[tuple[float, float], ...]  # epoch intervals
 
@@ -100,30 +138,61 @@ def iso(epoch: float, tz: ZoneInfo) -> str:
     return local(epoch, tz).isoformat(timespec="seconds")
 
 
+class Standing(msgspec.Struct, frozen=True, array_like=True):
+    """What the pings show after a trip's arrival, up to `terminal_s` later: when the first
+    came, the last of the run still inside the destination zone, and the first outside
+    it (None: none yet). Enough to place the end of the trip's time in service whatever
+    the vehicle does next."""
+
+    first_after: float | None = None
+    run_end: float | None = None
+    first_outside: float | None = None
+
+
+def standing_after(trip: TripFacts, fixes, terminal_s: float) -> Standing:
+    """The Standing of a trip from the pings after its arrival (batch form)."""
+    t = np.fromiter((f.t for f in fixes), float, len(fixes))
+    keep = (t >= trip.arrived_at) & (t <= trip.arrived_at + terminal_s)
+    x = np.fromiter((f.x for f in fixes), float, len(fixes))[keep]
+    y = np.fromiter((f.y for f in fixes), float, len(fixes))[keep]
+    t = t[keep]
+    if not len(t):
+        return Standing()
+    inside = trip.itinerary.destination.contains(x, y)
+    out = np.flatnonzero(~inside)
+    first_outside = float(t[out[0]]) if len(out) else None
+    run = int(out[0]) if len(out) else len(t)
+    return Standing(float(t[0]), float(t[run - 1]) if run else None, first_outside)
+
+
 def in_service_intervals(trips: list[TripFacts] | tuple[TripFacts, ...], fixes: tuple[Fix, ...] | list[Fix],
                          terminal_s: float) -> tuple[tuple[float, float], ...]:
+    """When a vehicle is in service (DESIGN.md), from its pings (batch form)."""
+    return in_service_from([(trip, standing_after(trip, fixes, terminal_s)) for trip in trips], terminal_s)
+
+
+def in_service_from(trips: list[tuple[TripFacts, Standing]], terminal_s: float) -> tuple[tuple[float, float], ...]:
     """When a vehicle is in service (DESIGN.md): while it runs a trip, and while it
     stands in the destination terminal zone less than `terminal_s` after arriving.
-    Standing is proven by pings: it ends at the last ping still inside the zone."""
+    Standing is proven by pings: it ends at the last ping still inside the zone; a
+    vehicle that never left the zone before its next departure never left service."""
     if not trips:
         return ()
-    t = np.fromiter((f.t for f in fixes), float, len(fixes))
-    x = np.fromiter((f.x for f in fixes), float, len(fixes))
-    y = np.fromiter((f.y for f in fixes), float, len(fixes))
-    ordered = sorted(trips, key=lambda tf: tf.departed_at)
+    ordered = sorted(trips, key=lambda pair: pair[0].departed_at)
     intervals = []
-    for k, trip in enumerate(ordered):
+    for k, (trip, stand) in enumerate(ordered):
         cap = trip.arrived_at + terminal_s
-        leaves_again = k + 1 < len(ordered) and ordered[k + 1].departed_at <= cap
+        leaves_again = k + 1 < len(ordered) and ordered[k + 1][0].departed_at <= cap
+        end = trip.arrived_at
         if leaves_again:
-            cap = ordered[k + 1].departed_at
-        # pings up to the next departure (exclusive: the ping after it is already out)
-        after = (t >= trip.arrived_at) & ((t < cap) if leaves_again else (t <= cap))
-        inside = trip.itinerary.destination.contains(x[after], y[after])
-        run = inside if inside.all() else inside[: int(np.argmin(inside))]
-        end = float(t[after][len(run) - 1]) if len(run) else trip.arrived_at
-        if leaves_again and len(run) and inside.all():
-            end = cap  # never left the zone before the next departure: no hole in service
+            departure = ordered[k + 1][0].departed_at
+            if stand.first_after is not None and stand.first_after < departure:
+                if stand.first_outside is None or stand.first_outside >= departure:
+                    end = departure  # inside all along until it left again
+                elif stand.run_end is not None:
+                    end = stand.run_end
+        elif stand.run_end is not None:
+            end = stand.run_end
         intervals.append((trip.departed_at, max(end, trip.arrived_at)))
     merged: list[list[float]] = []
     for start, end in intervals:

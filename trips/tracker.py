@@ -7,6 +7,10 @@ not depend on how the pings were split into batches.
 
 from __future__ import annotations
 
+import bisect
+
+import numpy as np
+
 from fiscaliza.policy import TripRules
 from geofences.zones import Geofences
 from trips.detection import detect_trips
@@ -32,4 +36,25 @@ def advance_track(
     dropped = len(fixes) - len(kept)
     if dropped > 0 and last_arrival is not None and keep_from == last_arrival:
         kept = fixes[dropped - 1 :]
-    return Track(track.vehicle_id, kept, last_arrival), trips
+    return Track(track.vehicle_id, _trim_standing(kept, geofences, rules), last_arrival), trips
+
+
+def _trim_standing(fixes: tuple[Fix, ...], geofences: Geofences, rules: TripRules) -> tuple[Fix, ...]:
+    """A vehicle standing in a terminal it may depart from (every kept fix inside the
+    same origin zone since it arrived) needs only the last of that stay: a departure's evidence reaches
+    back `in_service_terminal_s` before it, and the coverage of a trip gains nothing from
+    hours of standing at its first stop. Without this a bus parked at a terminal would
+    keep up to `max_trip_duration_s` of pings."""
+    if len(fixes) < 2:
+        return fixes
+    horizon = fixes[-1].t - rules.in_service_terminal_s - rules.max_coverage_gap_s
+    if fixes[0].t >= horizon:
+        return fixes
+    x = np.fromiter((f.x for f in fixes), float, len(fixes))
+    y = np.fromiter((f.y for f in fixes), float, len(fixes))
+    zones = {i.origin.name: i.origin for i in geofences.itineraries.values()}
+    # (the first fix may be the one kept outside, before the arrival that began the stay)
+    if not any(zone.contains(x[1:], y[1:]).all() for zone in zones.values()):
+        return fixes
+    times = [f.t for f in fixes]
+    return fixes[bisect.bisect_left(times, horizon):]

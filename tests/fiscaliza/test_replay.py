@@ -95,3 +95,30 @@ def test_written_files_follow_the_contract(tmp_path):
     assert first["departed_at"].endswith("-03:00")
     assert (out / "infractions.jsonl").read_text() == ""
     assert (out / "rejected.jsonl").read_text() == ""
+
+
+def test_the_external_sort_gives_the_in_memory_sorts_outputs(tmp_path):
+    # runs of 997 messages spilled to temporary files and merged, against one run in
+    # memory: a day with every fault, duplicated and reordered input and bad lines
+    faults = ("detour", "late_departure", "speeding", "broken_seal", "silent_catraca", "suppressed_trip")
+    sim = simulate(FEED, FLEET, SimulationSettings(dt.date(2026, 12, 1), dt.date(2026, 12, 1), seed=4, faults=faults,
+                                                   input_faults=("duplicates", "out_of_order", "malformed")),
+                   tmp_path / "sim")
+    inputs = ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca)
+    spilled, in_memory = replay(inputs, run_size=997), replay(inputs, run_size=10**9)
+    assert spilled.messages == in_memory.messages > 997 * 30
+    write_outputs(spilled, tmp_path / "spilled")
+    write_outputs(in_memory, tmp_path / "memory")
+    for name in ("trips.jsonl", "infractions.jsonl", "rejected.jsonl", "insufficient_evidence.jsonl"):
+        assert (tmp_path / "spilled" / name).read_bytes() == (tmp_path / "memory" / name).read_bytes(), name
+    # of two copies the first in the file is taken and the later one rejected, as a stable
+    # in-memory sort does (the spilled runs keep the input order among equal keys)
+    first_line: dict[str, int] = {}
+    for path in (sim.tachograph, sim.catraca):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            first_line.setdefault(f"{path.name}|{line}", number)
+    duplicates = [r for r in spilled.rejected if r.reason == "duplicate"]
+    assert duplicates
+    for rejection in duplicates:
+        name, number = rejection.location.split(":")
+        assert int(number) > first_line[f"{name}|{rejection.raw}"], rejection.location

@@ -15,7 +15,7 @@ import numpy as np
 
 from fiscaliza.policy import load_policy
 from rules.c01 import detect, speeding_episodes
-from rules.facts import TripFacts, VehicleDayFacts
+from rules.facts import CatracaDay, TripFacts, VehicleDayFacts
 from trips.matching import match_service_day_full, service_day
 from trips.model import DetectedTrip, Fix
 
@@ -36,7 +36,7 @@ def facts(fixes, limits=None, trips=(), vehicle="V1", date=DATE):
     return VehicleDayFacts(
         vehicle_id=vehicle, operator_id="OP1", date=date, tz=TZ, fixes=tuple(fixes),
         speed_limits_kmh=tuple(limits) if limits is not None else (60.0,) * len(fixes),
-        catraca=(), previous_counter=None, trips=tuple(trips), in_service=(),
+        catraca=CatracaDay(), trips=tuple(trips), in_service=(),
     )
 
 

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 from fiscaliza.policy import load_policy
 from rules.d19 import RETENTION, detect, silences
-from rules.facts import VehicleDayFacts
+from rules.facts import VehicleDayFacts, catraca_day
 from rules.model import InsufficientEvidence
 from telemetry import CatracaReading, decode_catraca
 
@@ -39,7 +39,7 @@ def facts(readings, in_service=SERVICE, vehicle="V1", date=DATE):
     readings = sorted(readings, key=lambda r: r.epoch)
     return VehicleDayFacts(
         vehicle_id=vehicle, operator_id="OP1", date=date, tz=TZ, fixes=(), speed_limits_kmh=(),
-        catraca=tuple(readings), previous_counter=None, trips=(), in_service=tuple(in_service),
+        catraca=catraca_day(readings, None, POLICY.d19.max_silence_s), trips=(), in_service=tuple(in_service),
     )
 
 

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from fiscaliza.policy import load_policy
 from rules.d21 import detect
-from rules.facts import VehicleDayFacts
+from rules.facts import VehicleDayFacts, catraca_day
 from telemetry import CatracaReading, decode_catraca
 
 POLICY = load_policy()
@@ -31,7 +31,8 @@ def reading(offset_s, counter, seal_intact=True, status="ok", vehicle="V1"):
 def facts(readings, in_service=SERVICE, previous_counter=None, vehicle="V1", date=DATE):
     return VehicleDayFacts(
         vehicle_id=vehicle, operator_id="OP1", date=date, tz=TZ, fixes=(), speed_limits_kmh=(),
-        catraca=tuple(readings), previous_counter=previous_counter, trips=(), in_service=tuple(in_service),
+        catraca=catraca_day(readings, previous_counter, POLICY.d19.max_silence_s), trips=(),
+        in_service=tuple(in_service),
     )
 
 

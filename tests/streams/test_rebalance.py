@@ -114,12 +114,13 @@ def ping(ts: str, seq: int) -> Message:
                        "speed_kmh": 0.0, "seq": seq})
     body = decode_tachograph(line, f"tachograph/0/{seq}")
     assert not isinstance(body, Rejection)
-    return Message(body, f"tachograph/0/{seq}", line)
+    return Message(body, f"tachograph/0/{seq}", line, offset=seq)
 
 
 def test_a_message_delivered_again_long_after_is_a_duplicate_not_late(context):
     # the next owner reads again what the previous one processed but had not committed:
-    # 20 minutes behind the vehicle's newest ping, more than the allowed lateness
+    # 20 minutes behind the vehicle's newest ping, more than the allowed lateness (its dedup
+    # key is gone by then; its offset, behind the newest admitted, tells it is a redelivery)
     engine = Engine(context)
     first = ping("2026-12-01T12:00:00-03:00", 1)
     assert engine.ingest([first, ping("2026-12-01T12:20:00-03:00", 2)]).rejected == []

@@ -1,0 +1,105 @@
+"""A vehicle's operating day as the vehicle-day rules read it, accumulated ping by ping.
+
+The state never holds the day's pings (DESIGN.md, Timing): the raw telemetry, the
+evidence, stays on the input topics and files. What the rules need is kept instead,
+and it is exactly what they would read in the whole day:
+- C-01 reads the fixes above their speed limit and, after each, the next one (so a run
+  of consecutive fixes over the limit is the same run in the kept fixes);
+- D-19 and D-21 read the catraca as a `CatracaDay` (silences longer than the limit,
+  notable readings), and place an event at the fix nearest to it: both fixes around
+  each such moment are kept (around departures too, where a silence in service can
+  start).
+
+`add` is pure: the log and a time-ordered run of fixes and readings give the new log.
+The result does not depend on how the run was split.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import msgspec
+
+from rules.facts import CatracaDay, is_notable
+from telemetry import CatracaReading
+from trips.model import Fix
+
+
+class KeptFix(msgspec.Struct, frozen=True, array_like=True):
+    fix: Fix
+    limit_kmh: float
+
+
+class DayLog(msgspec.Struct):
+    date: str  # the operating day (ISO date)
+    kept: list[KeptFix] = msgspec.field(default_factory=list)  # in (t, msg_id) order
+    last: KeptFix | None = None  # the newest fix of the day so far
+    keep_next: bool = False  # the next fix follows an over-limit fix or a catraca event
+    # catraca
+    previous_counter: int | None = None  # the counter before the day's first reading
+    counter: int | None = None  # the newest reading's counter
+    readings: int = 0
+    first_reading: float | None = None
+    last_reading: float | None = None
+    gaps: list[tuple[float, float]] = msgspec.field(default_factory=list)
+    notable: list[tuple[CatracaReading, int | None]] = msgspec.field(default_factory=list)
+    # the fixes around the newest reading, kept if it turns out to open a silence
+    last_reading_before: KeptFix | None = None
+    last_reading_after: KeptFix | None = None
+
+    def catraca(self) -> CatracaDay:
+        return CatracaDay(self.readings, self.first_reading, self.last_reading, tuple(self.gaps),
+                          tuple(self.notable))
+
+    def fixes(self) -> list[KeptFix]:
+        """The kept fixes, with those around the day's last reading (a silence may run
+        from it to the end of service)."""
+        extra = [k for k in (self.last_reading_before, self.last_reading_after) if k is not None]
+        return _merged(self.kept, extra)
+
+
+def _order(k: KeptFix) -> tuple[float, str]:
+    return (k.fix.t, k.fix.msg_id)
+
+
+def _merged(kept: list[KeptFix], more: list[KeptFix]) -> list[KeptFix]:
+    out = list(kept)
+    for k in more:
+        i = bisect.bisect_left(out, _order(k), key=_order)
+        if i == len(out) or out[i].fix.msg_id != k.fix.msg_id:
+            out.insert(i, k)
+    return out
+
+
+def keep(log: DayLog, fixes: list[KeptFix]) -> None:
+    log.kept = _merged(log.kept, fixes)
+
+
+def add_fix(log: DayLog, k: KeptFix, tolerance_kmh: float) -> None:
+    over = k.fix.speed_kmh > k.limit_kmh + tolerance_kmh
+    if over or log.keep_next:
+        keep(log, [k])
+    if log.last_reading is not None and log.last_reading_after is None and k.fix.t >= log.last_reading:
+        log.last_reading_after = k
+    log.keep_next = over
+    log.last = k
+
+
+def add_reading(log: DayLog, reading: CatracaReading, max_silence_s: float) -> None:
+    if log.readings == 0:
+        log.first_reading = reading.epoch
+    elif reading.epoch - log.last_reading > max_silence_s:
+        log.gaps.append((log.last_reading, reading.epoch))
+        # a silence opens at the previous reading: the fixes around it place it
+        keep(log, [k for k in (log.last_reading_before, log.last_reading_after) if k is not None])
+        if log.last_reading_after is None:
+            log.keep_next = True
+    if is_notable(reading, log.counter):
+        log.notable.append((reading, log.counter))
+        keep(log, [log.last] if log.last is not None else [])
+        log.keep_next = True
+    log.counter = reading.counter
+    log.readings += 1
+    log.last_reading = reading.epoch
+    log.last_reading_before = log.last
+    log.last_reading_after = None
