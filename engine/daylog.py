@@ -19,7 +19,9 @@ from __future__ import annotations
 import bisect
 
 import msgspec
+import numpy as np
 
+from rules.c01 import speeding_episodes
 from rules.facts import CatracaDay, is_notable
 from telemetry import CatracaReading
 from trips.model import Fix
@@ -34,6 +36,7 @@ class DayLog(msgspec.Struct):
     date: str  # the operating day (ISO date)
     kept: list[KeptFix] = msgspec.field(default_factory=list)  # in (t, msg_id) order
     last: KeptFix | None = None  # the newest fix of the day so far
+    last_over: bool = False  # the newest fix is above its speed limit: a speeding run may go on
     keep_next: bool = False  # the next fix follows an over-limit fix or a catraca event
     # catraca
     previous_counter: int | None = None  # the counter before the day's first reading
@@ -81,8 +84,46 @@ def add_fix(log: DayLog, k: KeptFix, tolerance_kmh: float) -> None:
         keep(log, [k])
     if log.last_reading is not None and log.last_reading_after is None and k.fix.t >= log.last_reading:
         log.last_reading_after = k
-    log.keep_next = over
+    log.keep_next = log.last_over = over
     log.last = k
+
+
+def over_episodes(log: DayLog, policy) -> dict[float, float]:
+    """The day's speeding episodes that are over (C-01: episodes less than
+    `merge_gap_s` apart merge, so one is over once no later run can join it): the time
+    of each one's last fix above the limit -> the moment that became certain."""
+    kept = log.kept
+    if not kept or log.last is None:
+        return {}
+    t = np.fromiter((k.fix.t for k in kept), float, len(kept))
+    speed = np.fromiter((k.fix.speed_kmh for k in kept), float, len(kept))
+    limit = np.fromiter((k.limit_kmh for k in kept), float, len(kept))
+    rules = policy.c01
+    over = speed > limit + rules.tolerance_kmh
+    joined = over[:-1] & over[1:] & (np.diff(t) <= rules.max_ping_gap_s)
+    newest = log.last.fix.t
+    done = {}
+    for a, b in speeding_episodes(t, speed, limit, policy):
+        certain = t[b] + rules.merge_gap_s
+        if newest < certain:
+            continue
+        # a run starting before then that has not ended yet could still qualify and join
+        k, open_run = b + 1, False
+        while k < len(t) and t[k] < t[b] + rules.merge_gap_s:
+            if over[k]:
+                m = k
+                while m < len(joined) and joined[m]:
+                    m += 1
+                if m + 1 >= len(t):
+                    open_run = log.last_over
+                    break
+                certain = max(certain, t[m + 1])
+                k = m + 1
+            else:
+                k += 1
+        if not open_run and newest >= certain:
+            done[float(t[b])] = float(certain)
+    return done
 
 
 def add_reading(log: DayLog, reading: CatracaReading, max_silence_s: float) -> None:

@@ -21,14 +21,15 @@ import msgspec
 import numpy as np
 
 from engine.assemble import rebuild_match, service_date_of, trip_facts
-from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep
+from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep, over_episodes
 from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDetected
 from engine.triplog import TripLog, open_trip_log, watch
 from engine.values import Context, Message
 from gtfs.projection import Projector
-from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, rejustify
+from rules.catalogue import CATALOGUE
+from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, rejustify, safe_detect
 from rules.facts import Standing, TripFacts, VehicleDayFacts, in_service_from
-from rules.model import Finding, Infraction, localized, stamped
+from rules.model import WITHDRAWN, Finding, Infraction, localized, plain, stamped
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode
 from trips.matching import Match, ServiceDay, service_day, unmatched_realization
 from trips.model import DetectedTrip, Fix, Track
@@ -48,6 +49,8 @@ class VehicleState(msgspec.Struct):
     offsets: dict[str, int] = msgspec.field(default_factory=dict)  # input topic -> newest offset admitted
     judged: list[str] = msgspec.field(default_factory=list)  # service dates already judged
     max_events: dict[str, float] = msgspec.field(default_factory=dict)  # newest event time per input
+    # vehicle-day records emitted while their day runs (C-01), by id, until the day is judged
+    emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
 
 
 class PartitionState(msgspec.Struct):
@@ -228,6 +231,7 @@ class VehicleStage:
                 self._log_day(state, batch, readings)
                 if batch:
                     out.detected += self._advance(state, batch, occurrences, out)
+                    out.findings += self._over_episodes(state)
                 self._save(state)
             if state.pending or state.pending_catraca:
                 still_dirty.append(vehicle_id)
@@ -286,6 +290,45 @@ class VehicleStage:
                 add_reading(self._day_log(state, self._operating_date(reading.epoch)), reading, silence)
                 state.last_counter = reading.counter
                 j += 1
+
+    def _over_episodes(self, state: VehicleState) -> list[Finding]:
+        """C-01 as soon as its episode is over, with the line of the trip it happened in
+        once that trip has arrived (the same record again, same id)."""
+        changed: list[Finding] = []
+        for log in state.days:
+            over = over_episodes(log, self.ctx.policy)
+            if not over:
+                continue
+            date = dt.date.fromisoformat(log.date)
+            trips = [(self._live_trip(state.vehicle_id, t), t) for t in state.trips]
+            facts = self._vehicle_day_from(state, date, log, trips, in_service=())
+            for record in safe_detect(CATALOGUE["C-01"], facts, self.ctx.policy, date):
+                if isinstance(record, Infraction) and record.evidence["interval_epoch"][1] in over:
+                    changed += self._emit(state, record, over[record.evidence["interval_epoch"][1]])
+        return changed
+
+    def _emit(self, state: VehicleState, record: Infraction, moment: float) -> list[Infraction]:
+        """A vehicle-day record while its day runs: new, or changed since it was emitted."""
+        tz = self.ctx.feed.timezone
+        before = state.emitted.get(record.infraction_id)
+        if before is not None:
+            before = localized(before, tz)
+            record = msgspec.structs.replace(record, detected_at=before.detected_at)
+            if record == before:
+                return []
+        record = stamped(msgspec.structs.replace(record, evidence=plain(record.evidence)), moment, tz)
+        state.emitted[record.infraction_id] = record
+        return [record]
+
+    def _live_trip(self, vehicle_id: str, log: TripLog) -> TripFacts:
+        """An arrived trip before its day's matching, as context for a record."""
+        trip = DetectedTrip(vehicle_id, log.route_id, log.direction_id, log.shape_id,
+                            log.departed_at, log.arrived_at, 0.0, "", "")
+        date = dt.date.fromisoformat(log.service_date)
+        return TripFacts(Match(trip, unmatched_realization(trip, date, self.ctx.feed.timezone), None, None),
+                         self._itinerary(log.route_id, log.direction_id, log.shape_id),
+                         self.ctx.fleet[vehicle_id].operator_id, (),
+                         self.ctx.feed.timezone, self._day(date).start_epoch)
 
     # --- a trip arrives ---------------------------------------------------------------
 
@@ -361,14 +404,40 @@ class VehicleStage:
         facts = self._vehicle_day(state, message.service_date, trips)
         settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.policy,
                                        self._projector)
-        findings += [stamped(f, message.closed_at, self.ctx.feed.timezone) if isinstance(f, Infraction) else f
-                     for f in settled]
+        findings += self._reconcile(state, message, settled)
         # Forget the day: its trips and its operating day's facts.
         state.trips = [log for log in state.trips if log.service_date != date]
         state.days = [log for log in state.days if log.date != date]
+        state.emitted = {k: r for k, r in state.emitted.items() if r.service_date != message.service_date}
         state.judged = state.judged[-7:]
         self._save(state)
         return findings
+
+    def _reconcile(self, state: VehicleState, message: DayMatched, settled: list[Finding]) -> list[Finding]:
+        """The day-close verdicts against what left while the day ran: a record already
+        emitted keeps its detected_at and is sent again only if it changed; one the settled
+        facts no longer support is withdrawn (kept, never deleted); a new one is stamped
+        with the day's close."""
+        tz = self.ctx.feed.timezone
+        out: list[Finding] = []
+        seen = set()
+        for finding in settled:
+            if not isinstance(finding, Infraction):
+                out.append(finding)
+                continue
+            before = state.emitted.get(finding.infraction_id)
+            seen.add(finding.infraction_id)
+            if before is None:
+                out.append(stamped(finding, message.closed_at, tz))
+                continue
+            before = localized(before, tz)
+            after = msgspec.structs.replace(finding, detected_at=before.detected_at)
+            if after != before:
+                out.append(after)
+        for key, before in state.emitted.items():
+            if before.service_date == message.service_date and key not in seen:
+                out.append(msgspec.structs.replace(localized(before, tz), status=WITHDRAWN))
+        return out
 
     @staticmethod
     def _key(record: MatchRecord) -> tuple[float, str, int, str]:
@@ -393,10 +462,14 @@ class VehicleStage:
         day_log = next((log for log in state.days if log.date == date.isoformat()), None)
         if day_log is None:
             return None
-        kept = day_log.fixes()
-        terminal_s = self.ctx.policy.trips.in_service_terminal_s
-        mine = sorted((tf for tf, _ in trips), key=lambda tf: tf.departed_at)
         standings = [(tf, log.standing if log else Standing()) for tf, log in trips]
+        return self._vehicle_day_from(state, date, day_log, trips,
+                                      in_service_from(standings, self.ctx.policy.trips.in_service_terminal_s))
+
+    def _vehicle_day_from(self, state: VehicleState, date: dt.date, day_log: DayLog,
+                          trips: list[tuple[TripFacts, TripLog | None]], in_service) -> VehicleDayFacts:
+        kept = day_log.fixes()
+        mine = sorted((tf for tf, _ in trips), key=lambda tf: tf.departed_at)
         return VehicleDayFacts(
             vehicle_id=state.vehicle_id,
             operator_id=self.ctx.fleet[state.vehicle_id].operator_id,
@@ -406,7 +479,7 @@ class VehicleStage:
             speed_limits_kmh=tuple(k.limit_kmh for k in kept),
             catraca=day_log.catraca(),
             trips=tuple(mine),
-            in_service=in_service_from(standings, terminal_s),
+            in_service=in_service,
         )
 
     def _settle_arrivals(self, message: DayMatched, logs: dict, occurrences) -> list[Finding]:

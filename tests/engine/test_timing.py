@@ -111,3 +111,32 @@ def test_every_record_carries_when_it_was_detected(detour_day):
     assert reference.infractions
     for record in final_state(reference.infractions):
         assert record.detected_at is not None and record.detected_at >= record.occurred_at
+
+
+@pytest.fixture(scope="module")
+def speeding_day(tmp_path_factory):
+    out = tmp_path_factory.mktemp("timing-speeding")
+    sim = simulate(load_feed(FEED_PATH), load_fleet(FLEET_PATH),
+                   SimulationSettings(DAY, DAY, seed=21, faults=("speeding",)), out)
+    [injected] = json.loads(sim.manifest.read_text())["faults"]
+    inputs = ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca)
+    messages, _ = read_messages(inputs)
+    return load_context(inputs), messages, injected, replay(inputs)
+
+
+def test_c01_comes_out_when_its_episode_can_no_longer_merge(speeding_day):
+    context, messages, injected, reference = speeding_day
+    log = run_live(context, messages)
+    records = [(r, at) for r, at in log if r.code == "C-01"]
+    first, stream_time = records[0]
+    last_over = first.evidence["interval_epoch"][1]
+    merge_gap = context.policy.c01.merge_gap_s  # 300 s: a later episode less than 5 min after would join it
+    assert first.detected_at.timestamp() == last_over + merge_gap
+    # out of the batch where the watermark (newest event - 600 s) passed that moment
+    assert stream_time is not None
+    assert 0 <= stream_time - first.detected_at.timestamp() <= context.policy.stream.allowed_lateness_s + 600
+    # the final record is the replay's, with the trip filled in by the day's matching
+    [settled] = [i for i in reference.infractions if i.code == "C-01"]
+    assert records[-1][0] == settled and settled.detected_at == first.detected_at
+    assert settled.trip_id == injected["trip_id"]
+    assert {r.infraction_id for r, _ in records} == {settled.infraction_id}
