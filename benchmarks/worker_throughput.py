@@ -26,6 +26,7 @@ import uuid
 from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer
+from kafka import KafkaConsumer
 
 from fiscaliza.fleet import load_fleet
 from fiscaliza.samples import joao_neiva
@@ -56,7 +57,21 @@ async def baseline(bootstrap: str, total: int) -> float:
         await consumer.stop()
 
 
-def worker_rate(bootstrap: str, total: int) -> float:
+def changelog_bytes(bootstrap: str, topic: str) -> tuple[int, int]:
+    """(records, bytes of their values) written to a table's changelog."""
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                             enable_auto_commit=False, consumer_timeout_ms=5000)
+    records = size = 0
+    try:
+        for record in consumer:
+            records += 1
+            size += len(record.value or b"")
+    finally:
+        consumer.close()
+    return records, size
+
+
+def worker_rate(bootstrap: str, total: int) -> tuple[float, tuple[int, int]]:
     app_id = f"bench-{uuid.uuid4().hex[:8]}"
     datadir = tempfile.TemporaryDirectory(prefix=f"{app_id}-data-")  # the worker's Faust data directory
     env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id,
@@ -72,7 +87,8 @@ def worker_rate(bootstrap: str, total: int) -> float:
             if first_time is None and done > 0:
                 first_time, first_done = now, done
             if done >= total:
-                return (done - first_done) / (now - first_time)
+                rate = (done - first_done) / (now - first_time)
+                return rate, changelog_bytes(bootstrap, f"{app_id}-vehicles-changelog")
             if worker.poll() is not None:
                 raise SystemExit(f"the worker stopped; see {log.name}")
             time.sleep(0.2)
@@ -100,8 +116,10 @@ def main() -> None:
         publish_end_of_input(args.bootstrap)
     total = group_progress(args.bootstrap, "nobody", INPUTS).end
     raw = asyncio.run(baseline(args.bootstrap, total))
-    rate = worker_rate(args.bootstrap, total)
+    rate, (records, size) = worker_rate(args.bootstrap, total)
     print(f"{total} input messages ({args.days} simulated days, 4 partitions)")
+    print(f"vehicles changelog: {records} records, {size / 1e6:.1f} MB, {size / total:,.0f} bytes per input event "
+          f"({size / max(records, 1) / 1024:,.1f} KB per record)")
     print(f"baseline aiokafka consume + msgspec decode: {raw:10.0f} events/s")
     print(f"fiscaliza worker (sustained):              {rate:10.0f} events/s")
     print(f"ratio worker / baseline:                   {rate / raw:10.3f}")

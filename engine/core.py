@@ -40,6 +40,7 @@ class Engine:
         out = Emitted()
         result = self._vehicle_stage.ingest(telemetry, self.occurrences)
         out.rejected += result.rejected
+        out.statuses += result.statuses
         self._sort(result.findings, out)
         for detected in result.detected:
             self._operator_stage.on_detected(detected)
@@ -50,6 +51,8 @@ class Engine:
         """End of input: release everything and close every period the input covers."""
         out = Emitted()
         result = self._vehicle_stage.flush(self.occurrences)
+        out.statuses += result.statuses
+        out.rejected += result.rejected
         self._sort(result.findings, out)
         for detected in result.detected:
             self._operator_stage.on_detected(detected)

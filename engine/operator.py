@@ -22,9 +22,12 @@ from engine.values import Context
 from gtfs.projection import Projector
 from rules.art45 import MonthKm, close_month
 from rules.evaluate import evaluate_service_day
-from rules.model import Finding, Infraction, localized, stamped
+from rules.catalogue import CATALOGUE
+from rules.d13 import is_off_schedule
+from rules.evaluate import safe_detect
+from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, localized, stamped
 from telemetry import Occurrence
-from trips.matching import ServiceDay, match_service_day_full, service_day
+from trips.matching import ServiceDay, live_matches, match_service_day_full, service_day
 from trips.model import DetectedTrip, RealizedTrip
 
 
@@ -46,6 +49,9 @@ class OperatorState(msgspec.Struct):
     suppressions: dict[str, list[Infraction]] = msgspec.field(default_factory=dict)  # by month
     months: dict[str, MonthTotals] = msgspec.field(default_factory=dict)
     closed_months: list[str] = msgspec.field(default_factory=list)
+    # service-day records emitted while their day runs (D-13, provisional), by id
+    emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
+    live: list[str] = msgspec.field(default_factory=list)  # open dates with trips not yet judged live
 
 
 @dataclass
@@ -81,6 +87,8 @@ class OperatorStage:
         known = state.detected.setdefault(date.isoformat(), [])
         if trip not in known and date.isoformat() not in state.closed:  # redelivered after a restart
             known.append(trip)
+            if date.isoformat() not in state.live:
+                state.live.append(date.isoformat())
             self._save(state)
 
     def on_heartbeat(self, operator_id: str, beat: Heartbeat, occurrences: list[Occurrence]) -> OperatorOutput:
@@ -97,9 +105,51 @@ class OperatorStage:
         minutes = beat.reporting.get(operator_id, [])
         if minutes:
             state.reporting = sorted(set(state.reporting).union(minutes))
+        # the trips that arrived first, live; then the periods the watermark closed (a day
+        # may close in the same beat, e.g. a backlog: its provisional D-13 still comes
+        # first, so detected_at never depends on how the input was batched)
+        live = self._judge_live(state, occurrences)
         out = self._close(state, occurrences, final=len(state.final) >= self.sources)
+        out.findings[:0] = live
         self._save(state)
         return out
+
+    def _judge_live(self, state: OperatorState, occurrences) -> list[Finding]:
+        """D-13 while the day runs, provisional: the day's arrived trips, each matched live
+        (trips.matching.live_matches). Sent when it changes; its detected_at is the arrival
+        of the earliest trip found off schedule (the evidence was complete then)."""
+        found: list[Finding] = []
+        tz = self.ctx.feed.timezone
+        for date in sorted(state.live):
+            if date in state.closed:
+                continue
+            day = operator_day(self._day(dt.date.fromisoformat(date)), self.ctx, state.operator_id)
+            matches = live_matches(state.detected.get(date, []), day, tz, self.ctx.policy.trips)
+            facts = service_day_facts(day, matches, self.ctx, {}, occurrences)
+            for record in safe_detect(CATALOGUE["D-13"], facts, self.ctx.policy, day.date):
+                if not isinstance(record, Infraction):
+                    continue
+                off = [m.detected.arrived_at for m in matches if m.realized.route_id == record.route_id
+                       and m.realized.departure_deviation_s is not None
+                       and is_off_schedule(m.realized.departure_deviation_s, self.ctx.policy)]
+                record = msgspec.structs.replace(record, status=PROVISIONAL)
+                found += self._emit_live(state, record, min(off) if off else day.close_epoch)
+        state.live = []
+        return found
+
+    def _emit_live(self, state: OperatorState, record: Infraction, moment: float) -> list[Infraction]:
+        tz = self.ctx.feed.timezone
+        before = state.emitted.get(record.infraction_id)
+        if before is not None:
+            before = localized(before, tz)
+            earliest = min(before.detected_at.timestamp(), moment)
+            record = stamped(record, earliest, tz)
+            if record == before:
+                return []
+        else:
+            record = stamped(record, moment, tz)
+        state.emitted[record.infraction_id] = record
+        return [record]
 
     # --- closing -------------------------------------------------------------------
 
@@ -159,9 +209,8 @@ class OperatorStage:
         out.trips += [m.realized for m in matches]
         reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
         facts = service_day_facts(day, matches, self.ctx, reporting, occurrences)
-        tz = self.ctx.feed.timezone
-        findings = [stamped(f, closed_at, tz) if isinstance(f, Infraction) else f
-                    for f in evaluate_service_day(facts, self.ctx.policy, self._projector)]
+        findings = self._reconcile(state, date, evaluate_service_day(facts, self.ctx.policy, self._projector),
+                                   closed_at)
         month = month_of(date)
         for finding in findings:
             out.findings.append(finding)
@@ -180,6 +229,23 @@ class OperatorStage:
         # Reporting minutes before the day cannot matter to a later day.
         horizon = int((day.start_epoch - self.ctx.policy.trips.match_window_s) // 60)
         state.reporting = state.reporting[bisect.bisect_left(state.reporting, horizon):]
+
+    def _reconcile(self, state: OperatorState, date: dt.date, settled: list[Finding],
+                   closed_at: float) -> list[Finding]:
+        """The closed day's verdicts against what left while it ran: an emitted record
+        keeps its detected_at; one the day's final matching no longer supports is
+        withdrawn (kept); a new one is stamped with the day's close."""
+        tz = self.ctx.feed.timezone
+        emitted = {k: localized(r, tz) for k, r in state.emitted.items() if r.service_date == date}
+        out: list[Finding] = []
+        for finding in settled:
+            if isinstance(finding, Infraction):
+                before = emitted.pop(finding.infraction_id, None)
+                finding = stamped(finding, before.detected_at.timestamp() if before else closed_at, tz)
+            out.append(finding)
+        out += [msgspec.structs.replace(r, status=WITHDRAWN) for r in emitted.values()]
+        state.emitted = {k: r for k, r in state.emitted.items() if r.service_date != date}
+        return out
 
     def _close_month(self, state: OperatorState, month: str) -> list[Infraction]:
         state.closed_months.append(month)

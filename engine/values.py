@@ -40,9 +40,11 @@ class Emitted:
     infractions: list[Infraction] = field(default_factory=list)
     insufficient: list[InsufficientEvidence] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
+    statuses: list = field(default_factory=list)  # engine.status.VehicleStatus, latest last
 
     def extend(self, other: "Emitted") -> None:
         self.trips.extend(other.trips)
         self.infractions.extend(other.infractions)
         self.insufficient.extend(other.insufficient)
         self.rejected.extend(other.rejected)
+        self.statuses.extend(other.statuses)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ import numpy as np
 from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep, over_episodes
 from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDetected
+from engine.status import VehicleStatus, vehicle_status
 from engine.triplog import TripLog, open_trip_log, watch
 from engine.values import Context, Message
 from gtfs.projection import Projector
@@ -75,12 +77,22 @@ class VehicleOutput:
     rejected: list[Rejection] = field(default_factory=list)
     detected: list[TripDetected] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    statuses: list[VehicleStatus] = field(default_factory=list)
 
 
 def message_id(ping: TachographPing | CatracaReading) -> str:
     """Content-based id of a telemetry message (the same message always gets it)."""
     suffix = f"#{ping.seq}" if ping.seq is not None else ""
     return f"{ping.vehicle_id}/{ping.ts.isoformat()}{suffix}"
+
+
+_STATE = msgspec.msgpack.Encoder()
+_STATE_DECODER = msgspec.msgpack.Decoder(VehicleState)
+log = logging.getLogger(__name__)
+
+
+def _describe(item: Fix | CatracaReading) -> str:
+    return item.msg_id if isinstance(item, Fix) else message_id(item)
 
 
 def _fix_order(f: Fix) -> tuple[float, str]:
@@ -140,7 +152,14 @@ class VehicleStage:
         for message in messages:
             body = message.body
             state = touched.get(body.vehicle_id) or self._state(body.vehicle_id)
-            rejection = self._admit(state, message)
+            try:
+                rejection = self._admit(state, message)
+            except Exception as exc:  # noqa: BLE001 - one bad message must not stop the stream
+                log.exception("dead-lettering %s: the engine failed on it", message.location)
+                rejection = Rejection(source="tachograph" if isinstance(body, TachographPing) else "catraca",
+                                      reason="engine_error", detail=f"{type(exc).__name__}: {exc}",
+                                      location=message.location,
+                                      raw=message.raw if message.raw is not None else encode(body).decode())
             if rejection is not None:
                 out.rejected.append(rejection)
                 continue
@@ -156,6 +175,8 @@ class VehicleStage:
         released = self.release(self.watermark, occurrences)
         out.detected += released.detected
         out.findings += released.findings
+        out.statuses += released.statuses
+        out.rejected += released.rejected
         return out
 
     def _admit(self, state: VehicleState, message: Message) -> Rejection | None:
@@ -228,15 +249,52 @@ class VehicleStage:
                 batch, state.pending = state.pending[:cut], state.pending[cut:]
                 readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
                     state.pending_catraca[cut_catraca:]
-                self._log_day(state, batch, readings)
-                if batch:
-                    out.detected += self._advance(state, batch, occurrences, out)
-                    out.findings += self._over_episodes(state)
+                before = _STATE.encode(state)
+                try:
+                    self._process(state, batch, readings, occurrences, out)
+                except Exception:  # noqa: BLE001 - one bad message must not stop the stream
+                    state = self._isolate(before, batch, readings, occurrences, out)
                 self._save(state)
             if state.pending or state.pending_catraca:
                 still_dirty.append(vehicle_id)
         self.partition.dirty = still_dirty
         return out
+
+    def _process(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
+                 out: VehicleOutput) -> None:
+        """Released messages of one vehicle through the core. Outputs go to `out` only if
+        all of it succeeds."""
+        mine = VehicleOutput()
+        self._log_day(state, batch, readings)
+        if batch:
+            mine.detected += self._advance(state, batch, occurrences, mine)
+            mine.findings += self._over_episodes(state)
+        status = vehicle_status(state, self.ctx, self._day)
+        if status is not None:
+            mine.statuses.append(status)
+        out.detected += mine.detected
+        out.findings += mine.findings
+        out.statuses += mine.statuses
+
+    def _isolate(self, before: bytes, batch: list[Fix], readings: list[CatracaReading], occurrences,
+                 out: VehicleOutput) -> VehicleState:
+        """A vehicle's release raised: from the state before it, its messages again one at
+        a time (the result does not depend on how they are split); each one that raises
+        is dead-lettered with the exception (`engine_error`) and the others go on."""
+        state = _STATE_DECODER.decode(before)
+        items = sorted([(f.t, 0, f) for f in batch] + [(r.epoch, 1, r) for r in readings], key=lambda i: i[:2])
+        for _, kind, item in items:
+            snapshot = _STATE.encode(state)
+            try:
+                self._process(state, [item] if kind == 0 else [], [item] if kind == 1 else [], occurrences, out)
+            except Exception as exc:  # noqa: BLE001
+                log.exception("dead-lettering %s: the engine failed on it", _describe(item))
+                state = _STATE_DECODER.decode(snapshot)
+                out.rejected.append(Rejection(
+                    source="tachograph" if kind == 0 else "catraca", reason="engine_error",
+                    detail=f"{type(exc).__name__}: {exc}", location=_describe(item),
+                    raw=msgspec.json.encode(item).decode()))
+        return state
 
     def _advance(self, state: VehicleState, batch: list[Fix], occurrences, out: VehicleOutput) -> list[TripDetected]:
         track = state.track or new_track(state.vehicle_id)

@@ -53,6 +53,7 @@ class ReplayResult:
     infractions: list[Infraction] = field(default_factory=list)  # final state, one per id
     insufficient: list[InsufficientEvidence] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
+    statuses: list = field(default_factory=list)  # each vehicle's latest live status
     messages: int = 0
     service_dates: list[dt.date] = field(default_factory=list)
 
@@ -189,6 +190,7 @@ def replay(
         infractions=final_state(out.infractions),
         insufficient=out.insufficient,
         rejected=out.rejected,
+        statuses=sorted({s.vehicle_id: s for s in out.statuses}.values(), key=lambda s: s.vehicle_id),
         messages=count + len(messages.rejected),
         service_dates=engine.covered_dates(),
     )
@@ -237,6 +239,7 @@ def write_outputs(result: ReplayResult, out_dir: Path) -> None:
     _write_jsonl(out_dir / "infractions.jsonl", (infraction_record(i) for i in result.infractions))
     _write_jsonl(out_dir / "rejected.jsonl", (to_builtins(r) for r in result.rejected))
     _write_jsonl(out_dir / "insufficient_evidence.jsonl", (msgspec.to_builtins(f) for f in result.insufficient))
+    _write_jsonl(out_dir / "vehicle_status.jsonl", (msgspec.to_builtins(s) for s in result.statuses))
 
 
 def _write_jsonl(path: Path, records) -> None:

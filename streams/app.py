@@ -197,7 +197,8 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
     operator_topic = app.topic("operator-events", key_type=bytes, value_type=bytes)
     occurrence_topic = app.topic("occurrences", key_type=bytes, value_type=bytes)
     out = {name: app.topic(name, key_type=bytes, value_type=bytes)
-           for name in ("trips", "infractions", "insufficient-evidence", "rejected", "operator-events", "day-matched")}
+           for name in ("trips", "infractions", "insufficient-evidence", "rejected", "vehicle-status", "operator-events",
+                         "day-matched")}
     # Keys are raw bytes: the changelog partition of b"JN-1011" is then the partition its
     # pings are on (str keys would be JSON-serialized, '"JN-1011"', and hash elsewhere:
     # after a rebalance another worker than the pings' would recover the state).
@@ -283,9 +284,13 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                     # every input topic of the partition is exhausted (finite input)
                     flushed = stage.flush(occurrences_now)
                     detected, findings = detected + flushed.detected, findings + flushed.findings
+                    result.statuses += flushed.statuses
+                    result.rejected += flushed.rejected
                     stage.partition.final = True
                 await send_rejected(rejected + result.rejected)
                 await send_findings(findings)
+                for status in result.statuses:
+                    await out["vehicle-status"].send(key=status.vehicle_id.encode(), value=json_encoder.encode(status))
                 await send_to_operators(detected, None)
                 for day in matched:
                     await send_findings(stage.on_day_matched(day, occurrences_now))

@@ -15,6 +15,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
+import numpy as np
+
 from fiscaliza.policy import TripRules
 from gtfs.model import Feed, FrequencyWindow, ScheduledTrip
 from gtfs.schedule import frequency_windows, scheduled_trips, service_day_start
@@ -177,6 +179,39 @@ def _window_of(trip: DetectedTrip, day: ServiceDay) -> FrequencyWindow | None:
         if (w.route_id, w.direction_id) == (trip.route_id, trip.direction_id) and w.start_s <= seconds < w.end_s:
             return w
     return None
+
+
+def live_matches(detected: list[DetectedTrip], day: ServiceDay, tz: ZoneInfo, rules: TripRules) -> list[Match]:
+    """The day's arrived trips matched while the day runs, as AVL systems assign trips
+    live: each vehicle's trips in order, each to the next trip of the block its previous
+    trip ran when that block has one of its line and direction within the match window,
+    else to the scheduled trip of its line and direction whose departure is nearest.
+    Per vehicle, so it never depends on which vehicle's trips arrived first; the day's
+    final matching (one-to-one) settles it at day close."""
+    headway_keys = {(w.route_id, w.direction_id) for w in day.windows}
+    by_vehicle: dict[str, list[DetectedTrip]] = defaultdict(list)
+    for d in detected:
+        by_vehicle[d.vehicle_id].append(d)
+    result = []
+    for vehicle in sorted(by_vehicle):
+        block, after = None, -np.inf
+        for d in sorted(by_vehicle[vehicle], key=lambda d: d.departed_at):
+            if (d.route_id, d.direction_id) in headway_keys:
+                result.append(Match(d, unmatched_realization(d, day.date, tz), None, None))
+                continue
+            mine = [s for s in day.trips if (s.route_id, s.direction_id) == (d.route_id, d.direction_id)
+                    and abs(d.departed_at - day.departure_epoch(s)) <= rules.match_window_s]
+            in_block = [s for s in mine if block is not None and s.block_id == block
+                        and day.departure_epoch(s) > after]
+            pool = in_block[:1] if in_block else mine
+            best = min(pool, key=lambda s: abs(d.departed_at - day.departure_epoch(s)), default=None)
+            if best is None:
+                result.append(Match(d, unmatched_realization(d, day.date, tz), None, None))
+                continue
+            deviation = d.departed_at - day.departure_epoch(best)
+            result.append(Match(d, _realized(d, day, tz, best, deviation), best, None))
+            block, after = best.block_id, day.departure_epoch(best)
+    return result
 
 
 def unmatched_realization(d: DetectedTrip, date: dt.date, tz: ZoneInfo) -> RealizedTrip:

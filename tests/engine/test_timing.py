@@ -28,16 +28,17 @@ BATCH = 200
 
 
 def run_live(context, messages: list[Message], late: list[Message] = ()):
-    """The change log with, for each record, the newest event time fed so far; `late`
-    messages are fed right after the first D-11 came out."""
+    """The change log with, for each record, the watermark before and after the batch it
+    came out of (None at the end of input); `late` messages are fed right after the
+    first D-11 came out."""
     engine = Engine(context, frozenset({"tachograph", "catraca"}))
-    log, newest = [], None
+    log = []
     pending = list(messages)
     while pending:
         batch, pending = pending[:BATCH], pending[BATCH:]
-        newest = max([newest or 0.0] + [m.body.epoch for m in batch if hasattr(m.body, "epoch")])
+        before = engine._vehicle_stage.watermark
         out = engine.ingest(batch)
-        log += [(record, newest) for record in out.infractions]
+        log += [(record, (before, engine._vehicle_stage.watermark)) for record in out.infractions]
         if late and any(r.code == "D-11" for r, _ in log):
             engine.ingest(list(late))
             late = ()
@@ -46,35 +47,42 @@ def run_live(context, messages: list[Message], late: list[Message] = ()):
     return log
 
 
-@pytest.fixture(scope="module")
-def detour_day(tmp_path_factory):
-    out = tmp_path_factory.mktemp("timing")
+def came_out_as_soon_as_the_watermark_passed(moment: float, watermarks) -> bool:
+    """The record left with the batch that took the watermark past `moment`, not later."""
+    return watermarks is not None and (watermarks[0] is None or watermarks[0] < moment) and moment <= watermarks[1]
+
+
+def one_fault_day(out, fault: str):
+    """A simulated weekday with one fault: the context, its messages in event-time order,
+    what was injected, and the replay's result."""
     sim = simulate(load_feed(FEED_PATH), load_fleet(FLEET_PATH),
-                   SimulationSettings(DAY, DAY, seed=21, faults=("detour",)), out)
+                   SimulationSettings(DAY, DAY, seed=21, faults=(fault,)), out)
     [injected] = json.loads(sim.manifest.read_text())["faults"]
     inputs = ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca)
-    context = load_context(inputs)
     messages, rejected = read_messages(inputs)
     assert not rejected
-    return context, messages, injected, replay(inputs)
+    return load_context(inputs), messages, injected, replay(inputs)
+
+
+@pytest.fixture(scope="module")
+def detour_day(tmp_path_factory):
+    return one_fault_day(tmp_path_factory.mktemp("timing"), "detour")
 
 
 def test_d11_and_a07_come_out_when_the_trip_arrives_not_at_day_close(detour_day):
     context, messages, injected, reference = detour_day
     log = run_live(context, messages)
     [trip] = [t for t in reference.trips if t.trip_id == injected["trip_id"]]
-    lateness = context.policy.stream.allowed_lateness_s
     for code in ("D-11", "A-07"):
-        first, stream_time = next((r, at) for r, at in log if r.code == code)
+        first, watermarks = next((r, at) for r, at in log if r.code == code)
         # detected_at is the arrival ping: within one ping interval (10 s) after the trip's
         # arrival (interpolated at the zone's edge)
         arrival = trip.arrived_at.timestamp()
         assert 0 <= first.detected_at.timestamp() - arrival <= 10
         assert first.detected_at.utcoffset() == dt.timedelta(hours=-3)
-        # it came out of a batch whose newest event is the arrival plus the allowed
-        # lateness (600 s) plus at most one batch (200 messages: a few minutes of the
-        # fleet), where it used to wait for the day to close (~15 h)
-        assert stream_time is not None and stream_time - arrival <= lateness + 600
+        # it came out when the watermark (newest event - 600 s) passed the arrival ping,
+        # where it used to wait for the day to close (~15 h later)
+        assert came_out_as_soon_as_the_watermark_passed(first.detected_at.timestamp(), watermarks)
         assert first.trip_id is None and first.status == "confirmed"
         assert first.service_date == DAY and first.route_id == injected["route_id"]
 
@@ -115,28 +123,43 @@ def test_every_record_carries_when_it_was_detected(detour_day):
 
 @pytest.fixture(scope="module")
 def speeding_day(tmp_path_factory):
-    out = tmp_path_factory.mktemp("timing-speeding")
-    sim = simulate(load_feed(FEED_PATH), load_fleet(FLEET_PATH),
-                   SimulationSettings(DAY, DAY, seed=21, faults=("speeding",)), out)
-    [injected] = json.loads(sim.manifest.read_text())["faults"]
-    inputs = ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca)
-    messages, _ = read_messages(inputs)
-    return load_context(inputs), messages, injected, replay(inputs)
+    return one_fault_day(tmp_path_factory.mktemp("timing-speeding"), "speeding")
 
 
 def test_c01_comes_out_when_its_episode_can_no_longer_merge(speeding_day):
     context, messages, injected, reference = speeding_day
     log = run_live(context, messages)
     records = [(r, at) for r, at in log if r.code == "C-01"]
-    first, stream_time = records[0]
+    first, watermarks = records[0]
     last_over = first.evidence["interval_epoch"][1]
     merge_gap = context.policy.c01.merge_gap_s  # 300 s: a later episode less than 5 min after would join it
     assert first.detected_at.timestamp() == last_over + merge_gap
     # out of the batch where the watermark (newest event - 600 s) passed that moment
-    assert stream_time is not None
-    assert 0 <= stream_time - first.detected_at.timestamp() <= context.policy.stream.allowed_lateness_s + 600
+    assert came_out_as_soon_as_the_watermark_passed(first.detected_at.timestamp(), watermarks)
     # the final record is the replay's, with the trip filled in by the day's matching
     [settled] = [i for i in reference.infractions if i.code == "C-01"]
     assert records[-1][0] == settled and settled.detected_at == first.detected_at
     assert settled.trip_id == injected["trip_id"]
     assert {r.infraction_id for r, _ in records} == {settled.infraction_id}
+
+
+@pytest.fixture(scope="module")
+def late_day(tmp_path_factory):
+    return one_fault_day(tmp_path_factory.mktemp("timing-late"), "late_departure")
+
+
+def test_d13_comes_out_provisional_when_the_late_trip_arrives_and_is_confirmed_at_day_close(late_day):
+    context, messages, injected, reference = late_day
+    log = run_live(context, messages)
+    records = [(r, at) for r, at in log if r.code == "D-13"]
+    first, watermarks = records[0]
+    [late] = [t for t in reference.trips if t.trip_id == injected["trip_id"]]
+    arrival = late.arrived_at.timestamp()
+    assert first.status == "provisional" and first.route_id == injected["route_id"]
+    # its detected_at is the late trip's arrival: a trip is realized once it arrives
+    assert first.detected_at.timestamp() == pytest.approx(arrival, abs=1e-3)
+    assert came_out_as_soon_as_the_watermark_passed(first.detected_at.timestamp(), watermarks)
+    [settled] = [i for i in reference.infractions if i.code == "D-13"]
+    last, _ = records[-1]
+    assert last == settled and settled.status == "confirmed"
+    assert (settled.infraction_id, settled.detected_at) == (first.infraction_id, first.detected_at)

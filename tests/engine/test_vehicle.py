@@ -57,3 +57,60 @@ def test_a_day_judged_again_after_a_restart_emits_nothing(context):
     message = DayMatched("JN-2014", "TRD", DAY, [], closed_at=1.8e9)
     assert len(stage.on_day_matched(message, [])) == 1
     assert stage.on_day_matched(message, []) == []
+
+
+def test_an_engine_exception_dead_letters_the_message_and_the_stream_goes_on(context, tmp_path, monkeypatch):
+    import engine.vehicle as vehicle_module
+    from engine import Engine
+    from fiscaliza.fleet import load_fleet
+    from fiscaliza.replay import read_messages, replay
+    from gtfs import load_feed
+    from simulator import SimulationSettings, simulate
+
+    feed_path, fleet_path = joao_neiva()
+    sim = simulate(load_feed(feed_path), load_fleet(fleet_path), SimulationSettings(DAY, DAY, seed=3), tmp_path)
+    inputs = ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca)
+    reference = replay(inputs)
+    messages, _ = read_messages(inputs)
+    culprit = next(m for m in messages if getattr(m.body, "speed_kmh", 0) > 20 and m.body.vehicle_id == "JN-1011")
+    culprit_id = vehicle_module.message_id(culprit.body)
+    real = vehicle_module.advance_track
+
+    def failing(track, batch, *args):  # a bug the engine trips over on one ping only
+        if any(f.msg_id == culprit_id for f in batch):
+            raise ZeroDivisionError("simulated bug")
+        return real(track, batch, *args)
+
+    monkeypatch.setattr(vehicle_module, "advance_track", failing)
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    rejected, trips = [], []
+    for start in range(0, len(messages), 1000):
+        out = engine.ingest(messages[start : start + 1000])
+        rejected += out.rejected
+        trips += out.trips
+    out = engine.close()
+    rejected += out.rejected
+    trips += out.trips
+    [dead] = rejected
+    assert (dead.reason, dead.location, dead.source) == ("engine_error", culprit_id, "tachograph")
+    assert "ZeroDivisionError: simulated bug" in dead.detail
+    # one ping fewer in the middle of a trip (10 s apart): every trip is still realized
+    assert sorted((t.vehicle_id, t.trip_id) for t in trips) == sorted((t.vehicle_id, t.trip_id)
+                                                                      for t in reference.trips)
+
+
+def test_an_exception_admitting_a_message_dead_letters_it_with_its_location(context, monkeypatch):
+    import json
+
+    from engine import Engine, Message
+    from telemetry import decode_tachograph
+
+    def failing(self, state, message):
+        raise ValueError("simulated bug")
+
+    monkeypatch.setattr(VehicleStage, "_admit", failing)
+    line = json.dumps({"vehicle_id": "JN-1011", "ts": "2026-12-01T12:00:00-03:00", "lat": -19.7574776,
+                       "lon": -40.3852385, "speed_kmh": 0.0})
+    [dead] = Engine(context).ingest([Message(decode_tachograph(line, "tachograph/0/42"), "tachograph/0/42", line,
+                                             offset=42)]).rejected
+    assert (dead.reason, dead.location, dead.raw) == ("engine_error", "tachograph/0/42", line)

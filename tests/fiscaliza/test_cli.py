@@ -155,9 +155,11 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def test_good_replay_creates_nested_dir_with_the_contract_outputs(replayed):
-    # the three files of the contract, plus the insufficient-evidence records
+    # the three files of the contract, plus the insufficient-evidence records and the
+    # vehicles' live status
     assert sorted(p.name for p in replayed.iterdir()) == [
-        "infractions.jsonl", "insufficient_evidence.jsonl", "rejected.jsonl", "trips.jsonl"]
+        "infractions.jsonl", "insufficient_evidence.jsonl", "rejected.jsonl", "trips.jsonl",
+        "vehicle_status.jsonl"]
     for name in ("infractions.jsonl", "rejected.jsonl", "insufficient_evidence.jsonl"):
         assert isinstance(read_jsonl(replayed / name), list)  # every line is JSON
 

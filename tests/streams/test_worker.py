@@ -114,6 +114,8 @@ def test_worker_gives_the_replays_infractions_and_trips(kafka_bootstrap, publish
                                                                               default=str))
         assert read_topic(kafka_bootstrap, "rejected") == []
         # what could not be established has its own topic, as replay's insufficient_evidence.jsonl
+        statuses = latest_by_key(read_topic(kafka_bootstrap, "vehicle-status"))
+        assert statuses == {s.vehicle_id: json.loads(msgspec.json.encode(s)) for s in reference.statuses}
         insufficient = sorted(r.value for r in read_topic(kafka_bootstrap, "insufficient-evidence"))
         assert insufficient == sorted(msgspec.json.encode(f) for f in reference.insufficient)
     finally:

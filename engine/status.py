@@ -1,0 +1,135 @@
+"""A vehicle's live status for the operations room (`vehicle-status`, vehicle_status.jsonl).
+
+Pure: computed from the vehicle's state after each release. A trip is only a realized
+trip once it arrives (DESIGN.md, "Trips"); while it runs, the status reads the open
+track as an AVL system does: the itinerary whose origin terminal the vehicle left
+last (the driver's console line first, when it names one), its progress along the
+shape, and the scheduled departure of that line and direction nearest to that exit
+within the match window (a live match, not the day's final one).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import msgspec
+import numpy as np
+
+from engine.values import Context
+from trips.matching import ServiceDay
+
+
+class VehicleStatus(msgspec.Struct, kw_only=True):
+    vehicle_id: str
+    operator_id: str
+    ts: str  # event time of the newest position, ISO-8601 with the feed's offset
+    lat: float
+    lon: float
+    speed_kmh: float
+    in_service: bool  # running a trip, or standing in its destination terminal less than 30 min after it
+    route_id: str | None
+    direction_id: int | None
+    trip_id: str | None  # the live match: the scheduled trip nearest to the departure
+    progress: float | None  # fraction of the itinerary's shape run
+    departed_at: str | None
+    schedule_deviation_s: float | None  # departure against the live match's scheduled departure
+    off_route_m: float | None  # farther than D-11's distance from the shape: how far now
+    off_route_since: str | None
+    catraca_silent_since: str | None  # the last catraca reading, when older than D-19's limit
+
+
+def vehicle_status(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay]) -> VehicleStatus | None:
+    track = state.track
+    if track is None or not track.fixes:
+        return None
+    tz = ctx.feed.timezone
+    fixes = track.fixes
+    last = fixes[-1]
+
+    def iso(epoch: float | None) -> str | None:
+        return None if epoch is None else dt.datetime.fromtimestamp(round(epoch), tz).isoformat()
+
+    status = dict(vehicle_id=state.vehicle_id, operator_id=ctx.fleet[state.vehicle_id].operator_id,
+                  ts=iso(last.t), lat=last.lat, lon=last.lon, speed_kmh=last.speed_kmh, in_service=False,
+                  route_id=None, direction_id=None, trip_id=None, progress=None, departed_at=None,
+                  schedule_deviation_s=None, off_route_m=None, off_route_since=None,
+                  catraca_silent_since=_catraca_silent_since(state, last.t, ctx, iso))
+    running = _open_trip(fixes, ctx)
+    if running is not None:
+        itinerary, exit_index, distance = running
+        departed = fixes[exit_index].t
+        scheduled = _nearest_departure(itinerary.pattern.route_id, itinerary.pattern.direction_id, departed,
+                                       ctx, day_of)
+        off = distance > ctx.policy.d11.max_distance_m
+        since = None
+        if off[-1]:
+            back = np.flatnonzero(~off[exit_index:])
+            since = fixes[exit_index + (int(back[-1]) + 1 if len(back) else 0)].t
+        progress = float(itinerary.locate(np.array([last.x]), np.array([last.y]))[0]) / itinerary.length_m
+        status.update(in_service=True, route_id=itinerary.pattern.route_id,
+                      direction_id=itinerary.pattern.direction_id,
+                      trip_id=scheduled[0] if scheduled else None, progress=round(min(progress, 1.0), 3),
+                      departed_at=iso(departed),
+                      schedule_deviation_s=round(departed - scheduled[1], 1) if scheduled else None,
+                      off_route_m=round(float(distance[-1]), 1) if off[-1] else None, off_route_since=iso(since))
+    else:
+        standing = next((log for log in reversed(state.trips) if log.watching and last.t <= log.cap), None)
+        if standing is not None:
+            itinerary = ctx.geofences.itineraries[f"{standing.route_id}:{standing.direction_id}:{standing.shape_id}"]
+            if itinerary.destination.contains(np.array([last.x]), np.array([last.y]))[0]:
+                status.update(in_service=True, route_id=standing.route_id, direction_id=standing.direction_id,
+                              progress=1.0, departed_at=iso(standing.departed_at))
+    return VehicleStatus(**status)
+
+
+def _open_trip(fixes, ctx: Context):
+    """The itinerary the vehicle is running: the latest exit from an origin terminal
+    zone among the track's fixes (since the last arrival), on the console's line when
+    the newest ping names one. None while it stands in a terminal or runs nothing."""
+    n = len(fixes)
+    x = np.fromiter((f.x for f in fixes), float, n)
+    y = np.fromiter((f.y for f in fixes), float, n)
+    declared = fixes[-1].route_id
+    best = None
+    for itinerary in ctx.geofences.itineraries.values():
+        if declared is not None and itinerary.pattern.route_id != declared:
+            continue
+        inside = itinerary.origin.contains(x, y)
+        if inside[-1]:
+            continue  # still in (or back in) its origin terminal
+        exits = np.flatnonzero(inside[:-1] & ~inside[1:])
+        if not len(exits):
+            continue
+        e = int(exits[-1])
+        distance = itinerary.distance(x, y)
+        on = int((distance[e:] <= itinerary.corridor_m).sum())
+        if best is None or (e, on) > (best[1], best[3]):
+            best = (itinerary, e, distance, on)
+    return None if best is None else best[:3]
+
+
+def _nearest_departure(route_id: str, direction_id: int, departed: float, ctx: Context,
+                       day_of: Callable[[dt.date], ServiceDay]) -> tuple[str, float] | None:
+    """The scheduled trip (timetabled, or a frequency with exact times) of the line and
+    direction whose departure is nearest, within the match window (today's or, after
+    midnight, yesterday's). Headway-based windows have no departure to be late for."""
+    window = ctx.policy.trips.match_window_s
+    date = dt.datetime.fromtimestamp(departed, ctx.feed.timezone).date()
+    best = None
+    for day in (day_of(date), day_of(date - dt.timedelta(days=1))):
+        for trip in day.trips:
+            if (trip.route_id, trip.direction_id) != (route_id, direction_id):
+                continue
+            scheduled = day.start_epoch + trip.departure_s
+            gap = abs(departed - scheduled)
+            if gap <= window and (best is None or gap < best[0]):
+                best = (gap, trip.trip_id, scheduled)
+    return None if best is None else best[1:]
+
+
+def _catraca_silent_since(state, now: float, ctx: Context, iso) -> str | None:
+    last = max((log.last_reading for log in state.days if log.last_reading is not None), default=None)
+    if last is None or now - last <= ctx.policy.d19.max_silence_s:
+        return None
+    return iso(last)
