@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from engine.assemble import day_km, match_record, month_of, operator_day, service_date_of, service_day_facts
+from engine.changelog import emit_change, settle
 from engine.messages import DayMatched, Heartbeat, TripDetected
 from engine.values import Context
 from gtfs.projection import Projector
@@ -25,7 +26,7 @@ from rules.evaluate import evaluate_service_day
 from rules.catalogue import CATALOGUE
 from rules.d13 import is_off_schedule
 from rules.evaluate import safe_detect
-from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, localized, stamped
+from rules.model import PROVISIONAL, Finding, Infraction, localized
 from telemetry import Occurrence
 from trips.matching import ServiceDay, live_matches, match_service_day_full, service_day
 from trips.model import DetectedTrip, RealizedTrip
@@ -133,23 +134,9 @@ class OperatorStage:
                        and m.realized.departure_deviation_s is not None
                        and is_off_schedule(m.realized.departure_deviation_s, self.ctx.policy)]
                 record = msgspec.structs.replace(record, status=PROVISIONAL)
-                found += self._emit_live(state, record, min(off) if off else day.close_epoch)
+                found += emit_change(state.emitted, record, min(off) if off else day.close_epoch, tz)
         state.live = []
         return found
-
-    def _emit_live(self, state: OperatorState, record: Infraction, moment: float) -> list[Infraction]:
-        tz = self.ctx.feed.timezone
-        before = state.emitted.get(record.infraction_id)
-        if before is not None:
-            before = localized(before, tz)
-            earliest = min(before.detected_at.timestamp(), moment)
-            record = stamped(record, earliest, tz)
-            if record == before:
-                return []
-        else:
-            record = stamped(record, moment, tz)
-        state.emitted[record.infraction_id] = record
-        return [record]
 
     # --- closing -------------------------------------------------------------------
 
@@ -209,8 +196,8 @@ class OperatorStage:
         out.trips += [m.realized for m in matches]
         reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
         facts = service_day_facts(day, matches, self.ctx, reporting, occurrences)
-        findings = self._reconcile(state, date, evaluate_service_day(facts, self.ctx.policy, self._projector),
-                                   closed_at)
+        findings = settle(state.emitted, evaluate_service_day(facts, self.ctx.policy, self._projector), date,
+                          closed_at, self.ctx.feed.timezone)
         month = month_of(date)
         for finding in findings:
             out.findings.append(finding)
@@ -229,23 +216,6 @@ class OperatorStage:
         # Reporting minutes before the day cannot matter to a later day.
         horizon = int((day.start_epoch - self.ctx.policy.trips.match_window_s) // 60)
         state.reporting = state.reporting[bisect.bisect_left(state.reporting, horizon):]
-
-    def _reconcile(self, state: OperatorState, date: dt.date, settled: list[Finding],
-                   closed_at: float) -> list[Finding]:
-        """The closed day's verdicts against what left while it ran: an emitted record
-        keeps its detected_at; one the day's final matching no longer supports is
-        withdrawn (kept); a new one is stamped with the day's close."""
-        tz = self.ctx.feed.timezone
-        emitted = {k: localized(r, tz) for k, r in state.emitted.items() if r.service_date == date}
-        out: list[Finding] = []
-        for finding in settled:
-            if isinstance(finding, Infraction):
-                before = emitted.pop(finding.infraction_id, None)
-                finding = stamped(finding, before.detected_at.timestamp() if before else closed_at, tz)
-            out.append(finding)
-        out += [msgspec.structs.replace(r, status=WITHDRAWN) for r in emitted.values()]
-        state.emitted = {k: r for k, r in state.emitted.items() if r.service_date != date}
-        return out
 
     def _close_month(self, state: OperatorState, month: str) -> list[Infraction]:
         state.closed_months.append(month)

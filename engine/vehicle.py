@@ -22,6 +22,7 @@ import msgspec
 import numpy as np
 
 from engine.assemble import rebuild_match, service_date_of, trip_facts
+from engine.changelog import emit_change, settle
 from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep, over_episodes
 from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDetected
 from engine.status import VehicleStatus, vehicle_status
@@ -31,7 +32,7 @@ from gtfs.projection import Projector
 from rules.catalogue import CATALOGUE
 from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, rejustify, safe_detect
 from rules.facts import Standing, TripFacts, VehicleDayFacts, in_service_from
-from rules.model import WITHDRAWN, Finding, Infraction, localized, plain, stamped
+from rules.model import Finding, Infraction, localized, stamped
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode
 from trips.matching import Match, ServiceDay, service_day, unmatched_realization
 from trips.model import DetectedTrip, Fix, Track
@@ -362,21 +363,9 @@ class VehicleStage:
             facts = self._vehicle_day_from(state, date, log, trips, in_service=())
             for record in safe_detect(CATALOGUE["C-01"], facts, self.ctx.policy, date):
                 if isinstance(record, Infraction) and record.evidence["interval_epoch"][1] in over:
-                    changed += self._emit(state, record, over[record.evidence["interval_epoch"][1]])
+                    changed += emit_change(state.emitted, record, over[record.evidence["interval_epoch"][1]],
+                                           self.ctx.feed.timezone)
         return changed
-
-    def _emit(self, state: VehicleState, record: Infraction, moment: float) -> list[Infraction]:
-        """A vehicle-day record while its day runs: new, or changed since it was emitted."""
-        tz = self.ctx.feed.timezone
-        before = state.emitted.get(record.infraction_id)
-        if before is not None:
-            before = localized(before, tz)
-            record = msgspec.structs.replace(record, detected_at=before.detected_at)
-            if record == before:
-                return []
-        record = stamped(msgspec.structs.replace(record, evidence=plain(record.evidence)), moment, tz)
-        state.emitted[record.infraction_id] = record
-        return [record]
 
     def _live_trip(self, vehicle_id: str, log: TripLog) -> TripFacts:
         """An arrived trip before its day's matching, as context for a record."""
@@ -462,40 +451,13 @@ class VehicleStage:
         facts = self._vehicle_day(state, message.service_date, trips)
         settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.policy,
                                        self._projector)
-        findings += self._reconcile(state, message, settled)
+        findings += settle(state.emitted, settled, message.service_date, message.closed_at, self.ctx.feed.timezone)
         # Forget the day: its trips and its operating day's facts.
         state.trips = [log for log in state.trips if log.service_date != date]
         state.days = [log for log in state.days if log.date != date]
-        state.emitted = {k: r for k, r in state.emitted.items() if r.service_date != message.service_date}
         state.judged = state.judged[-7:]
         self._save(state)
         return findings
-
-    def _reconcile(self, state: VehicleState, message: DayMatched, settled: list[Finding]) -> list[Finding]:
-        """The day-close verdicts against what left while the day ran: a record already
-        emitted keeps its detected_at and is sent again only if it changed; one the settled
-        facts no longer support is withdrawn (kept, never deleted); a new one is stamped
-        with the day's close."""
-        tz = self.ctx.feed.timezone
-        out: list[Finding] = []
-        seen = set()
-        for finding in settled:
-            if not isinstance(finding, Infraction):
-                out.append(finding)
-                continue
-            before = state.emitted.get(finding.infraction_id)
-            seen.add(finding.infraction_id)
-            if before is None:
-                out.append(stamped(finding, message.closed_at, tz))
-                continue
-            before = localized(before, tz)
-            after = msgspec.structs.replace(finding, detected_at=before.detected_at)
-            if after != before:
-                out.append(after)
-        for key, before in state.emitted.items():
-            if before.service_date == message.service_date and key not in seen:
-                out.append(msgspec.structs.replace(localized(before, tz), status=WITHDRAWN))
-        return out
 
     @staticmethod
     def _key(record: MatchRecord) -> tuple[float, str, int, str]:

@@ -121,15 +121,23 @@ def test_every_record_carries_when_it_was_detected(detour_day):
         assert record.detected_at is not None and record.detected_at >= record.occurred_at
 
 
+def emissions(day, code: str):
+    """The records of `code` as they left the engine live (with the watermarks around
+    them), and the replay's final one."""
+    context, messages, _, reference = day
+    records = [(r, at) for r, at in run_live(context, messages) if r.code == code]
+    [settled] = [i for i in reference.infractions if i.code == code]
+    return records, settled
+
+
 @pytest.fixture(scope="module")
 def speeding_day(tmp_path_factory):
     return one_fault_day(tmp_path_factory.mktemp("timing-speeding"), "speeding")
 
 
 def test_c01_comes_out_when_its_episode_can_no_longer_merge(speeding_day):
-    context, messages, injected, reference = speeding_day
-    log = run_live(context, messages)
-    records = [(r, at) for r, at in log if r.code == "C-01"]
+    context, _, injected, _ = speeding_day
+    records, settled = emissions(speeding_day, "C-01")
     first, watermarks = records[0]
     last_over = first.evidence["interval_epoch"][1]
     merge_gap = context.policy.c01.merge_gap_s  # 300 s: a later episode less than 5 min after would join it
@@ -137,7 +145,6 @@ def test_c01_comes_out_when_its_episode_can_no_longer_merge(speeding_day):
     # out of the batch where the watermark (newest event - 600 s) passed that moment
     assert came_out_as_soon_as_the_watermark_passed(first.detected_at.timestamp(), watermarks)
     # the final record is the replay's, with the trip filled in by the day's matching
-    [settled] = [i for i in reference.infractions if i.code == "C-01"]
     assert records[-1][0] == settled and settled.detected_at == first.detected_at
     assert settled.trip_id == injected["trip_id"]
     assert {r.infraction_id for r, _ in records} == {settled.infraction_id}
@@ -149,9 +156,8 @@ def late_day(tmp_path_factory):
 
 
 def test_d13_comes_out_provisional_when_the_late_trip_arrives_and_is_confirmed_at_day_close(late_day):
-    context, messages, injected, reference = late_day
-    log = run_live(context, messages)
-    records = [(r, at) for r, at in log if r.code == "D-13"]
+    _, _, injected, reference = late_day
+    records, settled = emissions(late_day, "D-13")
     first, watermarks = records[0]
     [late] = [t for t in reference.trips if t.trip_id == injected["trip_id"]]
     arrival = late.arrived_at.timestamp()
@@ -159,7 +165,6 @@ def test_d13_comes_out_provisional_when_the_late_trip_arrives_and_is_confirmed_a
     # its detected_at is the late trip's arrival: a trip is realized once it arrives
     assert first.detected_at.timestamp() == pytest.approx(arrival, abs=1e-3)
     assert came_out_as_soon_as_the_watermark_passed(first.detected_at.timestamp(), watermarks)
-    [settled] = [i for i in reference.infractions if i.code == "D-13"]
     last, _ = records[-1]
     assert last == settled and settled.status == "confirmed"
     assert (settled.infraction_id, settled.detected_at) == (first.infraction_id, first.detected_at)
