@@ -23,13 +23,16 @@ from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
 from simulator import SimulationSettings, simulate
 
+# The child's peak RSS is read from /proc (VmHWM): getrusage's ru_maxrss survives exec on
+# Linux and would report the parent's peak (its simulation) instead.
 CHILD = """
-import resource, sys
+import re, sys
 from pathlib import Path
 from fiscaliza.replay import ReplayInputs, replay
 feed, fleet, tachograph, catraca = map(Path, sys.argv[1:5])
 result = replay(ReplayInputs(feed, fleet, tachograph, catraca))
-print(result.messages, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+peak_kb = int(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
+print(result.messages, peak_kb)
 """
 
 
@@ -46,7 +49,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     feed_path, fleet_path = joao_neiva()
     feed, fleet = load_feed(feed_path), load_fleet(fleet_path)
-    start = dt.date(2026, 11, 30)
+    start = dt.date(2026, 12, 1)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fiscaliza-bench-") as tmp:
         for days in (1, args.days):

@@ -192,11 +192,14 @@ class VehicleStage:
             return reject("unknown_vehicle", f"vehicle {body.vehicle_id!r} is not in fleet.csv")
         epoch = body.epoch
         key = f"{source}|{epoch!r}|{body.seq}"
-        if key in state.seen or (message.offset is not None and message.offset <= state.offsets.get(source, -1)):
+        limit = self._lateness_limit(state, source)
+        # Keys are forgotten once behind the lateness (whenever that happens): a copy that
+        # old is late, so the verdict never depends on when they were forgotten.
+        seen = key in state.seen and (limit is None or epoch >= limit)
+        if seen or (message.offset is not None and message.offset <= state.offsets.get(source, -1)):
             # before the lateness checks: a message Kafka delivers again after a worker
             # restart or a rebalance is behind its vehicle's newest one, and is a duplicate
             return reject("duplicate", f"same vehicle, time and seq as an earlier message ({message_id(body)})")
-        limit = self._lateness_limit(state, source)
         if limit is not None and epoch < limit:
             return reject("late", f"event time {body.ts.isoformat()} is more than "
                                   f"{self._lateness:.0f} s behind the vehicle's newest event")
@@ -209,11 +212,7 @@ class VehicleStage:
         state.seen[key] = epoch
         if message.offset is not None:
             state.offsets[source] = message.offset
-        newest = max(state.max_events.get(source, epoch), epoch)
-        if newest != state.max_events.get(source):
-            state.max_events[source] = newest
-            # older keys belong to messages that are late anyway
-            state.seen = {k: t for k, t in state.seen.items() if t >= newest - self._lateness}
+        state.max_events[source] = max(state.max_events.get(source, epoch), epoch)
         p = self.partition
         p.max_events[source] = max(p.max_events.get(source, epoch), epoch)
         p.first_event = epoch if p.first_event is None else min(p.first_event, epoch)
@@ -250,6 +249,7 @@ class VehicleStage:
                 batch, state.pending = state.pending[:cut], state.pending[cut:]
                 readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
                     state.pending_catraca[cut_catraca:]
+                self._forget_old_keys(state)
                 before = _STATE.encode(state)
                 try:
                     self._process(state, batch, readings, occurrences, out)
@@ -260,6 +260,11 @@ class VehicleStage:
                 still_dirty.append(vehicle_id)
         self.partition.dirty = still_dirty
         return out
+
+    def _forget_old_keys(self, state: VehicleState) -> None:
+        """Dedup keys behind the lateness go: a message that old is late anyway."""
+        horizon = {source: newest - self._lateness for source, newest in state.max_events.items()}
+        state.seen = {k: t for k, t in state.seen.items() if t >= horizon.get(k.split("|", 1)[0], -np.inf)}
 
     def _process(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
                  out: VehicleOutput) -> None:
@@ -337,16 +342,26 @@ class VehicleStage:
             if batch else []
         tolerance = self.ctx.policy.c01.tolerance_kmh
         silence = self.ctx.policy.d19.max_silence_s
+        window = (np.inf, -np.inf, None)  # the current operating day: [start, end) and its log
+
+        def day_log(epoch: float) -> DayLog:
+            nonlocal window
+            if not window[0] <= epoch < window[1]:
+                date = self._operating_date(epoch)
+                cutover = self.ctx.policy.trips.service_day_cutover_s
+                window = (self._day(date).start_epoch + cutover,
+                          self._day(date + dt.timedelta(days=1)).start_epoch + cutover, self._day_log(state, date))
+            return window[2]
+
         i = j = 0
         while i < len(batch) or j < len(readings):
             # a fix and a reading at the same instant: the fix first (it is the reading's place)
             if j == len(readings) or (i < len(batch) and batch[i].t <= readings[j].epoch):
-                fix = batch[i]
-                add_fix(self._day_log(state, self._operating_date(fix.t)), KeptFix(fix, limits[i]), tolerance)
+                add_fix(day_log(batch[i].t), KeptFix(batch[i], limits[i]), tolerance)
                 i += 1
             else:
                 reading = readings[j]
-                add_reading(self._day_log(state, self._operating_date(reading.epoch)), reading, silence)
+                add_reading(day_log(reading.epoch), reading, silence)
                 state.last_counter = reading.counter
                 j += 1
 

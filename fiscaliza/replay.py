@@ -71,7 +71,7 @@ def load_context(inputs: ReplayInputs) -> Context:
 
 
 _SOURCE_RANK = {"occurrences": 0, "tachograph": 1, "catraca": 2}
-RUN = 100_000  # messages sorted in memory before they are spilled to a temporary file
+RUN = 20_000  # messages sorted in memory before they are spilled to a temporary file
 _FRAME = struct.Struct("<I")
 
 
