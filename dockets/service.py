@@ -128,7 +128,10 @@ def ingest(session: Session, records: Iterable[Mapping], *, plates: Mapping[str,
     lavrado stays as issued."""
     report = IngestReport()
     for record in records:
-        existing = session.scalar(select(Docket).where(Docket.infraction_id == record["infraction_id"]))
+        # locked: a fiscal lavrando it meanwhile waits, and then sees it updated, or the
+        # update sees it lavrado (no change to an auto as issued)
+        existing = session.scalar(select(Docket).where(Docket.infraction_id == record["infraction_id"])
+                                  .with_for_update())
         if existing is not None:
             if _update_draft(session, existing, record, plates, ufir_brl, bundle_for, place_for):
                 report.updated.append(existing.id)
@@ -283,6 +286,7 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
     `Lavrar` numbers the auto (sequential per year) and renders its PDF with `renderer`.
     """
     docket = get_docket(session, actor, docket_id)
+    session.refresh(docket, with_for_update=True)  # one act at a time on an auto (and not during a sink update)
     allowed = workflow.ROLE_ACTIONS.get(actor.role, frozenset())
     if actor.role != SYSTEM_ROLE and type(action) not in allowed:
         raise Forbidden(f"O perfil {actor.role} não pode {workflow.ACTION_LABELS[type(action)].lower()}.")

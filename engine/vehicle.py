@@ -50,6 +50,9 @@ class VehicleState(msgspec.Struct):
     # dedup keys -> event time, within the lateness of the newest event (older ones are late)
     seen: dict[str, float] = msgspec.field(default_factory=dict)
     offsets: dict[str, int] = msgspec.field(default_factory=dict)  # input topic -> newest offset admitted
+    # input -> event time of the newest message released: the day's compact facts take a
+    # vehicle's messages in event-time order, so one behind this is late
+    released: dict[str, float] = msgspec.field(default_factory=dict)
     judged: list[str] = msgspec.field(default_factory=list)  # service dates already judged
     max_events: dict[str, float] = msgspec.field(default_factory=dict)  # newest event time per input
     # vehicle-day records emitted while their day runs (C-01), by id, until the day is judged
@@ -203,6 +206,11 @@ class VehicleStage:
         if limit is not None and epoch < limit:
             return reject("late", f"event time {body.ts.isoformat()} is more than "
                                   f"{self._lateness:.0f} s behind the vehicle's newest event")
+        released = state.released.get(source)
+        # a reading at the very instant of one released shares its order (counter) too late
+        if released is not None and (epoch < released or (epoch == released and source == "catraca")):
+            return reject("late", f"event time {body.ts.isoformat()} is behind this vehicle's {source} messages "
+                                  "already taken into the day's facts (its stream runs behind the partition's)")
         watermark = self.watermark
         horizon = self.ctx.policy.trips.max_trip_duration_s
         if watermark is not None and epoch < watermark - horizon:
@@ -272,6 +280,10 @@ class VehicleStage:
         all of it succeeds."""
         mine = VehicleOutput()
         self._log_day(state, batch, readings)
+        if batch:
+            state.released["tachograph"] = max(state.released.get("tachograph", batch[-1].t), batch[-1].t)
+        if readings:
+            state.released["catraca"] = max(state.released.get("catraca", readings[-1].epoch), readings[-1].epoch)
         if batch:
             mine.detected += self._advance(state, batch, occurrences, mine)
             mine.findings += self._over_episodes(state)

@@ -114,3 +114,45 @@ def test_an_exception_admitting_a_message_dead_letters_it_with_its_location(cont
     [dead] = Engine(context).ingest([Message(decode_tachograph(line, "tachograph/0/42"), "tachograph/0/42", line,
                                              offset=42)]).rejected
     assert (dead.reason, dead.location, dead.raw) == ("engine_error", "tachograph/0/42", line)
+
+
+def test_a_vehicles_stream_behind_the_partition_is_taken_in_order_never_a_false_d21(context, tmp_path):
+    # JN-2012's catraca arrives 15 min behind everything else (a modem backlog): each reading
+    # is behind the partition's watermark, so it is released as soon as it is admitted. Two
+    # consecutive readings come swapped, in separate batches: taken as they came, the counter
+    # would seem to go back (a D-21). The later-arriving, earlier reading is late instead.
+    from engine import Engine
+    from fiscaliza.fleet import load_fleet
+    from fiscaliza.replay import read_messages
+    from gtfs import load_feed
+    from simulator import SimulationSettings, simulate
+    from telemetry import CatracaReading
+
+    feed_path, fleet_path = joao_neiva()
+    sim = simulate(load_feed(feed_path), load_fleet(fleet_path), SimulationSettings(DAY, DAY, seed=3), tmp_path)
+    messages, _ = read_messages(ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca))
+    ten = dt.datetime(2026, 12, 1, 10, 0, tzinfo=context.feed.timezone).timestamp()
+    lagging = [m for m in messages if isinstance(m.body, CatracaReading) and m.body.vehicle_id == "JN-2012"
+               and m.body.epoch >= ten]
+    # two consecutive readings between which passengers boarded
+    k = next(i for i in range(len(lagging) - 1) if lagging[i].body.counter < lagging[i + 1].body.counter)
+    first, second = lagging[k], lagging[k + 1]
+    def arrives(m) -> float:
+        if m is second:
+            return first.body.epoch + 900  # the later reading first
+        if m is first:
+            return first.body.epoch + 901
+        return m.body.epoch + (900 if m in lagging else 0)
+
+    ordered = sorted(messages, key=arrives)
+    cut = ordered.index(second) + 1  # a batch ends between the two
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    infractions, rejected = [], []
+    for batch in (ordered[:cut], ordered[cut:]):
+        out = engine.ingest(batch)
+        infractions += out.infractions
+        rejected += out.rejected
+    out = engine.close()
+    infractions += out.infractions
+    assert [(r.reason, r.location) for r in rejected] == [("late", first.location)]
+    assert [i for i in infractions if i.code == "D-21"] == []
