@@ -4,8 +4,8 @@ Pure: computed from the vehicle's state after each release. A trip is only a rea
 trip once it arrives (DESIGN.md, "Trips"); while it runs, the status reads the open
 track as an AVL system does: the itinerary whose origin terminal the vehicle left
 last (the driver's console line first, when it names one), its progress along the
-shape, and the scheduled departure of that line and direction nearest to that exit
-within the match window (a live match, not the day's final one).
+shape, and its live match (the one D-13 uses while the day runs, not the day's final
+matching).
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from collections.abc import Callable
 import msgspec
 import numpy as np
 
+from engine.assemble import service_date_of
 from engine.values import Context
-from trips.matching import ServiceDay
+from trips.matching import ServiceDay, live_matches
+from trips.model import DetectedTrip
 
 
 class VehicleStatus(msgspec.Struct, kw_only=True):
@@ -59,8 +61,7 @@ def vehicle_status(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay])
     if running is not None:
         itinerary, exit_index, distance = running
         departed = fixes[exit_index].t
-        scheduled = _nearest_departure(itinerary.pattern.route_id, itinerary.pattern.direction_id, departed,
-                                       ctx, day_of)
+        scheduled = _live_match(state, itinerary, departed, ctx, day_of)
         off = distance > ctx.policy.d11.max_distance_m
         since = None
         if off[-1]:
@@ -109,23 +110,23 @@ def _open_trip(fixes, ctx: Context):
     return None if best is None else best[:3]
 
 
-def _nearest_departure(route_id: str, direction_id: int, departed: float, ctx: Context,
-                       day_of: Callable[[dt.date], ServiceDay]) -> tuple[str, float] | None:
-    """The scheduled trip (timetabled, or a frequency with exact times) of the line and
-    direction whose departure is nearest, within the match window (today's or, after
-    midnight, yesterday's). Headway-based windows have no departure to be late for."""
-    window = ctx.policy.trips.match_window_s
-    date = dt.datetime.fromtimestamp(departed, ctx.feed.timezone).date()
-    best = None
-    for day in (day_of(date), day_of(date - dt.timedelta(days=1))):
-        for trip in day.trips:
-            if (trip.route_id, trip.direction_id) != (route_id, direction_id):
-                continue
-            scheduled = day.start_epoch + trip.departure_s
-            gap = abs(departed - scheduled)
-            if gap <= window and (best is None or gap < best[0]):
-                best = (gap, trip.trip_id, scheduled)
-    return None if best is None else best[1:]
+def _live_match(state, itinerary, departed: float, ctx: Context,
+                day_of: Callable[[dt.date], ServiceDay]) -> tuple[str, float] | None:
+    """The running trip's live match, as D-13's (trips.matching.live_matches): after the
+    vehicle's trips of the day that arrived, the next trip of their block, else the
+    nearest scheduled departure of the line and direction. (trip_id, scheduled epoch)."""
+    pattern = itinerary.pattern
+    running = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
+                           departed, departed, 0.0, "", "")
+    date = service_date_of(running, ctx, day_of)
+    earlier = [DetectedTrip(state.vehicle_id, log.route_id, log.direction_id, log.shape_id, log.departed_at,
+                            log.arrived_at, 0.0, "", "")
+               for log in state.trips if log.service_date == date.isoformat() and log.departed_at < departed]
+    day = day_of(date)
+    match = live_matches([*earlier, running], day, ctx.feed.timezone, ctx.policy.trips)[-1]
+    if match.scheduled is None:
+        return None
+    return match.realized.trip_id, day.departure_epoch(match.scheduled)
 
 
 def _catraca_silent_since(state, now: float, ctx: Context, iso) -> str | None:
