@@ -42,8 +42,7 @@ class Engine:
         out.rejected += result.rejected
         out.statuses += result.statuses
         self._sort(result.findings, out)
-        for detected in result.detected:
-            self._operator_stage.on_detected(detected)
+        self._tell_operators(result)
         self._beat(out, final=False)
         return out
 
@@ -54,10 +53,15 @@ class Engine:
         out.statuses += result.statuses
         out.rejected += result.rejected
         self._sort(result.findings, out)
-        for detected in result.detected:
-            self._operator_stage.on_detected(detected)
+        self._tell_operators(result)
         self._beat(out, final=True)
         return out
+
+    def _tell_operators(self, result) -> None:
+        for departed in result.departed:
+            self._operator_stage.on_departed(departed)
+        for detected in result.detected:
+            self._operator_stage.on_detected(detected)
 
     def _beat(self, out: Emitted, final: bool) -> None:
         beat = self._vehicle_stage.heartbeat(final=final)

@@ -1,7 +1,8 @@
 """What the two stages of the engine tell each other (Kafka topics in the workers).
 
 The vehicle stage (partitioned by vehicle) detects trips and tells the operator
-stage (partitioned by operator) about them and about its event-time progress; the
+stage (partitioned by operator) about them, about departures as they are seen, and
+about its event-time progress; the
 operator stage closes service days, matches trips to the schedule, and sends each
 vehicle its day's matches so the vehicle stage can judge the trips it holds the
 evidence of.
@@ -17,6 +18,17 @@ from trips.model import DetectedTrip, RealizedTrip
 
 
 class TripDetected(msgspec.Struct, frozen=True, tag="trip_detected"):
+    operator_id: str
+    trip: DetectedTrip
+
+
+class TripDeparted(msgspec.Struct, frozen=True, tag="trip_departed"):
+    """A vehicle left an origin terminal zone on an itinerary and runs it: a departure
+    seen live, before the trip arrives (and is a realized trip). `trip` is the trip as
+    far as known (arrived_at = departed_at). The operator stage counts it as a departure
+    while the day runs (D-12, D-13, D-22), until the vehicle's trip arrives or it
+    departs again."""
+
     operator_id: str
     trip: DetectedTrip
 
@@ -50,4 +62,4 @@ class DayMatched(msgspec.Struct, frozen=True, tag="day_matched"):
     closed_at: float = 0.0  # event time at which the watermark closed the day (detected_at of what it settles)
 
 
-OperatorInput = TripDetected | Heartbeat
+OperatorInput = TripDetected | TripDeparted | Heartbeat

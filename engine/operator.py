@@ -18,7 +18,7 @@ import msgspec
 
 from engine.assemble import day_km, match_record, month_of, operator_day, service_date_of, service_day_facts
 from engine.changelog import emit_change, settle
-from engine.messages import DayMatched, Heartbeat, TripDetected
+from engine.messages import DayMatched, Heartbeat, TripDeparted, TripDetected
 from engine.values import Context
 from gtfs.projection import Projector
 from rules.art45 import MonthKm, close_month
@@ -26,7 +26,7 @@ from rules.evaluate import evaluate_service_day
 from rules.catalogue import CATALOGUE
 from rules.d13 import is_off_schedule
 from rules.evaluate import safe_detect
-from rules.model import PROVISIONAL, Finding, Infraction, localized
+from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from telemetry import Occurrence
 from trips.matching import ServiceDay, live_matches, match_service_day_full, service_day
 from trips.model import DetectedTrip, RealizedTrip
@@ -50,9 +50,11 @@ class OperatorState(msgspec.Struct):
     suppressions: dict[str, list[Infraction]] = msgspec.field(default_factory=dict)  # by month
     months: dict[str, MonthTotals] = msgspec.field(default_factory=dict)
     closed_months: list[str] = msgspec.field(default_factory=list)
-    # service-day records emitted while their day runs (D-13, provisional), by id
+    # service-day records emitted while their day runs (D-12, D-13, D-22), by id
     emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
     live: list[str] = msgspec.field(default_factory=list)  # open dates with trips not yet judged live
+    running: dict[str, TripDeparted] = msgspec.field(default_factory=dict)  # by vehicle: departed, not arrived
+    judged_live_to: float | None = None  # the watermark the day's live verdicts were last reached at
 
 
 @dataclass
@@ -88,9 +90,25 @@ class OperatorStage:
         known = state.detected.setdefault(date.isoformat(), [])
         if trip not in known and date.isoformat() not in state.closed:  # redelivered after a restart
             known.append(trip)
+            running = state.running.get(trip.vehicle_id)
+            if running is not None and running.trip.departed_at <= trip.arrived_at:
+                del state.running[trip.vehicle_id]  # it arrived: a realized trip now
             if date.isoformat() not in state.live:
                 state.live.append(date.isoformat())
             self._save(state)
+
+    def on_departed(self, message: TripDeparted) -> None:
+        """A vehicle left on a trip: a departure while the day runs, until it arrives."""
+        state = self._state(message.operator_id)
+        trip = message.trip
+        before = state.running.get(trip.vehicle_id)
+        if before is not None and before.trip.departed_at >= trip.departed_at:
+            return  # delivered again, or older than what is known
+        state.running[trip.vehicle_id] = message
+        date = service_date_of(trip, self.ctx, self._day).isoformat()
+        if date not in state.closed and date not in state.live:
+            state.live.append(date)
+        self._save(state)
 
     def on_heartbeat(self, operator_id: str, beat: Heartbeat, occurrences: list[Occurrence]) -> OperatorOutput:
         state = self._state(operator_id)
@@ -109,34 +127,70 @@ class OperatorStage:
         # the trips that arrived first, live; then the periods the watermark closed (a day
         # may close in the same beat, e.g. a backlog: its provisional D-13 still comes
         # first, so detected_at never depends on how the input was batched)
-        live = self._judge_live(state, occurrences)
-        out = self._close(state, occurrences, final=len(state.final) >= self.sources)
+        final = len(state.final) >= self.sources
+        live = self._judge_live(state, occurrences, final)
+        out = self._close(state, occurrences, final=final)
         out.findings[:0] = live
         self._save(state)
         return out
 
-    def _judge_live(self, state: OperatorState, occurrences) -> list[Finding]:
-        """D-13 while the day runs, provisional: the day's arrived trips, each matched live
-        (trips.matching.live_matches). Sent when it changes; its detected_at is the arrival
-        of the earliest trip found off schedule (the evidence was complete then)."""
+    def _judge_live(self, state: OperatorState, occurrences, final: bool = False) -> list[Finding]:
+        """The service-day rules while the day runs, over the day's departures matched
+        live (trips.matching.live_matches: arrived trips and the trips running now):
+        D-13 provisional from the first departure off schedule; D-12 once its frequency
+        window has ended; D-22 provisional once a scheduled departure's match window has
+        passed without a departure matched to it. Each is sent when it changes; its
+        detected_at is when its evidence was complete (the departure, the window's end,
+        the match window's end), whatever order the stages heard things in."""
+        # At the end of input every partition has released everything: the input's newest
+        # event, not a partition whose vehicles went quiet early, is how far it got.
+        watermark = state.max_event if final and state.max_event is not None else self._watermark(state)
         found: list[Finding] = []
         tz = self.ctx.feed.timezone
-        for date in sorted(state.live):
-            if date in state.closed:
+        for date in self._open_dates(state):
+            iso_date = date.isoformat()
+            day = operator_day(self._day(date), self.ctx, state.operator_id)
+            due = self._due(day)
+            crossed = watermark is not None and any(
+                (state.judged_live_to is None or state.judged_live_to < moment) and moment <= watermark
+                for moment in due)
+            if iso_date not in state.live and not crossed:
                 continue
-            day = operator_day(self._day(dt.date.fromisoformat(date)), self.ctx, state.operator_id)
-            matches = live_matches(state.detected.get(date, []), day, tz, self.ctx.policy.trips)
-            facts = service_day_facts(day, matches, self.ctx, {}, occurrences)
-            for record in safe_detect(CATALOGUE["D-13"], facts, self.ctx.policy, day.date):
-                if not isinstance(record, Infraction):
-                    continue
-                off = [m.detected.arrived_at for m in matches if m.realized.route_id == record.route_id
-                       and m.realized.departure_deviation_s is not None
-                       and is_off_schedule(m.realized.departure_deviation_s, self.ctx.policy)]
-                record = msgspec.structs.replace(record, status=PROVISIONAL)
-                found += emit_change(state.emitted, record, min(off) if off else day.close_epoch, tz)
+            running = [d.trip for d in state.running.values()]
+            running = [t for t in running if service_date_of(t, self.ctx, self._day) == date]
+            matches = live_matches(state.detected.get(iso_date, []) + running, day, tz, self.ctx.policy.trips)
+            reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
+            facts = service_day_facts(day, matches, self.ctx, reporting, occurrences)
+            window = self.ctx.policy.trips.match_window_s
+            for code in ("D-12", "D-13", "D-22"):
+                for record in safe_detect(CATALOGUE[code], facts, self.ctx.policy, day.date):
+                    if not isinstance(record, Infraction):
+                        continue
+                    if code == "D-13":
+                        # proven when the vehicle was first seen outside the origin zone
+                        off = [m.detected.left_at or m.detected.arrived_at for m in matches if m.realized.route_id == record.route_id
+                               and m.realized.departure_deviation_s is not None
+                               and is_off_schedule(m.realized.departure_deviation_s, self.ctx.policy)]
+                        moment = min(off) if off else day.close_epoch
+                    elif code == "D-12":
+                        moment = record.evidence["interval_epoch"][1]  # the window's end
+                    else:
+                        moment = record.evidence["interval_epoch"][0] + window  # departure + match window
+                    if code != "D-13" and (watermark is None or moment > watermark):
+                        continue  # not over yet: departures may still come
+                    if code != "D-12":
+                        record = msgspec.structs.replace(record, status=PROVISIONAL)
+                    found += emit_change(state.emitted, record, moment, tz)
         state.live = []
+        state.judged_live_to = watermark if watermark is not None else state.judged_live_to
         return found
+
+    def _due(self, day: ServiceDay) -> tuple[float, ...]:
+        """The moments a day's live verdicts may change without a new departure: the end
+        of each frequency window (D-12) and of each scheduled departure's match window (D-22)."""
+        window = self.ctx.policy.trips.match_window_s
+        return tuple(sorted([day.departure_epoch(t) + window for t in day.trips]
+                            + [day.start_epoch + w.end_s for w in day.windows]))
 
     # --- closing -------------------------------------------------------------------
 
@@ -192,17 +246,22 @@ class OperatorStage:
         state.closed.append(date.isoformat())
         day = operator_day(self._day(date), self.ctx, state.operator_id)
         detected = state.detected.pop(date.isoformat(), [])
+        for vehicle, departed in list(state.running.items()):
+            if service_date_of(departed.trip, self.ctx, self._day) <= date:
+                del state.running[vehicle]  # never arrived: the day's matching has settled it
         matches = match_service_day_full(detected, day, self.ctx.feed.timezone, self.ctx.policy.trips)
         out.trips += [m.realized for m in matches]
         reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
         facts = service_day_facts(day, matches, self.ctx, reporting, occurrences)
-        findings = settle(state.emitted, evaluate_service_day(facts, self.ctx.policy, self._projector), date,
-                          closed_at, self.ctx.feed.timezone)
+        tz = self.ctx.feed.timezone
+        verdicts = evaluate_service_day(facts, self.ctx.policy, self._projector)
+        first_seen = {k: localized(r, tz).detected_at.timestamp() for k, r in state.emitted.items()}
+        out.findings += settle(state.emitted, verdicts, date, closed_at, tz)
         month = month_of(date)
-        for finding in findings:
-            out.findings.append(finding)
-            if isinstance(finding, Infraction) and finding.code == "D-22":
-                state.suppressions.setdefault(month, []).append(finding)
+        # the month's close (art. 45) judges every D-22 of the day, whether it changed now or not
+        state.suppressions.setdefault(month, []).extend(
+            stamped(v, first_seen.get(v.infraction_id, closed_at), tz) for v in verdicts
+            if isinstance(v, Infraction) and v.code == "D-22")
         programmed, realized = day_km(day, matches, self.ctx).get(state.operator_id, (0.0, 0.0))
         totals = state.months.setdefault(month, MonthTotals())
         totals.programmed_m += programmed

@@ -41,7 +41,9 @@ class VehicleStatus(msgspec.Struct, kw_only=True):
     catraca_silent_since: str | None  # the last catraca reading, when older than D-19's limit
 
 
-def vehicle_status(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay]) -> VehicleStatus | None:
+def vehicle_status(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay],
+                   running=None) -> VehicleStatus | None:
+    """`running` is `open_trip` of the vehicle's track (computed once by the caller)."""
     track = state.track
     if track is None or not track.fixes:
         return None
@@ -57,7 +59,6 @@ def vehicle_status(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay])
                   route_id=None, direction_id=None, trip_id=None, progress=None, departed_at=None,
                   schedule_deviation_s=None, off_route_m=None, off_route_since=None,
                   catraca_silent_since=_catraca_silent_since(state, last.t, ctx, iso))
-    running = _open_trip(fixes, ctx)
     if running is not None:
         itinerary, exit_index, distance = running
         departed = fixes[exit_index].t
@@ -84,10 +85,11 @@ def vehicle_status(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay])
     return VehicleStatus(**status)
 
 
-def _open_trip(fixes, ctx: Context):
+def open_trip(fixes, ctx: Context):
     """The itinerary the vehicle is running: the latest exit from an origin terminal
     zone among the track's fixes (since the last arrival), on the console's line when
-    the newest ping names one. None while it stands in a terminal or runs nothing."""
+    the newest ping names one. None while it stands in a terminal or runs nothing.
+    (itinerary, index of the last fix in the origin zone, distance of each fix to the shape)."""
     n = len(fixes)
     x = np.fromiter((f.x for f in fixes), float, n)
     y = np.fromiter((f.y for f in fixes), float, n)

@@ -31,6 +31,7 @@ class TripLog(msgspec.Struct):
     shape_id: str
     service_date: str
     cap: float  # arrival + the terminal standing time: later pings do not matter
+    arrival_ping: float  # the first ping in the destination zone: the trip is known from then
     window_last: Fix | None = None  # the last fix of B-04's window so far (the arrival ping, then the run)
     standing: Standing = Standing()
     watching: bool = True  # pings after the arrival may still change the facts
@@ -53,7 +54,8 @@ def open_trip_log(trip: DetectedTrip, service_date: str, window: tuple[Fix, ...]
                   marks: tuple[float, ...], terminal_s: float, infractions: list[Infraction]) -> TripLog:
     """The log of a trip that just arrived; `window` its fixes up to the arrival ping."""
     log = TripLog(trip.departed_at, trip.arrived_at, trip.route_id, trip.direction_id, trip.shape_id,
-                  service_date, trip.arrived_at + terminal_s, infractions=infractions)
+                  service_date, trip.arrived_at + terminal_s, window[-1].t if window else trip.arrived_at,
+                  infractions=infractions)
     if not window:
         log.in_run = False
         return log

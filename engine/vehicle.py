@@ -24,17 +24,20 @@ import numpy as np
 from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import emit_change, settle
 from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep, over_episodes
-from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDetected
-from engine.status import VehicleStatus, vehicle_status
+from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected
+from engine.status import VehicleStatus, open_trip, vehicle_status
 from engine.triplog import TripLog, open_trip_log, watch
 from engine.values import Context, Message
 from gtfs.projection import Projector
 from rules.catalogue import CATALOGUE
-from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, rejustify, safe_detect
+from rules import d19, d21
+from rules.catalogue import rules_for
+from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, finish, rejustify, safe_detect
 from rules.facts import Standing, TripFacts, VehicleDayFacts, in_service_from
-from rules.model import Finding, Infraction, localized, stamped
+from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode
-from trips.matching import Match, ServiceDay, service_day, unmatched_realization
+from trips.matching import Match, ServiceDay, live_matches, service_day, unmatched_realization
+from trips.detection import departure_time
 from trips.model import DetectedTrip, Fix, Track
 from trips.tracker import advance_track, new_track
 
@@ -55,8 +58,9 @@ class VehicleState(msgspec.Struct):
     released: dict[str, float] = msgspec.field(default_factory=dict)
     judged: list[str] = msgspec.field(default_factory=list)  # service dates already judged
     max_events: dict[str, float] = msgspec.field(default_factory=dict)  # newest event time per input
-    # vehicle-day records emitted while their day runs (C-01), by id, until the day is judged
+    # records emitted while their day runs (C-01, D-19, D-21, B-04), by id, until the day is judged
     emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
+    departure: tuple[float, str] | None = None  # the running trip last told to the operator stage
 
 
 class PartitionState(msgspec.Struct):
@@ -80,6 +84,7 @@ class PartitionState(msgspec.Struct):
 class VehicleOutput:
     rejected: list[Rejection] = field(default_factory=list)
     detected: list[TripDetected] = field(default_factory=list)
+    departed: list[TripDeparted] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     statuses: list[VehicleStatus] = field(default_factory=list)
 
@@ -178,6 +183,7 @@ class VehicleStage:
             self._save(state)
         released = self.release(self.watermark, occurrences)
         out.detected += released.detected
+        out.departed += released.departed
         out.findings += released.findings
         out.statuses += released.statuses
         out.rejected += released.rejected
@@ -287,12 +293,39 @@ class VehicleStage:
         if batch:
             mine.detected += self._advance(state, batch, occurrences, mine)
             mine.findings += self._over_episodes(state)
-        status = vehicle_status(state, self.ctx, self._day)
+        if mine.detected or readings:
+            mine.findings += self._catraca_episodes(state, occurrences)
+        running = open_trip(state.track.fixes, self.ctx) if state.track and state.track.fixes else None
+        mine.departed += self._departure(state, running)
+        status = vehicle_status(state, self.ctx, self._day, running)
         if status is not None:
             mine.statuses.append(status)
         out.detected += mine.detected
+        out.departed += mine.departed
         out.findings += mine.findings
         out.statuses += mine.statuses
+
+    def _departure(self, state: VehicleState, running) -> list[TripDeparted]:
+        """The running trip, told to the operator stage once: D-12, D-13 and D-22 count
+        it as a departure while the day runs. Its departure is the tracker's (the same
+        crossing of the origin zone's edge), so it is the same whether seen running or
+        only once the trip has arrived."""
+        if running is None:
+            return []
+        itinerary, e, _ = running
+        fixes = state.track.fixes
+        pair = fixes[e: e + 2]
+        departed = departure_time(itinerary, np.array([f.t for f in pair]), np.array([f.x for f in pair]),
+                                  np.array([f.y for f in pair]), 0)
+        key = (departed, itinerary.pattern.key)
+        if state.departure is not None and tuple(state.departure) == key:
+            return []
+        state.departure = key
+        pattern = itinerary.pattern
+        trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id, departed,
+                            departed, 0.0, "", "", departure_gap_s=pair[1].t - pair[0].t,
+                            exit_msg_ids=(pair[0].msg_id, pair[1].msg_id), left_at=pair[1].t)
+        return [TripDeparted(self.ctx.fleet[state.vehicle_id].operator_id, trip)]
 
     def _isolate(self, before: bytes, batch: list[Fix], readings: list[CatracaReading], occurrences,
                  out: VehicleOutput) -> VehicleState:
@@ -394,6 +427,48 @@ class VehicleStage:
                                            self.ctx.feed.timezone)
         return changed
 
+    def _catraca_episodes(self, state: VehicleState, occurrences) -> list[Finding]:
+        """D-19 and D-21 while the day runs, over the in-service time its arrived trips
+        prove (a trip is only known, and its departure with it, when it arrives): sent
+        when they change, `detected_at` the moment the first episode's evidence was
+        complete — the later of the episode (the silence passing the limit, the faulty
+        or violated reading) and the arrival of the trip that proves the vehicle was
+        in service then. The day close settles them (same id)."""
+        changed: list[Finding] = []
+        terminal = self.ctx.policy.trips.in_service_terminal_s
+        for day_log in state.days:
+            logs = [log for log in state.trips if log.service_date == day_log.date]
+            if not logs or day_log.date in state.judged:
+                continue
+            date = dt.date.fromisoformat(day_log.date)
+            trips = [(self._live_trip(state.vehicle_id, log), log) for log in logs]
+            in_service = in_service_from([(tf, log.standing) for tf, log in trips], terminal)
+            facts = self._vehicle_day_from(state, date, day_log, trips, in_service)
+            for code, moments in (("D-19", self._d19_moments(facts)), ("D-21", self._d21_moments(facts))):
+                records = [r for r in safe_detect(CATALOGUE[code], facts, self.ctx.policy, date)
+                           if isinstance(r, Infraction)]
+                for record in finish(records, occurrences, self.ctx.policy, self._projector):
+                    complete = min(self._proven_at(logs, moment) for moment in moments)
+                    changed += emit_change(state.emitted, record, complete, self.ctx.feed.timezone)
+        return changed
+
+    def _d19_moments(self, facts: VehicleDayFacts) -> list[float]:
+        limit = self.ctx.policy.d19.max_silence_s
+        faults = [r.epoch for r, _ in facts.catraca.notable if r.status == "fault"
+                  and any(a <= r.epoch <= b for a, b in facts.in_service)]
+        return [a + limit for a, _ in d19.silences(facts, limit)] + faults
+
+    @staticmethod
+    def _d21_moments(facts: VehicleDayFacts) -> list[float]:
+        return [v["reading"].epoch for v in d21.violations(facts)]
+
+    @staticmethod
+    def _proven_at(logs: list[TripLog], moment: float) -> float:
+        """When a moment in service is proven to be in service: at the arrival ping of
+        the trip it is part of (its run or the standing after it)."""
+        trip = max((log for log in logs if log.departed_at <= moment), key=lambda log: log.departed_at, default=None)
+        return max(moment, trip.arrival_ping) if trip is not None else moment
+
     def _live_trip(self, vehicle_id: str, log: TripLog) -> TripFacts:
         """An arrived trip before its day's matching, as context for a record."""
         trip = DetectedTrip(vehicle_id, log.route_id, log.direction_id, log.shape_id,
@@ -417,12 +492,38 @@ class VehicleStage:
         arrival_ping = facts.fixes[-1].t if facts.fixes else trip.arrived_at
         findings = [stamped(f, arrival_ping, self.ctx.feed.timezone) if isinstance(f, Infraction) else f
                     for f in findings]
+        live = self._judge_live_match(state, trip, date, facts.fixes, occurrences, arrival_ping)
         itinerary = facts.itinerary
         state.trips.append(open_trip_log(
             trip, date.isoformat(), facts.fixes, itinerary, self._checkpoint_marks(itinerary.pattern.key),
             self.ctx.policy.trips.in_service_terminal_s, [f for f in findings if isinstance(f, Infraction)]))
         self._keep_around(state, fixes, trip.departed_at)  # a silence in service may start there
-        return findings
+        return findings + live
+
+    def _judge_live_match(self, state: VehicleState, trip: DetectedTrip, date: dt.date, fixes: tuple[Fix, ...],
+                          occurrences, arrival_ping: float) -> list[Finding]:
+        """B-04 on the arrived trip's live match (the one D-13 uses while the day runs:
+        the next trip of its block, else the nearest departure), provisional: the day's
+        final matching confirms it, or withdraws it when it matches the trip elsewhere."""
+        earlier = [DetectedTrip(state.vehicle_id, log.route_id, log.direction_id, log.shape_id, log.departed_at,
+                                log.arrived_at, 0.0, "", "")
+                   for log in state.trips if log.service_date == date.isoformat() and log.departed_at < trip.departed_at]
+        day = self._day(date)
+        match = live_matches([*earlier, trip], day, self.ctx.feed.timezone, self.ctx.policy.trips)[-1]
+        if match.scheduled is None:
+            return []
+        facts = TripFacts(match, self._itinerary(trip.route_id, trip.direction_id, trip.shape_id),
+                          self.ctx.fleet[state.vehicle_id].operator_id, fixes, self.ctx.feed.timezone,
+                          day.start_epoch)
+        found = []
+        for rule in rules_for("matched_trip"):
+            found += [r for r in safe_detect(rule, facts, self.ctx.policy, date) if isinstance(r, Infraction)]
+        changed: list[Finding] = []
+        for record in finish(found, occurrences, self.ctx.policy, self._projector):
+            if record.status == "confirmed":
+                record = msgspec.structs.replace(record, status=PROVISIONAL)
+            changed += emit_change(state.emitted, record, arrival_ping, self.ctx.feed.timezone)
+        return changed
 
     def _checkpoint_marks(self, pattern_key: str) -> tuple[float, ...]:
         """Where along the pattern's shape B-04 reads a timepoint passage, for any of its

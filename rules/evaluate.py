@@ -35,7 +35,7 @@ def evaluate_service_day(day: ServiceDayFacts, policy: Policy, projector: Projec
     findings: list[Finding] = []
     for rule in rules_for("service_day"):
         findings += safe_detect(rule, day, policy, day.day.date)
-    return _finish(findings, day.occurrences, policy, projector)
+    return finish(findings, day.occurrences, policy, projector)
 
 
 def evaluate_arrival(trip: TripFacts, occurrences, policy: Policy, projector: Projector) -> list[Finding]:
@@ -43,7 +43,7 @@ def evaluate_arrival(trip: TripFacts, occurrences, policy: Policy, projector: Pr
     findings: list[Finding] = []
     for rule in rules_for("trip"):
         findings += safe_detect(rule, trip, policy, trip.realized.service_date)
-    return _finish(findings, occurrences, policy, projector)
+    return finish(findings, occurrences, policy, projector)
 
 
 def rejustify(infraction: Infraction, occurrences, policy: Policy, projector: Projector) -> Infraction:
@@ -64,10 +64,10 @@ def evaluate_vehicle_day(trips: list[TripFacts], vehicle: VehicleDayFacts | None
     if vehicle is not None:
         for rule in rules_for("vehicle_day"):
             findings += safe_detect(rule, vehicle, policy, vehicle.date)
-    return _finish(findings, occurrences, policy, projector)
+    return finish(findings, occurrences, policy, projector)
 
 
-def _finish(findings: list[Finding], occurrences, policy: Policy, projector: Projector) -> list[Finding]:
+def finish(findings: list[Finding], occurrences, policy: Policy, projector: Projector) -> list[Finding]:
     """Occurrences applied (motivo justificado); evidence as plain JSON values."""
     return [
         justify(f, occurrences, projector, policy.trips.corridor_m)

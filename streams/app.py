@@ -17,7 +17,7 @@ from faust.stores.memory import Store as MemoryStore
 import msgspec
 from kafka.partitioner.default import murmur2
 
-from engine.messages import DayMatched, Heartbeat, OperatorInput, TripDetected
+from engine.messages import DayMatched, Heartbeat, OperatorInput, TripDeparted, TripDetected
 from engine.operator import OperatorStage, OperatorState
 from engine.values import Context, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
@@ -228,7 +228,7 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         for rejection in rejections:
             await out["rejected"].send(key=rejection.source.encode(), value=json_encoder.encode(to_builtins(rejection)))
 
-    async def send_to_operators(detected: list[TripDetected], beat: Heartbeat | None) -> None:
+    async def send_to_operators(detected: list[TripDeparted | TripDetected], beat: Heartbeat | None) -> None:
         for message in detected:
             await out["operator-events"].send(key=message.operator_id.encode(), value=json_encoder.encode(message))
         if beat is not None:
@@ -279,11 +279,12 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                                                      message.offset))
                 occurrences_now = shell.current_occurrences()
                 result = stage.ingest(telemetry, occurrences_now)
-                detected, findings = result.detected, result.findings
+                detected, findings = [*result.departed, *result.detected], result.findings
                 if end_of_input and not stage.partition.final:
                     # every input topic of the partition is exhausted (finite input)
                     flushed = stage.flush(occurrences_now)
-                    detected, findings = detected + flushed.detected, findings + flushed.findings
+                    detected = [*detected, *flushed.departed, *flushed.detected]
+                    findings = findings + flushed.findings
                     result.statuses += flushed.statuses
                     result.rejected += flushed.rejected
                     stage.partition.final = True
@@ -314,6 +315,9 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                 message = operator_decoder.decode(event.message.value)
                 if isinstance(message, TripDetected):
                     shell.operator_stage.on_detected(message)
+                    continue
+                if isinstance(message, TripDeparted):
+                    shell.operator_stage.on_departed(message)
                     continue
                 occurrences_now = occurrences_now if occurrences_now is not None else shell.current_occurrences()
                 result = shell.operator_stage.on_heartbeat(operator_id, message, occurrences_now)

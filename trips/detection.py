@@ -72,7 +72,7 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
         declared = {r for r in routes[e : j + 1] if r is not None}
         if declared and route_id not in declared:
             continue  # the driver's console says another line
-        departed = t[e] + (t[e + 1] - t[e]) * _crossing(itinerary.origin, x, y, e, leaving=True)
+        departed = departure_time(itinerary, t, x, y, e)
         arrived = t[j - 1] + (t[j] - t[j - 1]) * _crossing(itinerary.destination, x, y, j - 1, leaving=False)
         if arrived - departed > rules.max_trip_duration_s:
             continue
@@ -94,9 +94,16 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
                 last_msg_id=fixes[j].msg_id,
                 departure_gap_s=float(t[e + 1] - t[e]),
                 exit_msg_ids=(fixes[e].msg_id, fixes[e + 1].msg_id),
+                left_at=float(t[e + 1]),
             )
         )
     return found
+
+
+def departure_time(itinerary: Itinerary, t, x, y, e: int) -> float:
+    """When the vehicle crossed the origin zone's edge between ping `e` (the last inside)
+    and the next: a trip's departure (the same for a trip running and once it arrived)."""
+    return float(t[e] + (t[e + 1] - t[e]) * _crossing(itinerary.origin, x, y, e, leaving=True))
 
 
 def _dwell_start(in_origin: np.ndarray, e: int) -> int:

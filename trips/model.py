@@ -42,6 +42,7 @@ class DetectedTrip(msgspec.Struct, frozen=True):
     last_msg_id: str
     departure_gap_s: float = 0.0  # time between the pings around the zone exit
     exit_msg_ids: tuple[str, ...] = ()  # those two pings (the departure's evidence)
+    left_at: float | None = None  # the first ping outside the origin zone: the departure is proven then
 
 
 class RealizedTrip(msgspec.Struct, frozen=True):

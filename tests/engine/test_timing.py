@@ -155,16 +155,110 @@ def late_day(tmp_path_factory):
     return one_fault_day(tmp_path_factory.mktemp("timing-late"), "late_departure")
 
 
-def test_d13_comes_out_provisional_when_the_late_trip_arrives_and_is_confirmed_at_day_close(late_day):
+def test_d13_comes_out_provisional_when_the_late_departure_is_seen_and_is_confirmed_at_day_close(late_day):
     _, _, injected, reference = late_day
     records, settled = emissions(late_day, "D-13")
     first, watermarks = records[0]
     [late] = [t for t in reference.trips if t.trip_id == injected["trip_id"]]
-    arrival = late.arrived_at.timestamp()
+    departure = late.departed_at.timestamp()
     assert first.status == "provisional" and first.route_id == injected["route_id"]
-    # its detected_at is the late trip's arrival: a trip is realized once it arrives
-    assert first.detected_at.timestamp() == pytest.approx(arrival, abs=1e-3)
+    # its detected_at is when the late departure was proven, the first ping outside the
+    # origin terminal zone: within one ping interval (10 s) after the crossing, and while
+    # the trip still runs (it used to wait for the arrival, ~20 min later)
+    assert 0 < first.detected_at.timestamp() - departure <= 10
+    assert first.detected_at < late.arrived_at
     assert came_out_as_soon_as_the_watermark_passed(first.detected_at.timestamp(), watermarks)
     last, _ = records[-1]
     assert last == settled and settled.status == "confirmed"
     assert (settled.infraction_id, settled.detected_at) == (first.infraction_id, first.detected_at)
+
+
+# --- every code within its Timing bound -------------------------------------------------
+
+@pytest.fixture(scope="module")
+def faults_day(tmp_path_factory):
+    """One weekday with a fault of each kind the live codes below judge."""
+    out = tmp_path_factory.mktemp("timing-faults")
+    faults = ("silent_catraca", "broken_seal", "en_route_lateness", "frequency_shortfall", "suppressed_trip")
+    sim = simulate(load_feed(FEED_PATH), load_fleet(FLEET_PATH), SimulationSettings(DAY, DAY, seed=21, faults=faults),
+                   out)
+    injected = {f["fault"]: f for f in json.loads(sim.manifest.read_text())["faults"]}
+    inputs = ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca)
+    messages, rejected = read_messages(inputs)
+    assert not rejected
+    context = load_context(inputs)
+    return context, injected, replay(inputs), run_live(context, messages)
+
+
+def first_and_settled(faults_day, code: str):
+    *_, reference, log = faults_day
+    records = [(r, at) for r, at in log if r.code == code]
+    assert records, f"no {code} came out"
+    first, watermarks = records[0]
+    settled = next(i for i in reference.infractions if i.infraction_id == first.infraction_id)
+    # the last record sent under this id is the replay's final one, with the first detected_at
+    assert [r for r, _ in records if r.infraction_id == first.infraction_id][-1] == settled
+    assert settled.detected_at == first.detected_at
+    assert came_out_as_soon_as_the_watermark_passed(first.detected_at.timestamp(), watermarks)
+    return first, settled
+
+
+def arrival_ping_after(reference, vehicle: str, moment: float) -> float:
+    """The arrival of the vehicle's trip running at `moment` (or the last one before it)."""
+    trip = max((t for t in reference.trips if t.vehicle_id == vehicle and t.departed_at.timestamp() <= moment),
+               key=lambda t: t.departed_at)
+    return trip.arrived_at.timestamp()
+
+
+def test_d19_comes_out_when_the_silence_passes_its_limit_in_a_trip_known_to_be_in_service(faults_day):
+    context, injected, reference, _ = faults_day
+    first, settled = first_and_settled(faults_day, "D-19")
+    assert first.status == settled.status == "confirmed"
+    # the 15 min silence passes D-19's 600 s at start + 600 s; the vehicle is known to be
+    # in service then once the trip it is running arrives (a trip is realized at its
+    # arrival): detected_at is the later of the two, to the arrival ping (<= 10 s later)
+    exceeded = first.occurred_at.timestamp() + context.policy.d19.max_silence_s
+    bound = max(exceeded, arrival_ping_after(reference, first.vehicle_id, exceeded))
+    assert 0 <= first.detected_at.timestamp() - bound <= 10
+    assert first.vehicle_id == injected["silent_catraca"]["vehicle_id"]
+
+
+def test_d21_comes_out_with_the_violated_reading_once_the_trip_proves_the_vehicle_in_service(faults_day):
+    _, injected, reference, _ = faults_day
+    first, settled = first_and_settled(faults_day, "D-21")
+    assert first.status == settled.status == "confirmed"
+    reading = first.occurred_at.timestamp()
+    bound = max(reading, arrival_ping_after(reference, first.vehicle_id, reading))
+    assert 0 <= first.detected_at.timestamp() - bound <= 10
+    # the trip it happened in is filled in at day close, same id
+    assert first.trip_id is None and settled.trip_id is not None
+
+
+def test_b04_comes_out_provisional_at_the_trips_arrival_and_is_confirmed_at_day_close(faults_day):
+    _, injected, reference, _ = faults_day
+    first, settled = first_and_settled(faults_day, "B-04")
+    assert (first.status, settled.status) == ("provisional", "confirmed")
+    [trip] = [t for t in reference.trips if t.trip_id == settled.trip_id]
+    # judged on the arrived trip's live match: the arrival ping, within 10 s of the arrival
+    assert 0 <= first.detected_at.timestamp() - trip.arrived_at.timestamp() <= 10
+    assert first.trip_id == settled.trip_id == injected["en_route_lateness"]["trip_id"]
+
+
+def test_d12_comes_out_confirmed_at_the_end_of_its_frequency_window(faults_day):
+    first, settled = first_and_settled(faults_day, "D-12")
+    assert first.status == settled.status == "confirmed"
+    assert first.detected_at == dt.datetime.fromisoformat(first.evidence["window_end"])
+
+
+def test_d22_comes_out_provisional_when_the_match_window_of_the_missed_departure_passes(faults_day):
+    context, injected, _, log = faults_day
+    missed = [(r, at) for r, at in log if r.code == "D-22" and r.trip_id == injected["suppressed_trip"]["trip_id"]]
+    first, watermarks = missed[0]
+    assert first.status == "provisional"
+    scheduled = dt.datetime.fromisoformat(first.evidence["scheduled_departure"]).timestamp()
+    assert first.detected_at.timestamp() == scheduled + context.policy.trips.match_window_s
+    assert came_out_as_soon_as_the_watermark_passed(first.detected_at.timestamp(), watermarks)
+    # settled at the month's close (art. 45), same id and detected_at
+    *_, reference, _ = faults_day
+    settled = next(i for i in reference.infractions if i.infraction_id == first.infraction_id)
+    assert settled.detected_at == first.detected_at and settled.status in ("confirmed", "exempt_art45")

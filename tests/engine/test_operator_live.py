@@ -1,0 +1,161 @@
+"""The operator stage's verdicts while the day runs (DESIGN.md, Timing): D-13 and D-22
+provisional, D-12 at the end of its frequency window, each settled at day close.
+
+The stage is driven directly with the messages the vehicle stage sends it (trips
+departed and arrived, heartbeats with the watermark), on the sample network's
+schedule: line 101 leaves every 30 min in each direction (blocks alternating), line
+201 runs by headway (06:00-09:00 every 15 min).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from engine.messages import Heartbeat, TripDeparted, TripDetected
+from engine.operator import OperatorStage
+from fiscaliza.replay import ReplayInputs, load_context
+from fiscaliza.samples import joao_neiva
+from rules.model import Infraction
+
+FEED_PATH, FLEET_PATH = joao_neiva()
+DAY = dt.date(2026, 12, 1)
+
+
+@pytest.fixture(scope="module")
+def context(tmp_path_factory):
+    empty = tmp_path_factory.mktemp("live") / "t.jsonl"
+    empty.write_text("")
+    return load_context(ReplayInputs(FEED_PATH, FLEET_PATH, empty))
+
+
+def at(context, hh: int, mm: int, ss: float = 0.0) -> float:
+    return dt.datetime.combine(DAY, dt.time(hh, mm), context.feed.timezone).timestamp() + ss
+
+
+def trip(vehicle: str, route: str, direction: int, departed: float, arrived: float | None = None):
+    from trips.model import DetectedTrip
+    arrived = departed if arrived is None else arrived
+    return DetectedTrip(vehicle, route, direction, f"{route}-{direction}", departed, arrived, 1.0, "", "",
+                        departure_gap_s=10.0, exit_msg_ids=("a", "b"), left_at=departed + 10)
+
+
+class Run:
+    """One operator stage, its state in a dict, and every record it sent."""
+
+    def __init__(self, context, operator: str):
+        self.operator = operator
+        self.states: dict = {}
+        self.stage = OperatorStage(context, 1, self.states.get, lambda s: self.states.__setitem__(s.operator_id, s))
+        self.sent: list = []
+        self.first = None
+
+    def beat(self, watermark: float, reporting_from: float | None = None, final: bool = False):
+        minutes = [] if reporting_from is None else list(range(int(reporting_from // 60), int(watermark // 60) + 1))
+        self.first = self.first if self.first is not None else (reporting_from or watermark)
+        out = self.stage.on_heartbeat(self.operator, Heartbeat(0, watermark, self.first, watermark + 600,
+                                                               {self.operator: minutes}, final), [])
+        self.sent += [(f, watermark) for f in out.findings if isinstance(f, Infraction)]
+        return [f for f in out.findings]
+
+    def records(self, code: str, trip_id: str | None = None, direction: int | None = None):
+        return [(r, w) for r, w in self.sent if r.code == code and (trip_id is None or r.trip_id == trip_id)
+                and (direction is None or r.direction_id == direction)]
+
+
+def test_a_scheduled_trip_without_a_departure_yields_a_provisional_d22_once_its_match_window_passed(context):
+    # 09:00 of line 101 (direction 0): JN-1011 leaves 09:20, JN-1012 09:28. Live, each
+    # departure goes to the nearest scheduled one (09:20 -> 09:30: 10 min against 20), so
+    # nothing departed for 09:00 by 09:00 + 30 min.
+    run = Run(context, "VNV")
+    run.beat(at(context, 9, 25), reporting_from=at(context, 8, 45))
+    for vehicle, minute in (("JN-1011", 20), ("JN-1012", 28)):
+        run.stage.on_departed(TripDeparted("VNV", trip(vehicle, "101", 0, at(context, 9, minute))))
+    run.beat(at(context, 9, 29, 59))
+    assert not run.records("D-22", "101-DU-0-0900")  # its match window has not passed yet
+    run.beat(at(context, 9, 31))
+    [(d22, _)] = run.records("D-22", "101-DU-0-0900")
+    assert d22.status == "provisional"
+    assert d22.detected_at.timestamp() == at(context, 9, 30)  # 09:00 + the 1,800 s match window
+    # the later departure of 09:30 was matched live: no D-22 for it, whenever
+    run.beat(at(context, 10, 5))
+    assert not run.records("D-22", "101-DU-0-0930")
+
+
+def test_a_provisional_d22_the_days_matching_contradicts_is_withdrawn_with_its_first_detected_at(context):
+    run = Run(context, "VNV")
+    run.beat(at(context, 9, 25), reporting_from=at(context, 8, 45))
+    for vehicle, minute in (("JN-1011", 20), ("JN-1012", 28)):
+        run.stage.on_departed(TripDeparted("VNV", trip(vehicle, "101", 0, at(context, 9, minute))))
+    run.beat(at(context, 9, 31))
+    for vehicle, minute in (("JN-1011", 20), ("JN-1012", 28)):
+        run.stage.on_detected(TripDetected("VNV", trip(vehicle, "101", 0, at(context, 9, minute),
+                                                       at(context, 9, minute + 25))))
+    run.beat(at(context, 10, 5), final=True)  # end of input: the day closes
+    d22 = run.records("D-22", "101-DU-0-0900")
+    # the day's matching is one-to-one and keeps the order: 09:20 -> 09:00 (20 min late,
+    # inside the 30 min window), 09:28 -> 09:30, so 09:00 was run after all
+    assert [r.status for r, _ in d22] == ["provisional", "withdrawn"]
+    assert d22[0][0].infraction_id == d22[1][0].infraction_id
+    assert d22[1][0].detected_at == d22[0][0].detected_at
+
+
+def test_d13_is_provisional_from_the_first_departure_off_schedule_and_confirmed_at_day_close(context):
+    run = Run(context, "VNV")
+    run.beat(at(context, 9, 25), reporting_from=at(context, 8, 45))
+    run.stage.on_departed(TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 9, 20))))
+    run.beat(at(context, 9, 26))
+    [(d13, _)] = run.records("D-13")
+    # live: 09:20 against 09:30 is 600 s early (limit 60 s); proven by the first ping
+    # outside the origin zone, 10 s after the crossing
+    assert d13.status == "provisional"
+    assert d13.detected_at.timestamp() == at(context, 9, 20, 10)
+    run.stage.on_detected(TripDetected("VNV", trip("JN-1011", "101", 0, at(context, 9, 20), at(context, 9, 45))))
+    run.beat(at(context, 10, 5), final=True)
+    last, _ = run.records("D-13")[-1]
+    # settled: 09:20 against 09:00 is 1,200 s late (limit 300 s), still off schedule
+    assert last.status == "confirmed" and last.infraction_id == d13.infraction_id
+    assert last.detected_at == d13.detected_at
+
+
+def test_nothing_is_provisional_while_departures_keep_to_the_schedule(context):
+    run = Run(context, "VNV")
+    run.beat(at(context, 8, 25), reporting_from=at(context, 8, 25))
+    run.stage.on_departed(TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 8, 30, 20))))
+    run.stage.on_departed(TripDeparted("VNV", trip("JN-1012", "101", 1, at(context, 8, 30, 40))))
+    run.beat(at(context, 9, 5))
+    # both left 20-40 s after 08:30 (within 60 s early / 300 s late); their match windows
+    # passed at 09:00 with a departure each
+    assert not [r for r, _ in run.sent if r.code == "D-13"]
+    assert not [r for r, _ in run.sent if r.code == "D-22" and r.occurred_at.time() >= dt.time(8, 30)]
+
+
+def test_d12_comes_out_confirmed_when_its_frequency_window_ends_short(context):
+    # line 201 direction 0, 06:00-09:00 every 15 min: ceil(10,800 / 900) = 12 departures
+    # required; 11 run, one every 16 min from 06:00
+    run = Run(context, "TRD")
+    run.beat(at(context, 6, 0), reporting_from=at(context, 5, 55))
+    for k in range(11):
+        departed = at(context, 6, 0) + k * 16 * 60
+        run.stage.on_detected(TripDetected("TRD", trip("JN-2011", "201", 0, departed, departed + 900)))
+    run.beat(at(context, 8, 59, 59))
+    assert not run.records("D-12")  # the window has not ended: a 12th departure may come
+    run.beat(at(context, 9, 0, 30))
+    [(d12, _)] = run.records("D-12", direction=0)
+    assert d12.status == "confirmed" and d12.evidence["realized_departures"] == 11
+    assert d12.detected_at.timestamp() == at(context, 9, 0)  # the window's end
+    run.beat(at(context, 9, 30), final=True)
+    assert [r for r, _ in run.records("D-12", direction=0)] == [d12]  # the day close agrees: not sent again
+
+
+def test_d12_is_not_emitted_when_the_twelfth_departure_comes_before_the_window_ends(context):
+    # 12 departures every 15 min from 06:00: the last at 08:45, running when the window ends
+    run = Run(context, "TRD")
+    run.beat(at(context, 6, 0), reporting_from=at(context, 5, 55))
+    for k in range(11):
+        departed = at(context, 6, 0) + k * 15 * 60
+        run.stage.on_detected(TripDetected("TRD", trip("JN-2011", "201", 0, departed, departed + 600)))
+    run.stage.on_departed(TripDeparted("TRD", trip("JN-2012", "201", 0, at(context, 8, 45))))
+    run.beat(at(context, 9, 0, 30))
+    assert not run.records("D-12", direction=0)
