@@ -42,7 +42,7 @@ class Engine:
         out.rejected += result.rejected
         out.statuses += result.statuses
         self._sort(result.findings, out)
-        self._tell_operators(result)
+        self._tell_operators(result, out)
         self._beat(out, final=False)
         return out
 
@@ -53,25 +53,26 @@ class Engine:
         out.statuses += result.statuses
         out.rejected += result.rejected
         self._sort(result.findings, out)
-        self._tell_operators(result)
+        self._tell_operators(result, out)
         self._beat(out, final=True)
         return out
 
-    def _tell_operators(self, result) -> None:
-        for departed in result.departed:
-            self._operator_stage.on_departed(departed)
-        for detected in result.detected:
-            self._operator_stage.on_detected(detected)
+    def _tell_operators(self, result, out: Emitted) -> None:
+        for message in [*result.departed, *result.detected]:
+            out.rejected += self._operator_stage.handle(message.operator_id, message, self.occurrences).rejected
 
     def _beat(self, out: Emitted, final: bool) -> None:
         beat = self._vehicle_stage.heartbeat(final=final)
         for operator_id in sorted(self.ctx.feed.agencies):
-            result = self._operator_stage.on_heartbeat(operator_id, beat, self.occurrences)
+            result = self._operator_stage.handle(operator_id, beat, self.occurrences)
             out.trips += result.trips
+            out.rejected += result.rejected
             self._sort(result.findings, out)
             for matched in result.day_matched:
                 self._dates.add(matched.service_date)
-                self._sort(self._vehicle_stage.on_day_matched(matched, self.occurrences), out)
+                judged = self._vehicle_stage.judge_day(matched, self.occurrences)
+                out.rejected += judged.rejected
+                self._sort(judged.findings, out)
 
     @staticmethod
     def _sort(findings, out: Emitted) -> None:

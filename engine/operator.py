@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import calendar
 import datetime as dt
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -18,7 +19,7 @@ import msgspec
 
 from engine.assemble import day_km, match_record, month_of, operator_day, service_date_of, service_day_facts
 from engine.changelog import emit_change, settle
-from engine.messages import DayMatched, Heartbeat, TripDeparted, TripDetected
+from engine.messages import DayMatched, Heartbeat, OperatorInput, TripDeparted, TripDetected
 from engine.values import Context
 from gtfs.projection import Projector
 from rules.art45 import MonthKm, close_month
@@ -27,7 +28,7 @@ from rules.catalogue import CATALOGUE
 from rules.d13 import is_off_schedule
 from rules.evaluate import safe_detect
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
-from telemetry import Occurrence
+from telemetry import Occurrence, Rejection
 from trips.matching import ServiceDay, live_matches, match_service_day_full, service_day
 from trips.model import DetectedTrip, RealizedTrip
 
@@ -62,6 +63,13 @@ class OperatorOutput:
     trips: list[RealizedTrip] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     day_matched: list[DayMatched] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+
+
+_STATE = msgspec.msgpack.Encoder()
+_STATE_DECODER = msgspec.msgpack.Decoder(OperatorState)
+_MESSAGE = msgspec.json.Encoder()
+log = logging.getLogger(__name__)
 
 
 class OperatorStage:
@@ -82,6 +90,29 @@ class OperatorStage:
         return self._days[date]
 
     # --- input ---------------------------------------------------------------------
+
+    def handle(self, operator_id: str, message: OperatorInput, occurrences: list[Occurrence],
+               location: str | None = None) -> OperatorOutput:
+        """One message of the operator stage's input, whichever it is. If the engine
+        fails on it (a bug, not bad input), the operator's state stays as it was before
+        the message, which is dead-lettered (`engine_error`) with the exception; the
+        stream goes on (a heartbeat lost this way is overtaken by the next one)."""
+        state = self._load(operator_id)
+        before = _STATE.encode(state) if state is not None else None
+        try:
+            if isinstance(message, TripDetected):
+                self.on_detected(message)
+                return OperatorOutput()
+            if isinstance(message, TripDeparted):
+                self.on_departed(message)
+                return OperatorOutput()
+            return self.on_heartbeat(operator_id, message, occurrences)
+        except Exception as exc:  # noqa: BLE001 - one message must not stop the stream
+            log.exception("dead-lettering %s: the operator stage failed on it", location or type(message).__name__)
+            self._save(_STATE_DECODER.decode(before) if before is not None else OperatorState(operator_id))
+            return OperatorOutput(rejected=[Rejection(
+                source="operator-events", reason="engine_error", detail=f"{type(exc).__name__}: {exc}",
+                location=location, raw=_MESSAGE.encode(message).decode())])
 
     def on_detected(self, message: TripDetected) -> None:
         state = self._state(message.operator_id)

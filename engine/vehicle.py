@@ -566,6 +566,19 @@ class VehicleStage:
 
     # --- a closed service day comes back from the operator stage --------------------
 
+    def judge_day(self, message: DayMatched, occurrences: list[Occurrence], location: str | None = None) -> VehicleOutput:
+        """`on_day_matched`, guarded: if the engine fails on it, the vehicle's state stays
+        as it was and the message is dead-lettered (`engine_error`); the stream goes on."""
+        before = _STATE.encode(self._state(message.vehicle_id))
+        try:
+            return VehicleOutput(findings=self.on_day_matched(message, occurrences))
+        except Exception as exc:  # noqa: BLE001 - one message must not stop the stream
+            log.exception("dead-lettering %s: the engine failed on it", location or f"day-matched {message.vehicle_id}")
+            self._save(_STATE_DECODER.decode(before))
+            return VehicleOutput(rejected=[Rejection(
+                source="day-matched", reason="engine_error", detail=f"{type(exc).__name__}: {exc}", location=location,
+                raw=msgspec.json.encode(message).decode())])
+
     def on_day_matched(self, message: DayMatched, occurrences: list[Occurrence]) -> list[Finding]:
         state = self._state(message.vehicle_id)
         date = message.service_date.isoformat()

@@ -258,13 +258,13 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                 stages.append(stage)
                 telemetry: list[Message] = []
                 rejected: list[Rejection] = []
-                matched: list[DayMatched] = []
+                matched: list[tuple[str, DayMatched]] = []
                 end_of_input = False
                 for event in batch:
                     message = event.message
                     location = f"{message.topic}/{message.partition}/{message.offset}"
                     if message.topic == "day-matched":
-                        matched.append(matched_decoder.decode(message.value))
+                        matched.append((location, matched_decoder.decode(message.value)))
                     elif message.key == END_OF_INPUT_KEY:
                         seen = stage.partition.ends_seen
                         if message.topic not in seen:
@@ -293,8 +293,10 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                 for status in result.statuses:
                     await out["vehicle-status"].send(key=status.vehicle_id.encode(), value=json_encoder.encode(status))
                 await send_to_operators(detected, None)
-                for day in matched:
-                    await send_findings(stage.on_day_matched(day, occurrences_now))
+                for location, day in matched:
+                    judged = stage.judge_day(day, occurrences_now, location)
+                    await send_rejected(judged.rejected)
+                    await send_findings(judged.findings)
             shell.write_state("vehicles", "partitions")
             await app.producer.flush()
             for stage in stages:
@@ -312,15 +314,12 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                                 event.message.partition, event.message.offset)
                     continue
                 operator_id = event.message.key.decode()
+                location = f"{event.message.topic}/{event.message.partition}/{event.message.offset}"
                 message = operator_decoder.decode(event.message.value)
-                if isinstance(message, TripDetected):
-                    shell.operator_stage.on_detected(message)
-                    continue
-                if isinstance(message, TripDeparted):
-                    shell.operator_stage.on_departed(message)
-                    continue
-                occurrences_now = occurrences_now if occurrences_now is not None else shell.current_occurrences()
-                result = shell.operator_stage.on_heartbeat(operator_id, message, occurrences_now)
+                if isinstance(message, Heartbeat) and occurrences_now is None:
+                    occurrences_now = shell.current_occurrences()
+                result = shell.operator_stage.handle(operator_id, message, occurrences_now or [], location)
+                await send_rejected(result.rejected)
                 for trip in result.trips:
                     await out["trips"].send(key=trip.vehicle_id.encode(), value=json_encoder.encode(trip_record(trip)))
                 await send_findings(result.findings)

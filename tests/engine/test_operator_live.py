@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import msgspec
 import pytest
 
 from engine.messages import Heartbeat, TripDeparted, TripDetected
@@ -159,3 +160,31 @@ def test_d12_is_not_emitted_when_the_twelfth_departure_comes_before_the_window_e
     run.stage.on_departed(TripDeparted("TRD", trip("JN-2012", "201", 0, at(context, 8, 45))))
     run.beat(at(context, 9, 0, 30))
     assert not run.records("D-12", direction=0)
+
+
+def test_a_message_the_operator_stage_fails_on_is_dead_lettered_and_the_stream_goes_on(context, monkeypatch):
+    import engine.operator
+    run = Run(context, "VNV")
+    run.beat(at(context, 9, 25), reporting_from=at(context, 8, 45))
+    run.stage.handle("VNV", TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 9, 20))), [])
+    before = msgspec.msgpack.encode(run.states["VNV"])
+    real = engine.operator.live_matches
+    calls = []
+
+    def fails_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a bug in live matching")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine.operator, "live_matches", fails_once)
+    beat = Heartbeat(0, at(context, 9, 26), at(context, 8, 45), at(context, 9, 36), {"VNV": []})
+    out = run.stage.handle("VNV", beat, [], location="operator-events/0/7")
+    [dead] = out.rejected
+    assert (dead.source, dead.reason, dead.location) == ("operator-events", "engine_error", "operator-events/0/7")
+    assert "RuntimeError: a bug in live matching" in dead.detail and '"heartbeat"' in dead.raw
+    assert not out.findings
+    assert msgspec.msgpack.encode(run.states["VNV"]) == before  # the state as it was before the message
+    # the next heartbeat is handled: the D-13 of the early departure comes out
+    run.beat(at(context, 9, 27))
+    assert [r.status for r, _ in run.records("D-13")] == ["provisional"]

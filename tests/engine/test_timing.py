@@ -15,6 +15,7 @@ import json
 import pytest
 
 from engine import Engine, Message
+from engine.messages import DayMatched
 from fiscaliza.fleet import load_fleet
 from fiscaliza.replay import ReplayInputs, final_state, load_context, read_messages, replay
 from fiscaliza.samples import joao_neiva
@@ -176,7 +177,7 @@ def test_d13_comes_out_provisional_when_the_late_departure_is_seen_and_is_confir
 # --- every code within its Timing bound -------------------------------------------------
 
 @pytest.fixture(scope="module")
-def faults_day(tmp_path_factory):
+def faults_inputs(tmp_path_factory):
     """One weekday with a fault of each kind the live codes below judge."""
     out = tmp_path_factory.mktemp("timing-faults")
     faults = ("silent_catraca", "broken_seal", "en_route_lateness", "frequency_shortfall", "suppressed_trip")
@@ -186,7 +187,13 @@ def faults_day(tmp_path_factory):
     inputs = ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca)
     messages, rejected = read_messages(inputs)
     assert not rejected
-    context = load_context(inputs)
+    return load_context(inputs), injected, inputs, messages
+
+
+@pytest.fixture(scope="module")
+def faults_day(faults_inputs):
+    """That day's context, faults, replay, and the change log as a live run emits it."""
+    context, injected, inputs, messages = faults_inputs
     return context, injected, replay(inputs), run_live(context, messages)
 
 
@@ -262,3 +269,25 @@ def test_d22_comes_out_provisional_when_the_match_window_of_the_missed_departure
     *_, reference, _ = faults_day
     settled = next(i for i in reference.infractions if i.infraction_id == first.infraction_id)
     assert settled.detected_at == first.detected_at and settled.status in ("confirmed", "exempt_art45")
+
+
+def test_a_provisional_b04_the_days_matching_does_not_bear_out_is_withdrawn(faults_inputs):
+    # The day's final matching gives the late trip's vehicle no scheduled trip (as when
+    # it matches the departure to another vehicle's): the live B-04 is withdrawn, same
+    # id and detected_at, never deleted.
+    context, injected, _, sim_messages = faults_inputs
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    vehicle = injected["en_route_lateness"]["vehicle_id"]
+    sent = []
+    for start in range(0, len(sim_messages), BATCH):
+        sent += engine.ingest(sim_messages[start:start + BATCH]).infractions
+        if any(r.code == "B-04" for r in sent):
+            break
+    [live] = [r for r in sent if r.code == "B-04"]
+    assert live.status == "provisional" and live.vehicle_id == vehicle
+    operator = context.fleet[vehicle].operator_id
+    settled = engine._vehicle_stage.on_day_matched(DayMatched(vehicle, operator, DAY, [], closed_at=2e9), [])
+    [withdrawn] = [r for r in settled if r.code == "B-04"]
+    assert withdrawn.status == "withdrawn"
+    assert (withdrawn.infraction_id, withdrawn.detected_at, withdrawn.evidence) == \
+        (live.infraction_id, live.detected_at, live.evidence)
