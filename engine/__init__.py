@@ -5,8 +5,10 @@ Two stages: the vehicle stage (`engine.vehicle`, partitioned by vehicle) reorder
 deduplicates and detects trips, and judges a vehicle's trips and day once they are
 matched; the operator stage (`engine.operator`, partitioned by operator) closes
 service days and months on the event-time watermark, matches trips to the schedule
-and runs the service-day rules. `engine.core.Engine` wires both in one process for
-the replay. Every decision is made by pure functions (`trips`, `rules`).
+and runs the service-day rules. `engine.routing` says which stage each message goes
+to and what leaves it; `engine.core.Engine` runs that routing in one process for the
+replay, `streams.app` over Kafka topics in the workers. Every decision is made by pure
+functions (`trips`, `rules`).
 """
 
 from engine.core import Engine

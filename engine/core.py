@@ -1,16 +1,17 @@
 """The engine as one process: both stages wired in memory (the replay).
 
 The Faust workers run the same stages with their state in tables and the messages
-between them on Kafka topics; here the messages are handed over directly, in the
-same order a single partition would see them.
+between them on Kafka topics; both route messages with `engine.routing`. Here the
+messages are handed over directly, in the same order a single partition would see
+them.
 """
 
 from __future__ import annotations
 
 from engine.operator import OperatorStage, OperatorState
+from engine.routing import EndOfInput, Matched, Sends, operator_step, vehicle_step
 from engine.values import Context, Emitted, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
-from rules.model import InsufficientEvidence
 from telemetry import Occurrence
 
 
@@ -21,6 +22,7 @@ class Engine:
 
     def __init__(self, context: Context, sources: frozenset[str] = frozenset({"tachograph"})):
         self.ctx = context
+        self.sources = sources
         self._vehicles: dict[str, VehicleState] = {}
         self._operators: dict[str, OperatorState] = {}
         self.occurrences: list[Occurrence] = []
@@ -37,50 +39,33 @@ class Engine:
                 self.occurrences.append(message.body)
             else:
                 telemetry.append(message)
-        out = Emitted()
-        result = self._vehicle_stage.ingest(telemetry, self.occurrences)
-        out.rejected += result.rejected
-        out.statuses += result.statuses
-        self._sort(result.findings, out)
-        self._tell_operators(result, out)
-        self._beat(out, final=False)
-        return out
+        return self._step(telemetry)
 
     def close(self) -> Emitted:
         """End of input: release everything and close every period the input covers."""
+        return self._step([EndOfInput(source) for source in sorted(self.sources)])
+
+    def _step(self, inbound) -> Emitted:
         out = Emitted()
-        result = self._vehicle_stage.flush(self.occurrences)
-        out.statuses += result.statuses
-        out.rejected += result.rejected
-        self._sort(result.findings, out)
-        self._tell_operators(result, out)
-        self._beat(out, final=True)
+        self._route(vehicle_step(self._vehicle_stage, inbound, self.occurrences, self.sources), out)
+        beat = self._vehicle_stage.heartbeat(final=self._vehicle_stage.partition.final)
+        for operator_id in sorted(self.ctx.feed.agencies):
+            self._route(operator_step(self._operator_stage, operator_id, beat, self.occurrences), out)
         return out
 
-    def _tell_operators(self, result, out: Emitted) -> None:
-        for message in [*result.departed, *result.detected]:
-            out.rejected += self._operator_stage.handle(message.operator_id, message, self.occurrences).rejected
-
-    def _beat(self, out: Emitted, final: bool) -> None:
-        beat = self._vehicle_stage.heartbeat(final=final)
-        for operator_id in sorted(self.ctx.feed.agencies):
-            result = self._operator_stage.handle(operator_id, beat, self.occurrences)
-            out.trips += result.trips
-            out.rejected += result.rejected
-            self._sort(result.findings, out)
-            for matched in result.day_matched:
-                self._dates.add(matched.service_date)
-                judged = self._vehicle_stage.judge_day(matched, self.occurrences)
-                out.rejected += judged.rejected
-                self._sort(judged.findings, out)
-
-    @staticmethod
-    def _sort(findings, out: Emitted) -> None:
-        for finding in findings:
-            if isinstance(finding, InsufficientEvidence):
-                out.insufficient.append(finding)
-            else:
-                out.infractions.append(finding)
+    def _route(self, sends: Sends, out: Emitted) -> None:
+        """What a step sent, delivered: to the outputs, or to the other stage at once."""
+        out.rejected += sends.rejected
+        out.statuses += sends.statuses
+        out.infractions += sends.infractions
+        out.insufficient += sends.insufficient
+        out.trips += sends.trips
+        for message in sends.to_operators:
+            self._route(operator_step(self._operator_stage, message.operator_id, message, self.occurrences), out)
+        if sends.day_matched:
+            self._dates.update(matched.service_date for matched in sends.day_matched)
+            matched = [Matched(day) for day in sends.day_matched]
+            self._route(vehicle_step(self._vehicle_stage, matched, self.occurrences, self.sources), out)
 
     def covered_dates(self):
         return sorted(self._dates)

@@ -17,8 +17,9 @@ from faust.stores.memory import Store as MemoryStore
 import msgspec
 from kafka.partitioner.default import murmur2
 
-from engine.messages import DayMatched, Heartbeat, OperatorInput, TripDeparted, TripDetected
+from engine.messages import DayMatched, Heartbeat, OperatorInput
 from engine.operator import OperatorStage, OperatorState
+from engine.routing import EndOfInput, Matched, Sends, VehicleInbound, operator_step, vehicle_step
 from engine.values import Context, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
 from fiscaliza.replay import infraction_record, trip_record
@@ -30,7 +31,6 @@ from telemetry import Occurrence, Rejection, decode, to_builtins
 
 log = logging.getLogger("fiscaliza.worker")
 
-_SOURCES = {"tachograph": "tachograph", "catraca": "catraca"}
 STATE_MAX_BYTES = 16 * 1024 * 1024
 
 
@@ -215,25 +215,37 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
     operator_decoder = msgspec.json.Decoder(OperatorInput)
     matched_decoder = msgspec.json.Decoder(DayMatched)
 
-    async def send_findings(findings) -> None:
-        for finding in findings:
+    async def send(sends: Sends) -> None:
+        """A step's outputs to their topics (engine.routing decides what goes where)."""
+        for rejection in sends.rejected:
+            await out["rejected"].send(key=rejection.source.encode(), value=json_encoder.encode(to_builtins(rejection)))
+        for finding in sends.findings:
             if isinstance(finding, Infraction):
                 await out["infractions"].send(key=finding.infraction_id.encode(),
                                               value=json_encoder.encode(infraction_record(finding)))
             elif isinstance(finding, InsufficientEvidence):
                 await out["insufficient-evidence"].send(key=(finding.vehicle_id or finding.route_id or "").encode(),
                                                         value=json_encoder.encode(finding))
-
-    async def send_rejected(rejections: list[Rejection]) -> None:
-        for rejection in rejections:
-            await out["rejected"].send(key=rejection.source.encode(), value=json_encoder.encode(to_builtins(rejection)))
-
-    async def send_to_operators(detected: list[TripDeparted | TripDetected], beat: Heartbeat | None) -> None:
-        for message in detected:
+        for status in sends.statuses:
+            await out["vehicle-status"].send(key=status.vehicle_id.encode(), value=json_encoder.encode(status))
+        for message in sends.to_operators:
             await out["operator-events"].send(key=message.operator_id.encode(), value=json_encoder.encode(message))
-        if beat is not None:
-            for operator_id in sorted(ctx.feed.agencies):
-                await out["operator-events"].send(key=operator_id.encode(), value=json_encoder.encode(beat))
+        for trip in sends.trips:
+            await out["trips"].send(key=trip.vehicle_id.encode(), value=json_encoder.encode(trip_record(trip)))
+        for day in sends.day_matched:
+            await out["day-matched"].send(key=day.vehicle_id.encode(), value=json_encoder.encode(day))
+
+    def vehicle_inbound(message) -> VehicleInbound:
+        """A record of the vehicle agent's topics, decoded."""
+        location = f"{message.topic}/{message.partition}/{message.offset}"
+        if message.topic == "day-matched":
+            return Matched(matched_decoder.decode(message.value), location)
+        if message.key == END_OF_INPUT_KEY:
+            return EndOfInput(message.topic)
+        body = decode(message.topic, message.value, location)
+        if isinstance(body, Rejection):
+            return body
+        return Message(body, location, message.value.decode("utf-8", "replace"), message.offset)
 
     @app.agent(vehicle_topics)
     async def vehicle_agent(stream):
@@ -256,51 +268,14 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
             for partition, batch in sorted(by_partition.items()):
                 stage = shell.vehicle_stage(partition)
                 stages.append(stage)
-                telemetry: list[Message] = []
-                rejected: list[Rejection] = []
-                matched: list[tuple[str, DayMatched]] = []
-                end_of_input = False
-                for event in batch:
-                    message = event.message
-                    location = f"{message.topic}/{message.partition}/{message.offset}"
-                    if message.topic == "day-matched":
-                        matched.append((location, matched_decoder.decode(message.value)))
-                    elif message.key == END_OF_INPUT_KEY:
-                        seen = stage.partition.ends_seen
-                        if message.topic not in seen:
-                            seen.append(message.topic)
-                        end_of_input = set(seen) >= set(_SOURCES)
-                    else:
-                        body = decode(_SOURCES[message.topic], message.value, location)
-                        if isinstance(body, Rejection):
-                            rejected.append(body)
-                        else:
-                            telemetry.append(Message(body, location, message.value.decode("utf-8", "replace"),
-                                                     message.offset))
-                occurrences_now = shell.current_occurrences()
-                result = stage.ingest(telemetry, occurrences_now)
-                detected, findings = [*result.departed, *result.detected], result.findings
-                if end_of_input and not stage.partition.final:
-                    # every input topic of the partition is exhausted (finite input)
-                    flushed = stage.flush(occurrences_now)
-                    detected = [*detected, *flushed.departed, *flushed.detected]
-                    findings = findings + flushed.findings
-                    result.statuses += flushed.statuses
-                    result.rejected += flushed.rejected
-                    stage.partition.final = True
-                await send_rejected(rejected + result.rejected)
-                await send_findings(findings)
-                for status in result.statuses:
-                    await out["vehicle-status"].send(key=status.vehicle_id.encode(), value=json_encoder.encode(status))
-                await send_to_operators(detected, None)
-                for location, day in matched:
-                    judged = stage.judge_day(day, occurrences_now, location)
-                    await send_rejected(judged.rejected)
-                    await send_findings(judged.findings)
+                inbound = [vehicle_inbound(event.message) for event in batch]
+                await send(vehicle_step(stage, inbound, shell.current_occurrences(), settings.inputs))
             shell.write_state("vehicles", "partitions")
             await app.producer.flush()
             for stage in stages:
-                await send_to_operators([], stage.heartbeat(final=stage.partition.final))
+                beat = stage.heartbeat(final=stage.partition.final)
+                for operator_id in sorted(ctx.feed.agencies):
+                    await out["operator-events"].send(key=operator_id.encode(), value=json_encoder.encode(beat))
                 shell.hold_partition(stage.partition)  # its reporting minutes are now sent
             shell.write_state("partitions")
 
@@ -309,22 +284,17 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         async for events in stream.take_events(1000, within=0.5):
             occurrences_now = None
             for event in events:
-                if not shell.owns("operator-events", event.message.partition):
-                    log.warning("skipping %s/%s/%s: partition not owned", event.message.topic,
-                                event.message.partition, event.message.offset)
+                message = event.message
+                if not shell.owns("operator-events", message.partition):
+                    log.warning("skipping %s/%s/%s: partition not owned", message.topic, message.partition,
+                                message.offset)
                     continue
-                operator_id = event.message.key.decode()
-                location = f"{event.message.topic}/{event.message.partition}/{event.message.offset}"
-                message = operator_decoder.decode(event.message.value)
-                if isinstance(message, Heartbeat) and occurrences_now is None:
+                location = f"{message.topic}/{message.partition}/{message.offset}"
+                decoded = operator_decoder.decode(message.value)
+                if isinstance(decoded, Heartbeat) and occurrences_now is None:
                     occurrences_now = shell.current_occurrences()
-                result = shell.operator_stage.handle(operator_id, message, occurrences_now or [], location)
-                await send_rejected(result.rejected)
-                for trip in result.trips:
-                    await out["trips"].send(key=trip.vehicle_id.encode(), value=json_encoder.encode(trip_record(trip)))
-                await send_findings(result.findings)
-                for day in result.day_matched:
-                    await out["day-matched"].send(key=day.vehicle_id.encode(), value=json_encoder.encode(day))
+                await send(operator_step(shell.operator_stage, message.key.decode(), decoded, occurrences_now or [],
+                                         location))
             shell.write_state("operators")
 
     @app.agent(occurrence_topic)
@@ -334,7 +304,7 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
             location = f"{message.topic}/{message.partition}/{message.offset}"
             body = decode("occurrences", message.value, location)
             if isinstance(body, Rejection):
-                await send_rejected([body])
+                await send(Sends(rejected=[body]))
             else:
                 occurrences[body.id.encode()] = message.value
 
