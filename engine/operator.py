@@ -176,14 +176,17 @@ class OperatorStage:
         # At the end of input every partition has released everything: the input's newest
         # event, not a partition whose vehicles went quiet early, is how far it got.
         watermark = state.max_event if final and state.max_event is not None else self._watermark(state)
+        # D-12 and D-22 assert that no departure happened: only once every partition has
+        # told how far it got (one not heard from yet may hold the departure)
+        absence = watermark if final or len(state.watermarks) >= self.sources else None
         found: list[Finding] = []
         tz = self.ctx.feed.timezone
         for date in self._open_dates(state):
             iso_date = date.isoformat()
             day = operator_day(self._day(date), self.ctx, state.operator_id)
             due = self._due(day)
-            crossed = watermark is not None and any(
-                (state.judged_live_to is None or state.judged_live_to < moment) and moment <= watermark
+            crossed = absence is not None and any(
+                (state.judged_live_to is None or state.judged_live_to < moment) and moment <= absence
                 for moment in due)
             if iso_date not in state.live and not crossed:
                 continue
@@ -207,13 +210,13 @@ class OperatorStage:
                         moment = record.evidence["interval_epoch"][1]  # the window's end
                     else:
                         moment = record.evidence["interval_epoch"][0] + window  # departure + match window
-                    if code != "D-13" and (watermark is None or moment > watermark):
+                    if code != "D-13" and (absence is None or moment > absence):
                         continue  # not over yet: departures may still come
                     if code != "D-12":
                         record = msgspec.structs.replace(record, status=PROVISIONAL)
                     found += emit_change(state.emitted, record, moment, tz)
         state.live = []
-        state.judged_live_to = watermark if watermark is not None else state.judged_live_to
+        state.judged_live_to = absence if absence is not None else state.judged_live_to
         return found
 
     def _due(self, day: ServiceDay) -> tuple[float, ...]:

@@ -199,6 +199,11 @@ class VehicleStage:
 
         if body.vehicle_id not in self.ctx.fleet:
             return reject("unknown_vehicle", f"vehicle {body.vehicle_id!r} is not in fleet.csv")
+        ceiling = self.ctx.policy.trips.max_plausible_speed_kmh
+        if isinstance(body, TachographPing) and body.speed_kmh > ceiling:
+            # a sensor fault: never used, so it can neither accuse nor move the watermark
+            return reject("implausible", f"speed {body.speed_kmh:g} km/h is above the physical ceiling of "
+                                         f"{ceiling:g} km/h for a bus (policy trips.max_plausible_speed_kmh)")
         epoch = body.epoch
         key = f"{source}|{epoch!r}|{body.seq}"
         limit = self._lateness_limit(state, source)

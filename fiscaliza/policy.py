@@ -89,6 +89,7 @@ class C01(_Section):
     min_episode_s: float
     merge_gap_s: float
     max_ping_gap_s: float
+    speed_agreement_kmh: float
 
 
 class Policy(_Section):

@@ -5,6 +5,11 @@ default elsewhere) plus `tolerance_kmh`, on at least `min_consecutive_pings`
 consecutive pings spanning at least `min_episode_s` (consecutive: at most
 `max_ping_gap_s` apart). Episodes less than `merge_gap_s` apart merge into one.
 One record per episode; route and trip when the vehicle was running one.
+
+A sensor fault must not accuse: the episode's reported speeds must agree, within
+`speed_agreement_kmh`, with the speed its pings' displacement shows (the straight
+distance between consecutive pings over their time, which a curve can only shorten).
+An episode that does not agree is insufficient evidence, not an infraction.
 """
 
 from __future__ import annotations
@@ -12,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from fiscaliza.policy import Policy
-from rules.facts import VehicleDayFacts, iso, local
-from rules.model import Finding, Rule, make_infraction
+from rules.facts import VehicleDayFacts, iso, kmh, local
+from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
 
 CODE = "C-01"
 
@@ -38,12 +43,27 @@ def speeding_episodes(t: np.ndarray, speed: np.ndarray, limit: np.ndarray, polic
     return [(a, b) for a, b in merged]
 
 
+def displacement_agreement(t: np.ndarray, x: np.ndarray, y: np.ndarray, speed: np.ndarray, over: list[int],
+                           max_gap_s: float) -> tuple[float, float] | None:
+    """(reported, displaced) mean speeds in km/h over the episode's consecutive pairs of
+    pings over the limit (at most `max_gap_s` apart); None without such a pair."""
+    pairs = [(i, i + 1) for i in over if i + 1 in over and 0 < t[i + 1] - t[i] <= max_gap_s]
+    if not pairs:
+        return None
+    seconds = sum(t[j] - t[i] for i, j in pairs)
+    metres = sum(float(np.hypot(x[j] - x[i], y[j] - y[i])) for i, j in pairs)
+    reported = sum((speed[i] + speed[j]) / 2 * (t[j] - t[i]) for i, j in pairs) / seconds
+    return float(reported), kmh(metres, seconds)
+
+
 def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
     n = len(facts.fixes)
     if n < 2:
         return []
     t = np.fromiter((f.t for f in facts.fixes), float, n)
     speed = np.fromiter((f.speed_kmh for f in facts.fixes), float, n)
+    x = np.fromiter((f.x for f in facts.fixes), float, n)
+    y = np.fromiter((f.y for f in facts.fixes), float, n)
     limit = np.asarray(facts.speed_limits_kmh, dtype=float)
     findings: list[Finding] = []
     for a, b in speeding_episodes(t, speed, limit, policy):
@@ -51,6 +71,19 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
         trip = next((tf for tf in facts.trips if tf.departed_at <= t[a] <= tf.arrived_at), None)
         fix = facts.fixes[peak]
         over = [i for i in range(a, b + 1) if speed[i] > limit[i] + policy.c01.tolerance_kmh]
+        agreement = displacement_agreement(t, x, y, speed, over, policy.c01.max_ping_gap_s)
+        if agreement is None or abs(agreement[0] - agreement[1]) > policy.c01.speed_agreement_kmh:
+            findings.append(InsufficientEvidence(
+                code=CODE, service_date=facts.date, operator_id=facts.operator_id,
+                route_id=trip.realized.route_id if trip else None, trip_id=trip.realized.trip_id if trip else None,
+                vehicle_id=facts.vehicle_id,
+                reason="velocidade informada pelo tacógrafo não corresponde ao deslocamento entre os registros",
+                evidence={"from": iso(t[a], facts.tz), "to": iso(t[b], facts.tz),
+                          "reported_kmh": None if agreement is None else round(agreement[0], 1),
+                          "displacement_kmh": None if agreement is None else round(agreement[1], 1),
+                          "speed_agreement_kmh": policy.c01.speed_agreement_kmh,
+                          "pings": [facts.fixes[i].msg_id for i in over]}))
+            continue
         findings.append(make_infraction(
             CODE, policy, identity=(facts.date, facts.vehicle_id, round(t[a], 3)),
             operator_id=facts.operator_id,
@@ -70,6 +103,8 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
                 "to": iso(t[b], facts.tz),
                 "pings": [{"msg_id": facts.fixes[i].msg_id, "speed_kmh": float(speed[i]),
                            "limit_kmh": float(limit[i])} for i in over],
+                "displacement_kmh": round(agreement[1], 1),
+                "speed_agreement_kmh": policy.c01.speed_agreement_kmh,
                 "interval_epoch": [float(t[a]), float(t[b])],
             },
         ))

@@ -134,6 +134,11 @@ def local(epoch: float, tz: ZoneInfo) -> dt.datetime:
     return dt.datetime.fromtimestamp(round(epoch, 3), tz)
 
 
+def kmh(metres: float, seconds: float) -> float:
+    """A speed in km/h from a distance and a time."""
+    return metres / seconds * 3.6
+
+
 def iso(epoch: float, tz: ZoneInfo) -> str:
     return local(epoch, tz).isoformat(timespec="seconds")
 

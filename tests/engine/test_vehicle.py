@@ -178,3 +178,24 @@ def test_a_day_match_the_vehicle_stage_fails_on_is_dead_lettered_and_the_state_k
     # once fixed, the same message settles the day as it would have
     monkeypatch.setattr(engine.vehicle, "evaluate_vehicle_day", real)
     assert [r.status for r in stage.judge_day(message, []).findings] == ["withdrawn"]
+
+
+def test_a_ping_faster_than_a_bus_can_go_is_rejected_as_implausible_and_moves_nothing(context):
+    import json
+
+    from engine import Engine, Message
+    from telemetry import decode_tachograph
+
+    def ping(ts: str, speed: float, n: int) -> Message:
+        line = json.dumps({"vehicle_id": "JN-1011", "ts": ts, "lat": -19.7574776, "lon": -40.3852385,
+                           "speed_kmh": speed})
+        return Message(decode_tachograph(line, f"t.jsonl:{n}"), f"t.jsonl:{n}", line)
+
+    engine = Engine(context)
+    out = engine.ingest([ping("2026-12-01T12:00:00-03:00", 40.0, 1), ping("2026-12-01T12:00:10-03:00", 120.0, 2),
+                         ping("2026-12-01T12:00:20-03:00", 999.0, 3)])
+    [dead] = out.rejected  # 999 km/h > the 120 km/h ceiling (policy); 120 itself is plausible
+    assert (dead.reason, dead.location) == ("implausible", "t.jsonl:3")
+    assert "999 km/h" in dead.detail and "120 km/h" in dead.detail
+    # the rejected ping is not the stream's newest event: it moves no watermark
+    assert engine._vehicle_stage.partition.max_events["tachograph"] == ping("2026-12-01T12:00:10-03:00", 0, 2).body.epoch

@@ -16,6 +16,7 @@ import numpy as np
 from fiscaliza.policy import load_policy
 from rules.c01 import detect, speeding_episodes
 from rules.facts import CatracaDay, TripFacts, VehicleDayFacts
+from rules.model import InsufficientEvidence
 from trips.matching import match_service_day_full, service_day
 from trips.model import DetectedTrip, Fix
 
@@ -26,10 +27,17 @@ T0 = dt.datetime(2026, 12, 1, 6, 0, tzinfo=TZ).timestamp()  # 06:00 local
 TINY = Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny"
 
 
-def pings(*spec, vehicle="V1"):
-    """Fixes from (seconds after T0, speed km/h) pairs, on a straight road."""
-    return tuple(Fix(T0 + s, 356000.0 + 10 * s, 7815000.0, float(v), None, f"{vehicle}/{i}",
-                     -19.755 + i * 1e-4, -40.374) for i, (s, v) in enumerate(spec))
+def pings(*spec, vehicle="V1", moving=None):
+    """Fixes from (seconds after T0, speed km/h) pairs, on a straight road, each as far
+    from the previous one as the speeds reported at both ends drive in that time (or
+    at `moving` km/h, the bus's true speed, when the tachograph lies)."""
+    x, fixes = 356000.0, []
+    for i, (s, v) in enumerate(spec):
+        if i:
+            before, speed_before = spec[i - 1]
+            x += (moving if moving is not None else (speed_before + v) / 2) / 3.6 * (s - before)
+        fixes.append(Fix(T0 + s, x, 7815000.0, float(v), None, f"{vehicle}/{i}", -19.755 + i * 1e-4, -40.374))
+    return tuple(fixes)
 
 
 def facts(fixes, limits=None, trips=(), vehicle="V1", date=DATE):
@@ -230,3 +238,24 @@ def test_other_vehicle_or_day_yields_infraction_with_other_id():
 def test_fewer_than_two_pings_yields_nothing():
     assert detect(facts(pings((0, 120))), POLICY) == []  # 1 ping < 2
     assert detect(facts(()), POLICY) == []  # no pings
+
+
+# --- a tachograph that lies accuses no one ---------------------------------------------
+
+def test_two_pings_reporting_999_kmh_on_a_bus_driving_40_kmh_yields_nothing():
+    found = detect(facts(pings((0, 40), (10, 999), (20, 999), (30, 40), moving=40)), POLICY)
+    # reported 999 km/h between 10 s and 20 s, displaced 40 km/h: |999 - 40| > 20 km/h
+    [unproven] = found
+    assert isinstance(unproven, InsufficientEvidence) and unproven.code == "C-01"
+    assert found[0].evidence["reported_kmh"] == 999 and found[0].evidence["displacement_kmh"] == 40
+
+
+def test_reported_80_kmh_where_the_bus_drove_55_kmh_yields_nothing():
+    found = detect(facts(pings((0, 50), (10, 80), (20, 80), (30, 50), moving=55)), POLICY)
+    assert [type(f) for f in found] == [InsufficientEvidence]  # |80 - 55| = 25 > 20 km/h: no infraction
+
+
+def test_reported_80_kmh_where_the_bus_drove_62_kmh_yields_infraction():
+    found = detect(facts(pings((0, 50), (10, 80), (20, 80), (30, 50), moving=62)), POLICY)
+    [rec] = found  # |80 - 62| = 18 <= 20 km/h: the displacement bears the tachograph out
+    assert rec.fine_ufir == 150 and rec.evidence["displacement_kmh"] == 62
