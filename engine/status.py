@@ -17,6 +17,7 @@ import msgspec
 import numpy as np
 
 from engine.assemble import service_date_of
+from engine.triplog import arrived_before
 from engine.values import Context
 from trips.matching import ServiceDay, live_matches
 from trips.model import DetectedTrip
@@ -121,9 +122,7 @@ def _live_match(state, itinerary, departed: float, ctx: Context,
     running = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
                            departed, departed, 0.0, "", "")
     date = service_date_of(running, ctx, day_of)
-    earlier = [DetectedTrip(state.vehicle_id, log.route_id, log.direction_id, log.shape_id, log.departed_at,
-                            log.arrived_at, 0.0, "", "")
-               for log in state.trips if log.service_date == date.isoformat() and log.departed_at < departed]
+    earlier = arrived_before(state.vehicle_id, state.trips, date.isoformat(), departed)
     day = day_of(date)
     match = live_matches([*earlier, running], day, ctx.feed.timezone, ctx.policy.trips)[-1]
     if match.scheduled is None:

@@ -116,3 +116,11 @@ def watch(log: TripLog, fixes: list[Fix], itinerary: Itinerary) -> None:
     log.standing = Standing(first_after, run_end, first_outside)
     if not log.watching:  # settled: what only the watching needed goes
         log.window_last, log.seen = None, (0.0, "")
+
+
+def arrived_before(vehicle_id: str, logs: list[TripLog], service_date: str, moment: float) -> list[DetectedTrip]:
+    """A vehicle's trips of a service date that departed before `moment`, as detected
+    trips: what its live match of a later trip follows (trips.matching.live_matches)."""
+    return [DetectedTrip(vehicle_id, log.route_id, log.direction_id, log.shape_id, log.departed_at, log.arrived_at,
+                         0.0, "", "")
+            for log in logs if log.service_date == service_date and log.departed_at < moment]

@@ -26,14 +26,14 @@ from engine.changelog import emit_change, settle
 from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep, over_episodes
 from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected
 from engine.status import VehicleStatus, open_trip, vehicle_status
-from engine.triplog import TripLog, open_trip_log, watch
+from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
 from gtfs.projection import Projector
 from rules.catalogue import CATALOGUE
 from rules import d19, d21
 from rules.catalogue import rules_for
 from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, finish, rejustify, safe_detect
-from rules.facts import Standing, TripFacts, VehicleDayFacts, in_service_from
+from rules.facts import Standing, TripFacts, VehicleDayFacts, in_service_from, within
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode
 from trips.matching import Match, ServiceDay, live_matches, service_day, unmatched_realization
@@ -459,8 +459,7 @@ class VehicleStage:
 
     def _d19_moments(self, facts: VehicleDayFacts) -> list[float]:
         limit = self.ctx.policy.d19.max_silence_s
-        faults = [r.epoch for r, _ in facts.catraca.notable if r.status == "fault"
-                  and any(a <= r.epoch <= b for a, b in facts.in_service)]
+        faults = [r.epoch for r, _ in facts.catraca.notable if r.status == "fault" and within(facts.in_service, r.epoch)]
         return [a + limit for a, _ in d19.silences(facts, limit)] + faults
 
     @staticmethod
@@ -510,9 +509,7 @@ class VehicleStage:
         """B-04 on the arrived trip's live match (the one D-13 uses while the day runs:
         the next trip of its block, else the nearest departure), provisional: the day's
         final matching confirms it, or withdraws it when it matches the trip elsewhere."""
-        earlier = [DetectedTrip(state.vehicle_id, log.route_id, log.direction_id, log.shape_id, log.departed_at,
-                                log.arrived_at, 0.0, "", "")
-                   for log in state.trips if log.service_date == date.isoformat() and log.departed_at < trip.departed_at]
+        earlier = arrived_before(state.vehicle_id, state.trips, date.isoformat(), trip.departed_at)
         day = self._day(date)
         match = live_matches([*earlier, trip], day, self.ctx.feed.timezone, self.ctx.policy.trips)[-1]
         if match.scheduled is None:
