@@ -8,7 +8,8 @@ as a live worker sees them, and prints
 1. per code: the delay from when the infraction happened (`occurred_at`) to when the
    record first left the engine, in event time (the stream's newest event then), and
    `detected_at` minus `occurred_at`;
-2. the serialized (msgpack) state of the largest vehicle through the day, every 2 h;
+2. the state of the largest vehicle through the day, every 2 h: as msgpack, and as the
+   workers store it (`engine.stored`: msgpack, zlib);
 3. replay's events/s end to end against decoding alone, in the same run.
 """
 
@@ -26,6 +27,7 @@ from pathlib import Path
 import msgspec
 
 from engine import Engine
+from engine.stored import pack
 from fiscaliza.fleet import load_fleet
 from fiscaliza.replay import ReplayInputs, load_context, read_messages, replay
 from fiscaliza.samples import joao_neiva
@@ -67,7 +69,8 @@ def main(argv=None) -> int:
                 first_out.setdefault(record.infraction_id, (record, newest))
             hour = dt.datetime.fromtimestamp(newest, context.feed.timezone).hour
             if hour % 2 == 0 and hour not in sizes:
-                sizes[hour] = max(len(encoder.encode(s)) for s in engine._vehicles.values())
+                sizes[hour] = (max(len(encoder.encode(s)) for s in engine._vehicles.values()),
+                               max(len(pack(s)) for s in engine._vehicles.values()))
         for record in engine.close().infractions:
             first_out.setdefault(record.infraction_id, (record, None))
 
@@ -82,9 +85,9 @@ def main(argv=None) -> int:
             out = (f"median {hours(statistics.median(delays))}, max {hours(max(delays))}"
                    if delays else "at end of input")
             print(f"{code:5}  {out:43}  median {hours(statistics.median(detected))}")
-        print("\nlargest vehicle state (msgpack), by hour of the stream:")
-        for hour in sizes:  # in stream order (00:00 is the next midnight)
-            print(f"  {hour:02d}:00  {sizes[hour] / 1024:8.1f} KB")
+        print("\nlargest vehicle state, by hour of the stream:   msgpack    stored")
+        for hour, (plain, stored) in sizes.items():  # in stream order (00:00 is the next midnight)
+            print(f"  {hour:02d}:00  {plain / 1024:38.1f} KB {stored / 1024:6.1f} KB")
 
         started = time.perf_counter()
         for source, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca)):

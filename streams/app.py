@@ -20,6 +20,7 @@ from kafka.partitioner.default import murmur2
 from engine.messages import DayMatched, Heartbeat, OperatorInput
 from engine.operator import OperatorStage, OperatorState
 from engine.routing import EndOfInput, Matched, Sends, VehicleInbound, operator_step, vehicle_step
+from engine.stored import pack, unpack
 from engine.values import Context, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
 from fiscaliza.replay import infraction_record, trip_record
@@ -71,7 +72,6 @@ class Shell:
     def __init__(self, ctx: Context, settings: Settings, vehicles, operators, partitions, occurrences):
         self.ctx, self.settings = ctx, settings
         self.vehicles, self.operators, self.partitions, self.occurrences = vehicles, operators, partitions, occurrences
-        self._encoder = msgspec.msgpack.Encoder()
         self._vehicle_decoder = msgspec.msgpack.Decoder(VehicleState)
         self._operator_decoder = msgspec.msgpack.Decoder(OperatorState)
         self._partition_decoder = msgspec.msgpack.Decoder(PartitionState)
@@ -121,7 +121,7 @@ class Shell:
         if held is not None:
             return held
         raw = table.get(key.encode())
-        return decoder.decode(raw) if raw else None
+        return unpack(raw, decoder) if raw else None
 
     def _load_vehicle(self, vehicle_id: str) -> VehicleState | None:
         return self._load(self.vehicles, "vehicles", vehicle_id, self._vehicle_decoder)
@@ -145,7 +145,7 @@ class Shell:
         for (name, key) in [k for k in self._held if k[0] in names]:
             state = self._held.pop((name, key))
             if self._owns_key(name, key):
-                tables[name][key.encode()] = self._encoder.encode(state)
+                tables[name][key.encode()] = pack(state)
             else:
                 log.warning("not writing %s %r: its partition was reassigned", name, key)
 

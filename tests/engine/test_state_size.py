@@ -15,6 +15,7 @@ import msgspec
 import pytest
 
 from engine import Engine
+from engine.stored import pack
 from fiscaliza.fleet import load_fleet
 from fiscaliza.replay import ReplayInputs, load_context, read_messages
 from fiscaliza.samples import joao_neiva
@@ -41,6 +42,7 @@ def snapshots(tmp_path_factory):
     first: dict[str, float] = {}
     taken: dict[tuple[str, int], object] = {}
     largest_track: dict[str, int] = {}
+    largest_stored: dict[str, int] = {}
     for start in range(0, len(messages), 500):
         batch = messages[start : start + 500]
         engine.ingest(batch)
@@ -48,10 +50,11 @@ def snapshots(tmp_path_factory):
         for vehicle_id, state in engine._vehicles.items():
             first.setdefault(vehicle_id, newest)
             largest_track[vehicle_id] = max(largest_track.get(vehicle_id, 0), size(state.track))
+            largest_stored[vehicle_id] = max(largest_stored.get(vehicle_id, 0), len(pack(state)))
             for hours in (2, 18):
                 if newest - first[vehicle_id] >= hours * 3600 and (vehicle_id, hours) not in taken:
                     taken[(vehicle_id, hours)] = msgspec.msgpack.decode(ENCODER.encode(state), type=type(state))
-    return taken, largest_track
+    return taken, largest_track, largest_stored
 
 
 def without_trips(state) -> int:
@@ -59,7 +62,7 @@ def without_trips(state) -> int:
 
 
 def test_the_state_after_18_h_is_no_larger_than_after_2_h_plus_one_open_trip(snapshots):
-    taken, largest_track = snapshots
+    taken, largest_track, _ = snapshots
     vehicles = sorted({v for v, _ in taken})
     assert len(vehicles) == 6 and all((v, 18) in taken for v in vehicles)  # JN-1013 is the spare
     for vehicle in vehicles:
@@ -72,7 +75,7 @@ def test_the_state_after_18_h_is_no_larger_than_after_2_h_plus_one_open_trip(sna
 
 
 def test_the_state_never_holds_the_days_pings(snapshots):
-    taken, _ = snapshots
+    taken, _, _ = snapshots
     for (vehicle, hours), state in taken.items():
         if hours == 18:
             # 18 h of pings at 10 s are 6,480 pings (~630 KB as fixes)
@@ -83,3 +86,12 @@ def test_the_state_never_holds_the_days_pings(snapshots):
             # the old state, which held them, was ~1 MB by then; this one ~75 KB at most, of
             # which ~1.1 KB per trip of the day until it is matched
             assert size(state) < 128 * 1024, vehicle
+
+
+def test_a_vehicle_never_stores_more_than_64_kb(snapshots):
+    _, _, largest_stored = snapshots
+    assert len(largest_stored) == 6  # JN-1013 is the spare
+    for vehicle, stored in largest_stored.items():
+        # as the workers write it (engine.stored: msgpack, zlib): the largest, at the end of
+        # the day (~86 KB as msgpack: open track ~36 KB, the day's trips ~33 KB), is ~38 KB
+        assert stored <= 64 * 1024, (vehicle, stored)
