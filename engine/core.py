@@ -9,6 +9,7 @@ them.
 from __future__ import annotations
 
 from engine.operator import OperatorStage, OperatorState
+from engine.messages import DayMatched
 from engine.routing import EndOfInput, Matched, Sends, operator_step, vehicle_step
 from engine.values import Context, Emitted, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
@@ -62,10 +63,10 @@ class Engine:
         out.trips += sends.trips
         for message in sends.to_operators:
             self._route(operator_step(self._operator_stage, message.operator_id, message, self.occurrences), out)
-        if sends.day_matched:
-            self._dates.update(matched.service_date for matched in sends.day_matched)
-            matched = [Matched(day) for day in sends.day_matched]
-            self._route(vehicle_step(self._vehicle_stage, matched, self.occurrences, self.sources), out)
+        if sends.to_vehicles:
+            self._dates.update(m.service_date for m in sends.to_vehicles if isinstance(m, DayMatched))
+            inbound = [Matched(m) if isinstance(m, DayMatched) else m for m in sends.to_vehicles]
+            self._route(vehicle_step(self._vehicle_stage, inbound, self.occurrences, self.sources), out)
 
     def covered_dates(self):
         return sorted(self._dates)

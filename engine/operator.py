@@ -19,7 +19,7 @@ import msgspec
 
 from engine.assemble import day_km, match_record, month_of, operator_day, service_date_of, service_day_facts
 from engine.changelog import emit_change, settle
-from engine.messages import DayMatched, Heartbeat, OperatorInput, TripDeparted, TripDetected
+from engine.messages import DayMatched, Heartbeat, OperatorInput, TripDeparted, TripDetected, VehicleAhead
 from engine.values import Context
 from gtfs.projection import Projector
 from rules.art45 import MonthKm, close_month
@@ -29,6 +29,7 @@ from rules.d13 import is_off_schedule
 from rules.evaluate import safe_detect
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from telemetry import Occurrence, Rejection
+from trips.headways import ahead, behind, frequency_window
 from trips.matching import ServiceDay, live_matches, match_service_day_full, service_day
 from trips.model import DetectedTrip, RealizedTrip
 
@@ -64,6 +65,7 @@ class OperatorOutput:
     findings: list[Finding] = field(default_factory=list)
     day_matched: list[DayMatched] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
+    ahead: list[VehicleAhead] = field(default_factory=list)
 
 
 _STATE = msgspec.msgpack.Encoder()
@@ -101,11 +103,9 @@ class OperatorStage:
         before = _STATE.encode(state) if state is not None else None
         try:
             if isinstance(message, TripDetected):
-                self.on_detected(message)
-                return OperatorOutput()
+                return OperatorOutput(ahead=self.on_detected(message))
             if isinstance(message, TripDeparted):
-                self.on_departed(message)
-                return OperatorOutput()
+                return OperatorOutput(ahead=self.on_departed(message))
             return self.on_heartbeat(operator_id, message, occurrences)
         except Exception as exc:  # noqa: BLE001 - one message must not stop the stream
             log.exception("dead-lettering %s: the operator stage failed on it", location or type(message).__name__)
@@ -114,32 +114,65 @@ class OperatorStage:
                 source="operator-events", reason="engine_error", detail=f"{type(exc).__name__}: {exc}",
                 location=location, raw=_MESSAGE.encode(message).decode())])
 
-    def on_detected(self, message: TripDetected) -> None:
+    def on_detected(self, message: TripDetected) -> list[VehicleAhead]:
         state = self._state(message.operator_id)
         trip = message.trip
         date = service_date_of(trip, self.ctx, self._day)
         known = state.detected.setdefault(date.isoformat(), [])
-        if trip not in known and date.isoformat() not in state.closed:  # redelivered after a restart
-            known.append(trip)
-            running = state.running.get(trip.vehicle_id)
-            if running is not None and running.trip.departed_at <= trip.arrived_at:
-                del state.running[trip.vehicle_id]  # it arrived: a realized trip now
-            if date.isoformat() not in state.live:
-                state.live.append(date.isoformat())
-            self._save(state)
+        if trip in known or date.isoformat() in state.closed:  # redelivered after a restart
+            return []
+        known.append(trip)
+        running = state.running.get(trip.vehicle_id)
+        seen_running = running is not None and running.trip.departed_at == trip.departed_at
+        if running is not None and running.trip.departed_at <= trip.arrived_at:
+            del state.running[trip.vehicle_id]  # it arrived: a realized trip now
+        if date.isoformat() not in state.live:
+            state.live.append(date.isoformat())
+        self._save(state)
+        # a departure first heard of at its arrival may come between a running vehicle and the one it followed
+        return [] if seen_running else self._headways(state, trip, date, own=False)
 
-    def on_departed(self, message: TripDeparted) -> None:
+    def on_departed(self, message: TripDeparted) -> list[VehicleAhead]:
         """A vehicle left on a trip: a departure while the day runs, until it arrives."""
         state = self._state(message.operator_id)
         trip = message.trip
         before = state.running.get(trip.vehicle_id)
         if before is not None and before.trip.departed_at >= trip.departed_at:
-            return  # delivered again, or older than what is known
+            return []  # delivered again, or older than what is known
         state.running[trip.vehicle_id] = message
-        date = service_date_of(trip, self.ctx, self._day).isoformat()
-        if date not in state.closed and date not in state.live:
-            state.live.append(date)
+        date = service_date_of(trip, self.ctx, self._day)
+        if date.isoformat() not in state.closed and date.isoformat() not in state.live:
+            state.live.append(date.isoformat())
         self._save(state)
+        return self._headways(state, trip, date, own=True)
+
+    def _headways(self, state: OperatorState, trip: DetectedTrip, date: dt.date, own: bool) -> list[VehicleAhead]:
+        """On a headway-based line, the bus ahead of `trip`'s (if `own`: it is running)
+        and of the running bus right behind it, whose bus ahead it may now be."""
+        day = self._day(date)
+        if date.isoformat() in state.closed or frequency_window(day, trip.route_id, trip.direction_id,
+                                                               trip.departed_at) is None:
+            return []
+        line = (trip.route_id, trip.direction_id)
+        departures = sorted({(t.departed_at, t.vehicle_id) for t in state.detected.get(date.isoformat(), [])
+                             if (t.route_id, t.direction_id) == line}
+                            | {(d.trip.departed_at, d.trip.vehicle_id) for d in state.running.values()
+                               if (d.trip.route_id, d.trip.direction_id) == line
+                               and service_date_of(d.trip, self.ctx, self._day) == date})
+        told = [(trip.departed_at, trip.vehicle_id)] if own else []
+        follower = behind(departures, trip.departed_at, trip.vehicle_id)
+        if follower is not None and state.running.get(follower[1]) is not None \
+                and state.running[follower[1]].trip.departed_at == follower[0]:
+            told.append(follower)
+        out = []
+        for departed_at, vehicle_id in told:
+            window = frequency_window(day, trip.route_id, trip.direction_id, departed_at)
+            if window is None:
+                continue
+            front = ahead(departures, departed_at, vehicle_id)
+            out.append(VehicleAhead(vehicle_id, departed_at, front[1] if front else None,
+                                    front[0] if front else None, window.headway_s))
+        return out
 
     def on_heartbeat(self, operator_id: str, beat: Heartbeat, occurrences: list[Occurrence]) -> OperatorOutput:
         state = self._state(operator_id)

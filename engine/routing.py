@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from engine.messages import DayMatched, OperatorInput, TripDeparted, TripDetected
+from engine.messages import DayMatched, OperatorInput, ToVehicle, TripDeparted, TripDetected, VehicleAhead
 from engine.operator import OperatorStage
 from engine.status import VehicleStatus
 from engine.values import Message
@@ -37,7 +37,7 @@ class Matched:
     location: str | None = None
 
 
-VehicleInbound = Message | Matched | EndOfInput | Rejection
+VehicleInbound = Message | Matched | VehicleAhead | EndOfInput | Rejection
 
 
 @dataclass
@@ -49,7 +49,7 @@ class Sends:
     statuses: list[VehicleStatus] = field(default_factory=list)  # vehicle-status
     to_operators: list[TripDeparted | TripDetected] = field(default_factory=list)  # operator-events
     trips: list[RealizedTrip] = field(default_factory=list)  # trips
-    day_matched: list[DayMatched] = field(default_factory=list)  # day-matched
+    to_vehicles: list[ToVehicle] = field(default_factory=list)  # day-matched: days judged, buses ahead
 
     @property
     def infractions(self) -> list[Infraction]:
@@ -64,16 +64,20 @@ def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurre
                  inputs: frozenset[str]) -> Sends:
     """One batch of a vehicle-stage partition: its telemetry admitted and released as
     far as the watermark allows; once every input in `inputs` has ended, everything
-    released; then the closed days that came back judged. The partition's heartbeat
+    released; then the buses ahead and the closed days that came back from the
+    operator stage. The partition's heartbeat
     is not part of it: the shell sends it once the batch's state is stored."""
     telemetry: list[Message] = []
     matched: list[Matched] = []
+    ahead: list[VehicleAhead] = []
     sends = Sends()
     for item in inbound:
         if isinstance(item, Rejection):
             sends.rejected.append(item)
         elif isinstance(item, Matched):
             matched.append(item)
+        elif isinstance(item, VehicleAhead):
+            ahead.append(item)
         elif isinstance(item, EndOfInput):
             if item.input not in stage.partition.ends_seen:
                 stage.partition.ends_seen.append(item.input)
@@ -88,6 +92,8 @@ def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurre
         sends.findings += result.findings
         sends.statuses += result.statuses
         sends.to_operators += [*result.departed, *result.detected]  # a departure before the arrival after it
+    for message in ahead:
+        sends.statuses += stage.on_ahead(message)
     for day in matched:
         judged = stage.judge_day(day.message, occurrences, day.location)
         sends.rejected += judged.rejected
@@ -99,4 +105,5 @@ def operator_step(stage: OperatorStage, operator_id: str, message: OperatorInput
                   location: str | None = None) -> Sends:
     """One message of the operator stage: a trip, a departure or a heartbeat."""
     out = stage.handle(operator_id, message, occurrences, location)
-    return Sends(rejected=out.rejected, findings=out.findings, trips=out.trips, day_matched=out.day_matched)
+    return Sends(rejected=out.rejected, findings=out.findings, trips=out.trips,
+                 to_vehicles=[*out.ahead, *out.day_matched])

@@ -37,6 +37,11 @@ class VehicleStatus(msgspec.Struct, kw_only=True):
     progress: float | None  # fraction of the itinerary's shape run
     departed_at: str | None
     schedule_deviation_s: float | None  # departure against the live match's scheduled departure
+    # headway-based lines: the time between its departure and that of the bus ahead of it
+    # (same line and direction), and the frequency window's headway
+    headway_s: float | None = None
+    scheduled_headway_s: int | None = None
+    vehicle_ahead: str | None = None
     off_route_m: float | None  # farther than D-11's distance from the shape: how far now
     off_route_since: str | None
     catraca_silent_since: str | None  # the last catraca reading, when older than D-19's limit
@@ -76,6 +81,7 @@ def vehicle_status(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay],
                       departed_at=iso(departed),
                       schedule_deviation_s=round(departed - scheduled[1], 1) if scheduled else None,
                       off_route_m=round(float(distance[-1]), 1) if off[-1] else None, off_route_since=iso(since))
+        status.update(_headway(state))
     else:
         standing = next((log for log in reversed(state.trips) if log.watching and last.t <= log.cap), None)
         if standing is not None:
@@ -84,6 +90,15 @@ def vehicle_status(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay],
                 status.update(in_service=True, route_id=standing.route_id, direction_id=standing.direction_id,
                               progress=1.0, departed_at=iso(standing.departed_at))
     return VehicleStatus(**status)
+
+
+def _headway(state) -> dict:
+    """The bus ahead of the running trip, as the operator stage last told it."""
+    ahead = state.ahead
+    if ahead is None or state.departure is None or ahead.departed_at != state.departure[0]:
+        return {}
+    headway = None if ahead.ahead_departed_at is None else round(ahead.departed_at - ahead.ahead_departed_at, 1)
+    return dict(headway_s=headway, scheduled_headway_s=ahead.scheduled_headway_s, vehicle_ahead=ahead.ahead_vehicle_id)
 
 
 def open_trip(fixes, ctx: Context):

@@ -24,7 +24,7 @@ import numpy as np
 from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import emit_change, settle
 from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep, over_episodes
-from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected
+from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected, VehicleAhead
 from engine.status import VehicleStatus, open_trip, vehicle_status
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
@@ -61,6 +61,7 @@ class VehicleState(msgspec.Struct):
     # records emitted while their day runs (C-01, D-19, D-21, B-04), by id, until the day is judged
     emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
     departure: tuple[float, str] | None = None  # the running trip last told to the operator stage
+    ahead: VehicleAhead | None = None  # the bus ahead of its latest departure on a headway-based line
 
 
 class PartitionState(msgspec.Struct):
@@ -309,6 +310,20 @@ class VehicleStage:
         out.departed += mine.departed
         out.findings += mine.findings
         out.statuses += mine.statuses
+
+    def on_ahead(self, message: VehicleAhead) -> list[VehicleStatus]:
+        """The bus ahead of one of this vehicle's departures (headway-based lines): kept for
+        the latest departure, and the status given again if that trip still runs."""
+        state = self._load(message.vehicle_id)
+        if state is None or (state.ahead is not None and state.ahead.departed_at > message.departed_at):
+            return []
+        state.ahead = message
+        self._save(state)
+        if state.departure is None or state.departure[0] != message.departed_at:
+            return []
+        running = open_trip(state.track.fixes, self.ctx) if state.track and state.track.fixes else None
+        status = vehicle_status(state, self.ctx, self._day, running)
+        return [status] if status is not None else []
 
     def _departure(self, state: VehicleState, running) -> list[TripDeparted]:
         """The running trip, told to the operator stage once: D-12, D-13 and D-22 count

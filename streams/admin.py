@@ -49,11 +49,25 @@ def create_topics(bootstrap: str, partitions: int, replication: int,
                 outcome[name] = "created"
             except TopicAlreadyExistsError:
                 outcome[name] = "exists"
+        _await_partitions(admin, [n for n, o in outcome.items() if o == "created"], timeout_s)
         return outcome
     except KafkaError as exc:
         raise StreamError(f"Kafka at {bootstrap} refused: {exc}") from None
     finally:
         admin.close()
+
+
+def _await_partitions(admin: KafkaAdminClient, names: list[str], timeout_s: float) -> None:
+    """Creation is asynchronous: a topic may be listed with no partitions yet for a
+    moment (seen once in the tests), and a worker started then would not find them."""
+    deadline = time.monotonic() + timeout_s
+    while names:
+        names = [t["name"] for t in admin.describe_topics(names)
+                 if not t["partitions"]]
+        if names and time.monotonic() > deadline:
+            raise StreamError(f"Kafka created {', '.join(names)} but shows no partitions after {timeout_s:.0f} s")
+        if names:
+            time.sleep(0.1)
 
 
 def delete_topics(bootstrap: str, timeout_s: float = 60.0) -> list[str]:

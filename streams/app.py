@@ -17,7 +17,7 @@ from faust.stores.memory import Store as MemoryStore
 import msgspec
 from kafka.partitioner.default import murmur2
 
-from engine.messages import DayMatched, Heartbeat, OperatorInput
+from engine.messages import DayMatched, Heartbeat, OperatorInput, ToVehicle
 from engine.operator import OperatorStage, OperatorState
 from engine.routing import EndOfInput, Matched, Sends, VehicleInbound, operator_step, vehicle_step
 from engine.stored import pack, unpack
@@ -213,7 +213,7 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
     shell = Shell(ctx, settings, vehicles, operators, partitions, occurrences)
     json_encoder = msgspec.json.Encoder()
     operator_decoder = msgspec.json.Decoder(OperatorInput)
-    matched_decoder = msgspec.json.Decoder(DayMatched)
+    to_vehicle_decoder = msgspec.json.Decoder(ToVehicle)
 
     async def send(sends: Sends) -> None:
         """A step's outputs to their topics (engine.routing decides what goes where)."""
@@ -232,14 +232,15 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
             await out["operator-events"].send(key=message.operator_id.encode(), value=json_encoder.encode(message))
         for trip in sends.trips:
             await out["trips"].send(key=trip.vehicle_id.encode(), value=json_encoder.encode(trip_record(trip)))
-        for day in sends.day_matched:
-            await out["day-matched"].send(key=day.vehicle_id.encode(), value=json_encoder.encode(day))
+        for message in sends.to_vehicles:
+            await out["day-matched"].send(key=message.vehicle_id.encode(), value=json_encoder.encode(message))
 
     def vehicle_inbound(message) -> VehicleInbound:
         """A record of the vehicle agent's topics, decoded."""
         location = f"{message.topic}/{message.partition}/{message.offset}"
         if message.topic == "day-matched":
-            return Matched(matched_decoder.decode(message.value), location)
+            decoded = to_vehicle_decoder.decode(message.value)
+            return Matched(decoded, location) if isinstance(decoded, DayMatched) else decoded
         if message.key == END_OF_INPUT_KEY:
             return EndOfInput(message.topic)
         body = decode(message.topic, message.value, location)

@@ -30,7 +30,8 @@ TOPICS: dict[str, Topic] = {
         Topic("insufficient-evidence", "vehicle_id", False,
               "facts a detector could not establish from the telemetry: never an accusation"),
         # between the engine's two stages
-        Topic("operator-events", "operator_id", False, "detected trips and vehicle-stage heartbeats"),
-        Topic("day-matched", "vehicle_id", False, "a closed service day's matches, back to each vehicle"),
+        Topic("operator-events", "operator_id", False, "detected trips, departures and vehicle-stage heartbeats"),
+        Topic("day-matched", "vehicle_id", False,
+              "the operator stage to each vehicle: its closed days' matches, the bus ahead of it"),
     )
 }

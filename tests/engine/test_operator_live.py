@@ -188,3 +188,31 @@ def test_a_message_the_operator_stage_fails_on_is_dead_lettered_and_the_stream_g
     # the next heartbeat is handled: the D-13 of the early departure comes out
     run.beat(at(context, 9, 27))
     assert [r.status for r, _ in run.records("D-13")] == ["provisional"]
+
+
+def test_a_departure_on_a_headway_line_is_told_the_bus_ahead_of_it(context):
+    # line 201 direction 0 every 15 min from 06:00: JN-2011 leaves 06:00, JN-2013 06:17
+    run = Run(context, "TRD")
+    [first] = run.stage.on_departed(TripDeparted("TRD", trip("JN-2011", "201", 0, at(context, 6, 0))))
+    assert (first.vehicle_id, first.ahead_vehicle_id, first.scheduled_headway_s) == ("JN-2011", None, 900)
+    [second] = run.stage.on_departed(TripDeparted("TRD", trip("JN-2013", "201", 0, at(context, 6, 17))))
+    assert (second.vehicle_id, second.ahead_vehicle_id) == ("JN-2013", "JN-2011")
+    assert second.departed_at - second.ahead_departed_at == 17 * 60
+    # the other direction, and a line run by timetable, have nobody ahead to tell of
+    assert run.stage.on_departed(TripDeparted("TRD", trip("JN-2012", "201", 1, at(context, 6, 1))))[0].ahead_vehicle_id is None
+    assert Run(context, "VNV").stage.on_departed(TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 9, 0)))) == []
+
+
+def test_a_departure_heard_of_late_becomes_the_bus_ahead_of_the_one_running_behind_it(context):
+    # JN-2013 runs (06:17, behind JN-2011's 06:00); JN-2014's 06:09 departure is first heard
+    # of when its trip arrives (its partition lagged): JN-2013 now follows JN-2014, 8 min
+    run = Run(context, "TRD")
+    run.stage.on_departed(TripDeparted("TRD", trip("JN-2011", "201", 0, at(context, 6, 0))))
+    run.stage.on_departed(TripDeparted("TRD", trip("JN-2013", "201", 0, at(context, 6, 17))))
+    [update] = run.stage.on_detected(TripDetected("TRD", trip("JN-2014", "201", 0, at(context, 6, 9),
+                                                               at(context, 6, 40))))
+    assert (update.vehicle_id, update.ahead_vehicle_id) == ("JN-2013", "JN-2014")
+    assert update.departed_at - update.ahead_departed_at == 8 * 60
+    # a trip seen running before it arrived was told already
+    assert run.stage.on_detected(TripDetected("TRD", trip("JN-2011", "201", 0, at(context, 6, 0),
+                                                           at(context, 6, 30)))) == []

@@ -82,5 +82,5 @@ def test_an_operator_heartbeat_past_a_days_close_sends_its_trips_findings_and_da
     # no trip was run: nothing realized, every vehicle of VNV told its day is closed,
     # and without telemetry around them the missed trips are insufficient evidence
     assert sends.trips == [] and not sends.rejected
-    assert sorted(d.vehicle_id for d in sends.day_matched) == ["JN-1011", "JN-1012", "JN-1013"]
+    assert sorted(d.vehicle_id for d in sends.to_vehicles) == ["JN-1011", "JN-1012", "JN-1013"]
     assert sends.insufficient and not sends.infractions

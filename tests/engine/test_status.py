@@ -69,3 +69,18 @@ def test_a_bus_between_trips_is_out_of_service_and_replay_writes_each_vehicles_l
     assert [line["vehicle_id"] for line in lines] == used  # one line per vehicle that reported
     latest = {s.vehicle_id: s for s in seen}
     assert all(line["ts"] == latest[line["vehicle_id"]].ts for line in lines)
+
+
+def test_a_bus_on_a_headway_line_shows_the_bus_ahead_and_the_time_since_it_left(statuses):
+    seen, *_ = statuses
+    tz = dt.timezone(dt.timedelta(hours=-3))  # the feed's (America/Sao_Paulo, no DST since 2019)
+    # line 201 runs by headway, every 15 min from 06:00 to 09:00 (then 20 min): the
+    # simulator departs every bus on time, so each follows the one ahead by ~900 s
+    peak = [s for s in seen if s.route_id == "201" and s.headway_s is not None
+            and dt.datetime.fromisoformat(s.departed_at).astimezone(tz).time() < dt.time(8, 59)]
+    assert len({(s.vehicle_id, s.departed_at) for s in peak}) >= 20
+    for s in peak:
+        assert s.scheduled_headway_s == 900 and abs(s.headway_s - 900) <= 60, s
+        assert s.vehicle_ahead not in (None, s.vehicle_id)
+    # line 101 runs by timetable: its buses show their schedule deviation, not a headway
+    assert not [s for s in seen if s.route_id == "101" and s.scheduled_headway_s is not None]
