@@ -49,7 +49,8 @@ class VehicleState(msgspec.Struct):
     track: Track | None = None  # the open trip's fixes (trip detection)
     days: list[DayLog] = msgspec.field(default_factory=list)  # operating days not judged yet
     trips: list[TripLog] = msgspec.field(default_factory=list)  # arrived trips of days not matched yet
-    last_counter: int | None = None  # the newest catraca counter released
+    last_counter: int | None = None  # the newest plausible catraca counter released
+    last_reading: tuple[float, int] | None = None  # time and counter of the newest reading released
     # dedup keys -> event time, within the lateness of the newest event (older ones are late)
     seen: dict[str, float] = msgspec.field(default_factory=dict)
     offsets: dict[str, int] = msgspec.field(default_factory=dict)  # input topic -> newest offset admitted
@@ -205,6 +206,10 @@ class VehicleStage:
             # a sensor fault: never used, so it can neither accuse nor move the watermark
             return reject("implausible", f"speed {body.speed_kmh:g} km/h is above the physical ceiling of "
                                          f"{ceiling:g} km/h for a bus (policy trips.max_plausible_speed_kmh)")
+        if isinstance(body, CatracaReading):
+            beyond = d21.implausible(None, body.epoch, body.counter, self.ctx.policy)
+            if beyond is not None:  # no register holds it (policy d21.counter_moduli)
+                return reject("implausible", beyond)
         epoch = body.epoch
         key = f"{source}|{epoch!r}|{body.seq}"
         limit = self._lateness_limit(state, source)
@@ -291,7 +296,7 @@ class VehicleStage:
         """Released messages of one vehicle through the core. Outputs go to `out` only if
         all of it succeeds."""
         mine = VehicleOutput()
-        self._log_day(state, batch, readings)
+        self._log_day(state, batch, readings, mine.rejected)
         if batch:
             state.released["tachograph"] = max(state.released.get("tachograph", batch[-1].t), batch[-1].t)
         if readings:
@@ -310,6 +315,7 @@ class VehicleStage:
         out.departed += mine.departed
         out.findings += mine.findings
         out.statuses += mine.statuses
+        out.rejected += mine.rejected
 
     def on_ahead(self, message: VehicleAhead) -> list[VehicleStatus]:
         """The bus ahead of one of this vehicle's departures (headway-based lines): kept for
@@ -400,8 +406,13 @@ class VehicleStage:
             state.days.append(log)
         return log
 
-    def _log_day(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading]) -> None:
-        """Fixes and readings, merged in event-time order, into their operating days."""
+    def _log_day(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading],
+                 rejected: list[Rejection]) -> None:
+        """Fixes and readings, merged in event-time order, into their operating days. A
+        reading whose counter rose implausibly fast since the vehicle's previous one is
+        rejected here (in event-time order, the same in replay and workers) and the next
+        is compared with it: a single spike is dropped, a counter that really jumped
+        carries on from its new value."""
         limits = self.ctx.geofences.speed_limit(np.fromiter((f.x for f in batch), float, len(batch)),
                                                 np.fromiter((f.y for f in batch), float, len(batch))).tolist() \
             if batch else []
@@ -426,8 +437,14 @@ class VehicleStage:
                 i += 1
             else:
                 reading = readings[j]
-                add_reading(day_log(reading.epoch), reading, silence)
-                state.last_counter = reading.counter
+                why = d21.implausible(state.last_reading, reading.epoch, reading.counter, self.ctx.policy)
+                state.last_reading = (reading.epoch, reading.counter)
+                if why is not None:
+                    rejected.append(Rejection(source="catraca", reason="implausible", detail=why,
+                                              location=None, raw=encode(reading).decode()))
+                else:
+                    add_reading(day_log(reading.epoch), reading, silence)
+                    state.last_counter = reading.counter
                 j += 1
 
     def _over_episodes(self, state: VehicleState) -> list[Finding]:
@@ -464,7 +481,8 @@ class VehicleStage:
             trips = [(self._live_trip(state.vehicle_id, log), log) for log in logs]
             in_service = in_service_from([(tf, log.standing) for tf, log in trips], terminal)
             facts = self._vehicle_day_from(state, date, day_log, trips, in_service)
-            for code, moments in (("D-19", self._d19_moments(facts)), ("D-21", self._d21_moments(facts))):
+            moments_by_code = (("D-19", self._d19_moments(facts)), ("D-21", self._d21_moments(facts, self.ctx.policy)))
+            for code, moments in moments_by_code:
                 records = [r for r in safe_detect(CATALOGUE[code], facts, self.ctx.policy, date)
                            if isinstance(r, Infraction)]
                 for record in finish(records, occurrences, self.ctx.policy, self._projector):
@@ -478,8 +496,8 @@ class VehicleStage:
         return [a + limit for a, _ in d19.silences(facts, limit)] + faults
 
     @staticmethod
-    def _d21_moments(facts: VehicleDayFacts) -> list[float]:
-        return [v["reading"].epoch for v in d21.violations(facts)]
+    def _d21_moments(facts: VehicleDayFacts, policy) -> list[float]:
+        return [v["reading"].epoch for v in d21.violations(facts, policy)]
 
     @staticmethod
     def _proven_at(logs: list[TripLog], moment: float) -> float:

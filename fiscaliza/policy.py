@@ -82,6 +82,12 @@ class D19(_Section):
     max_silence_s: float
 
 
+class D21(_Section):
+    counter_moduli: tuple[int, ...]  # the register sizes catraca counters roll over at
+    wrap_margin: float  # a fall from the top `wrap_margin` of a register to its bottom is a wrap
+    max_boardings_per_minute: float  # a counter rising faster is a sensor fault
+
+
 class C01(_Section):
     default_limit_kmh: float
     tolerance_kmh: float
@@ -102,6 +108,7 @@ class Policy(_Section):
     art45: Art45
     a07: A07
     d19: D19
+    d21: D21
     c01: C01
 
     @property
@@ -129,6 +136,10 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
         raise PolicyError(f"{source}: unknown timezone {policy.policy.timezone!r}") from None
     if not 0 < policy.trips.min_coverage <= 1:
         raise PolicyError(f"{source}: trips.min_coverage must be in (0, 1]")
+    if not policy.d21.counter_moduli or min(policy.d21.counter_moduli) < 2:
+        raise PolicyError(f"{source}: d21.counter_moduli must list register sizes of at least 2")
+    if not 0 < policy.d21.wrap_margin < 0.5:
+        raise PolicyError(f"{source}: d21.wrap_margin must be in (0, 0.5)")
     for section_name in policy.__struct_fields__:
         section = getattr(policy, section_name)
         for name in section.__struct_fields__:

@@ -3,6 +3,13 @@
 While the vehicle is in service, a catraca message shows the seal broken, or the
 counter lower than the previous reading (a counter that goes backwards has been
 tampered with). One record per vehicle and service day, on the first such message.
+
+Sensor faults that look like a counter going back accuse no one:
+- a counter that rolls over, from the top `wrap_margin` of one of the policy's register
+  sizes (`counter_moduli`: 99,999 -> 0, 65,535 -> 2) to its bottom, continues the count;
+- a counter no register holds, or one rising faster than `max_boardings_per_minute`
+  since the previous reading, is rejected before it reaches the facts (engine.vehicle),
+  so the reading after it is compared with the last plausible one.
 """
 
 from __future__ import annotations
@@ -14,19 +21,45 @@ from rules.model import Finding, Rule, make_infraction
 CODE = "D-21"
 
 
-def violations(facts: VehicleDayFacts) -> list[dict]:
+def wraps(previous: int, counter: int, policy: Policy) -> bool:
+    """A fall from near the top of a register size to near its bottom: a roll-over."""
+    margin = policy.d21.wrap_margin
+    return any((1 - margin) * size <= previous < size and counter < margin * size
+               for size in policy.d21.counter_moduli)
+
+
+def implausible(previous: tuple[float, int] | None, epoch: float, counter: int, policy: Policy) -> str | None:
+    """Why a reading cannot be a count of people (None if it can be): a counter no
+    register holds, or one that rose faster than people go through a turnstile since the
+    vehicle's previous reading (`previous`: its time and counter)."""
+    largest = max(policy.d21.counter_moduli)
+    if counter >= largest:
+        return f"contador {counter} além de qualquer registro de catraca (maior: {largest - 1})"
+    if previous is None or counter <= previous[1]:
+        return None
+    minutes = max((epoch - previous[0]) / 60, 1)
+    allowed = policy.d21.max_boardings_per_minute * minutes
+    if counter - previous[1] > allowed:
+        return (f"contador subiu de {previous[1]} para {counter} em {epoch - previous[0]:.0f} s: mais de "
+                f"{policy.d21.max_boardings_per_minute:g} passagens por minuto")
+    return None
+
+
+def violations(facts: VehicleDayFacts, policy: Policy) -> list[dict]:
     found = []
     for reading, previous in facts.catraca.notable:
         in_service = within(facts.in_service, reading.epoch)
         if in_service and not reading.seal_intact:
             found.append({"fact": "lacre violado", "reading": reading})
-        if in_service and previous is not None and reading.counter < previous:
-            found.append({"fact": f"contador voltou de {previous} para {reading.counter}", "reading": reading})
+        if in_service and previous is not None and reading.counter < previous \
+                and not wraps(previous, reading.counter, policy):
+            found.append({"fact": f"contador voltou de {previous} para {reading.counter}", "reading": reading,
+                          "previous_counter": previous})
     return found
 
 
 def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
-    found = violations(facts)
+    found = violations(facts, policy)
     if not found:
         return []
     first = found[0]["reading"]
@@ -43,7 +76,10 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
         description=f"Veículo {facts.vehicle_id} em serviço com catraca violada: {found[0]['fact']}",
         evidence={
             "facts": [{"fact": f["fact"], "ts": iso(f["reading"].epoch, facts.tz), "counter": f["reading"].counter,
-                       "seal_intact": f["reading"].seal_intact} for f in found],
+                       "seal_intact": f["reading"].seal_intact}
+                      | ({"previous_counter": f["previous_counter"]} if "previous_counter" in f else {})
+                      for f in found],
+            "counter_moduli": list(policy.d21.counter_moduli),
             "in_service": [[iso(a, facts.tz), iso(b, facts.tz)] for a, b in facts.in_service],
             "interval_epoch": [first.epoch, found[-1]["reading"].epoch],
         },

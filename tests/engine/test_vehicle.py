@@ -199,3 +199,78 @@ def test_a_ping_faster_than_a_bus_can_go_is_rejected_as_implausible_and_moves_no
     assert "999 km/h" in dead.detail and "120 km/h" in dead.detail
     # the rejected ping is not the stream's newest event: it moves no watermark
     assert engine._vehicle_stage.partition.max_events["tachograph"] == ping("2026-12-01T12:00:10-03:00", 0, 2).body.epoch
+
+
+def _catraca_day_with(context, tmp_path, vehicle: str, change):
+    """A simulated weekday whose `vehicle` catraca counters go through `change(readings)`
+    (a list of decoded readings in time order -> new list), replayed in batches."""
+    from engine import Engine
+    from fiscaliza.fleet import load_fleet
+    from fiscaliza.replay import read_messages
+    from gtfs import load_feed
+    from simulator import SimulationSettings, simulate
+    from telemetry import CatracaReading
+    from engine.values import Message
+
+    feed_path, fleet_path = joao_neiva()
+    sim = simulate(load_feed(feed_path), load_fleet(fleet_path), SimulationSettings(DAY, DAY, seed=3), tmp_path)
+    messages, _ = read_messages(ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca))
+    mine = [m for m in messages if isinstance(m.body, CatracaReading) and m.body.vehicle_id == vehicle]
+    changed = change([m.body for m in mine])
+    replaced = {id(m): Message(body, m.location, None) for m, body in zip(mine, changed)}
+    messages = [replaced.get(id(m), m) for m in messages if id(m) in replaced or m not in mine]
+    messages += [Message(body, f"extra:{i}", None) for i, body in enumerate(changed[len(mine):])]
+    messages.sort(key=lambda m: m.body.epoch)
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    infractions, rejected = [], []
+    for start in range(0, len(messages), 500):
+        out = engine.ingest(messages[start : start + 500])
+        infractions += out.infractions
+        rejected += out.rejected
+    out = engine.close()
+    return infractions + out.infractions, rejected + out.rejected, changed
+
+
+def test_a_catraca_counter_rolling_over_its_register_is_no_d21(context, tmp_path):
+    # JN-2012's counter shown on a 6-digit register that rolls over at noon: ... 999,9xx -> 0, 1, ...
+    # (before this, "contador voltou de 999998 para 0", D-21, 200 UFIR)
+    def roll_over(readings):
+        noon = next(r.counter for r in readings if r.ts.hour >= 12)
+        return [msgspec.structs.replace(r, counter=(r.counter - noon + 999_990) % 1_000_000) for r in readings]
+
+    infractions, rejected, changed = _catraca_day_with(context, tmp_path, "JN-2012", roll_over)
+    drops = [(a.counter, b.counter) for a, b in zip(changed, changed[1:]) if b.counter < a.counter]
+    assert len(drops) == 1 and drops[0][0] >= 990_000 and drops[0][1] < 10_000  # the roll-over is there
+    assert [i for i in infractions if i.code == "D-21"] == [] and rejected == []
+
+
+def test_a_counter_set_back_far_from_any_register_top_is_still_d21(context, tmp_path):
+    # the same day, the counter set back from ~500,000 to 0 at noon: no register of the
+    # policy's sizes has 500,000 in its top 1 % (1,000,000's starts at 990,000)
+    def set_back(readings):
+        return [msgspec.structs.replace(r, counter=r.counter + (500_000 if r.ts.hour < 12 else 0)) for r in readings]
+
+    infractions, _, _ = _catraca_day_with(context, tmp_path, "JN-2012", set_back)
+    latest = {i.infraction_id: i for i in infractions}  # a change log: the last record of each id stands
+    [d21] = [i for i in latest.values() if i.code == "D-21" and i.status == "confirmed"]
+    assert d21.evidence["facts"][0]["fact"].startswith("contador voltou de 5")
+    assert d21.evidence["facts"][0]["previous_counter"] >= 500_000
+
+
+def test_a_counter_no_register_holds_or_rising_faster_than_people_board_is_rejected_never_d21(context, tmp_path):
+    # one reading says 10^30 (before this: D-21 on the next reading, and D-19); another,
+    # at 15:00, jumps by 5,000 in a minute and the next is back on the count
+    def glitches(readings):
+        out = list(readings)
+        i = next(k for k, r in enumerate(out) if r.ts.hour >= 11)
+        out[i] = msgspec.structs.replace(out[i], counter=10**30)
+        j = next(k for k, r in enumerate(out) if r.ts.hour >= 15)
+        out[j] = msgspec.structs.replace(out[j], counter=out[j].counter + 5_000)
+        return out
+
+    infractions, rejected, changed = _catraca_day_with(context, tmp_path, "JN-2012", glitches)
+    assert sorted(r.reason for r in rejected) == ["implausible", "implausible"]
+    assert {r.detail.split()[0] for r in rejected} == {"contador"}
+    assert any("além de qualquer registro" in r.detail for r in rejected)
+    assert any("passagens por minuto" in r.detail for r in rejected)
+    assert [i for i in infractions if i.code in ("D-21", "D-19")] == []

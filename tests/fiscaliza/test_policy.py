@@ -151,3 +151,18 @@ def test_threshold_not_positive_refused_naming_it(line, new, name):
     # a zone of -100 m or a silence of 0 s has no meaning: every number must be > 0
     with pytest.raises(PolicyError, match=re.escape(f"{name} must be positive")):
         parse_policy(edited(line, new))
+
+
+def test_shipped_policy_catraca_plausibility(policy):
+    assert 1_000_000 in policy.d21.counter_moduli and 65_536 in policy.d21.counter_moduli
+    assert policy.d21.wrap_margin == 0.01 and policy.d21.max_boardings_per_minute == 60
+
+
+@pytest.mark.parametrize("line,new,message", [
+    ("wrap_margin = 0.01", "wrap_margin = 0.6", "d21.wrap_margin must be in (0, 0.5)"),
+    ("counter_moduli = [65536, 100000, 1000000, 10000000, 16777216, 100000000, 4294967296]", "counter_moduli = []",
+     "d21.counter_moduli must list register sizes"),
+])
+def test_catraca_register_sizes_and_margin_are_checked(line, new, message):
+    with pytest.raises(PolicyError, match=re.escape(message)):
+        parse_policy(edited(line, new))

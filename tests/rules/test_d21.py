@@ -142,3 +142,37 @@ def test_other_day_or_vehicle_yields_infraction_with_other_id():
 
 def test_no_readings_yields_nothing():
     assert detect(facts([]), POLICY) == []  # D-21 needs a message that shows the violation
+
+
+# --- sensor faults that look like a counter going back -------------------------------
+
+def test_counter_rolling_over_a_register_yields_nothing():
+    # policy d21: sizes 65,536, 100,000, 1,000,000, ...; margin 1 %
+    assert detect(facts([reading(0, 999_998), reading(600, 0)]), POLICY) == []  # 999,998 >= 990,000; 0 < 10,000
+    assert detect(facts([reading(0, 65_535), reading(600, 2)]), POLICY) == []  # 65,535 >= 64,880.64; 2 < 655.36
+    assert detect(facts([reading(0, 5)], previous_counter=99_999), POLICY) == []  # over the night, 5-digit display
+
+
+def test_counter_falling_outside_a_roll_over_yields_infraction():
+    # 500,000 is not in the top 1 % of any size (1,000,000's starts at 990,000; 100,000 < 500,000)
+    [rec] = detect(facts([reading(0, 500_000), reading(600, 0)]), POLICY)
+    assert rec.evidence["facts"][0] == {"fact": "contador voltou de 500000 para 0", "ts": "2026-12-01T06:10:00-03:00",
+                                        "counter": 0, "seal_intact": True, "previous_counter": 500_000}
+    # from the top of 1,000,000 but to 500,000, not to its bottom 1 % (< 10,000)
+    assert len(detect(facts([reading(0, 999_998), reading(600, 500_000)]), POLICY)) == 1
+    assert rec.evidence["counter_moduli"] == list(POLICY.d21.counter_moduli)
+
+
+def test_implausible_counters():
+    from rules.d21 import implausible
+    # beyond the largest register (2^32 = 4,294,967,296): no reading at all
+    assert "além de qualquer registro" in implausible(None, T0, 10**30, POLICY)
+    assert implausible(None, T0, 4_294_967_295, POLICY) is None
+    # 60 passages a minute (policy): +61 in 60 s is too fast, +60 is not
+    assert "passagens por minuto" in implausible((T0, 100), T0 + 60, 161, POLICY)
+    assert implausible((T0, 100), T0 + 60, 160, POLICY) is None
+    # under a minute counts as one: +60 in 10 s is allowed; after 2 h, +7,200 (= 60 x 120) too
+    assert implausible((T0, 100), T0 + 10, 160, POLICY) is None
+    assert implausible((T0, 100), T0 + 7200, 7300, POLICY) is None
+    # a counter going down is not a rate question (D-21 judges it)
+    assert implausible((T0, 100), T0 + 60, 5, POLICY) is None
