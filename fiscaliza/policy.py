@@ -46,6 +46,7 @@ class TripRules(_Section):
 
 class StreamRules(_Section):
     allowed_lateness_s: float
+    max_clock_jump_s: float  # a message this far ahead of its vehicle's newest waits for the next one
 
 
 class D11(_Section):

@@ -274,3 +274,90 @@ def test_a_counter_no_register_holds_or_rising_faster_than_people_board_is_rejec
     assert any("além de qualquer registro" in r.detail for r in rejected)
     assert any("passagens por minuto" in r.detail for r in rejected)
     assert [i for i in infractions if i.code in ("D-21", "D-19")] == []
+
+
+def _run(context, messages, batch=500):
+    from engine import Engine
+    from fiscaliza.replay import final_state
+
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    infractions, rejected, trips = [], [], []
+    for start in range(0, len(messages), batch):
+        out = engine.ingest(messages[start : start + batch])
+        infractions += out.infractions
+        rejected += out.rejected
+        trips += out.trips
+    out = engine.close()
+    return final_state(infractions + out.infractions), rejected + out.rejected, trips + out.trips
+
+
+def _jumped(message, seconds: float):
+    from engine.values import Message
+    body = msgspec.structs.replace(message.body, ts=message.body.ts + dt.timedelta(seconds=seconds))
+    return Message(body, "jumped:1", None)
+
+
+@pytest.fixture(scope="module")
+def clean_day(context, tmp_path_factory):
+    from fiscaliza.fleet import load_fleet
+    from fiscaliza.replay import read_messages
+    from gtfs import load_feed
+    from simulator import SimulationSettings, simulate
+
+    feed_path, fleet_path = joao_neiva()
+    sim = simulate(load_feed(feed_path), load_fleet(fleet_path), SimulationSettings(DAY, DAY, seed=3),
+                   tmp_path_factory.mktemp("clock"))
+    messages, _ = read_messages(ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca))
+    return messages, _run(context, messages)
+
+
+def test_one_ping_dated_the_next_day_arriving_mid_morning_is_future_and_costs_nothing(context, clean_day):
+    # JN-1011's clock jumps 20 h ahead for one ping at 10:00, then goes on right. Taken, it
+    # made every later message of the vehicle `late` (5,593 of them: 34 false D-22, ...)
+    from telemetry import TachographPing
+
+    messages, (infractions, rejected, trips) = clean_day
+    ten = dt.datetime(2026, 12, 1, 10, 0, tzinfo=context.feed.timezone).timestamp()
+    i = next(k for k, m in enumerate(messages) if isinstance(m.body, TachographPing)
+             and m.body.vehicle_id == "JN-1011" and m.body.epoch >= ten)
+    arrived = messages[: i + 1] + [_jumped(messages[i], 20 * 3600)] + messages[i + 1 :]
+    got_infractions, got_rejected, got_trips = _run(context, arrived)
+    [future] = [r for r in got_rejected if r not in rejected]
+    assert (future.reason, future.location) == ("future", "jumped:1")
+    assert "1200 min ahead" in future.detail  # 20 h = 1,200 min
+    assert got_infractions == infractions and got_trips == trips  # nothing else moved
+
+
+def test_a_vehicle_silent_for_hours_is_taken_at_its_next_message(context, clean_day):
+    # the same day with JN-1011 silent 10:00-14:00 (an outage): its first message after it
+    # is 4 h ahead of its newest, held, and taken with the next one; nothing is rejected
+    messages, (_, rejected, _) = clean_day
+    tz = context.feed.timezone
+    ten, two = (dt.datetime(2026, 12, 1, h, 0, tzinfo=tz).timestamp() for h in (10, 14))
+    silent = [m for m in messages if not (m.body.vehicle_id == "JN-1011" and ten <= m.body.epoch < two)]
+    _, got_rejected, got_trips = _run(context, silent)
+    assert got_rejected == rejected
+    assert any(t.vehicle_id == "JN-1011" and t.departed_at.timestamp() > two for t in got_trips)  # on after 14:00
+
+
+def test_a_held_message_is_taken_at_the_end_of_input_and_not_confirmed_by_its_own_redelivery(context):
+    from engine import Engine, Message
+    from telemetry import decode_tachograph
+    import json
+
+    def ping(hhmm: str, n: int, offset: int | None = None) -> Message:
+        line = json.dumps({"vehicle_id": "JN-1011", "ts": f"2026-12-01T{hhmm}:00-03:00", "lat": -19.7574776,
+                           "lon": -40.3852385, "speed_kmh": 0.0})
+        return Message(decode_tachograph(line, f"t:{n}"), f"t:{n}", line, offset)
+
+    engine = Engine(context)
+    engine.ingest([ping("10:00", 1, 1), ping("13:00", 2, 2)])  # 13:00 is 3 h ahead: held
+    assert engine._vehicles["JN-1011"].held
+    out = engine.ingest([ping("13:00", 2, 2)])  # delivered again: still held, not its own proof
+    assert engine._vehicles["JN-1011"].held and [r.reason for r in out.rejected] == []
+    out = engine.ingest([ping("10:01", 3, 3)])  # the vehicle's clock is back at 10:01: it jumped
+    assert [(r.reason, r.location) for r in out.rejected] == [("future", "t:2")]
+    engine.ingest([ping("16:00", 4, 4)])  # held again (6 h ahead of 10:01)
+    out = engine.close()  # nothing came back: taken
+    assert out.rejected == [] and not engine._vehicles["JN-1011"].held
+    assert engine._vehicle_stage.partition.max_events["tachograph"] == ping("16:00", 4).body.epoch
