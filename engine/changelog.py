@@ -10,7 +10,22 @@ import datetime as dt
 
 import msgspec
 
-from rules.model import WITHDRAWN, Finding, Infraction, localized, plain, stamped
+from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, localized, plain, stamped
+
+
+def at_most_provisional(record: Finding, conflicted) -> Finding:
+    """A record whose evidence cites a message that came in two versions (same vehicle,
+    time and seq, other content: `conflicting_duplicate`) accuses no one on its own: a
+    confirmed one becomes provisional, and its evidence names the messages."""
+    if not conflicted or not isinstance(record, Infraction):
+        return record
+    text = msgspec.json.encode(record.evidence)
+    cited = sorted(m for m in conflicted if msgspec.json.encode(m) in text)
+    if not cited:
+        return record
+    status = PROVISIONAL if record.status == "confirmed" else record.status
+    return msgspec.structs.replace(record, status=status,
+                                   evidence={**record.evidence, "conflicting_duplicates": cited})
 
 
 def emit_change(emitted: dict[str, Infraction], record: Infraction, moment: float, tz) -> list[Infraction]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ import msgspec
 import numpy as np
 
 from engine.assemble import rebuild_match, service_date_of, trip_facts
-from engine.changelog import emit_change, settle
+from engine.changelog import at_most_provisional, emit_change, settle
 from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep, over_episodes
 from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected, VehicleAhead
 from engine.status import VehicleStatus, open_trip, vehicle_status
@@ -35,7 +36,7 @@ from rules.catalogue import rules_for
 from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, finish, rejustify, safe_detect
 from rules.facts import Standing, TripFacts, VehicleDayFacts, in_service_from, within
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
-from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode
+from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode, message_id
 from trips.matching import Match, ServiceDay, live_matches, service_day, unmatched_realization
 from trips.detection import departure_time
 from trips.model import DetectedTrip, Fix, Track
@@ -71,6 +72,10 @@ class VehicleState(msgspec.Struct):
     emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
     departure: tuple[float, str] | None = None  # the running trip last told to the operator stage
     ahead: VehicleAhead | None = None  # the bus ahead of its latest departure on a headway-based line
+    # dedup key -> digest of the content first received with it (within the lateness, as `seen`)
+    digests: dict[str, str] = msgspec.field(default_factory=dict)
+    # message id -> event time: messages that came in two versions, until their day is judged
+    conflicted: dict[str, float] = msgspec.field(default_factory=dict)
     # input -> a message dated far ahead of the vehicle's newest, waiting for the next one
     held: dict[str, Held] = msgspec.field(default_factory=dict)
 
@@ -101,12 +106,6 @@ class VehicleOutput:
     statuses: list[VehicleStatus] = field(default_factory=list)
 
 
-def message_id(ping: TachographPing | CatracaReading) -> str:
-    """Content-based id of a telemetry message (the same message always gets it)."""
-    suffix = f"#{ping.seq}" if ping.seq is not None else ""
-    return f"{ping.vehicle_id}/{ping.ts.isoformat()}{suffix}"
-
-
 _STATE = msgspec.msgpack.Encoder()
 _STATE_DECODER = msgspec.msgpack.Decoder(VehicleState)
 log = logging.getLogger(__name__)
@@ -114,6 +113,11 @@ log = logging.getLogger(__name__)
 
 def _describe(item: Fix | CatracaReading) -> str:
     return item.msg_id if isinstance(item, Fix) else message_id(item)
+
+
+def _digest(body: TachographPing | CatracaReading) -> str:
+    """The content of a message, whatever its bytes' layout (key order, spaces)."""
+    return hashlib.blake2b(encode(body), digest_size=8).hexdigest()
 
 
 def _fix_order(f: Fix) -> tuple[float, str]:
@@ -208,6 +212,9 @@ class VehicleStage:
                                       raw=message.raw if message.raw is not None else encode(body).decode())
         if rejection is not None:
             out.rejected.append(rejection)
+            if rejection.reason == "conflicting_duplicate":
+                touched[body.vehicle_id] = state
+                out.findings += self._at_most_provisional(state)
             return
         touched[body.vehicle_id] = state
         if isinstance(body, TachographPing):
@@ -226,6 +233,23 @@ class VehicleStage:
     # or after it shows that time moved on (a night, an outage), and the held one is taken
     # first. In event-time order (replay) nothing comes back, so every held message is taken
     # at the next one: the guard only ever rejects what arrived out of its place in time.
+
+    def _at_most_provisional(self, state: VehicleState) -> list[Finding]:
+        """The records already sent that cite a message now known in two versions, sent
+        again at most provisional (same id, same detected_at)."""
+        changed: list[Finding] = []
+        tz = self.ctx.feed.timezone
+        for record in list(state.emitted.values()):
+            after = at_most_provisional(record, state.conflicted)
+            if after is not record:
+                changed += emit_change(state.emitted, after, record.detected_at.timestamp(), tz)
+        for log in state.trips:
+            for k, record in enumerate(log.infractions):
+                after = at_most_provisional(record, state.conflicted)
+                if after is not record:
+                    log.infractions[k] = after
+                    changed.append(after)
+        return changed
 
     def _holds(self, state: VehicleState, message: Message) -> bool:
         body = message.body
@@ -310,6 +334,14 @@ class VehicleStage:
         # Keys are forgotten once behind the lateness (whenever that happens): a copy that
         # old is late, so the verdict never depends on when they were forgotten.
         seen = key in state.seen and (limit is None or epoch >= limit)
+        digest = _digest(body)
+        if seen and state.digests.get(key, digest) != digest:
+            # two versions of one message: the first received counts (replay reads the
+            # files in their order for that), and what cites it is at most provisional
+            state.conflicted[message_id(body)] = epoch
+            return reject("conflicting_duplicate",
+                          f"same vehicle, time and seq as {message_id(body)} received before, with other content "
+                          f"(content digest {state.digests[key]} received first and counts; this one {digest})")
         if seen or (message.offset is not None and message.offset <= state.offsets.get(source, -1)):
             # before the lateness checks: a message Kafka delivers again after a worker
             # restart or a rebalance is behind its vehicle's newest one, and is a duplicate
@@ -329,6 +361,7 @@ class VehicleStage:
             return reject("late", f"event time {body.ts.isoformat()} is more than {horizon:.0f} s behind "
                                   "the stream's progress: its service day may be closed")
         state.seen[key] = epoch
+        state.digests[key] = digest
         if message.offset is not None:
             state.offsets[source] = message.offset
         state.max_events[source] = max(state.max_events.get(source, epoch), epoch)
@@ -384,6 +417,7 @@ class VehicleStage:
         """Dedup keys behind the lateness go: a message that old is late anyway."""
         horizon = {source: newest - self._lateness for source, newest in state.max_events.items()}
         state.seen = {k: t for k, t in state.seen.items() if t >= horizon.get(k.split("|", 1)[0], -np.inf)}
+        state.digests = {k: d for k, d in state.digests.items() if k in state.seen}
 
     def _process(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
                  out: VehicleOutput) -> None:
@@ -554,6 +588,7 @@ class VehicleStage:
             facts = self._vehicle_day_from(state, date, log, trips, in_service=())
             for record in safe_detect(CATALOGUE["C-01"], facts, self.ctx.policy, date):
                 if isinstance(record, Infraction) and record.evidence["interval_epoch"][1] in over:
+                    record = at_most_provisional(record, state.conflicted)
                     changed += emit_change(state.emitted, record, over[record.evidence["interval_epoch"][1]],
                                            self.ctx.feed.timezone)
         return changed
@@ -581,6 +616,7 @@ class VehicleStage:
                            if isinstance(r, Infraction)]
                 for record in finish(records, occurrences, self.ctx.policy, self._projector):
                     complete = min(self._proven_at(logs, moment) for moment in moments)
+                    record = at_most_provisional(record, state.conflicted)
                     changed += emit_change(state.emitted, record, complete, self.ctx.feed.timezone)
         return changed
 
@@ -621,8 +657,8 @@ class VehicleStage:
         findings = evaluate_arrival(facts, occurrences, self.ctx.policy, self._projector)
         # Evidence complete when the watermark passes the arrival ping.
         arrival_ping = facts.fixes[-1].t if facts.fixes else trip.arrived_at
-        findings = [stamped(f, arrival_ping, self.ctx.feed.timezone) if isinstance(f, Infraction) else f
-                    for f in findings]
+        findings = [at_most_provisional(stamped(f, arrival_ping, self.ctx.feed.timezone), state.conflicted)
+                    if isinstance(f, Infraction) else f for f in findings]
         live = self._judge_live_match(state, trip, date, facts.fixes, occurrences, arrival_ping)
         itinerary = facts.itinerary
         state.trips.append(open_trip_log(
@@ -651,6 +687,7 @@ class VehicleStage:
         for record in finish(found, occurrences, self.ctx.policy, self._projector):
             if record.status == "confirmed":
                 record = msgspec.structs.replace(record, status=PROVISIONAL)
+            record = at_most_provisional(record, state.conflicted)
             changed += emit_change(state.emitted, record, arrival_ping, self.ctx.feed.timezone)
         return changed
 
@@ -720,13 +757,16 @@ class VehicleStage:
         state.judged.append(date)
         day = self._day(message.service_date)
         logs = {log.key: log for log in state.trips if log.service_date == date}
-        findings: list[Finding] = self._settle_arrivals(message, logs, occurrences)
+        findings: list[Finding] = self._settle_arrivals(message, logs, occurrences, state.conflicted)
         trips = [self._matched_trip(record, logs.get(self._key(record)), day) for record in message.matches]
         facts = self._vehicle_day(state, message.service_date, trips)
         settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.policy,
                                        self._projector)
+        settled = [at_most_provisional(f, state.conflicted) for f in settled]
         findings += settle(state.emitted, settled, message.service_date, message.closed_at, self.ctx.feed.timezone)
-        # Forget the day: its trips and its operating day's facts.
+        # Forget the day: its trips, its operating day's facts, its messages in two versions.
+        state.conflicted = {m: t for m, t in state.conflicted.items()
+                            if self._operating_date(t).isoformat() not in state.judged}
         state.trips = [log for log in state.trips if log.service_date != date]
         state.days = [log for log in state.days if log.date != date]
         state.judged = state.judged[-7:]
@@ -776,7 +816,7 @@ class VehicleStage:
             in_service=in_service,
         )
 
-    def _settle_arrivals(self, message: DayMatched, logs: dict, occurrences) -> list[Finding]:
+    def _settle_arrivals(self, message: DayMatched, logs: dict, occurrences, conflicted) -> list[Finding]:
         """The day's matching is final: the records judged on arrival get their trip's
         scheduled trip_id, and an occurrence registered since may justify them. Only
         records that changed are emitted again (same ids, first detected_at kept)."""
@@ -787,6 +827,7 @@ class VehicleStage:
                 before = localized(before, self.ctx.feed.timezone)
                 after = rejustify(msgspec.structs.replace(before, trip_id=trip_of.get(key)), occurrences,
                                   self.ctx.policy, self._projector)
+                after = at_most_provisional(after, conflicted)
                 if after != before:
                     updates.append(after)
         return updates

@@ -80,8 +80,9 @@ class SortedInput:
     of `run_size` messages are spilled to temporary files, then merged (heapq.merge) as
     they are read, so replay's memory does not grow with the input.
 
-    The order among equal times depends only on the content, so a shuffled or duplicated
-    input is replayed the same way. Use as a context manager: the runs are deleted on
+    Among equal times of one vehicle and input the input order counts (a shuffled input
+    is replayed the same way unless it holds two versions of one message: the first
+    received counts, as in the workers). Use as a context manager: the runs are deleted on
     exit."""
 
     def __init__(self, inputs: ReplayInputs, run_size: int = RUN):
@@ -107,8 +108,10 @@ class SortedInput:
                         continue
                     epoch = body.start_epoch if source == "occurrences" else body.epoch
                     vehicle = getattr(body, "vehicle_id", None) or ""
-                    # the input order breaks ties: a stable sort, like the in-memory one
-                    buffer.append((epoch, _SOURCE_RANK[source], vehicle, line, self.count, source, location))
+                    # the input order breaks ties (a stable sort): of two versions of one message
+                    # (same vehicle, time and seq, other content) the first received counts, as in
+                    # the workers
+                    buffer.append((epoch, _SOURCE_RANK[source], vehicle, self.count, line, source, location))
                     self.count += 1
                     if len(buffer) >= self.run_size:
                         self._spill(buffer)
@@ -136,13 +139,13 @@ class SortedInput:
         self._runs = []
 
     def __iter__(self) -> Iterator[Message]:
-        for *_, line, _, source, location in heapq.merge(*map(_read_run, self._runs), self._last):
+        for *_, line, source, location in heapq.merge(*map(_read_run, self._runs), self._last):
             body = decode(source, line, location)
             yield Message(body, location, line.decode("utf-8", errors="replace"))
 
 
 def _read_run(run) -> Iterator[tuple]:
-    decoder = msgspec.msgpack.Decoder(tuple[float, int, str, bytes, int, str, str])
+    decoder = msgspec.msgpack.Decoder(tuple[float, int, str, int, bytes, str, str])
     while header := run.read(_FRAME.size):
         yield decoder.decode(run.read(_FRAME.unpack(header)[0]))
 

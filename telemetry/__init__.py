@@ -46,6 +46,7 @@ from telemetry.contracts import (
     OccurrenceKind,
     TachographPing,
     geometry_problem,
+    message_id,
 )
 from telemetry.validation import (
     REASON_CODES,
@@ -77,6 +78,7 @@ __all__ = [
     "SOURCES",
     "Source",
     "TachographPing",
+    "message_id",
     "decode",
     "decode_catraca",
     "decode_many",

@@ -111,6 +111,13 @@ class CatracaReading(
         return self.ts.timestamp()
 
 
+def message_id(message: TachographPing | CatracaReading) -> str:
+    """Content-based id of a telemetry message (the same message always gets it): the
+    vehicle, the event time as sent and the seq. Evidence cites messages by it."""
+    suffix = f"#{message.seq}" if message.seq is not None else ""
+    return f"{message.vehicle_id}/{message.ts.isoformat()}{suffix}"
+
+
 class Occurrence(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):
     """An operational occurrence (closure, detour, accident...) over [start, end].
 

@@ -361,3 +361,45 @@ def test_a_held_message_is_taken_at_the_end_of_input_and_not_confirmed_by_its_ow
     out = engine.close()  # nothing came back: taken
     assert out.rejected == [] and not engine._vehicles["JN-1011"].held
     assert engine._vehicle_stage.partition.max_events["tachograph"] == ping("16:00", 4).body.epoch
+
+
+def _copy(message, location: str, **changes):
+    from engine.values import Message
+    return Message(msgspec.structs.replace(message.body, **changes), location, None)
+
+
+def _a_reading_in_service(context, messages, vehicle="JN-1011", hour=11):
+    from telemetry import CatracaReading
+    at = dt.datetime(2026, 12, 1, hour, 0, tzinfo=context.feed.timezone).timestamp()
+    return next(k for k, m in enumerate(messages) if isinstance(m.body, CatracaReading)
+                and m.body.vehicle_id == vehicle and m.body.epoch >= at)
+
+
+def test_a_copy_with_the_seal_broken_after_the_genuine_reading_is_a_conflicting_duplicate_never_d21(context, clean_day):
+    # the same vehicle, time and seq, other content: before this the copy silently replaced
+    # the original (labelled a plain duplicate) and gave a D-21
+    messages, (infractions, rejected, _) = clean_day
+    i = _a_reading_in_service(context, messages)
+    arrived = messages[: i + 1] + [_copy(messages[i], "copy:1", seal_intact=False)] + messages[i + 1 :]
+    got_infractions, got_rejected, _ = _run(context, arrived)
+    [conflict] = [r for r in got_rejected if r not in rejected]
+    assert (conflict.reason, conflict.location) == ("conflicting_duplicate", "copy:1")
+    assert "received first and counts" in conflict.detail and '"seal_intact":false' in conflict.raw
+    assert got_infractions == infractions  # the genuine reading, received first, counts
+
+
+def test_a_record_citing_a_message_that_came_in_two_versions_is_at_most_provisional(context, clean_day):
+    # the copy (seal broken) arrives first and counts; the genuine reading arrives next. The
+    # D-21 the copy proves is sent, then sent again provisional: it cannot become an auto
+    from telemetry import message_id
+    messages, (infractions, _, _) = clean_day
+    i = _a_reading_in_service(context, messages)
+    copy = _copy(messages[i], "copy:1", seal_intact=False)
+    arrived = messages[:i] + [copy] + messages[i:]
+    got_infractions, got_rejected, _ = _run(context, arrived)
+    assert [(r.reason, r.location) for r in got_rejected if r.reason == "conflicting_duplicate"] == \
+        [("conflicting_duplicate", messages[i].location)]
+    [d21] = [r for r in got_infractions if r.code == "D-21"]
+    assert d21.status == "provisional"
+    assert d21.evidence["conflicting_duplicates"] == [message_id(messages[i].body)]
+    assert [r for r in got_infractions if r.code != "D-21"] == infractions

@@ -123,3 +123,21 @@ def test_the_external_sort_gives_the_in_memory_sorts_outputs(tmp_path):
     for rejection in duplicates:
         name, number = rejection.location.split(":")
         assert int(number) > first_line[f"{name}|{rejection.raw}"], rejection.location
+
+
+@pytest.mark.parametrize("order", ["genuine first", "copy first"])
+def test_of_two_versions_of_one_message_the_first_in_the_file_counts(tmp_path, order):
+    # same vehicle, time and seq; the copy says 100 km/h. Replay reads the files in event-time
+    # order with the input order breaking ties, as a worker takes the first received.
+    genuine = {"vehicle_id": "JN-1011", "ts": "2026-12-01T10:00:00-03:00", "lat": -19.7574776,
+               "lon": -40.3852385, "speed_kmh": 20.0, "seq": 7}
+    copy = {**genuine, "speed_kmh": 100.0}
+    lines = [genuine, copy] if order == "genuine first" else [copy, genuine]
+    tachograph = tmp_path / "t.jsonl"
+    tachograph.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = replay(ReplayInputs(FEED_PATH, FLEET_PATH, tachograph))
+    [conflict] = result.rejected
+    assert (conflict.reason, conflict.location) == ("conflicting_duplicate", "t.jsonl:2")
+    assert json.loads(conflict.raw)["speed_kmh"] == lines[1]["speed_kmh"]
+    [status] = result.statuses
+    assert status.speed_kmh == lines[0]["speed_kmh"]  # the one that counts

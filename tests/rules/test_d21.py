@@ -47,7 +47,8 @@ def test_seal_broken_in_service_yields_infraction():
     assert (rec.vehicle_id, rec.operator_id, rec.service_date) == ("V1", "OP1", DATE)
     assert (rec.route_id, rec.trip_id) == (None, None)  # no trip in the facts
     assert rec.evidence["facts"] == [{"fact": "lacre violado", "ts": "2026-12-01T06:10:00-03:00",
-                                      "counter": 110, "seal_intact": False}]
+                                      "counter": 110, "seal_intact": False,
+                                      "msg_id": "V1/2026-12-01T06:10:00-03:00"}]  # the reading, as evidence cites it
     assert rec.evidence["in_service"] == [["2026-12-01T06:00:00-03:00", "2026-12-01T07:00:00-03:00"]]
 
 
@@ -157,7 +158,8 @@ def test_counter_falling_outside_a_roll_over_yields_infraction():
     # 500,000 is not in the top 1 % of any size (1,000,000's starts at 990,000; 100,000 < 500,000)
     [rec] = detect(facts([reading(0, 500_000), reading(600, 0)]), POLICY)
     assert rec.evidence["facts"][0] == {"fact": "contador voltou de 500000 para 0", "ts": "2026-12-01T06:10:00-03:00",
-                                        "counter": 0, "seal_intact": True, "previous_counter": 500_000}
+                                        "counter": 0, "seal_intact": True, "msg_id": "V1/2026-12-01T06:10:00-03:00",
+                                        "previous_counter": 500_000}
     # from the top of 1,000,000 but to 500,000, not to its bottom 1 % (< 10,000)
     assert len(detect(facts([reading(0, 999_998), reading(600, 500_000)]), POLICY)) == 1
     assert rec.evidence["counter_moduli"] == list(POLICY.d21.counter_moduli)
