@@ -9,7 +9,7 @@ well-formed GeoJSON) are checked on every construction, decoded or not.
 
 import math
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
@@ -51,6 +51,18 @@ GEOMETRY_TYPES: Final = frozenset(
 NON_FINITE_MESSAGE: Final = "Expected finite `float`"
 END_BEFORE_START_MESSAGE: Final = "`end` must not be before `start`"
 INVALID_GEOMETRY_MESSAGE: Final = "Invalid GeoJSON geometry"
+TIMESTAMP_WINDOW_MESSAGE: Final = "Expected a timestamp from 2000-01-01 to 2100-01-01"
+
+# Telemetry of this system cannot be older than GPS-era AVL nor a century ahead: a year
+# 0001 or 9999 is a broken clock (and would make every day loop run for millennia).
+EARLIEST: Final = datetime(2000, 1, 1, tzinfo=timezone.utc)
+LATEST: Final = datetime(2100, 1, 1, tzinfo=timezone.utc)
+
+
+def _require_window(**values: datetime) -> None:
+    for name, value in values.items():
+        if not EARLIEST <= value < LATEST:
+            raise ValueError(f"{TIMESTAMP_WINDOW_MESSAGE}, got {value.isoformat()} - at `$.{name}`")
 
 
 def _require_finite(**values: float | None) -> None:
@@ -86,6 +98,7 @@ class TachographPing(
             speed_kmh=self.speed_kmh,
             odometer_km=self.odometer_km,
         )
+        _require_window(ts=self.ts)
 
     @property
     def epoch(self) -> float:
@@ -104,6 +117,9 @@ class CatracaReading(
     seal_intact: bool
     status: CatracaStatus
     seq: NonNegativeInt | None = None
+
+    def __post_init__(self) -> None:
+        _require_window(ts=self.ts)
 
     @property
     def epoch(self) -> float:
@@ -135,6 +151,7 @@ class Occurrence(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     note: str | None = None
 
     def __post_init__(self) -> None:
+        _require_window(start=self.start, end=self.end)
         if self.end < self.start:
             raise ValueError(
                 f"{END_BEFORE_START_MESSAGE} ({self.end.isoformat()} < "

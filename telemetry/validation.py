@@ -15,6 +15,7 @@ import msgspec
 from telemetry.contracts import (
     END_BEFORE_START_MESSAGE,
     NON_FINITE_MESSAGE,
+    TIMESTAMP_WINDOW_MESSAGE,
     CatracaReading,
     Occurrence,
     TachographPing,
@@ -105,7 +106,7 @@ def _reason_for(text: str, path: str) -> str:
         return INVALID_TIMESTAMP
     if text.startswith(END_BEFORE_START_MESSAGE):
         return END_BEFORE_START
-    if text.startswith((NON_FINITE_MESSAGE, "Number out of range")):
+    if text.startswith((NON_FINITE_MESSAGE, "Number out of range", TIMESTAMP_WINDOW_MESSAGE)):
         return OUT_OF_RANGE
     if re.match(_CONSTRAINT, text):
         return OUT_OF_RANGE
@@ -151,6 +152,36 @@ def _reject(
     )
 
 
+# A telemetry message is an object of scalars; an occurrence's GeoJSON nests 4-5 deep.
+# Deeper nesting, even inside a field nobody reads, is refused before parsing (msgspec
+# would recurse once per level).
+MAX_DEPTH: Final = 32
+_BOM: Final = b"\xef\xbb\xbf"
+
+
+def _depth_over(data: bytes, limit: int) -> bool:
+    if data.count(b"[") + data.count(b"{") <= limit:  # cheap: most messages stop here
+        return False
+    depth, in_string, escaped = 0, False, False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
+
+
 def _raw_text(raw: RawMessage) -> tuple[bytes, str, str | None]:
     """Return (utf-8 bytes, printable text, utf-8 error detail or None)."""
     if isinstance(raw, str):
@@ -181,6 +212,13 @@ def decode(source: Source, raw: RawMessage, location: str | None = None) -> Deco
     if not text.strip():
         detail = "Empty message: expected a JSON object"
         return _reject(source, INVALID_JSON, detail, text, location)
+    if data.startswith(_BOM):
+        detail = ("Starts with a UTF-8 byte order mark (BOM, bytes EF BB BF): save the file as UTF-8 "
+                  "without BOM")
+        return _reject(source, INVALID_JSON, detail, text, location)
+    if _depth_over(data, MAX_DEPTH):
+        detail = f"Nested deeper than {MAX_DEPTH} levels: no telemetry message is"
+        return _reject(source, INVALID_JSON, detail, text, location)
     try:
         return decoder.decode(data)
     except msgspec.ValidationError as exc:  # subclass of DecodeError: catch first
@@ -189,6 +227,9 @@ def decode(source: Source, raw: RawMessage, location: str | None = None) -> Deco
         return _reject(source, reason, f"{body} - at `{path}`", text, location)
     except msgspec.DecodeError as exc:
         return _reject(source, INVALID_JSON, f"Invalid JSON: {exc}", text, location)
+    except RecursionError:  # a safety net below the depth check
+        return _reject(source, INVALID_JSON, f"Nested deeper than {MAX_DEPTH} levels: no telemetry message is",
+                       text, location)
 
 
 def decode_tachograph(raw: RawMessage, location: str | None = None) -> TachographPing | Rejection:

@@ -513,8 +513,9 @@ KNOWN_FIELDS = {
 offsets = st.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1).map(
     lambda minutes: timezone(timedelta(minutes=minutes))
 )
+# valid timestamps lie in 2000-2100 (contract), whatever their offset
 aware_datetimes = st.datetimes(
-    min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=offsets
+    min_value=datetime(2000, 1, 2), max_value=datetime(2099, 12, 30), timezones=offsets
 )
 finite = {"allow_nan": False, "allow_infinity": False}
 non_empty_text = st.text(min_size=1)
@@ -583,7 +584,7 @@ occurrence_messages = st.builds(
         },
     ),
     st.datetimes(
-        min_value=datetime(1970, 1, 1), max_value=datetime(2100, 1, 1), timezones=offsets
+        min_value=datetime(2000, 1, 2), max_value=datetime(2098, 12, 30), timezones=offsets
     ),
     st.timedeltas(min_value=timedelta(0), max_value=timedelta(days=365)),
 )
@@ -668,3 +669,44 @@ def test_property_valid_message_with_one_field_replaced_never_raises(kind, data)
 @given(kind=st.sampled_from(SOURCES), value=json_values)
 def test_property_arbitrary_json_never_raises(kind, value):
     _assert_total(kind, json.dumps(value))
+
+
+# --- hostile input: nesting, clocks a thousand years off, a byte order mark ------------
+
+
+@pytest.mark.parametrize("kind", SOURCES)
+def test_nesting_deeper_than_any_message_is_rejected_before_parsing(kind):
+    # 2 KB nested 1,000 deep, inside a field nobody reads: before this, a RecursionError
+    # (a traceback in replay, an unguarded crash in the worker)
+    raw = _raw(BASE[kind] | {"firmware": None}).replace(b"null", b"[" * 1000 + b"]" * 1000)
+    rejection = _assert_rejected(kind, raw, "invalid_json")
+    assert "Nested deeper than 32 levels" in rejection.detail
+    # brackets inside a string are text, not nesting
+    assert isinstance(DECODER[kind](_with(kind, firmware="[" * 1000)), STRUCT[kind])
+
+
+@pytest.mark.parametrize("ts", ["0001-01-01T00:00:00-03:00", "9999-12-30T00:00:00-03:00",
+                                "1999-12-31T23:59:59Z", "2100-01-01T00:00:00Z"])
+@pytest.mark.parametrize("kind", ["tachograph", "catraca"])
+def test_a_timestamp_outside_2000_to_2100_is_out_of_range(kind, ts):
+    rejection = _assert_rejected(kind, _with(kind, ts=ts), "out_of_range", "$.ts")
+    assert "from 2000-01-01 to 2100-01-01" in rejection.detail
+
+
+def test_an_occurrence_ending_in_year_9999_is_out_of_range():
+    _assert_rejected("occurrences", _with("occurrences", end="9999-12-30T00:00:00-03:00"), "out_of_range", "$.end")
+
+
+@pytest.mark.parametrize("kind", SOURCES)
+def test_a_byte_order_mark_is_named(kind):
+    rejection = _assert_rejected(kind, b"\xef\xbb\xbf" + _raw(BASE[kind]), "invalid_json")
+    assert "byte order mark (BOM" in rejection.detail  # before: "invalid character (byte 0)"
+
+
+nested = st.recursive(st.none() | st.integers(), lambda children: st.lists(children, max_size=2), max_leaves=3)
+
+
+@given(kind=st.sampled_from(SOURCES), depth=st.integers(min_value=0, max_value=5000))
+def test_property_any_depth_of_nesting_never_raises(kind, depth):
+    raw = _raw(BASE[kind] | {"firmware": None}).replace(b"null", b"[" * depth + b"]" * depth)
+    _assert_total(kind, raw)
