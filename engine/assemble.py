@@ -123,21 +123,38 @@ def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
     )
 
 
-def day_km(day: ServiceDay, matches: list[Match], ctx: Context) -> dict[str, tuple[float, float]]:
-    """Per operator: (programmed metres of the day, programmed metres of realized trips)."""
+def day_km(day: ServiceDay, matches: list[Match], ctx: Context,
+           facts: ServiceDayFacts | None = None) -> dict[str, tuple[float, float]]:
+    """Per operator: (programmed metres of the day, programmed metres of realized trips).
+    With the day's `facts`, a timetabled trip neither realized nor observable (the fleet
+    not seen around its departure: `ServiceDayFacts.departure_observable`) is left out of
+    the programmed metres: no evidence that it ran, none that it did not. So is a headway
+    window with no departure and the fleet seen in fewer than `min_reporting_minutes` of it."""
     operator_of = {r.route_id: r.agency_id for r in ctx.feed.routes.values()}
     programmed: dict[str, float] = defaultdict(float)
     realized: dict[str, float] = defaultdict(float)
+    matched = {m.scheduled.key for m in matches if m.scheduled is not None}
     for trip in day.trips:
-        programmed[operator_of[trip.route_id]] += trip.programmed_m
-    for window in day.windows:
-        programmed[operator_of[window.route_id]] += window.expected_departures * window.programmed_m
+        operator = operator_of[trip.route_id]
+        if facts is not None and trip.key not in matched \
+                and not facts.departure_observable(operator, day.departure_epoch(trip), ctx.policy):
+            programmed.setdefault(operator, 0.0)
+            continue
+        programmed[operator] += trip.programmed_m
     per_window: dict[tuple, int] = defaultdict(int)
     for m in matches:
         if m.scheduled is not None:
             realized[operator_of[m.scheduled.route_id]] += m.scheduled.programmed_m
         elif m.window is not None:
             per_window[(m.window.route_id, m.window.direction_id, m.window.start_s)] += 1
+    for window in day.windows:
+        operator = operator_of[window.route_id]
+        start, end = day.start_epoch + window.start_s, day.start_epoch + window.end_s
+        if facts is not None and not per_window.get((window.route_id, window.direction_id, window.start_s)) \
+                and facts.reported_minutes(operator, start, end) < ctx.policy.trips.min_reporting_minutes:
+            programmed.setdefault(operator, 0.0)
+            continue  # a headway window with neither a departure nor a fleet seen during it
+        programmed[operator] += window.expected_departures * window.programmed_m
     for window in day.windows:
         count = per_window.get((window.route_id, window.direction_id, window.start_s), 0)
         # departures beyond those scheduled add no programmed km

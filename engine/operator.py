@@ -37,7 +37,10 @@ from trips.model import DetectedTrip, RealizedTrip
 class MonthTotals(msgspec.Struct):
     programmed_m: float = 0.0
     realized_m: float = 0.0
-    service_dates: list[str] = msgspec.field(default_factory=list)
+    service_dates: list[str] = msgspec.field(default_factory=list)  # closed days with telemetry
+    # closed days with service scheduled but no telemetry at all from the operator's fleet:
+    # no evidence either way, so left out of art. 45's efficiency (and listed)
+    without_telemetry: list[str] = msgspec.field(default_factory=list)
 
 
 class OperatorState(msgspec.Struct):
@@ -329,11 +332,14 @@ class OperatorStage:
         state.suppressions.setdefault(month, []).extend(
             stamped(v, first_seen.get(v.infraction_id, closed_at), tz) for v in verdicts
             if isinstance(v, Infraction) and v.code == "D-22")
-        programmed, realized = day_km(day, matches, self.ctx).get(state.operator_id, (0.0, 0.0))
+        programmed, realized = day_km(day, matches, self.ctx, facts).get(state.operator_id, (0.0, 0.0))
         totals = state.months.setdefault(month, MonthTotals())
-        totals.programmed_m += programmed
-        totals.realized_m += realized
-        totals.service_dates = sorted(set(totals.service_dates) | {date.isoformat()})
+        if day.trips and not matches and programmed == 0:
+            totals.without_telemetry = sorted(set(totals.without_telemetry) | {date.isoformat()})
+        else:
+            totals.programmed_m += programmed
+            totals.realized_m += realized
+            totals.service_dates = sorted(set(totals.service_dates) | {date.isoformat()})
         by_vehicle: dict[str, list] = {}
         for m in matches:
             by_vehicle.setdefault(m.detected.vehicle_id, []).append(match_record(m))
@@ -350,6 +356,7 @@ class OperatorStage:
                    if operator_day(self._day(dt.date(year, number, d)), self.ctx, state.operator_id).scheduled_span()[0]
                    is not None)
         totals = state.months[month]
-        km = MonthKm(totals.programmed_m, totals.realized_m, tuple(totals.service_dates))
+        km = MonthKm(totals.programmed_m, totals.realized_m, tuple(totals.service_dates),
+                     tuple(totals.without_telemetry))
         suppressions = [localized(s, self.ctx.feed.timezone) for s in state.suppressions.pop(month, [])]
         return close_month(suppressions, km, month, days, self.ctx.policy)

@@ -42,6 +42,9 @@ class TripRules(_Section):
     match_window_s: float
     in_service_terminal_s: float
     service_day_cutover_s: float
+    # distinct minutes in which the operator's fleet must have reported within a scheduled
+    # departure's match window for its absence to be a fact (D-22, art. 45)
+    min_reporting_minutes: int
 
 
 class StreamRules(_Section):

@@ -5,7 +5,10 @@ da quilometragem programada para o mês, estará isenta de multa de supressão d
 viagem, desde que a supressão de viagem não tenha ocorrido no início da operação."
 
 Per operator and month: efficiency = programmed km of the realized trips /
-programmed km of the month. At or above `min_efficiency` every provisional D-22
+programmed km of the month, over the days with evidence. A day with service scheduled
+and no telemetry at all from the operator's fleet shows neither that the service ran
+nor that it did not: it is left out of both sides and listed (`days_without_telemetry`),
+never counted as a day of 0 % (README, "Art. 45 and days without telemetry"). At or above `min_efficiency` every provisional D-22
 becomes `exempt_art45`, except the suppression of the first scheduled trip of the
 day of its route and direction, which becomes `confirmed`; below, all are confirmed.
 Justified D-22 stay justified.
@@ -30,11 +33,12 @@ class MonthKm:
 
     programmed_m: float = 0.0
     realized_m: float = 0.0
-    service_dates: tuple[str, ...] = ()
+    service_dates: tuple[str, ...] = ()  # the days counted
+    without_telemetry: tuple[str, ...] = ()  # the days left out: no telemetry at all
 
     def add(self, programmed_m: float, realized_m: float, service_date: str) -> "MonthKm":
         return MonthKm(self.programmed_m + programmed_m, self.realized_m + realized_m,
-                       tuple(sorted(set(self.service_dates) | {service_date})))
+                       tuple(sorted(set(self.service_dates) | {service_date})), self.without_telemetry)
 
     @property
     def efficiency(self) -> float:
@@ -64,7 +68,8 @@ def close_month(suppressions: list[Infraction], km: MonthKm, month: str, days_in
                 "exempt": exempt,
                 "start_of_operation": start_of_operation,
                 "service_dates_considered": list(km.service_dates),
-                "month_complete": len(km.service_dates) >= days_in_month,
+                "days_without_telemetry": list(km.without_telemetry),
+                "month_complete": len(km.service_dates) + len(km.without_telemetry) >= days_in_month,
             },
         }))
     return closed

@@ -34,12 +34,15 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
             continue
         operator = facts.operator_of_route[trip.route_id]
         departure = facts.day.departure_epoch(trip)
-        if not facts.reported_between(operator, departure - window, departure + window):
+        if not facts.departure_observable(operator, departure, policy):
             findings.append(InsufficientEvidence(
                 code=CODE, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,
                 trip_id=trip.trip_id, vehicle_id=None,
-                reason="nenhum veículo da operadora transmitiu telemetria em torno do horário programado",
-                evidence={"scheduled_departure": iso(departure, facts.tz), "window_s": window}))
+                reason="a frota da operadora não transmitiu telemetria em torno do horário programado",
+                evidence={"scheduled_departure": iso(departure, facts.tz), "window_s": window,
+                          "reporting_minutes": facts.reported_minutes(operator, departure - window,
+                                                                      departure + window),
+                          "min_reporting_minutes": policy.trips.min_reporting_minutes}))
             continue
         nearby = [
             {"vehicle_id": tf.realized.vehicle_id, "departed_at": iso(tf.departed_at, facts.tz),

@@ -63,6 +63,19 @@ class ServiceDayFacts:
     reporting: dict[str, tuple[float, ...]]
     occurrences: tuple[Occurrence, ...] = ()
 
+    def reported_minutes(self, operator_id: str, start: float, end: float) -> int:
+        """Distinct minutes of [start, end] in which the operator's fleet reported."""
+        times = self.reporting.get(operator_id, ())
+        i, j = np.searchsorted(times, start), np.searchsorted(times, end, side="right")
+        return len({int(t // 60) for t in times[i:j]})
+
+    def departure_observable(self, operator_id: str, departure: float, policy) -> bool:
+        """Whether the fleet was seen around a scheduled departure (its match window), so
+        that a departure not seen is a fact (D-22) and its km count for art. 45."""
+        window = policy.trips.match_window_s
+        return self.reported_minutes(operator_id, departure - window, departure + window) \
+            >= policy.trips.min_reporting_minutes
+
     def reported_between(self, operator_id: str, start: float, end: float, *, include_end: bool = True) -> bool:
         times = self.reporting.get(operator_id, ())
         i = np.searchsorted(times, start)

@@ -141,3 +141,33 @@ def test_of_two_versions_of_one_message_the_first_in_the_file_counts(tmp_path, o
     assert json.loads(conflict.raw)["speed_kmh"] == lines[1]["speed_kmh"]
     [status] = result.statuses
     assert status.speed_kmh == lines[0]["speed_kmh"]  # the one that counts
+
+
+def test_one_stray_ping_late_in_the_month_leaves_the_days_without_telemetry_out_of_art45(tmp_path):
+    # Dec 1 with one suppressed trip (a D-22, exempt: the month runs >= 98 %). One ping of
+    # JN-1011 dated Dec 28 closes Dec 2-27, with service scheduled and not one message from
+    # the fleet: before this they counted as 0 % days and the D-22 lost its exemption, and
+    # the stray ping itself made six D-22 on Dec 28 around 10:00.
+    day = dt.date(2026, 12, 1)
+    sim = simulate(FEED, FLEET, SimulationSettings(day, day, seed=4, faults=("suppressed_trip",)), tmp_path / "sim")
+    alone = replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca))
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text(sim.tachograph.read_text() + json.dumps(
+        {"vehicle_id": "JN-1011", "ts": "2026-12-28T10:00:00-03:00", "lat": -19.7574776, "lon": -40.3852385,
+         "speed_kmh": 0.0}) + "\n")
+    with_stray = replay(ReplayInputs(FEED_PATH, FLEET_PATH, stray, sim.catraca))
+
+    def d22(result):
+        return {i.infraction_id: i for i in result.infractions if i.code == "D-22"}
+
+    before, after = d22(alone), d22(with_stray)
+    assert before and before.keys() == after.keys()  # no D-22 on Dec 28
+    for key, record in before.items():
+        assert after[key].status == record.status == "exempt_art45"
+        art45 = after[key].evidence["art45"]
+        assert art45["efficiency_pct"] == record.evidence["art45"]["efficiency_pct"]
+        assert art45["service_dates_considered"] == ["2026-12-01"]
+        left_out = art45["days_without_telemetry"]
+        # Dec 2-26 (days with service) and Dec 28 itself: one ping is not a fleet at work
+        assert left_out[0] == "2026-12-02" and {"2026-12-26", "2026-12-28"} <= set(left_out)
+        assert "2026-12-01" not in left_out

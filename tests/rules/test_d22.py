@@ -143,7 +143,8 @@ def test_no_telemetry_from_operator_around_departure_yields_insufficient_evidenc
     by_trip = {f.trip_id: f for f in insufficient(findings)}
     assert set(by_trip) == {"T-0600", "T-0700", "T-2350"}  # no T departure within 1800 s of 10:00-11:00
     assert all(f.code == "D-22" for f in by_trip.values())
-    assert by_trip["T-0700"].evidence == {"scheduled_departure": "2026-12-01T07:00:00-03:00", "window_s": 1800}
+    assert by_trip["T-0700"].evidence == {"scheduled_departure": "2026-12-01T07:00:00-03:00", "window_s": 1800,
+                                          "reporting_minutes": 0, "min_reporting_minutes": 5}
     assert sorted(infractions(findings)) == ["E-TPL@36000", "E-TPL@37800"]  # 10:00, 10:30 are covered
 
 
@@ -161,11 +162,26 @@ def test_telemetry_only_1801_s_before_departure_yields_insufficient_evidence(tin
     assert "T-0700" not in infractions(findings)
 
 
-def test_telemetry_exactly_1800_s_from_departure_yields_infraction(tiny):
-    for ping in (at(6, 30), at(7, 30)):  # 07:00 ∓ 1800 s: the window is closed at both ends
-        findings = d22.detect(tiny.facts([], reporting=(ping,)), tiny.policy)
+def test_telemetry_in_5_minutes_reaching_exactly_1800_s_from_departure_yields_infraction(tiny):
+    # 07:00 ∓ 1800 s: the window is closed at both ends; 5 distinct minutes (policy) inside it
+    for first in (at(6, 30), at(7, 26)):  # 06:30-06:34 or 07:26-07:30
+        findings = d22.detect(tiny.facts([], reporting=pings(first, first + 4 * 60, 60)), tiny.policy)
         assert "T-0700" in infractions(findings)
         assert "T-0700" not in {f.trip_id for f in insufficient(findings)}
+
+
+def test_telemetry_in_only_4_minutes_of_the_window_yields_insufficient_evidence(tiny):
+    # 07:26:01-07:30:01: the last is 1801 s after 07:00, so 4 minutes < 5 (policy)
+    findings = d22.detect(tiny.facts([], reporting=pings(at(7, 26, 1), at(7, 30, 1), 60)), tiny.policy)
+    [record] = [f for f in insufficient(findings) if f.trip_id == "T-0700"]
+    assert (record.evidence["reporting_minutes"], record.evidence["min_reporting_minutes"]) == (4, 5)
+
+
+def test_one_stray_ping_at_the_departure_yields_insufficient_evidence(tiny):
+    # one bus powered up for a minute (or a device clock jump) is not a fleet at work
+    findings = d22.detect(tiny.facts([], reporting=(at(7, 0),)), tiny.policy)
+    assert "T-0700" not in infractions(findings)
+    assert "T-0700" in {f.trip_id for f in insufficient(findings)}
 
 
 def test_telemetry_from_another_operator_only_yields_insufficient_evidence(tiny):
