@@ -178,9 +178,14 @@ class VehicleStage:
             body = message.body
             state = touched.get(body.vehicle_id) or self._state(body.vehicle_id)
             if body.vehicle_id in self.ctx.fleet:
-                for held, rejection in self._resolve_held(state, message):
+                taken, copy = self._resolve_held(state, message)
+                for held, rejection in taken:
                     self._take(state, held, rejection, out, touched, pings)
                     touched[body.vehicle_id] = state
+                if copy is not None:  # of the message held: it stays held
+                    out.rejected.append(copy)
+                    touched[body.vehicle_id] = state
+                    continue
                 if self._holds(state, message):
                     touched[body.vehicle_id] = state
                     continue
@@ -263,31 +268,51 @@ class VehicleStage:
             self.partition.dirty = sorted({*self.partition.dirty, body.vehicle_id})
         return True
 
-    def _resolve_held(self, state: VehicleState, message: Message) -> list[tuple[Message, Rejection | None]]:
-        """The message held for this input, judged by the one that arrives now."""
+    def _resolve_held(self, state: VehicleState,
+                      message: Message) -> tuple[list[tuple[Message, Rejection | None]], Rejection | None]:
+        """The message held for this input, judged by the one that arrives now: what to
+        take (the held message, admitted or rejected), or the rejection of the arriving
+        message if it is a copy of the held one (which then stays held)."""
         body = message.body
         source = "tachograph" if isinstance(body, TachographPing) else "catraca"
         if source not in state.held:
-            return []
+            return [], None
         held = state.held[source]
         suspect = self._held_message(source, held)
         if not isinstance(suspect.body, (TachographPing, CatracaReading)):
             del state.held[source]
-            return []
+            return [], None
         if (message.offset is not None and message.offset == held.offset) or \
                 (suspect.body.epoch == body.epoch and suspect.body.seq == body.seq):
-            return []  # the held message delivered again (a restart): still held, judged by the next
+            # a copy of the held message (or the same one delivered again after a restart):
+            # no proof that time moved on; the held one waits for the next
+            return [], self._copy_of_held(state, suspect, message)
         del state.held[source]
         bound = self.ctx.policy.stream.max_clock_jump_s
         if body.epoch >= suspect.body.epoch - bound:
-            return [(suspect, None)]
+            return [(suspect, None)], None
         newest = state.max_events.get(source)
         before = dt.datetime.fromtimestamp(newest, suspect.body.ts.tzinfo).isoformat() if newest else "?"
         return [(suspect, Rejection(
             source=source, reason="future", location=held.location, raw=held.raw,
             detail=(f"event time {suspect.body.ts.isoformat()} is {(suspect.body.epoch - (newest or 0)) / 60:.0f} min "
                     f"ahead of the vehicle's message before it ({before}) and the one after it "
-                    f"({body.ts.isoformat()}) came back: the device clock jumped (policy stream.max_clock_jump_s)")))]
+                    f"({body.ts.isoformat()}) came back: the device clock jumped (policy stream.max_clock_jump_s)")))], \
+            None
+
+    @staticmethod
+    def _copy_of_held(state: VehicleState, held: Message, message: Message) -> Rejection:
+        body = message.body
+        source = "tachograph" if isinstance(body, TachographPing) else "catraca"
+        raw = message.raw if message.raw is not None else encode(body).decode()
+        same = _digest(held.body) == _digest(body)
+        if not same:
+            state.conflicted[message_id(body)] = body.epoch
+        return Rejection(source=source, reason="duplicate" if same else "conflicting_duplicate", location=message.location,
+                         raw=raw, detail=(f"same vehicle, time and seq as an earlier message ({message_id(body)})" if same
+                                          else f"same vehicle, time and seq as {message_id(body)} received before, with "
+                                               f"other content (content digest {_digest(held.body)} received first and "
+                                               f"counts; this one {_digest(body)})"))
 
     @staticmethod
     def _held_message(source: str, held: Held) -> Message:

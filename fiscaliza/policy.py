@@ -57,6 +57,7 @@ class D11(_Section):
     min_travel_m: float
     min_duration_s: float
     max_ping_gap_s: float
+    min_consecutive_pings: int  # a path held, not a GPS jump next to a noisy fix
 
 
 class Punctuality(_Section):

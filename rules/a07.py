@@ -1,11 +1,21 @@
 """A-07 — não completar o itinerário ou descumprir pontos de parada.
 
-A realized trip whose path never came within `stop_radius_m` of one of its stops.
-The path between two pings at most `max_interpolation_gap_s` apart is the straight
-segment joining them; a stop that falls in a longer gap (by progress along the
-shape) cannot be judged: insufficient evidence. The destination terminal is served by the trip's arrival in its
-zone. One record per trip, judged when the trip arrives (its scheduled
-match is filled in at day close).
+A realized trip that provably did not pass one of its stops. How a stop is passed:
+- along the shape: two consecutive pings both within the itinerary's corridor, moving
+  forward along the shape by a physically plausible step, at most
+  `trips.max_coverage_gap_s` apart (the reading trip coverage makes), bracket the stop:
+  the bus drove the street between them, whatever corner lies in between;
+- or by the straight path between two pings at most `max_interpolation_gap_s` apart
+  coming within `stop_radius_m` of it (the fallback where a ping is off the corridor).
+
+A stop is missed only where the track provably went elsewhere: a pair of pings at most
+`max_interpolation_gap_s` apart brackets it (by progress along the shape) with a ping
+outside the corridor on a path held there (at least D-11's `min_consecutive_pings` in a
+row), as on a detour, and their straight path stays farther than the radius. A single ping off the corridor between two on it is a GPS jump, not a path, and
+is left out. Anything else (a long gap, jitter backwards) cannot tell: insufficient
+evidence. The destination terminal is served by the trip's arrival in its zone. One
+record per trip, judged when the trip arrives (its scheduled match is filled in at
+day close).
 """
 
 from __future__ import annotations
@@ -16,50 +26,75 @@ import shapely
 from fiscaliza.policy import Policy
 from rules.facts import TripFacts, iso, local, trip_identity
 from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+from trips.detection import along_shape, without_lone_jumps
 
 CODE = "A-07"
+
+
+def _run_lengths(flags: np.ndarray) -> np.ndarray:
+    """For each element, the length of the run of equal flags it belongs to."""
+    edges = np.flatnonzero(np.diff(flags.astype(np.int8))) + 1
+    bounds = np.concatenate(([0], edges, [len(flags)]))
+    return np.repeat(np.diff(bounds), np.diff(bounds))
 
 
 def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
     t, x, y = facts.arrays()
     if len(t) < 2:
         return []
+    itinerary = facts.itinerary
     radius, max_gap = policy.a07.stop_radius_m, policy.a07.max_interpolation_gap_s
+    keep = without_lone_jumps(itinerary.distance(x, y) <= itinerary.corridor_m)
+    index, t, x, y = keep, t[keep], x[keep], y[keep]
+    if len(t) < 2:
+        return []
+    on_corridor = itinerary.distance(x, y) <= itinerary.corridor_m
+    progress = itinerary.locate(x, y)
+    dt = np.diff(t)
+    low, high = np.minimum(progress[:-1], progress[1:]), np.maximum(progress[:-1], progress[1:])
+    along = along_shape(t, progress, on_corridor, policy.trips)
+    short = dt <= max_gap
+    # off the corridor on a path held over enough consecutive pings to be one (D-11's)
+    run = _run_lengths(~on_corridor)
+    held = ~on_corridor & (run >= policy.d11.min_consecutive_pings)
+    off = held[:-1] | held[1:]
     coords = np.stack([np.column_stack([x[:-1], y[:-1]]), np.column_stack([x[1:], y[1:]])], axis=1)
     segments = shapely.linestrings(coords)
-    usable = np.diff(t) <= max_gap
     # The destination terminal is served by definition: the trip exists because it
     # reached that terminal's zone. Judging it from the pings up to the arrival alone
     # (all there is when the trip is judged) would accuse a bus still rolling in.
-    destination = facts.itinerary.pattern.destination_stop_id
-    stops = tuple(s for s in facts.itinerary.stops if s.name != destination)
+    destination = itinerary.pattern.destination_stop_id
+    stops = tuple(s for s in itinerary.stops if s.name != destination)
     points = shapely.points([s.x for s in stops], [s.y for s in stops])
-    # distance of every stop to every usable segment of the path: stops × segments
-    distance = shapely.distance(points[:, None], segments[None, usable]) if usable.any() else None
+    # distance of every stop to every short segment of the path: stops × segments
+    distance = shapely.distance(points[:, None], segments[None, short]) if short.any() else None
     nearest = distance.min(axis=1) if distance is not None else np.full(len(stops), np.inf)
-    progress = facts.itinerary.locate(x, y)
-    stop_progress = facts.itinerary.locate(np.array([s.x for s in stops]), np.array([s.y for s in stops]))
-    low, high = np.minimum(progress[:-1], progress[1:]), np.maximum(progress[:-1], progress[1:])
+    stop_progress = itinerary.locate(np.array([s.x for s in stops]), np.array([s.y for s in stops]))
     missed, unknown = [], []
     for k, stop in enumerate(stops):
-        if nearest[k] <= radius:
+        bracket = (low <= stop_progress[k]) & (stop_progress[k] <= high)
+        if nearest[k] <= radius or (bracket & along).any():
             continue
-        in_gap = (~usable) & (low <= stop_progress[k]) & (stop_progress[k] <= high)
         entry = {"stop_id": stop.name, "nearest_m": None if np.isinf(nearest[k]) else round(float(nearest[k]), 1)}
-        if in_gap.any():
-            g = int(np.flatnonzero(in_gap)[0])
-            unknown.append({**entry, "gap_s": float(t[g + 1] - t[g]),
-                            "pings": [facts.fixes[g].msg_id, facts.fixes[g + 1].msg_id]})
-        else:
+        elsewhere = np.flatnonzero(bracket & short & off)
+        if len(elsewhere):
+            g = int(elsewhere[0])
             i = int(np.argmin(np.hypot(x - stop.x, y - stop.y)))
-            missed.append({**entry, "closest_ping": facts.fixes[i].msg_id, "closest_ping_index": i})
+            missed.append({**entry, "closest_ping": facts.fixes[index[i]].msg_id, "closest_ping_index": int(index[i]),
+                           "pings": [facts.fixes[index[g]].msg_id, facts.fixes[index[g + 1]].msg_id]})
+        else:
+            gaps = np.flatnonzero(bracket)
+            g = int(gaps[0]) if len(gaps) else None
+            unknown.append({**entry, **({"gap_s": float(dt[g]), "pings": [facts.fixes[index[g]].msg_id,
+                                                                           facts.fixes[index[g + 1]].msg_id]}
+                                        if g is not None else {"gap_s": None, "pings": []})})
     realized = facts.realized
     if not missed:
         if unknown:
             return [InsufficientEvidence(
                 code=CODE, service_date=realized.service_date, operator_id=facts.operator_id,
                 route_id=realized.route_id, trip_id=realized.trip_id, vehicle_id=realized.vehicle_id,
-                reason="passagem por ponto de parada não verificável: intervalo longo entre registros",
+                reason="passagem por ponto de parada não verificável pelos registros (intervalo longo ou trajeto incerto)",
                 evidence={"stops": unknown, "max_interpolation_gap_s": max_gap})]
         return []
     first = missed[0]
@@ -88,5 +123,5 @@ RULE = Rule(
     scope="trip",
     detect=detect,
     justified_by=frozenset({"road_closure", "authorized_detour", "accident"}),
-    summary="Viagem realizada cujo trajeto nunca passou a menos de 40 m de um dos seus pontos de parada.",
+    summary="Viagem realizada cujo trajeto comprovadamente passou longe de um dos seus pontos de parada.",
 )

@@ -2,9 +2,11 @@
 
 During a realized trip the vehicle is more than `max_distance_m` from the trip's
 shape for at least `min_travel_m` of travel and `min_duration_s`. An episode is a run
-of consecutive pings beyond the distance with no gap longer than `max_ping_gap_s`;
-its travel is the sum of the straight steps between them and its duration the time
-from the first to the last (both underestimate: the law's benefit of the doubt).
+of at least `min_consecutive_pings` consecutive pings beyond the distance with no gap
+longer than `max_ping_gap_s`; its travel is the sum of the straight steps between them
+and its duration the time from the first to the last (both underestimate: the law's
+benefit of the doubt). Fewer pings (a GPS jump next to a noisy fix) are insufficient
+evidence.
 Episodes that would qualify only by bridging a longer gap are insufficient evidence.
 An authorized detour covering the off-route positions makes it `justified`.
 One record per trip, judged when the trip arrives: its identity and description use
@@ -48,13 +50,22 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
     distance = facts.itinerary.distance(x, y)
     rules = policy.d11
 
-    def qualifies(first, last):
+    def qualifies(first, last, min_pings=rules.min_consecutive_pings):
         travel, duration = _measure(t, x, y, first, last)
-        return travel >= rules.min_travel_m and duration >= rules.min_duration_s
+        return travel >= rules.min_travel_m and duration >= rules.min_duration_s and last - first + 1 >= min_pings
 
     episodes = [e for e in off_route_episodes(t, x, y, distance, policy) if qualifies(*e)]
     realized = facts.realized
     if not episodes:
+        few = [e for e in off_route_episodes(t, x, y, distance, policy) if qualifies(*e, min_pings=2)]
+        if few:
+            first, last = few[0]
+            return [InsufficientEvidence(
+                code=CODE, service_date=realized.service_date, operator_id=facts.operator_id,
+                route_id=realized.route_id, trip_id=realized.trip_id, vehicle_id=realized.vehicle_id,
+                reason="possível desvio de itinerário visto em poucos registros seguidos",
+                evidence={"from": iso(t[first], facts.tz), "to": iso(t[last], facts.tz), "pings": last - first + 1,
+                          "min_consecutive_pings": rules.min_consecutive_pings})]
         bridged = [e for e in off_route_episodes(t, x, y, distance, policy, bridge_gaps=True) if qualifies(*e)]
         if bridged:
             first, last = bridged[0]

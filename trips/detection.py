@@ -77,7 +77,9 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
         if arrived - departed > rules.max_trip_duration_s:
             continue
         start = _dwell_start(in_origin, e)
-        coverage = _coverage(t[start : j + 1], progress[start : j + 1], on_corridor[start : j + 1], rules)
+        # a lone fix off the corridor between two on it is a GPS jump: it breaks no step
+        read = start + without_lone_jumps(on_corridor[start : j + 1])
+        coverage = _coverage(t[read], progress[read], on_corridor[read], rules)
         coverage /= itinerary.length_m
         if coverage + 1e-9 < rules.min_coverage:
             continue
@@ -118,17 +120,8 @@ def _coverage(t, progress, on_corridor, rules: TripRules) -> float:
     physically plausible. Backward jitter and GPS jumps cover nothing."""
     if len(t) < 2:
         return 0.0
-    dt = np.diff(t)
     start, end = progress[:-1], progress[1:]
-    step = end - start
-    max_step = rules.max_plausible_speed_kmh / 3.6 * dt + 2 * rules.corridor_m
-    valid = (
-        on_corridor[:-1]
-        & on_corridor[1:]
-        & (dt <= rules.max_coverage_gap_s)
-        & (step > 0)
-        & (step <= max_step)
-    )
+    valid = along_shape(t, progress, on_corridor, rules)
     if not valid.any():
         return 0.0
     order = np.argsort(start[valid], kind="stable")
@@ -136,6 +129,25 @@ def _coverage(t, progress, on_corridor, rules: TripRules) -> float:
     reach = np.maximum.accumulate(e)
     previous_reach = np.concatenate(([-np.inf], reach[:-1]))
     return float(np.sum(np.clip(e - np.maximum(s, previous_reach), 0, None)))
+
+
+def without_lone_jumps(on_corridor: np.ndarray) -> np.ndarray:
+    """Indices of the fixes to read along the shape: all but a lone fix off the corridor
+    between two fixes on it (a multipath jump of a few hundred metres, not a path)."""
+    lone = np.zeros(len(on_corridor), bool)
+    if len(on_corridor) >= 3:
+        lone[1:-1] = ~on_corridor[1:-1] & on_corridor[:-2] & on_corridor[2:]
+    return np.flatnonzero(~lone)
+
+
+def along_shape(t, progress, on_corridor, rules: TripRules) -> np.ndarray:
+    """Per pair of consecutive pings: the bus drove along the shape between them — both
+    in the corridor, close enough in time, forward by a physically plausible step. Trip
+    coverage counts these steps; A-07 takes a stop they bracket as passed."""
+    dt = np.diff(t)
+    step = np.diff(progress)
+    max_step = rules.max_plausible_speed_kmh / 3.6 * dt + 2 * rules.corridor_m
+    return on_corridor[:-1] & on_corridor[1:] & (dt <= rules.max_coverage_gap_s) & (step > 0) & (step <= max_step)
 
 
 def _crossing(zone: Zone, x, y, i: int, *, leaving: bool) -> float:

@@ -353,8 +353,8 @@ def test_a_held_message_is_taken_at_the_end_of_input_and_not_confirmed_by_its_ow
     engine = Engine(context)
     engine.ingest([ping("10:00", 1, 1), ping("13:00", 2, 2)])  # 13:00 is 3 h ahead: held
     assert engine._vehicles["JN-1011"].held
-    out = engine.ingest([ping("13:00", 2, 2)])  # delivered again: still held, not its own proof
-    assert engine._vehicles["JN-1011"].held and [r.reason for r in out.rejected] == []
+    out = engine.ingest([ping("13:00", 2, 2)])  # delivered again: a duplicate, not its own proof
+    assert engine._vehicles["JN-1011"].held and [r.reason for r in out.rejected] == ["duplicate"]
     out = engine.ingest([ping("10:01", 3, 3)])  # the vehicle's clock is back at 10:01: it jumped
     assert [(r.reason, r.location) for r in out.rejected] == [("future", "t:2")]
     engine.ingest([ping("16:00", 4, 4)])  # held again (6 h ahead of 10:01)

@@ -8,11 +8,15 @@ stands at C; trip detection and matching are the real ones
 (trips.detect_trips, trips.matching.match_service_day_full). Ping ids are "v1@<seconds after 06:00>".
 
 A path that cuts B's corner with one ping `a` m before B and the next `b` m after it
-passes B at the height of the right triangle: a × b / √(a² + b²).
+passes B at the height of the right triangle: a × b / √(a² + b²). Two pings on the shape
+moving forward are read along the shape, though: the bus drove round the corner and passed
+B whatever the chord says. A-07 accuses only where pings off the corridor show the bus went
+elsewhere.
 """
 
 import math
 
+import msgspec
 from tiny_trip import DATE, POLICY, S, at, facts_of, track
 
 from rules.a07 import detect
@@ -48,37 +52,72 @@ def test_cutting_the_corner_39_9_m_from_stop_yields_nothing():
     assert detect(facts_of(corner_cut(50, after)), POLICY) == []
 
 
-def test_cutting_the_corner_40_1_m_from_stop_yields_infraction():
+def test_cutting_the_corner_between_two_pings_on_the_shape_yields_nothing():
+    # 50 × 67.1 / √(50² + 67.1²) = 40.1 m > 40 m from B as a straight chord, but both pings
+    # are on the shape, 10 s apart, forward: the bus drove round the corner (the São Paulo
+    # traces' 55° corner gave 10 false A-07 read as chords)
     after = past_b(40.1)
-    # 50 × 67.1 / √(50² + 67.1²) = 40.1 m > 40 m
     assert round(after, 1) == 67.1
-    fixes = corner_cut(50, after)
+    assert detect(facts_of(corner_cut(50, after)), POLICY) == []
+
+
+def detour_past_b() -> list[Fix]:
+    """Run the east leg at 10 m/s, 150 m south of it (off the 50 m corridor) from 230 s to
+    274 s (2840 m along), then the next ping, at 320 s, is on the north leg 300 m past B:
+    the pair brackets B, one of its pings off the corridor, 46 s apart (<= 60 s)."""
+    return track([(-70, 0), (-10, 0), (0, 100), (274, 2840), (320, 3300), (690, 7000), (750, 7000)],
+                 off=[(230, 274, 150)], drop=[(274, 320)])
+
+
+def test_a_detour_that_bypasses_the_stop_yields_infraction():
+    fixes = detour_past_b()
     facts = facts_of(fixes)
     [record] = detect(facts, POLICY)
     assert isinstance(record, Infraction)
     assert (record.code, record.group, record.fine_ufir, record.status) == ("A-07", "A", 50, "confirmed")
     assert (record.operator_id, record.route_id, record.direction_id) == ("OP1", "T", 0)
     assert (record.trip_id, record.vehicle_id, record.service_date) == ("T-0600", "v1", DATE)
-    # nearest approach 40.1 m; the closest ping is the one 50 m before B (the other is 67.1 m past it)
-    assert record.evidence["missed_stops"] == [{"stop_id": "B", "nearest_m": 40.1, "closest_ping": "v1@290"}]
+    # the straight path from (2840 m east, 150 m south) to 300 m north of B passes
+    # |160 × 450 − 150 × 160| / √(160² + 450²) = 100.5 m from B > 40 m; the closest ping
+    # is the off-corridor one at 274 s, √(160² + 150²) = 219.3 m from B (< 300 m)
+    [missed] = record.evidence["missed_stops"]
+    assert (missed["stop_id"], missed["nearest_m"]) == ("B", 100.5)
+    assert missed["closest_ping"] == "v1@274" and missed["pings"] == ["v1@274", "v1@320"]
     assert record.evidence["unverifiable_stops"] == []
     assert (record.evidence["stop_radius_m"], record.evidence["max_interpolation_gap_s"]) == (40.0, 60.0)
     assert record.evidence["departed_at"] == "2026-12-01T06:00:00-03:00"
-    # located at the closest ping: 290 s after 06:00:00 = 06:04:50, where it reported being
-    closest = next(f for f in fixes if f.msg_id == "v1@290")
-    assert record.occurred_at == at(290)
-    assert record.lat is not None and record.lon is not None
+    closest = next(f for f in fixes if f.msg_id == "v1@274")
+    assert record.occurred_at == at(274)
     assert (record.lat, record.lon) == (round(closest.lat, 7), round(closest.lon, 7))
 
 
-def test_stop_inside_a_90_s_gap_yields_insufficient_evidence():
-    # at 10 m/s the pings at 250 s (2600 m) and 340 s (3500 m) bracket B (3000 m): 340 - 250 = 90 s > 60 s
+def test_one_gps_jump_off_the_corridor_next_to_the_stop_yields_nothing():
+    # the ping at 290 s (100 m before B) jumps 400 m east of the shape, its neighbours are on
+    # it: a lone fix off the corridor is a multipath jump, not a path; the pair around it
+    # (280 s and 300 s, 20 s apart, forward on the shape) brackets B
+    fixes = track(UNIFORM)
+    k = next(i for i, f in enumerate(fixes) if f.msg_id == "v1@290")
+    fixes[k] = msgspec.structs.replace(fixes[k], x=fixes[k].x + 400)
+    assert detect(facts_of(fixes), POLICY) == []
+
+
+def test_stop_inside_a_90_s_gap_along_the_shape_yields_nothing():
+    # at 10 m/s the pings at 250 s (2600 m) and 340 s (3500 m) bracket B (3000 m), both on
+    # the shape, forward, 90 s <= 300 s (trips.max_coverage_gap_s) apart: driven along it
+    assert detect(facts_of(track(UNIFORM, drop=[(250, 340)])), POLICY) == []
+
+
+def test_stop_in_a_90_s_gap_into_pings_off_the_corridor_yields_insufficient_evidence():
+    # the same gap, but the pings at 340 s and 350 s lie 80 m east of the north leg (off the
+    # 50 m corridor): 90 s > 60 s is too long to trust the straight path, and nothing shows
+    # where the bus went: B can be neither passed nor missed
     fixes = track(UNIFORM, drop=[(250, 340)])
+    fixes = [msgspec.structs.replace(f, x=f.x + 80) if f.msg_id in ("v1@340", "v1@350") else f for f in fixes]
     [record] = detect(facts_of(fixes), POLICY)
     assert isinstance(record, InsufficientEvidence)
     assert (record.code, record.operator_id, record.route_id) == ("A-07", "OP1", "T")
     assert (record.trip_id, record.vehicle_id, record.service_date) == ("T-0600", "v1", DATE)
-    # nearest usable segment ends at the ping at 2600 m: 3000 - 2600 = 400 m from B
+    # the nearest short segment ends at the ping at 2600 m: 3000 - 2600 = 400 m from B
     assert record.evidence == {
         "stops": [{"stop_id": "B", "nearest_m": 400.0, "gap_s": 90.0, "pings": ["v1@250", "v1@340"]}],
         "max_interpolation_gap_s": 60.0,
@@ -101,18 +140,15 @@ def test_stop_between_pings_60_s_apart_yields_nothing():
     assert detect(facts_of(fixes), POLICY) == []
 
 
-def test_stop_between_pings_61_s_apart_yields_insufficient_evidence():
-    # the same chord 31.8 m from B, but 61 s > 60 s between its pings: not interpolated
-    [record] = detect(facts_of(slow_past_b(61)), POLICY)
-    assert isinstance(record, InsufficientEvidence)
-    # the nearest usable segment ends at the ping 45 m short of B
-    assert record.evidence["stops"] == [{"stop_id": "B", "nearest_m": 45.0, "gap_s": 61.0,
-                                         "pings": ["v1@280", "v1@341"]}]
+def test_stop_between_pings_61_s_apart_on_the_shape_yields_nothing():
+    # the same chord 31.8 m from B, 61 s > 60 s apart: not interpolated as a straight line,
+    # but both pings are on the shape and move forward 90 m in 61 s: driven along it
+    assert detect(facts_of(slow_past_b(61)), POLICY) == []
 
 
 def test_same_facts_twice_yield_the_same_infraction_id():
-    first = detect(facts_of(corner_cut(50, past_b(40.1))), POLICY)
-    second = detect(facts_of(corner_cut(50, past_b(40.1))), POLICY)
+    first = detect(facts_of(detour_past_b()), POLICY)
+    second = detect(facts_of(detour_past_b()), POLICY)
     assert len(first) == len(second) == 1
     # identity: (service date, T-0600, v1, departure epoch) on both runs
     assert first[0].infraction_id == second[0].infraction_id

@@ -126,3 +126,14 @@ def test_same_facts_twice_yield_the_same_infraction_id():
     # identity: (service date, T-0600, v1, departure epoch) on both runs
     assert first[0].infraction_id == second[0].infraction_id
     assert first == second
+
+
+def test_600_m_in_60_s_off_route_over_only_2_pings_yields_insufficient_evidence():
+    # the pings between 90 s and 150 s lost: the 2 left 100 m south, 600 m apart, are 600 m
+    # and 60 s off route, but 2 < 3 consecutive pings (policy): a multipath jump beside a
+    # noisy fix would look the same. Nothing accuses; the record says what was seen.
+    fixes = detour_run(1000, 600, 60, drop=[(90, 150)])
+    assert ids(fixes, 80, 160) == ["v1@80", "v1@90", "v1@150", "v1@160"]
+    [record] = detect(facts_of(fixes), POLICY)
+    assert isinstance(record, InsufficientEvidence)
+    assert (record.evidence["pings"], record.evidence["min_consecutive_pings"]) == (2, 3)

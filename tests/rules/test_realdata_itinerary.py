@@ -63,3 +63,26 @@ def test_gps_noise_on_a_followed_route_yields_nothing(sptrans_files, tmp_path):
     result = replay(ReplayInputs(inputs.feed, inputs.fleet, noisy))
     accused = {i.vehicle_id for i in result.infractions if i.code == "D-11"}
     assert accused <= {"12003"}
+
+
+@pytest.fixture(scope="module")
+def with_stops(sptrans_files, tmp_path_factory):
+    """The same traces with shape 58290 given a stop every ~1.5 km, each at a vertex of
+    the shape, and one at its sharpest corner (tests/conftest.py, intermediate_stops)."""
+    from sptrans import intermediate_stops, shape_points, write_feed
+
+    root, _, inputs = sptrans_files
+    feed = tmp_path_factory.mktemp("stops") / "feed"
+    write_feed(feed, stops_every_m={"58290": 1500.0})
+    middle = intermediate_stops(shape_points("58290"), 1500.0)
+    return middle, replay(ReplayInputs(feed=feed, fleet=inputs.fleet, tachograph=inputs.tachograph))
+
+
+def test_real_buses_with_stops_every_1_5_km_and_at_a_sharp_corner_yield_no_a07(with_stops):
+    # before: 10 confirmed A-07, the stop at the 55° corner "missed" by 108-160 m by almost
+    # every bus, its pings 45-60 s apart read as a chord across the corner
+    middle, result = with_stops
+    assert len(middle) >= 8  # 12.9 km: 8 stops at 1.5 km marks, plus the corner (if not one of them)
+    assert [i for i in result.infractions if i.code in ("A-07", "C-01")] == []
+    # the one real detour is still the one D-11
+    assert [(i.code, i.vehicle_id) for i in result.infractions if i.code == "D-11"] == [("D-11", "12003")]
