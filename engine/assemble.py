@@ -98,7 +98,8 @@ def operator_day(day: ServiceDay, ctx: Context, operator_id: str) -> ServiceDay:
 
 
 def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
-                      reporting: dict[str, list[float]], occurrences: list[Occurrence]) -> ServiceDayFacts:
+                      reporting: dict[str, list[float]], occurrences: list[Occurrence],
+                      unestablished: tuple[DetectedTrip, ...] = ()) -> ServiceDayFacts:
     """The facts of a closed service day for the service-day rules: the matched trips
     (without their pings, which stay with the vehicle stage) and who reported when."""
     trips = tuple(
@@ -120,6 +121,7 @@ def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
         origin_of=origins(ctx),
         reporting={op: tuple(times) for op, times in reporting.items()},
         occurrences=tuple(occurrences),
+        unestablished=tuple(unestablished),
     )
 
 

@@ -3,7 +3,11 @@
 Headway-based service (frequencies.txt, exact_times=0): per route, direction and
 frequency window [start, end), realized departures from the origin terminal fewer
 than ceil((end - start) / headway_secs). Without telemetry from the operator's fleet
-during the window, the shortfall cannot be established (insufficient evidence).
+during the window, the shortfall cannot be established (insufficient evidence); nor
+when departures were seen that the telemetry never established as trips (a vehicle
+left the terminal on the line, its fixes too sparse or noisy to follow), or departures
+just outside the window whose crossing of the terminal zone's edge, known only between
+two fixes, may lie inside it, and would make up the shortfall.
 """
 
 from __future__ import annotations
@@ -13,6 +17,15 @@ from rules.facts import ServiceDayFacts, iso, local
 from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
 
 CODE = "D-12"
+
+
+def _may_have_left_in(tf, start: float, end: float) -> bool:
+    """The departure's crossing lies between the last fix inside the terminal zone and
+    the first outside it: whether that interval reaches into [start, end)."""
+    detected = tf.match.detected
+    if detected.left_at is None:  # not known (records from before left_at): taken as exact
+        return False
+    return detected.left_at - detected.departure_gap_s < end and detected.left_at >= start
 
 
 def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
@@ -28,6 +41,21 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         )
         expected = window.expected_departures
         if len(departures) >= expected:
+            continue
+        seen = facts.unestablished_between(window.route_id, window.direction_id, start, end - 1e-9)
+        # a departure is known to within the pings around the zone exit: one just outside
+        # the window may have been inside it (09:00:00 read as 08:59:56 from fixes 60 s apart)
+        seen += [tf.departed_at for tf in facts.trips
+                 if (tf.realized.route_id, tf.realized.direction_id) == (window.route_id, window.direction_id)
+                 and not start <= tf.departed_at < end and _may_have_left_in(tf, start, end)]
+        if len(departures) + len(seen) >= expected:
+            findings.append(InsufficientEvidence(
+                code=CODE, service_date=window.service_date, operator_id=operator, route_id=window.route_id,
+                trip_id=None, vehicle_id=None,
+                reason="partidas que podem ter ocorrido na janela sem que a telemetria o comprove",
+                evidence={"window": [iso(start, facts.tz), iso(end, facts.tz)], "expected": expected,
+                          "realized_departures": len(departures),
+                          "uncertain_departures": [iso(t, facts.tz) for t in sorted(seen)]}))
             continue
         if not facts.reported_between(operator, start, end, include_end=False):  # [start, end)
             findings.append(InsufficientEvidence(

@@ -170,3 +170,24 @@ def test_one_ping_inside_window_yields_infraction(tiny):
     findings = d12.detect(facts, tiny.policy)
     assert list(windows(findings)) == ["06:00"]  # 0 < 4 with telemetry: infraction
     assert [f.evidence["expected"] for f in insufficient(findings)] == [3]  # [07:00, 07:50): no ping
+
+
+def test_a_departure_read_just_before_the_window_from_sparse_fixes_yields_insufficient_evidence(tiny):
+    # [07:00, 07:50) needs 3 (ceil(3000 / 1200)); 07:20 and 07:40 are in it. The third left
+    # between a fix inside the terminal zone at 06:59:30 and one outside at 07:00:30
+    # (60 s apart): its crossing, read as 06:59:56, may as well be 07:00:10. Before this:
+    # a D-12 for 2 of 3 departures.
+    import msgspec
+
+    uncertain = msgspec.structs.replace(detected("F9", "F", 0, at(6, 59, 56), gap_s=60.0), left_at=at(7, 0, 30))
+    facts = tiny.facts([*route_f((6, 0), (6, 15), (6, 30), (6, 45), (7, 20), (7, 40)), uncertain])
+    findings = d12.detect(facts, tiny.policy)
+    assert windows(findings) == {}
+    [record] = insufficient(findings)
+    assert record.evidence["uncertain_departures"] == ["2026-12-01T06:59:56-03:00"]
+    assert (record.evidence["realized_departures"], record.evidence["expected"]) == (2, 3)
+    # the same departure known to the second (fixes 10 s apart, 06:59:50-07:00:00) is not
+    # in the window: the D-12 stands
+    exact = msgspec.structs.replace(uncertain, departure_gap_s=10.0, left_at=at(7, 0, 0) - 1)
+    facts = tiny.facts([*route_f((6, 0), (6, 15), (6, 30), (6, 45), (7, 20), (7, 40)), exact])
+    assert list(windows(d12.detect(facts, tiny.policy))) == ["07:00"]
