@@ -116,8 +116,10 @@ def _describe(item: Fix | CatracaReading) -> str:
 
 
 def _digest(body: TachographPing | CatracaReading) -> str:
-    """The content of a message, whatever its bytes' layout (key order, spaces)."""
-    return hashlib.blake2b(encode(body), digest_size=8).hexdigest()
+    """The content of a message, whatever its bytes' layout (key order, spaces) and the
+    offset its time is written with (12:00-03:00 is 15:00Z)."""
+    canonical = msgspec.structs.replace(body, ts=body.ts.astimezone(dt.timezone.utc))
+    return hashlib.blake2b(encode(canonical), digest_size=8).hexdigest()
 
 
 def _fix_order(f: Fix) -> tuple[float, str]:
@@ -287,6 +289,9 @@ class VehicleStage:
             # a copy of the held message (or the same one delivered again after a restart):
             # no proof that time moved on; the held one waits for the next
             return [], self._copy_of_held(state, suspect, message)
+        key = f"{source}|{body.epoch!r}|{body.seq}"
+        if key in state.seen or (message.offset is not None and message.offset <= state.offsets.get(source, -1)):
+            return [], None  # a message seen before (a redelivery): it tells nothing of the clock now
         del state.held[source]
         bound = self.ctx.policy.stream.max_clock_jump_s
         if body.epoch >= suspect.body.epoch - bound:
@@ -300,14 +305,14 @@ class VehicleStage:
                     f"({body.ts.isoformat()}) came back: the device clock jumped (policy stream.max_clock_jump_s)")))], \
             None
 
-    @staticmethod
-    def _copy_of_held(state: VehicleState, held: Message, message: Message) -> Rejection:
+    def _copy_of_held(self, state: VehicleState, held: Message, message: Message) -> Rejection:
         body = message.body
         source = "tachograph" if isinstance(body, TachographPing) else "catraca"
         raw = message.raw if message.raw is not None else encode(body).decode()
         same = _digest(held.body) == _digest(body)
         if not same:
             state.conflicted[message_id(body)] = body.epoch
+            state.conflicted[message_id(body, self.ctx.feed.timezone)] = body.epoch
         return Rejection(source=source, reason="duplicate" if same else "conflicting_duplicate", location=message.location,
                          raw=raw, detail=(f"same vehicle, time and seq as an earlier message ({message_id(body)})" if same
                                           else f"same vehicle, time and seq as {message_id(body)} received before, with "
@@ -363,7 +368,8 @@ class VehicleStage:
         if seen and state.digests.get(key, digest) != digest:
             # two versions of one message: the first received counts (replay reads the
             # files in their order for that), and what cites it is at most provisional
-            state.conflicted[message_id(body)] = epoch
+            # as sent, and in the feed's time (how evidence read back from state cites it)
+            state.conflicted[message_id(body)] = state.conflicted[message_id(body, self.ctx.feed.timezone)] = epoch
             return reject("conflicting_duplicate",
                           f"same vehicle, time and seq as {message_id(body)} received before, with other content "
                           f"(content digest {state.digests[key]} received first and counts; this one {digest})")

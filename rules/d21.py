@@ -77,7 +77,7 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
         description=f"Veículo {facts.vehicle_id} em serviço com catraca violada: {found[0]['fact']}",
         evidence={
             "facts": [{"fact": f["fact"], "ts": iso(f["reading"].epoch, facts.tz), "counter": f["reading"].counter,
-                       "seal_intact": f["reading"].seal_intact, "msg_id": message_id(f["reading"])}
+                       "seal_intact": f["reading"].seal_intact, "msg_id": message_id(f["reading"], facts.tz)}
                       | ({"previous_counter": f["previous_counter"]} if "previous_counter" in f else {})
                       for f in found],
             "counter_moduli": list(policy.d21.counter_moduli),

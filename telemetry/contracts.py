@@ -9,7 +9,7 @@ well-formed GeoJSON) are checked on every construction, decoded or not.
 
 import math
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
@@ -127,11 +127,13 @@ class CatracaReading(
         return self.ts.timestamp()
 
 
-def message_id(message: TachographPing | CatracaReading) -> str:
+def message_id(message: TachographPing | CatracaReading, tz: tzinfo | None = None) -> str:
     """Content-based id of a telemetry message (the same message always gets it): the
-    vehicle, the event time as sent and the seq. Evidence cites messages by it."""
+    vehicle, the event time as sent (or in `tz`, for a message whose offset was not kept,
+    e.g. read back from msgpack state) and the seq. Evidence cites messages by it."""
     suffix = f"#{message.seq}" if message.seq is not None else ""
-    return f"{message.vehicle_id}/{message.ts.isoformat()}{suffix}"
+    ts = message.ts if tz is None else message.ts.astimezone(tz)
+    return f"{message.vehicle_id}/{ts.isoformat()}{suffix}"
 
 
 class Occurrence(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):

@@ -119,11 +119,12 @@ def ping(ts: str, seq: int) -> Message:
 
 def test_a_message_delivered_again_long_after_is_a_duplicate_not_late(context):
     # the next owner reads again what the previous one processed but had not committed:
-    # 20 minutes behind the vehicle's newest ping, more than the allowed lateness (its dedup
-    # key is gone by then; its offset, behind the newest admitted, tells it is a redelivery)
+    # 12 minutes behind the vehicle's newest ping, more than the allowed lateness (its dedup
+    # key is gone by then; its offset, behind the newest admitted, tells it is a redelivery).
+    # (12 min, not more than 15: a ping that far ahead would wait for the next, the clock guard)
     engine = Engine(context)
     first = ping("2026-12-01T12:00:00-03:00", 1)
-    assert engine.ingest([first, ping("2026-12-01T12:20:00-03:00", 2)]).rejected == []
+    assert engine.ingest([first, ping("2026-12-01T12:12:00-03:00", 2)]).rejected == []
     [again] = engine.ingest([first]).rejected
     assert again.reason == "duplicate"
     # a message never seen that far behind is still late
@@ -137,3 +138,15 @@ def test_partition_state_round_trips_through_the_shell(shell):
     stage.partition.max_events["tachograph"] = 1.0
     shell.write_state("partitions")
     assert shell.vehicle_stage(0).partition == PartitionState(0, max_events={"tachograph": 1.0})
+
+
+def test_a_redelivery_after_a_long_silence_does_not_make_a_clock_jump(context):
+    # 20 min of silence, then the new owner reads 12:00 again: a message seen before tells
+    # nothing of the device's clock now, so 12:20 stays held (not `future`) and is taken
+    # with the vehicle's next ping
+    engine = Engine(context)
+    first = ping("2026-12-01T12:00:00-03:00", 1)
+    assert engine.ingest([first, ping("2026-12-01T12:20:00-03:00", 2)]).rejected == []
+    assert [r.reason for r in engine.ingest([first]).rejected] == ["duplicate"]
+    assert engine.ingest([ping("2026-12-01T12:20:10-03:00", 3)]).rejected == []
+    assert engine._vehicles[ON_0].max_events["tachograph"] == ping("2026-12-01T12:20:10-03:00", 3).body.epoch
