@@ -98,8 +98,7 @@ def operator_day(day: ServiceDay, ctx: Context, operator_id: str) -> ServiceDay:
 
 
 def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
-                      reporting: dict[str, list[float]], occurrences: list[Occurrence],
-                      unestablished: tuple[DetectedTrip, ...] = ()) -> ServiceDayFacts:
+                      reporting: dict[str, list[float]], occurrences: list[Occurrence]) -> ServiceDayFacts:
     """The facts of a closed service day for the service-day rules: the matched trips
     (without their pings, which stay with the vehicle stage) and who reported when."""
     trips = tuple(
@@ -121,7 +120,6 @@ def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
         origin_of=origins(ctx),
         reporting={op: tuple(times) for op, times in reporting.items()},
         occurrences=tuple(occurrences),
-        unestablished=tuple(unestablished),
     )
 
 

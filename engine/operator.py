@@ -59,8 +59,6 @@ class OperatorState(msgspec.Struct):
     emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
     live: list[str] = msgspec.field(default_factory=list)  # open dates with trips not yet judged live
     running: dict[str, TripDeparted] = msgspec.field(default_factory=dict)  # by vehicle: departed, not arrived
-    # by service date: departures whose vehicle departed again before the trip arrived
-    unestablished: dict[str, list[DetectedTrip]] = msgspec.field(default_factory=dict)
     judged_live_to: float | None = None  # the watermark the day's live verdicts were last reached at
 
 
@@ -127,8 +125,6 @@ class OperatorStage:
         if trip in known or date.isoformat() in state.closed:  # redelivered after a restart
             return []
         known.append(trip)
-        lost = state.unestablished.get(date.isoformat(), [])
-        lost[:] = [d for d in lost if (d.vehicle_id, d.departed_at) != (trip.vehicle_id, trip.departed_at)]
         running = state.running.get(trip.vehicle_id)
         seen_running = running is not None and running.trip.departed_at == trip.departed_at
         if running is not None and running.trip.departed_at <= trip.arrived_at:
@@ -146,10 +142,6 @@ class OperatorStage:
         before = state.running.get(trip.vehicle_id)
         if before is not None and before.trip.departed_at >= trip.departed_at:
             return []  # delivered again, or older than what is known
-        if before is not None:  # it departed again: that trip was never established
-            earlier = service_date_of(before.trip, self.ctx, self._day).isoformat()
-            if earlier not in state.closed:
-                state.unestablished.setdefault(earlier, []).append(before.trip)
         state.running[trip.vehicle_id] = message
         date = service_date_of(trip, self.ctx, self._day)
         if date.isoformat() not in state.closed and date.isoformat() not in state.live:
@@ -238,8 +230,7 @@ class OperatorStage:
             running = [t for t in running if service_date_of(t, self.ctx, self._day) == date]
             matches = live_matches(state.detected.get(iso_date, []) + running, day, tz, self.ctx.policy.trips)
             reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
-            lost = self._never_established(state.unestablished.get(iso_date, []), state.detected.get(iso_date, []))
-            facts = service_day_facts(day, matches, self.ctx, reporting, occurrences, lost)
+            facts = service_day_facts(day, matches, self.ctx, reporting, occurrences)
             window = self.ctx.policy.trips.match_window_s
             for code in ("D-12", "D-13", "D-22"):
                 for record in safe_detect(CATALOGUE[code], facts, self.ctx.policy, day.date):
@@ -325,16 +316,13 @@ class OperatorStage:
         state.closed.append(date.isoformat())
         day = operator_day(self._day(date), self.ctx, state.operator_id)
         detected = state.detected.pop(date.isoformat(), [])
-        lost = state.unestablished.pop(date.isoformat(), [])
         for vehicle, departed in list(state.running.items()):
             if service_date_of(departed.trip, self.ctx, self._day) <= date:
                 del state.running[vehicle]  # never arrived: the day's matching has settled it
-                lost.append(departed.trip)
         matches = match_service_day_full(detected, day, self.ctx.feed.timezone, self.ctx.policy.trips)
         out.trips += [m.realized for m in matches]
         reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
-        facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
-                                  self._never_established(lost, detected))
+        facts = service_day_facts(day, matches, self.ctx, reporting, occurrences)
         tz = self.ctx.feed.timezone
         verdicts = evaluate_service_day(facts, self.ctx.policy, self._projector)
         first_seen = {k: localized(r, tz).detected_at.timestamp() for k, r in state.emitted.items()}
@@ -360,18 +348,6 @@ class OperatorStage:
         # Reporting minutes before the day cannot matter to a later day.
         horizon = int((day.start_epoch - self.ctx.policy.trips.match_window_s) // 60)
         state.reporting = state.reporting[bisect.bisect_left(state.reporting, horizon):]
-
-    def _never_established(self, lost: list[DetectedTrip], detected: list[DetectedTrip]) -> tuple[DetectedTrip, ...]:
-        """Departures seen whose trip never arrived, but for those the same vehicle's
-        established trip on the itinerary followed within the match window (it left the
-        terminal zone and came back before leaving for good)."""
-        window = self.ctx.policy.trips.match_window_s
-
-        def followed(d: DetectedTrip) -> bool:
-            return any((t.vehicle_id, t.route_id, t.direction_id) == (d.vehicle_id, d.route_id, d.direction_id)
-                       and d.departed_at <= t.departed_at <= d.departed_at + window for t in detected)
-
-        return tuple(sorted((d for d in lost if not followed(d)), key=lambda d: (d.departed_at, d.vehicle_id)))
 
     def _close_month(self, state: OperatorState, month: str) -> list[Infraction]:
         state.closed_months.append(month)

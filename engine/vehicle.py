@@ -467,6 +467,8 @@ class VehicleStage:
             mine.findings += self._catraca_episodes(state, occurrences)
         running = open_trip(state.track.fixes, self.ctx) if state.track and state.track.fixes else None
         mine.departed += self._departure(state, running)
+        if batch:
+            mine.findings += self._judge_running(state, running, occurrences)
         status = vehicle_status(state, self.ctx, self._day, running)
         if status is not None:
             mine.statuses.append(status)
@@ -720,6 +722,38 @@ class VehicleStage:
                 record = msgspec.structs.replace(record, status=PROVISIONAL)
             record = at_most_provisional(record, state.conflicted)
             changed += emit_change(state.emitted, record, arrival_ping, self.ctx.feed.timezone)
+        return changed
+
+    def _judge_running(self, state: VehicleState, running, occurrences) -> list[Finding]:
+        """B-04 while the trip runs (DESIGN.md, Timing): as soon as its fixes show a
+        timepoint passed off schedule on the trip's live match, provisional, detected
+        when the first fix past the timepoint was seen. The trip's arrival and the day's
+        matching settle the same record (same id)."""
+        if running is None or state.departure is None:
+            return []
+        itinerary, exit_index, _ = running
+        pattern = itinerary.pattern
+        departed = state.departure[0]
+        trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
+                            departed, departed, 0.0, "", "")
+        date = service_date_of(trip, self.ctx, self._day)
+        day = self._day(date)
+        earlier = arrived_before(state.vehicle_id, state.trips, date.isoformat(), departed)
+        match = live_matches([*earlier, trip], day, self.ctx.feed.timezone, self.ctx.policy.trips)[-1]
+        if match.scheduled is None:
+            return []
+        fixes = state.track.fixes[exit_index:]
+        facts = TripFacts(match, itinerary, self.ctx.fleet[state.vehicle_id].operator_id, fixes,
+                          self.ctx.feed.timezone, day.start_epoch)
+        found = [r for r in safe_detect(CATALOGUE["B-04"], facts, self.ctx.policy, date) if isinstance(r, Infraction)]
+        changed: list[Finding] = []
+        for record in finish(found, occurrences, self.ctx.policy, self._projector):
+            if record.status == "confirmed":
+                record = msgspec.structs.replace(record, status=PROVISIONAL)
+            record = at_most_provisional(record, state.conflicted)
+            seen = record.occurred_at.timestamp()
+            moment = next((f.t for f in fixes if f.t >= seen), fixes[-1].t)
+            changed += emit_change(state.emitted, record, moment, self.ctx.feed.timezone)
         return changed
 
     def _checkpoint_marks(self, pattern_key: str) -> tuple[float, ...]:

@@ -4,10 +4,8 @@ Headway-based service (frequencies.txt, exact_times=0): per route, direction and
 frequency window [start, end), realized departures from the origin terminal fewer
 than ceil((end - start) / headway_secs). Without telemetry from the operator's fleet
 during the window, the shortfall cannot be established (insufficient evidence); nor
-when departures were seen that the telemetry never established as trips (a vehicle
-left the terminal on the line, its fixes too sparse or noisy to follow), or departures
-just outside the window whose crossing of the terminal zone's edge, known only between
-two fixes, may lie inside it, and would make up the shortfall.
+when departures just outside the window, whose crossing of the terminal zone's edge is
+known only between two fixes, may lie inside it and would make up the shortfall.
 """
 
 from __future__ import annotations
@@ -42,10 +40,9 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         expected = window.expected_departures
         if len(departures) >= expected:
             continue
-        seen = facts.unestablished_between(window.route_id, window.direction_id, start, end - 1e-9)
         # a departure is known to within the pings around the zone exit: one just outside
         # the window may have been inside it (09:00:00 read as 08:59:56 from fixes 60 s apart)
-        seen += [tf.departed_at for tf in facts.trips
+        seen = [tf.departed_at for tf in facts.trips
                  if (tf.realized.route_id, tf.realized.direction_id) == (window.route_id, window.direction_id)
                  and not start <= tf.departed_at < end and _may_have_left_in(tf, start, end)]
         if len(departures) + len(seen) >= expected:

@@ -3,9 +3,7 @@
 Fires for each scheduled timetabled trip that no realized trip was matched to. It
 stays `provisional` until its month closes (art. 45, see rules.art45). Where the
 operator's fleet sent no telemetry around the scheduled departure, absence of the
-trip cannot be told from absence of data: insufficient evidence, not an infraction. So
-where a departure of the line and direction was seen within the match window that the
-telemetry never established as a trip.
+trip cannot be told from absence of data: insufficient evidence, not an infraction.
 """
 
 from __future__ import annotations
@@ -36,15 +34,6 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
             continue
         operator = facts.operator_of_route[trip.route_id]
         departure = facts.day.departure_epoch(trip)
-        seen = facts.unestablished_between(trip.route_id, trip.direction_id, departure - window, departure + window)
-        if seen:
-            findings.append(InsufficientEvidence(
-                code=CODE, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,
-                trip_id=trip.trip_id, vehicle_id=None,
-                reason="partida vista no horário sem viagem comprovada pela telemetria",
-                evidence={"scheduled_departure": iso(departure, facts.tz), "window_s": window,
-                          "departures_without_established_trip": [iso(t, facts.tz) for t in seen]}))
-            continue
         if not facts.departure_observable(operator, departure, policy):
             findings.append(InsufficientEvidence(
                 code=CODE, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,

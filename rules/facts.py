@@ -17,7 +17,7 @@ from geofences.zones import Itinerary
 from gtfs.model import ScheduledTrip
 from telemetry import CatracaReading, Occurrence
 from trips.matching import Match, ServiceDay
-from trips.model import DetectedTrip, Fix
+from trips.model import Fix
 
 
 @dataclass(frozen=True)
@@ -62,14 +62,6 @@ class ServiceDayFacts:
     # service from absence of telemetry.
     reporting: dict[str, tuple[float, ...]]
     occurrences: tuple[Occurrence, ...] = ()
-    # departures seen (a vehicle left an origin terminal zone on an itinerary) whose trip the
-    # telemetry never established (sparse or noisy fixes): neither proof of a trip nor of
-    # its absence
-    unestablished: tuple[DetectedTrip, ...] = ()
-
-    def unestablished_between(self, route_id: str, direction_id: int, start: float, end: float) -> list[float]:
-        return sorted(d.departed_at for d in self.unestablished
-                      if (d.route_id, d.direction_id) == (route_id, direction_id) and start <= d.departed_at <= end)
 
     def reported_minutes(self, operator_id: str, start: float, end: float) -> int:
         """Distinct minutes of [start, end] in which the operator's fleet reported."""

@@ -217,31 +217,3 @@ def test_a_departure_heard_of_late_becomes_the_bus_ahead_of_the_one_running_behi
     assert run.stage.on_detected(TripDetected("TRD", trip("JN-2011", "201", 0, at(context, 6, 0),
                                                            at(context, 6, 30)))) == []
 
-
-def test_a_departure_seen_whose_trip_never_arrived_is_no_d22_for_its_scheduled_trip(context):
-    # JN-1011 leaves terminal A on line 101 at 09:02 and is seen running, but its fixes never
-    # establish the trip (too sparse or noisy to follow): the 09:00 trip can be neither
-    # confirmed nor excluded. Its neighbours, with nobody leaving near them, are D-22.
-    from rules.model import InsufficientEvidence
-
-    run = Run(context, "VNV")
-    run.beat(at(context, 8, 50), reporting_from=at(context, 4, 0))
-    run.stage.on_departed(TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 9, 2))))
-    out = run.beat(at(context, 23, 59), reporting_from=at(context, 8, 50), final=True)
-    [unsure] = [f for f in out if isinstance(f, InsufficientEvidence) and f.trip_id == "101-DU-0-0900"]
-    assert unsure.evidence["departures_without_established_trip"] == ["2026-12-01T09:02:00-03:00"]
-    d22 = {r.trip_id for r, _ in run.records("D-22") if r.status != "withdrawn"}
-    assert "101-DU-0-0900" not in d22 and {"101-DU-0-0830", "101-DU-0-0930"} <= d22
-
-
-def test_a_departure_followed_by_the_same_vehicles_trip_is_no_reason_for_doubt(context):
-    # JN-1011 crosses the zone's edge at 08:58 and back (a phantom departure), then leaves at
-    # 09:01 and its trip arrives: the 08:58 departure is explained, the 09:00 trip realized
-    run = Run(context, "VNV")
-    run.beat(at(context, 8, 50), reporting_from=at(context, 4, 0))
-    run.stage.on_departed(TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 8, 58))))
-    run.stage.on_departed(TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 9, 1))))
-    run.stage.on_detected(TripDetected("VNV", trip("JN-1011", "101", 0, at(context, 9, 1), at(context, 9, 40))))
-    state = run.states["VNV"]
-    assert [d.departed_at for d in state.unestablished["2026-12-01"]] == [at(context, 8, 58)]
-    assert run.stage._never_established(state.unestablished["2026-12-01"], state.detected["2026-12-01"]) == ()
