@@ -115,6 +115,14 @@ def _describe(item: Fix | CatracaReading) -> str:
     return item.msg_id if isinstance(item, Fix) else message_id(item)
 
 
+def _source(body: TachographPing | CatracaReading) -> str:
+    return "tachograph" if isinstance(body, TachographPing) else "catraca"
+
+
+def _dedup_key(body: TachographPing | CatracaReading) -> str:
+    return f"{_source(body)}|{body.epoch!r}|{body.seq}"
+
+
 def _digest(body: TachographPing | CatracaReading) -> str:
     """The content of a message, whatever its bytes' layout (key order, spaces) and the
     offset its time is written with (12:00-03:00 is 15:00Z)."""
@@ -213,7 +221,7 @@ class VehicleStage:
                 rejection = self._admit(state, message)
             except Exception as exc:  # noqa: BLE001 - one bad message must not stop the stream
                 log.exception("dead-lettering %s: the engine failed on it", message.location)
-                rejection = Rejection(source="tachograph" if isinstance(body, TachographPing) else "catraca",
+                rejection = Rejection(source=_source(body),
                                       reason="engine_error", detail=f"{type(exc).__name__}: {exc}",
                                       location=message.location,
                                       raw=message.raw if message.raw is not None else encode(body).decode())
@@ -260,7 +268,7 @@ class VehicleStage:
 
     def _holds(self, state: VehicleState, message: Message) -> bool:
         body = message.body
-        source = "tachograph" if isinstance(body, TachographPing) else "catraca"
+        source = _source(body)
         newest = state.max_events.get(source)
         if newest is None or body.epoch <= newest + self.ctx.policy.stream.max_clock_jump_s:
             return False
@@ -276,7 +284,7 @@ class VehicleStage:
         take (the held message, admitted or rejected), or the rejection of the arriving
         message if it is a copy of the held one (which then stays held)."""
         body = message.body
-        source = "tachograph" if isinstance(body, TachographPing) else "catraca"
+        source = _source(body)
         if source not in state.held:
             return [], None
         held = state.held[source]
@@ -289,8 +297,7 @@ class VehicleStage:
             # a copy of the held message (or the same one delivered again after a restart):
             # no proof that time moved on; the held one waits for the next
             return [], self._copy_of_held(state, suspect, message)
-        key = f"{source}|{body.epoch!r}|{body.seq}"
-        if key in state.seen or (message.offset is not None and message.offset <= state.offsets.get(source, -1)):
+        if _dedup_key(body) in state.seen or (message.offset is not None and message.offset <= state.offsets.get(source, -1)):
             return [], None  # a message seen before (a redelivery): it tells nothing of the clock now
         del state.held[source]
         bound = self.ctx.policy.stream.max_clock_jump_s
@@ -307,17 +314,21 @@ class VehicleStage:
 
     def _copy_of_held(self, state: VehicleState, held: Message, message: Message) -> Rejection:
         body = message.body
-        source = "tachograph" if isinstance(body, TachographPing) else "catraca"
         raw = message.raw if message.raw is not None else encode(body).decode()
-        same = _digest(held.body) == _digest(body)
-        if not same:
-            state.conflicted[message_id(body)] = body.epoch
-            state.conflicted[message_id(body, self.ctx.feed.timezone)] = body.epoch
-        return Rejection(source=source, reason="duplicate" if same else "conflicting_duplicate", location=message.location,
-                         raw=raw, detail=(f"same vehicle, time and seq as an earlier message ({message_id(body)})" if same
-                                          else f"same vehicle, time and seq as {message_id(body)} received before, with "
-                                               f"other content (content digest {_digest(held.body)} received first and "
-                                               f"counts; this one {_digest(body)})"))
+        first, this = _digest(held.body), _digest(body)
+        if first == this:
+            return Rejection(source=_source(body), reason="duplicate", location=message.location, raw=raw,
+                             detail=f"same vehicle, time and seq as an earlier message ({message_id(body)})")
+        return Rejection(source=_source(body), reason="conflicting_duplicate", location=message.location, raw=raw,
+                         detail=self._conflicting(state, body, first, this))
+
+    def _conflicting(self, state: VehicleState, body: TachographPing | CatracaReading, first: str, this: str) -> str:
+        """A second version of a message: recorded, so that what cites it is at most
+        provisional (under its id as sent, and in the feed's time, as evidence read back
+        from state cites it); the rejection's detail."""
+        state.conflicted[message_id(body)] = state.conflicted[message_id(body, self.ctx.feed.timezone)] = body.epoch
+        return (f"same vehicle, time and seq as {message_id(body)} received before, with other content "
+                f"(content digest {first} received first and counts; this one {this})")
 
     @staticmethod
     def _held_message(source: str, held: Held) -> Message:
@@ -341,7 +352,7 @@ class VehicleStage:
 
     def _admit(self, state: VehicleState, message: Message) -> Rejection | None:
         body = message.body
-        source = "tachograph" if isinstance(body, TachographPing) else "catraca"
+        source = _source(body)
 
         def reject(reason: str, detail: str) -> Rejection:
             raw = message.raw if message.raw is not None else encode(body).decode()
@@ -359,7 +370,7 @@ class VehicleStage:
             if beyond is not None:  # no register holds it (policy d21.counter_moduli)
                 return reject("implausible", beyond)
         epoch = body.epoch
-        key = f"{source}|{epoch!r}|{body.seq}"
+        key = _dedup_key(body)
         limit = self._lateness_limit(state, source)
         # Keys are forgotten once behind the lateness (whenever that happens): a copy that
         # old is late, so the verdict never depends on when they were forgotten.
@@ -368,11 +379,7 @@ class VehicleStage:
         if seen and state.digests.get(key, digest) != digest:
             # two versions of one message: the first received counts (replay reads the
             # files in their order for that), and what cites it is at most provisional
-            # as sent, and in the feed's time (how evidence read back from state cites it)
-            state.conflicted[message_id(body)] = state.conflicted[message_id(body, self.ctx.feed.timezone)] = epoch
-            return reject("conflicting_duplicate",
-                          f"same vehicle, time and seq as {message_id(body)} received before, with other content "
-                          f"(content digest {state.digests[key]} received first and counts; this one {digest})")
+            return reject("conflicting_duplicate", self._conflicting(state, body, state.digests[key], digest))
         if seen or (message.offset is not None and message.offset <= state.offsets.get(source, -1)):
             # before the lateness checks: a message Kafka delivers again after a worker
             # restart or a rebalance is behind its vehicle's newest one, and is a duplicate

@@ -54,27 +54,26 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
         travel, duration = _measure(t, x, y, first, last)
         return travel >= rules.min_travel_m and duration >= rules.min_duration_s and last - first + 1 >= min_pings
 
-    episodes = [e for e in off_route_episodes(t, x, y, distance, policy) if qualifies(*e)]
+    runs = off_route_episodes(t, x, y, distance, policy)
+    episodes = [e for e in runs if qualifies(*e)]
     realized = facts.realized
+
+    def unsure(episode, reason: str, **evidence) -> list[Finding]:
+        first, last = episode
+        return [InsufficientEvidence(
+            code=CODE, service_date=realized.service_date, operator_id=facts.operator_id,
+            route_id=realized.route_id, trip_id=realized.trip_id, vehicle_id=realized.vehicle_id, reason=reason,
+            evidence={"from": iso(t[first], facts.tz), "to": iso(t[last], facts.tz), **evidence})]
+
     if not episodes:
-        few = [e for e in off_route_episodes(t, x, y, distance, policy) if qualifies(*e, min_pings=2)]
+        few = [e for e in runs if qualifies(*e, min_pings=2)]
         if few:
-            first, last = few[0]
-            return [InsufficientEvidence(
-                code=CODE, service_date=realized.service_date, operator_id=facts.operator_id,
-                route_id=realized.route_id, trip_id=realized.trip_id, vehicle_id=realized.vehicle_id,
-                reason="possível desvio de itinerário visto em poucos registros seguidos",
-                evidence={"from": iso(t[first], facts.tz), "to": iso(t[last], facts.tz), "pings": last - first + 1,
-                          "min_consecutive_pings": rules.min_consecutive_pings})]
+            return unsure(few[0], "possível desvio de itinerário visto em poucos registros seguidos",
+                          pings=few[0][1] - few[0][0] + 1, min_consecutive_pings=rules.min_consecutive_pings)
         bridged = [e for e in off_route_episodes(t, x, y, distance, policy, bridge_gaps=True) if qualifies(*e)]
         if bridged:
-            first, last = bridged[0]
-            return [InsufficientEvidence(
-                code=CODE, service_date=realized.service_date, operator_id=facts.operator_id,
-                route_id=realized.route_id, trip_id=realized.trip_id, vehicle_id=realized.vehicle_id,
-                reason="possível desvio de itinerário com intervalo longo entre registros",
-                evidence={"from": iso(t[first], facts.tz), "to": iso(t[last], facts.tz),
-                          "max_ping_gap_s": rules.max_ping_gap_s})]
+            return unsure(bridged[0], "possível desvio de itinerário com intervalo longo entre registros",
+                          max_ping_gap_s=rules.max_ping_gap_s)
         return []
     first, last = episodes[0]
     farthest = first + int(np.argmax(distance[first : last + 1]))

@@ -203,32 +203,23 @@ def test_a_ping_faster_than_a_bus_can_go_is_rejected_as_implausible_and_moves_no
 
 def _catraca_day_with(context, tmp_path, vehicle: str, change):
     """A simulated weekday whose `vehicle` catraca counters go through `change(readings)`
-    (a list of decoded readings in time order -> new list), replayed in batches."""
-    from engine import Engine
+    (a list of decoded readings in time order -> new list), replayed in batches (`_run`)."""
+    from engine.values import Message
     from fiscaliza.fleet import load_fleet
     from fiscaliza.replay import read_messages
     from gtfs import load_feed
     from simulator import SimulationSettings, simulate
     from telemetry import CatracaReading
-    from engine.values import Message
 
     feed_path, fleet_path = joao_neiva()
     sim = simulate(load_feed(feed_path), load_fleet(fleet_path), SimulationSettings(DAY, DAY, seed=3), tmp_path)
     messages, _ = read_messages(ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca))
-    mine = [m for m in messages if isinstance(m.body, CatracaReading) and m.body.vehicle_id == vehicle]
-    changed = change([m.body for m in mine])
-    replaced = {id(m): Message(body, m.location, None) for m, body in zip(mine, changed)}
-    messages = [replaced.get(id(m), m) for m in messages if id(m) in replaced or m not in mine]
-    messages += [Message(body, f"extra:{i}", None) for i, body in enumerate(changed[len(mine):])]
-    messages.sort(key=lambda m: m.body.epoch)
-    engine = Engine(context, frozenset({"tachograph", "catraca"}))
-    infractions, rejected = [], []
-    for start in range(0, len(messages), 500):
-        out = engine.ingest(messages[start : start + 500])
-        infractions += out.infractions
-        rejected += out.rejected
-    out = engine.close()
-    return infractions + out.infractions, rejected + out.rejected, changed
+    mine = [k for k, m in enumerate(messages) if isinstance(m.body, CatracaReading) and m.body.vehicle_id == vehicle]
+    changed = change([messages[k].body for k in mine])
+    for k, body in zip(mine, changed):
+        messages[k] = Message(body, messages[k].location, None)
+    infractions, rejected, _ = _run(context, messages)
+    return infractions, rejected, changed
 
 
 def test_a_catraca_counter_rolling_over_its_register_is_no_d21(context, tmp_path):
