@@ -15,6 +15,7 @@ from rules.facts import ServiceDayFacts, TripFacts
 from telemetry import Occurrence
 from trips.matching import Match, ServiceDay, service_date_for
 from trips.model import DetectedTrip, Fix
+from trips.unfollowed import UnfollowedPass
 
 
 def rebuild_match(record: MatchRecord, day: ServiceDay) -> Match:
@@ -98,9 +99,12 @@ def operator_day(day: ServiceDay, ctx: Context, operator_id: str) -> ServiceDay:
 
 
 def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
-                      reporting: dict[str, list[float]], occurrences: list[Occurrence]) -> ServiceDayFacts:
+                      reporting: dict[str, list[float]], occurrences: list[Occurrence],
+                      unfollowed: list[UnfollowedPass] | tuple = ()) -> ServiceDayFacts:
     """The facts of a closed service day for the service-day rules: the matched trips
-    (without their pings, which stay with the vehicle stage) and who reported when."""
+    (without their pings, which stay with the vehicle stage), who reported when, and the
+    stretches the telemetry could not follow — but for those a realized trip of the same
+    vehicle overlaps (it was that trip, seen through the silence)."""
     trips = tuple(
         TripFacts(
             match=m,
@@ -120,6 +124,9 @@ def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
         origin_of=origins(ctx),
         reporting={op: tuple(times) for op, times in reporting.items()},
         occurrences=tuple(occurrences),
+        unfollowed=tuple(p for p in unfollowed if not any(
+            m.detected.vehicle_id == p.vehicle_id and m.detected.departed_at <= p.last_t
+            and p.first_t <= m.detected.arrived_at for m in matches)),
     )
 
 
@@ -127,8 +134,9 @@ def day_km(day: ServiceDay, matches: list[Match], ctx: Context,
            facts: ServiceDayFacts | None = None) -> dict[str, tuple[float, float]]:
     """Per operator: (programmed metres of the day, programmed metres of realized trips).
     With the day's `facts`, a timetabled trip neither realized nor observable (the fleet
-    not seen around its departure: `ServiceDayFacts.departure_observable`) is left out of
-    the programmed metres: no evidence that it ran, none that it did not. So is a headway
+    not seen around its departure: `ServiceDayFacts.departure_observable`) or that a
+    vehicle whose telemetry broke off may have run (`ServiceDayFacts.may_have_run`) is
+    left out of the programmed metres: no evidence that it ran, none that it did not. So is a headway
     window with no departure and the fleet seen in fewer than `min_reporting_minutes` of it."""
     operator_of = {r.route_id: r.agency_id for r in ctx.feed.routes.values()}
     programmed: dict[str, float] = defaultdict(float)
@@ -136,8 +144,10 @@ def day_km(day: ServiceDay, matches: list[Match], ctx: Context,
     matched = {m.scheduled.key for m in matches if m.scheduled is not None}
     for trip in day.trips:
         operator = operator_of[trip.route_id]
+        departure = day.departure_epoch(trip)
         if facts is not None and trip.key not in matched \
-                and not facts.departure_observable(operator, day.departure_epoch(trip), ctx.policy):
+                and (not facts.departure_observable(operator, departure, ctx.policy)
+                     or facts.may_have_run(trip.route_id, trip.direction_id, departure, ctx.policy)):
             programmed.setdefault(operator, 0.0)
             continue
         programmed[operator] += trip.programmed_m

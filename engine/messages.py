@@ -15,6 +15,7 @@ import datetime as dt
 import msgspec
 
 from trips.model import DetectedTrip, RealizedTrip
+from trips.unfollowed import UnfollowedPass
 
 
 class TripDetected(msgspec.Struct, frozen=True, tag="trip_detected"):
@@ -31,6 +32,16 @@ class TripDeparted(msgspec.Struct, frozen=True, tag="trip_departed"):
 
     operator_id: str
     trip: DetectedTrip
+
+
+class TripUnfollowed(msgspec.Struct, frozen=True, tag="trip_unfollowed"):
+    """A vehicle ran an itinerary its telemetry could not follow (trips.unfollowed): the
+    scheduled trips it may have been are insufficient evidence, not D-22 nor a missing
+    departure for D-12 — unless a realized trip of the same vehicle overlaps it. Sent
+    again, same key, if the stretch grows."""
+
+    operator_id: str
+    passage: UnfollowedPass
 
 
 class Heartbeat(msgspec.Struct, frozen=True, tag="heartbeat"):
@@ -75,5 +86,5 @@ class VehicleAhead(msgspec.Struct, frozen=True, tag="vehicle_ahead"):
     scheduled_headway_s: int  # the frequency window's headway_secs
 
 
-OperatorInput = TripDetected | TripDeparted | Heartbeat
+OperatorInput = TripDetected | TripDeparted | TripUnfollowed | Heartbeat
 ToVehicle = DayMatched | VehicleAhead  # the operator stage to the vehicle stage (day-matched topic)

@@ -19,7 +19,8 @@ import msgspec
 
 from engine.assemble import day_km, match_record, month_of, operator_day, service_date_of, service_day_facts
 from engine.changelog import emit_change, settle
-from engine.messages import DayMatched, Heartbeat, OperatorInput, TripDeparted, TripDetected, VehicleAhead
+from engine.messages import (DayMatched, Heartbeat, OperatorInput, TripDeparted, TripDetected, TripUnfollowed,
+                             VehicleAhead)
 from engine.values import Context
 from gtfs.projection import Projector
 from rules.art45 import MonthKm, close_month
@@ -32,6 +33,7 @@ from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, frequency_window
 from trips.matching import ServiceDay, live_matches, match_service_day_full, service_day
 from trips.model import DetectedTrip, RealizedTrip
+from trips.unfollowed import UnfollowedPass
 
 
 class MonthTotals(msgspec.Struct):
@@ -59,6 +61,8 @@ class OperatorState(msgspec.Struct):
     emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
     live: list[str] = msgspec.field(default_factory=list)  # open dates with trips not yet judged live
     running: dict[str, TripDeparted] = msgspec.field(default_factory=dict)  # by vehicle: departed, not arrived
+    # by service date: stretches of itineraries the vehicles' telemetry could not follow
+    unfollowed: dict[str, list[UnfollowedPass]] = msgspec.field(default_factory=dict)
     judged_live_to: float | None = None  # the watermark the day's live verdicts were last reached at
 
 
@@ -109,6 +113,9 @@ class OperatorStage:
                 return OperatorOutput(ahead=self.on_detected(message))
             if isinstance(message, TripDeparted):
                 return OperatorOutput(ahead=self.on_departed(message))
+            if isinstance(message, TripUnfollowed):
+                self.on_unfollowed(message)
+                return OperatorOutput()
             return self.on_heartbeat(operator_id, message, occurrences)
         except Exception as exc:  # noqa: BLE001 - one message must not stop the stream
             log.exception("dead-lettering %s: the operator stage failed on it", location or type(message).__name__)
@@ -148,6 +155,23 @@ class OperatorStage:
             state.live.append(date.isoformat())
         self._save(state)
         return self._headways(state, trip, date, own=True)
+
+    def on_unfollowed(self, message: TripUnfollowed) -> None:
+        """A stretch the vehicle's telemetry could not follow: kept with its service day
+        (the latest version of it, as it grows), read when the day's rules run."""
+        state = self._state(message.operator_id)
+        passage = message.passage
+        stand_in = DetectedTrip(passage.vehicle_id, passage.route_id, passage.direction_id, passage.shape_id,
+                                passage.latest_departure, passage.latest_departure, 0.0, "", "")
+        date = service_date_of(stand_in, self.ctx, self._day).isoformat()
+        if date in state.closed:
+            log.warning("a trip not followed came after its day closed: %s", passage)
+            return
+        known = [p for p in state.unfollowed.get(date, []) if p.key != passage.key]
+        state.unfollowed[date] = sorted([*known, passage], key=lambda p: p.key)
+        if date not in state.live:
+            state.live.append(date)
+        self._save(state)
 
     def _headways(self, state: OperatorState, trip: DetectedTrip, date: dt.date, own: bool) -> list[VehicleAhead]:
         """On a headway-based line, the bus ahead of `trip`'s (if `own`: it is running)
@@ -230,7 +254,8 @@ class OperatorStage:
             running = [t for t in running if service_date_of(t, self.ctx, self._day) == date]
             matches = live_matches(state.detected.get(iso_date, []) + running, day, tz, self.ctx.policy.trips)
             reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
-            facts = service_day_facts(day, matches, self.ctx, reporting, occurrences)
+            facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
+                                      state.unfollowed.get(iso_date, []))
             window = self.ctx.policy.trips.match_window_s
             for code in ("D-12", "D-13", "D-22"):
                 for record in safe_detect(CATALOGUE[code], facts, self.ctx.policy, day.date):
@@ -322,7 +347,8 @@ class OperatorStage:
         matches = match_service_day_full(detected, day, self.ctx.feed.timezone, self.ctx.policy.trips)
         out.trips += [m.realized for m in matches]
         reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
-        facts = service_day_facts(day, matches, self.ctx, reporting, occurrences)
+        facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
+                                  state.unfollowed.pop(date.isoformat(), []))
         tz = self.ctx.feed.timezone
         verdicts = evaluate_service_day(facts, self.ctx.policy, self._projector)
         first_seen = {k: localized(r, tz).detected_at.timestamp() for k, r in state.emitted.items()}

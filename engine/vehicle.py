@@ -25,7 +25,8 @@ import numpy as np
 from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change, settle
 from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep, over_episodes
-from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected, VehicleAhead
+from engine.messages import (DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected, TripUnfollowed,
+                             VehicleAhead)
 from engine.status import VehicleStatus, open_trip, vehicle_status
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
@@ -41,6 +42,7 @@ from trips.matching import Match, ServiceDay, live_matches, service_day, unmatch
 from trips.detection import departure_time
 from trips.model import DetectedTrip, Fix, Track
 from trips.tracker import advance_track, new_track
+from trips.unfollowed import unfollowed_passes
 
 
 class Held(msgspec.Struct, frozen=True):
@@ -78,6 +80,8 @@ class VehicleState(msgspec.Struct):
     conflicted: dict[str, float] = msgspec.field(default_factory=dict)
     # input -> a message dated far ahead of the vehicle's newest, waiting for the next one
     held: dict[str, Held] = msgspec.field(default_factory=dict)
+    # "shape_id|first fix" -> (last fix, silent after) of the unfollowed passes told, while the track holds them
+    unfollowed: dict[str, tuple[float, bool]] = msgspec.field(default_factory=dict)
 
 
 class PartitionState(msgspec.Struct):
@@ -91,6 +95,8 @@ class PartitionState(msgspec.Struct):
     reporting: dict[str, list[int]] = msgspec.field(default_factory=dict)  # since the last heartbeat
     final: bool = False  # end of input seen: everything released
     ends_seen: list[str] = msgspec.field(default_factory=list)  # inputs whose end-of-input came
+    # vehicle -> its newest fix, until the watermark is a silence past it (trips.unfollowed)
+    quiet: dict[str, float] = msgspec.field(default_factory=dict)
 
     @property
     def max_event(self) -> float | None:
@@ -102,6 +108,7 @@ class VehicleOutput:
     rejected: list[Rejection] = field(default_factory=list)
     detected: list[TripDetected] = field(default_factory=list)
     departed: list[TripDeparted] = field(default_factory=list)
+    unfollowed: list[TripUnfollowed] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     statuses: list[VehicleStatus] = field(default_factory=list)
 
@@ -207,6 +214,7 @@ class VehicleStage:
         released = self.release(self.watermark, occurrences)
         out.detected += released.detected
         out.departed += released.departed
+        out.unfollowed += released.unfollowed
         out.findings += released.findings
         out.statuses += released.statuses
         out.rejected += released.rejected
@@ -449,7 +457,22 @@ class VehicleStage:
             if state.pending or state.pending_catraca or state.held:
                 still_dirty.append(vehicle_id)
         self.partition.dirty = still_dirty
+        self._fall_silent(limit, out)
         return out
+
+    def _fall_silent(self, limit: float, out: VehicleOutput) -> None:
+        """Vehicles silent for longer than `max_coverage_gap_s` by the watermark (no fix of
+        theirs at or before `limit` can still come): a stretch of an itinerary their
+        telemetry broke off in is an unfollowed pass now, not when they speak again."""
+        silence = self.ctx.policy.trips.max_coverage_gap_s
+        for vehicle_id, newest in sorted(self.partition.quiet.items()):
+            if newest + silence >= limit:
+                continue
+            del self.partition.quiet[vehicle_id]
+            state = self._state(vehicle_id)
+            if state.track is not None:
+                out.unfollowed += self._unfollowed(state, state.track.fixes, silent_after=True)
+                self._save(state)
 
     def _forget_old_keys(self, state: VehicleState) -> None:
         """Dedup keys behind the lateness go: a message that old is late anyway."""
@@ -470,6 +493,7 @@ class VehicleStage:
         if batch:
             mine.detected += self._advance(state, batch, occurrences, mine)
             mine.findings += self._over_episodes(state)
+            self.partition.quiet[state.vehicle_id] = state.released["tachograph"]
         if mine.detected or readings:
             mine.findings += self._catraca_episodes(state, occurrences)
         running = open_trip(state.track.fixes, self.ctx) if state.track and state.track.fixes else None
@@ -481,6 +505,7 @@ class VehicleStage:
             mine.statuses.append(status)
         out.detected += mine.detected
         out.departed += mine.departed
+        out.unfollowed += mine.unfollowed
         out.findings += mine.findings
         out.statuses += mine.statuses
         out.rejected += mine.rejected
@@ -545,12 +570,30 @@ class VehicleStage:
         track = state.track or new_track(state.vehicle_id)
         fixes = list(track.fixes) + batch  # the open trip's fixes and the new ones, in order
         state.track, trips = advance_track(track, batch, self.ctx.geofences, self.ctx.policy.trips)
+        out.unfollowed += self._unfollowed(state, fixes, silent_after=False)
         for trip in trips:
             out.findings += self._judge_arrival(state, trip, fixes, occurrences)
         for log in state.trips:
             watch(log, fixes, self._itinerary(log.route_id, log.direction_id, log.shape_id))
         operator = self.ctx.fleet[state.vehicle_id].operator_id
         return [TripDetected(operator, trip) for trip in trips]
+
+    def _unfollowed(self, state: VehicleState, fixes, silent_after: bool) -> list[TripUnfollowed]:
+        """The unfollowed passes in `fixes` not told yet, or grown since (trips.unfollowed);
+        a stretch the track no longer holds cannot be found again and is forgotten."""
+        found = unfollowed_passes(state.vehicle_id, fixes, self.ctx.geofences, self.ctx.policy.trips, silent_after)
+        operator = self.ctx.fleet[state.vehicle_id].operator_id
+        told = []
+        for passage in found:
+            key = f"{passage.shape_id}|{passage.first_t!r}"
+            seen = (passage.last_t, passage.silences[-1][1] is None)
+            if state.unfollowed.get(key) == seen:
+                continue
+            state.unfollowed[key] = seen
+            told.append(TripUnfollowed(operator, passage))
+        oldest = state.track.fixes[0].t if state.track.fixes else np.inf
+        state.unfollowed = {k: v for k, v in state.unfollowed.items() if float(k.rsplit("|", 1)[1]) >= oldest}
+        return told
 
     def _itinerary(self, route_id: str, direction_id: int, shape_id: str):
         return self.ctx.geofences.itineraries[f"{route_id}:{direction_id}:{shape_id}"]

@@ -45,6 +45,13 @@ class TripRules(_Section):
     # distinct minutes in which the operator's fleet must have reported within a scheduled
     # departure's match window for its absence to be a fact (D-22, art. 45)
     min_reporting_minutes: int
+    # up to this many consecutive fixes off the corridor between fixes on it are GPS noise
+    max_noise_pings: int
+    # a vehicle seen over this much of an itinerary whose telemetry broke off may have run
+    # the trip the silence hid (trips.unfollowed)
+    min_unfollowed_pass_m: float
+    # a terminal whose feed stop point is not where its buses lay over: its own radius
+    terminal_zone_m_by_stop: dict[str, float] = {}
 
 
 class StreamRules(_Section):
@@ -145,6 +152,12 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
         raise PolicyError(f"{source}: d21.counter_moduli must list register sizes of at least 2")
     if not 0 < policy.d21.wrap_margin < 0.5:
         raise PolicyError(f"{source}: d21.wrap_margin must be in (0, 0.5)")
+    if policy.trips.max_noise_pings >= policy.d11.min_consecutive_pings:
+        raise PolicyError(f"{source}: trips.max_noise_pings must be below d11.min_consecutive_pings "
+                          "(a path held that long is a detour, not noise)")
+    for stop_id, radius in policy.trips.terminal_zone_m_by_stop.items():
+        if not radius > 0:
+            raise PolicyError(f"{source}: trips.terminal_zone_m_by_stop.{stop_id} must be positive, got {radius}")
     for section_name in policy.__struct_fields__:
         section = getattr(policy, section_name)
         for name in section.__struct_fields__:

@@ -5,6 +5,8 @@ Overrides are a GeoJSON FeatureCollection in WGS84. Supported features:
   (lower or higher than the policy's default; the lowest where zones overlap);
 - `{"kind": "terminal_zone", "stop_id": "..."}` with a (Multi)Polygon: replaces the circle
   of `terminal_zone_m` around that terminal stop (e.g. a garage yard or a bus station).
+A terminal without a polygon is a circle of the policy's `terminal_zone_m_by_stop` for
+that stop (buses lay over away from the feed's stop point), else of `terminal_zone_m`.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def build_geofences(feed: Feed, policy: Policy, overrides: Path | None = None) -
         if stop_id in terminal_overrides:
             return terminal_overrides[stop_id]
         point = feed.stops[stop_id].point
-        return CircleZone(stop_id, point.x, point.y, radius)
+        return CircleZone(stop_id, point.x, point.y, policy.trips.terminal_zone_m_by_stop.get(stop_id, radius))
 
     stops_of_pattern: dict[str, tuple[str, ...]] = {}
     for trip in feed.trips.values():
@@ -56,6 +58,10 @@ def build_geofences(feed: Feed, policy: Policy, overrides: Path | None = None) -
                 CircleZone(s, feed.stops[s].point.x, feed.stops[s].point.y, stop_radius) for s in stop_ids
             ),
         )
+    terminals = {s for i in itineraries.values() for s in (i.pattern.origin_stop_id, i.pattern.destination_stop_id)}
+    for stop_id in sorted(set(policy.trips.terminal_zone_m_by_stop) - terminals):
+        # a mistyped stop would silently leave its terminal at the default radius
+        raise GeofenceError(f"policy trips.terminal_zone_m_by_stop: {stop_id!r} is no terminal stop of the feed")
     return Geofences(
         itineraries=itineraries,
         speed_zones=tuple(speed_zones),

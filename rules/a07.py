@@ -26,7 +26,7 @@ import shapely
 from fiscaliza.policy import Policy
 from rules.facts import TripFacts, iso, local, trip_identity
 from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
-from trips.detection import along_shape, without_lone_jumps
+from trips.detection import along_shape, without_noise
 
 CODE = "A-07"
 
@@ -44,7 +44,7 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
         return []
     itinerary = facts.itinerary
     radius, max_gap = policy.a07.stop_radius_m, policy.a07.max_interpolation_gap_s
-    keep = without_lone_jumps(itinerary.distance(x, y) <= itinerary.corridor_m)
+    keep = without_noise(itinerary.distance(x, y) <= itinerary.corridor_m, policy.trips.max_noise_pings)
     index, t, x, y = keep, t[keep], x[keep], y[keep]
     if len(t) < 2:
         return []

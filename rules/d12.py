@@ -11,7 +11,7 @@ known only between two fixes, may lie inside it and would make up the shortfall.
 from __future__ import annotations
 
 from fiscaliza.policy import Policy
-from rules.facts import ServiceDayFacts, iso, local
+from rules.facts import ServiceDayFacts, iso, local, unfollowed_evidence
 from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
 
 CODE = "D-12"
@@ -45,14 +45,19 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         seen = [tf.departed_at for tf in facts.trips
                  if (tf.realized.route_id, tf.realized.direction_id) == (window.route_id, window.direction_id)
                  and not start <= tf.departed_at < end and _may_have_left_in(tf, start, end)]
-        if len(departures) + len(seen) >= expected:
+        # a vehicle on the line whose telemetry broke off may have left in the window
+        unfollowed = [p for p in facts.unfollowed
+                      if (p.route_id, p.direction_id) == (window.route_id, window.direction_id)
+                      and p.earliest_departure < end and p.latest_departure >= start]
+        if len(departures) + len(seen) + len(unfollowed) >= expected:
             findings.append(InsufficientEvidence(
                 code=CODE, service_date=window.service_date, operator_id=operator, route_id=window.route_id,
                 trip_id=None, vehicle_id=None,
                 reason="partidas que podem ter ocorrido na janela sem que a telemetria o comprove",
                 evidence={"window": [iso(start, facts.tz), iso(end, facts.tz)], "expected": expected,
                           "realized_departures": len(departures),
-                          "uncertain_departures": [iso(t, facts.tz) for t in sorted(seen)]}))
+                          "uncertain_departures": [iso(t, facts.tz) for t in sorted(seen)],
+                          "unfollowed": [unfollowed_evidence(p, facts.tz) for p in unfollowed]}))
             continue
         if not facts.reported_between(operator, start, end, include_end=False):  # [start, end)
             findings.append(InsufficientEvidence(

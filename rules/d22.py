@@ -9,7 +9,7 @@ trip cannot be told from absence of data: insufficient evidence, not an infracti
 from __future__ import annotations
 
 from fiscaliza.policy import Policy
-from rules.facts import ServiceDayFacts, iso, local
+from rules.facts import ServiceDayFacts, iso, local, unfollowed_evidence
 from rules.model import PROVISIONAL, Finding, InsufficientEvidence, Rule, make_infraction
 
 CODE = "D-22"
@@ -43,6 +43,16 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
                           "reporting_minutes": facts.reported_minutes(operator, departure - window,
                                                                       departure + window),
                           "min_reporting_minutes": policy.trips.min_reporting_minutes}))
+            continue
+        unfollowed = facts.may_have_run(trip.route_id, trip.direction_id, departure, policy)
+        if unfollowed:
+            findings.append(InsufficientEvidence(
+                code=CODE, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,
+                trip_id=trip.trip_id, vehicle_id=None,
+                reason="um veículo percorria o itinerário com a telemetria interrompida: a viagem não pode "
+                       "ser confirmada nem excluída",
+                evidence={"scheduled_departure": iso(departure, facts.tz), "window_s": window,
+                          "unfollowed": [unfollowed_evidence(p, facts.tz) for p in unfollowed]}))
             continue
         nearby = [
             {"vehicle_id": tf.realized.vehicle_id, "departed_at": iso(tf.departed_at, facts.tz),

@@ -18,6 +18,7 @@ from gtfs.model import ScheduledTrip
 from telemetry import CatracaReading, Occurrence
 from trips.matching import Match, ServiceDay
 from trips.model import Fix
+from trips.unfollowed import UnfollowedPass
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,15 @@ class ServiceDayFacts:
     # service from absence of telemetry.
     reporting: dict[str, tuple[float, ...]]
     occurrences: tuple[Occurrence, ...] = ()
+    # stretches of itineraries the vehicles' telemetry could not follow (trips.unfollowed),
+    # no realized trip among them
+    unfollowed: tuple[UnfollowedPass, ...] = ()
+
+    def may_have_run(self, route_id: str, direction_id: int, departure: float, policy) -> list[UnfollowedPass]:
+        """The unfollowed passes that may be a departure at `departure` of that route and
+        direction (within the match window of when they may have left)."""
+        window = policy.trips.match_window_s
+        return [p for p in self.unfollowed if p.could_be(route_id, direction_id, departure, window)]
 
     def reported_minutes(self, operator_id: str, start: float, end: float) -> int:
         """Distinct minutes of [start, end] in which the operator's fleet reported."""
@@ -154,6 +164,17 @@ def kmh(metres: float, seconds: float) -> float:
 
 def iso(epoch: float, tz: ZoneInfo) -> str:
     return local(epoch, tz).isoformat(timespec="seconds")
+
+
+def unfollowed_evidence(passage: UnfollowedPass, tz: ZoneInfo) -> dict:
+    """An unfollowed pass as a record's evidence: which vehicle, its fixes, how far along
+    the shape, when it may have left, and the silences (None: it had not spoken again)."""
+    return {"vehicle_id": passage.vehicle_id, "first_fix": iso(passage.first_t, tz),
+            "last_fix": iso(passage.last_t, tz), "msg_ids": [passage.first_msg_id, passage.last_msg_id],
+            "along_shape_m": [passage.from_m, passage.to_m],
+            "may_have_departed": [iso(passage.earliest_departure, tz), iso(passage.latest_departure, tz)],
+            "silences": [[iso(a, tz) if a is not None else None, iso(b, tz) if b is not None else None]
+                         for a, b in passage.silences]}
 
 
 class Standing(msgspec.Struct, frozen=True, array_like=True):

@@ -77,8 +77,10 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
         if arrived - departed > rules.max_trip_duration_s:
             continue
         start = _dwell_start(in_origin, e)
-        # a lone fix off the corridor between two on it is a GPS jump: it breaks no step
-        read = start + without_lone_jumps(on_corridor[start : j + 1])
+        # a fix or two off the corridor between fixes on it are GPS noise: they break no step
+        read = start + without_noise(on_corridor[start : j + 1], rules.max_noise_pings)
+        if _starts_over(t, progress, on_corridor, read[read > e], rules):
+            continue  # the departure seen is not this trip's (trips.unfollowed reads them)
         coverage = _coverage(t[read], progress[read], on_corridor[read], rules)
         coverage /= itinerary.length_m
         if coverage + 1e-9 < rules.min_coverage:
@@ -114,6 +116,18 @@ def _dwell_start(in_origin: np.ndarray, e: int) -> int:
     return int(outside[-1]) + 1 if len(outside) else 0
 
 
+def _starts_over(t, progress, on_corridor, read: np.ndarray, rules: TripRules) -> bool:
+    """After a silence longer than `max_coverage_gap_s`, the vehicle is back on the
+    itinerary behind where it was (beyond GPS jitter): it went back and started over
+    unseen, so the departure before the silence and the arrival after it are not one trip."""
+    kept = read[on_corridor[read]]
+    if len(kept) < 2:
+        return False
+    silent = np.diff(t[kept]) > rules.max_coverage_gap_s
+    back = np.diff(progress[kept]) < -2 * rules.corridor_m
+    return bool((silent & back).any())
+
+
 def _coverage(t, progress, on_corridor, rules: TripRules) -> float:
     """Metres of the shape covered in order: the union of the forward steps between
     consecutive pings that are both in the corridor, close enough in time and
@@ -131,13 +145,17 @@ def _coverage(t, progress, on_corridor, rules: TripRules) -> float:
     return float(np.sum(np.clip(e - np.maximum(s, previous_reach), 0, None)))
 
 
-def without_lone_jumps(on_corridor: np.ndarray) -> np.ndarray:
-    """Indices of the fixes to read along the shape: all but a lone fix off the corridor
-    between two fixes on it (a multipath jump of a few hundred metres, not a path)."""
-    lone = np.zeros(len(on_corridor), bool)
-    if len(on_corridor) >= 3:
-        lone[1:-1] = ~on_corridor[1:-1] & on_corridor[:-2] & on_corridor[2:]
-    return np.flatnonzero(~lone)
+def without_noise(on_corridor: np.ndarray, longest: int) -> np.ndarray:
+    """Indices of the fixes to read along the shape: all but runs of at most `longest`
+    consecutive fixes off the corridor between fixes on it (GPS noise: a multipath jump,
+    a fix 60 m out next to another, not a path the bus held)."""
+    off = ~np.asarray(on_corridor, bool)
+    noise = np.zeros(len(off), bool)
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], off.astype(np.int8), [0]))))
+    for begin, end in zip(edges[::2], edges[1::2]):  # runs off the corridor: [begin, end)
+        if begin > 0 and end < len(off) and end - begin <= longest:
+            noise[begin:end] = True
+    return np.flatnonzero(~noise)
 
 
 def along_shape(t, progress, on_corridor, rules: TripRules) -> np.ndarray:

@@ -146,6 +146,8 @@ def test_edited_policy_file_loads_its_values(tmp_path):
     ("terminal_zone_m = 100", "terminal_zone_m = -100", "trips.terminal_zone_m"),
     ("max_silence_s = 600", "max_silence_s = 0", "d19.max_silence_s"),
     ("ufir_brl = 1.0641", "ufir_brl = -1.0", "policy.ufir_brl"),
+    ("[trips.terminal_zone_m_by_stop]\n", "[trips.terminal_zone_m_by_stop]\nT1 = 0\n",
+     "trips.terminal_zone_m_by_stop.T1"),
 ])
 def test_threshold_not_positive_refused_naming_it(line, new, name):
     # a zone of -100 m or a silence of 0 s has no meaning: every number must be > 0
@@ -166,3 +168,10 @@ def test_shipped_policy_catraca_plausibility(policy):
 def test_catraca_register_sizes_and_margin_are_checked(line, new, message):
     with pytest.raises(PolicyError, match=re.escape(message)):
         parse_policy(edited(line, new))
+
+
+def test_noise_as_long_as_a_detour_is_refused():
+    # 3 fixes off the corridor in a row are a path held (d11.min_consecutive_pings = 3): a
+    # policy that called them noise would let trip coverage read past a provable detour
+    with pytest.raises(PolicyError, match=re.escape("trips.max_noise_pings must be below d11.min_consecutive_pings")):
+        parse_policy(edited("max_noise_pings = 2", "max_noise_pings = 3"))

@@ -15,6 +15,7 @@ import json
 import re
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -101,6 +102,23 @@ def test_terminal_zones_are_circles_of_the_policy_radius_at_first_and_last_stops
         assert zone.name == stop_id
         assert (zone.x, zone.y) == pytest.approx((x, y), abs=0.01)
         assert zone.radius_m == 100  # policy trips.terminal_zone_m
+
+
+def test_a_terminal_named_in_the_policy_has_its_own_radius(tiny):
+    # buses lay over 150 m from the feed's stop C: the policy gives C 200 m, A keeps 100 m
+    policy = msgspec.structs.replace(
+        POLICY, trips=msgspec.structs.replace(POLICY.trips, terminal_zone_m_by_stop={"C": 200.0}))
+    itinerary = build_geofences(tiny, policy).itineraries["T:0:L"]
+    assert (itinerary.origin.radius_m, itinerary.destination.radius_m) == (100, 200)
+    x, y = _xy((C[0] + 150, C[1]))
+    assert itinerary.destination.contains(x, y).tolist() == [True]
+
+
+def test_a_policy_radius_for_a_stop_that_is_no_terminal_is_refused(tiny):
+    policy = msgspec.structs.replace(
+        POLICY, trips=msgspec.structs.replace(POLICY.trips, terminal_zone_m_by_stop={"B": 200.0}))
+    with pytest.raises(GeofenceError, match=r"terminal_zone_m_by_stop: 'B' is no terminal stop"):
+        build_geofences(tiny, policy)
 
 
 def test_origin_zone_membership_at_the_terminal_radius(tiny):

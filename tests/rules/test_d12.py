@@ -191,3 +191,20 @@ def test_a_departure_read_just_before_the_window_from_sparse_fixes_yields_insuff
     exact = msgspec.structs.replace(uncertain, departure_gap_s=10.0, left_at=at(7, 0, 0) - 1)
     facts = tiny.facts([*route_f((6, 0), (6, 15), (6, 30), (6, 45), (7, 20), (7, 40)), exact])
     assert list(windows(d12.detect(facts, tiny.policy))) == ["07:00"]
+
+
+def test_a_vehicle_on_the_line_whose_telemetry_broke_off_yields_insufficient_evidence(tiny):
+    # [07:00, 07:50) needs 3; 07:20 and 07:40 left. F9 was seen on the line at 07:25 after a
+    # silence since 06:55: it may have left at any moment of [06:55, 07:25], inside the window
+    from tiny_day import unfollowed
+
+    departures = route_f((6, 0), (6, 15), (6, 30), (6, 45), (7, 20), (7, 40))
+    facts = tiny.facts(departures, unfollowed=[unfollowed("F9", "F", 0, at(6, 55), at(7, 25))])
+    findings = d12.detect(facts, tiny.policy)
+    assert windows(findings) == {}
+    [record] = insufficient(findings)
+    assert [p["vehicle_id"] for p in record.evidence["unfollowed"]] == ["F9"]
+    # the same vehicle seen first at 06:50 after a silence since 06:20: [06:20, 06:50]
+    # ends before 07:00, it cannot be a departure of the window: the D-12 for 2 of 3 stands
+    facts = tiny.facts(departures, unfollowed=[unfollowed("F9", "F", 0, at(6, 20), at(6, 50))])
+    assert list(windows(d12.detect(facts, tiny.policy))) == ["07:00"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from tiny_day import ALL_RUN, SAO_PAULO, TUESDAY, at, detected, insufficient, pings
+from tiny_day import ALL_RUN, SAO_PAULO, TUESDAY, at, detected, insufficient, pings, unfollowed
 
 from rules import d22
 from rules.facts import ServiceDayFacts
@@ -190,6 +190,27 @@ def test_telemetry_from_another_operator_only_yields_insufficient_evidence(tiny)
     findings = d22.detect(facts, tiny.policy)
     assert len(insufficient(findings)) == 5  # all 5 scheduled trips: OP1 sent nothing
     assert infractions(findings) == {}
+
+
+def test_a_vehicle_on_the_route_whose_telemetry_broke_off_yields_insufficient_evidence(tiny):
+    # V1 seen on T dir 1 at 07:40 after a silence since 06:50: it may have left at 07:00
+    # (06:50 - 1800 s <= 07:00 <= 07:40 + 1800 s); the trip can be neither confirmed nor excluded
+    facts = tiny.facts([], unfollowed=[unfollowed("V1", "T", 1, at(6, 50), at(7, 40))])
+    findings = d22.detect(facts, tiny.policy)
+    assert "T-0700" not in infractions(findings)
+    [record] = [f for f in insufficient(findings) if f.trip_id == "T-0700"]
+    assert "telemetria interrompida" in record.reason
+    assert record.evidence["unfollowed"][0]["vehicle_id"] == "V1"
+    assert record.evidence["unfollowed"][0]["may_have_departed"] == ["2026-12-01T06:50:00-03:00",
+                                                                    "2026-12-01T07:40:00-03:00"]
+
+
+def test_a_vehicle_whose_telemetry_broke_off_on_another_route_or_too_far_yields_infraction(tiny):
+    # T dir 0 (the other direction), and T dir 1 first seen at 08:10 after a silence from
+    # 07:40:01: 07:00 < 07:40:01 - 1800 s = 07:10:01, it cannot have been that departure
+    passes = [unfollowed("V1", "T", 0, at(6, 50), at(7, 40)), unfollowed("V1", "T", 1, at(7, 40, 1), at(8, 10))]
+    findings = d22.detect(tiny.facts([], unfollowed=passes), tiny.policy)
+    assert "T-0700" in infractions(findings)
 
 
 # --- identity --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from rules.facts import ServiceDayFacts, TripFacts
 from rules.model import InsufficientEvidence
 from trips.matching import match_service_day_full, service_day
 from trips.model import DetectedTrip, Fix
+from trips.unfollowed import UnfollowedPass
 
 TINY = Path(__file__).resolve().parents[1] / "gtfs" / "fixtures" / "tiny"
 SAO_PAULO = ZoneInfo("America/Sao_Paulo")
@@ -35,7 +36,7 @@ class Tiny:
         self.geofences = build_geofences(self.feed, self.policy)
 
     def facts(self, trips: list[DetectedTrip], *, date: dt.date = TUESDAY,
-              reporting: tuple[float, ...] | None = None, occurrences=()) -> ServiceDayFacts:
+              reporting: tuple[float, ...] | None = None, occurrences=(), unfollowed=()) -> ServiceDayFacts:
         day = service_day(self.feed, date)
         matches = match_service_day_full(trips, day, self.feed.timezone, self.policy.trips)
         if reporting is None:  # OP1 reports every 5 min from 00:00 to 26:00 of the service day
@@ -50,6 +51,7 @@ class Tiny:
                        for p in self.feed.patterns},
             reporting={"OP1": tuple(sorted(reporting))},
             occurrences=tuple(occurrences),
+            unfollowed=tuple(unfollowed),
         )
 
     def trip_facts(self, match, day) -> TripFacts:
@@ -86,6 +88,14 @@ def detected(vehicle: str, route: str, direction: int, departed_at: float, gap_s
         departure_gap_s=gap_s,
         exit_msg_ids=(f"{vehicle}@{departed_at - 10:.0f}", f"{vehicle}@{departed_at + 10:.0f}"),
     )
+
+
+def unfollowed(vehicle: str, route: str, direction: int, earliest: float, latest: float) -> UnfollowedPass:
+    """A stretch of the route a vehicle was seen on, from 500 m to 2000 m along, with its
+    telemetry silent before it (it may have left between `earliest` and `latest`)."""
+    return UnfollowedPass(vehicle, route, direction, SHAPES[(route, direction)], latest, latest + 300,
+                          f"{vehicle}@{latest:.0f}", f"{vehicle}@{latest + 300:.0f}", 500.0, 2000.0,
+                          earliest, latest, ((earliest, latest), (latest + 300, None)))
 
 
 def insufficient(findings) -> list[InsufficientEvidence]:

@@ -105,7 +105,8 @@ def test_worker_gives_the_replays_infractions_and_trips(kafka_bootstrap, publish
 
         settled = wait_for(lambda: infractions() == expected)
         log.flush()
-        assert settled, f"worker log:\n{(tmp_path / 'worker.log').read_text()[-3000:]}\ngot {infractions()}"
+        assert settled, f"worker log:\n{(tmp_path / 'worker.log').read_text()[-3000:]}\n" \
+                         f"{status_difference(expected, infractions())}"
         trips = sorted(r.value for r in read_topic(kafka_bootstrap, "trips"))
         assert trips == sorted(json.dumps(trip_record(t), separators=(",", ":")).encode() for t in reference.trips)
         records = latest_by_key(read_topic(kafka_bootstrap, "infractions"))
@@ -149,7 +150,7 @@ def test_worker_killed_mid_stream_and_restarted_loses_and_repeats_nothing(kafka_
             def infractions():
                 return {k: v["status"] for k, v in latest_by_key(read_topic(kafka_bootstrap, "infractions")).items()}
 
-            assert wait_for(lambda: infractions() == expected, 240), infractions()
+            assert wait_for(lambda: infractions() == expected, 240), status_difference(expected, infractions())
             trips = [r.value for r in read_topic(kafka_bootstrap, "trips")]
             # every trip once: the restarted worker recovered its state from the changelogs
             assert sorted(trips) == sorted(json.dumps(trip_record(t), separators=(",", ":")).encode()
@@ -189,20 +190,29 @@ def split_at(path: Path, when: str, directory: Path) -> tuple[Path, Path]:
 def stop(worker: subprocess.Popen) -> int | None:
     worker.send_signal(signal.SIGTERM)
     try:
-        return worker.wait(timeout=60)
+        return worker.wait(timeout=120)
     except subprocess.TimeoutExpired:
         worker.kill()
         worker.wait()
         return None
 
 
-def assert_same_as_the_replay(bootstrap: str, reference) -> None:
+def status_difference(expected: dict[str, str], got: dict[str, str]) -> str:
+    """What a failing comparison of infraction statuses needs to say: only what differs."""
+    differing = {i: (expected.get(i), got.get(i)) for i in expected.keys() | got.keys()
+                 if expected.get(i) != got.get(i)}
+    return "replay vs worker, by infraction_id: " + json.dumps(differing, sort_keys=True)
+
+
+def assert_same_as_the_replay(bootstrap: str, reference, log_path: Path) -> None:
     expected = {i.infraction_id: i.status for i in reference.infractions}
 
     def infractions():
         return {k: v["status"] for k, v in latest_by_key(read_topic(bootstrap, "infractions")).items()}
 
-    assert wait_for(lambda: infractions() == expected, 240), infractions()
+    # the bound is wide: a rebalance on a loaded machine has taken minutes (CI, 2026-12-01)
+    assert wait_for(lambda: infractions() == expected, 480), \
+        f"{status_difference(expected, infractions())}\nworkers' log:\n{log_path.read_text()[-4000:]}"
     records = latest_by_key(read_topic(bootstrap, "infractions"))
     for infraction in reference.infractions:  # the whole record: its evidence is the vehicle's state
         assert records[infraction.infraction_id] == json.loads(json.dumps(infraction_record(infraction),
@@ -247,7 +257,7 @@ def test_second_worker_joining_and_leaving_changes_nothing(kafka_bootstrap, simu
             thread.join()
         publish_end_of_input(kafka_bootstrap)
         assert stop(workers[1]) == 0, "the second worker did not stop cleanly on SIGTERM"
-        assert_same_as_the_replay(kafka_bootstrap, reference)
+        assert_same_as_the_replay(kafka_bootstrap, reference, tmp_path / "workers.log")
     finally:
         for worker in workers:
             if worker.poll() is None:
@@ -262,8 +272,9 @@ def test_two_workers_sharing_four_partitions_give_the_same_result_as_one(kafka_b
     log = open(tmp_path / "workers.log", "w")
     workers = [start_worker(kafka_bootstrap, app_id, log, tmp_path / f"worker-{n}-data") for n in (1, 2)]
     try:
-        assert_same_as_the_replay(kafka_bootstrap, published)
-        assert group_members(kafka_bootstrap, app_id) == 2
+        assert_same_as_the_replay(kafka_bootstrap, published, tmp_path / "workers.log")
+        # both in the group (the later one may still be joining when the first is done)
+        assert wait_for(lambda: group_members(kafka_bootstrap, app_id) == 2, 120, 0.5)
     finally:
         codes = [stop(worker) for worker in workers]
         log.close()

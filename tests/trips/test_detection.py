@@ -157,3 +157,22 @@ def test_shared_itinerary_without_console_route_goes_to_the_smaller_route_id():
     # T and F both run shape L from A to C: same arrival, same coverage; "F" < "T"
     trips = detect_trips("v", drive(route=None), GEOFENCES, RULES)
     assert [(t.route_id, t.direction_id) for t in trips] == [("F", 0)]
+
+
+def test_two_fixes_off_the_corridor_in_a_row_are_noise_coverage_reads_past():
+    # a fix every 60 s at 10 m/s: 600 m a step. The fixes at 1200 m and 1800 m along lie
+    # 60 m south (corridor 50 m): read as a path, 3 steps (1800 m) of 7000 m are lost,
+    # 74 % < 80 %; as noise (trips.max_noise_pings = 2) the step 600 -> 2400 m covers them
+    def noisy(progress):
+        return np.where((progress > 1100) & (progress < 1900), 60.0, 0.0)
+
+    assert len(trips_on("T", drive(every=60.0, side=noisy))) == 1
+
+
+def test_three_fixes_off_the_corridor_in_a_row_are_a_path_coverage_does_not_read_past():
+    # 1200, 1800 and 2400 m along, 60 m south: a path held (d11.min_consecutive_pings = 3),
+    # 4 steps (2400 m) lost: 4600 / 7000 = 66 % < 80 %, no trip
+    def held(progress):
+        return np.where((progress > 1100) & (progress < 2500), 60.0, 0.0)
+
+    assert trips_on("T", drive(every=60.0, side=held)) == []

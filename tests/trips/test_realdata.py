@@ -18,8 +18,11 @@ Plausibility criteria, stated up front:
 - the same trips come out of the file sorted by time and in its shuffled order.
 """
 
+import csv
+import dataclasses
 import random
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +86,101 @@ def test_real_traces_in_another_order_yield_the_same_trips(realdata):
     shuffled.write_text("\n".join(lines) + "\n")
     again = replay(ReplayInputs(feed=inputs.feed, fleet=inputs.fleet, tachograph=shuffled))
     assert again.trips == result.trips
+
+
+# --- terminals where buses lay over, and passes counted independently (#12) -------------
+
+# The end of shape 58290 (stop 58290b) is not where its buses lay over: the fixes that
+# end its passes lie 108-177 m from the feed's stop point. The authority measures that
+# and gives the terminal its own radius (policy trips.terminal_zone_m_by_stop).
+LAYOVER_RADIUS_M = 200
+
+
+def passes_of_shape_58290(rows) -> list[tuple[str, float, float, float]]:
+    """(vehicle, first fix, last fix, widest gap between fixes) of each pass counted
+    without the engine: it starts with a fix within 5 % of the shape's start (along it),
+    ends with the first later fix within 5 % of its end, and every fix between lies within
+    150 m of the shape (of several fixes near the start, the last one begins the pass)."""
+    import datetime as dt
+
+    import numpy as np
+    import shapely
+    from pyproj import Transformer
+    from sptrans import OFFSET, shape_points
+
+    to_utm = Transformer.from_crs(4326, 31983, always_xy=True)
+    points = shape_points("58290")
+    line = shapely.LineString(list(zip(*to_utm.transform([p[1] for p in points], [p[0] for p in points]))))
+    by_vehicle: dict[str, dict[float, tuple[float, float]]] = defaultdict(dict)
+    for row in rows:
+        when = dt.datetime.fromisoformat(row[1].replace(" ", "T") + OFFSET).timestamp()
+        by_vehicle[row[5]][when] = (float(row[3]), float(row[4]))
+    passes = []
+    for vehicle, fixes in sorted(by_vehicle.items()):
+        times = sorted(fixes)
+        x, y = to_utm.transform([fixes[t][1] for t in times], [fixes[t][0] for t in times])
+        where = shapely.points(x, y)
+        along = shapely.line_locate_point(line, where) / line.length
+        off = shapely.distance(line, where)
+        i = 0
+        while i < len(times):
+            if along[i] > 0.05 or off[i] > 150:
+                i += 1
+                continue
+            start, j = i, i + 1
+            while j < len(times) and off[j] <= 150 and along[j] < 0.95:
+                start = j if along[j] <= 0.05 else start
+                j += 1
+            if j < len(times) and off[j] <= 150:
+                passes.append((vehicle, times[start], times[j], float(np.diff(times[start:j + 1]).max())))
+                i = j + 1
+            else:
+                i = j
+    return passes
+
+
+@pytest.fixture(scope="module")
+def at_the_layover(sptrans_files):
+    """The same day replayed with stop 58290b's zone at the layover's radius."""
+    from sptrans import REALDATA
+
+    root, _, inputs = sptrans_files
+    shipped = (Path(__file__).parents[2] / "fiscaliza" / "policies" / "joao-neiva.toml").read_text()
+    policy = root / "layover-policy.toml"
+    policy.write_text(shipped.replace("[trips.terminal_zone_m_by_stop]\n",
+                                      f"[trips.terminal_zone_m_by_stop]\n58290b = {LAYOVER_RADIUS_M}\n"))
+    with open(REALDATA / "day_15102_line_34020.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    return passes_of_shape_58290(rows), replay(inputs), replay(dataclasses.replace(inputs, policy=policy))
+
+
+def realized(result, vehicle: str, first: float, last: float) -> bool:
+    """A realized trip of the vehicle overlapping the pass (give or take 10 min)."""
+    return any(t.vehicle_id == vehicle and t.departed_at.timestamp() <= last + 600
+               and t.arrived_at.timestamp() >= first - 600 for t in result.trips)
+
+
+def test_passes_the_fixes_follow_are_realized_trips_at_the_layover_radius(at_the_layover):
+    passes, _, result = at_the_layover
+    assert len(passes) == 14
+    followed = [p for p in passes if p[3] <= 450]  # fixes at most 450 s apart
+    assert len(followed) == 11
+    assert [p for p in followed if not realized(result, *p[:3])] == []
+    assert [p for p in passes if not realized(result, *p[:3])] == []  # the others too
+
+
+def test_the_pass_that_ends_108_m_from_the_stop_point_needs_the_layover_radius(at_the_layover):
+    passes, at_100_m, at_layover = at_the_layover
+    # vehicle 12392, 11:03-11:40 local: shape covered 0.00-0.98, fixes at most 101 s apart,
+    # the closest to stop 58290b 108 m away: outside its 100 m zone, inside 200 m
+    [pass_11h] = [p for p in passes if p[0] == "12392" and p[3] == 101.0]
+    assert not realized(at_100_m, *pass_11h[:3])
+    assert realized(at_layover, *pass_11h[:3])
+
+
+def test_no_realized_trip_spans_a_silence_after_which_the_bus_was_back_at_the_start(at_the_layover):
+    # vehicle 32603 went silent at 16:47 (92.6 % along, 229 m from 58290b) and was seen
+    # again at 18:03 1.2 % along: read as one trip 16:04-18:52 before; two stretches now
+    _, _, result = at_the_layover
+    for trip in result.trips:
+        assert (trip.arrived_at - trip.departed_at).total_seconds() < 2 * 3600, trip

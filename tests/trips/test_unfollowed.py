@@ -1,0 +1,122 @@
+"""Trips the telemetry could not follow (trips.unfollowed), on the tiny fixture feed.
+
+Shape L runs 3000 m east then 4000 m north from stop A to stop C (7000 m); terminal
+zones are 100 m around A and C, the corridor 50 m wide; a silence is a gap between
+fixes over max_coverage_gap_s (300 s); a pass must reach 500 m along the shape
+(min_unfollowed_pass_m). The console declares route T, so only T's itinerary on
+shape L (T:0:L) is read.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import shapely
+
+from fiscaliza.policy import load_policy
+from geofences import build_geofences
+from gtfs import load_feed
+from trips import Fix, detect_trips
+from trips.unfollowed import unfollowed_passes
+
+FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
+POLICY = load_policy()
+GEOFENCES = build_geofences(FEED, POLICY)
+RULES = POLICY.trips
+LINE_L = FEED.shapes["L"].line
+T0 = 1_764_576_000.0
+
+
+def along(progress_by_time: list[tuple[float, float]], every: float = 10.0, off: float = 0.0) -> list[Fix]:
+    """Fixes every `every` s along shape L, progress interpolated between (t, metres)
+    knots; `off` pushes them that far south/east of the line (off the corridor)."""
+    knots_t, knots_m = zip(*progress_by_time)
+    t = np.arange(knots_t[0], knots_t[-1] + 1e-9, every)
+    metres = np.interp(t, knots_t, knots_m)
+    points = shapely.line_interpolate_point(LINE_L, metres)
+    x, y = shapely.get_x(points), shapely.get_y(points)
+    x, y = np.where(metres < 3000, x, x + off), np.where(metres < 3000, y - off, y)
+    return [Fix(T0 + ti, xi, yi, 36.0, "T", f"v/{ti:.0f}") for ti, xi, yi in zip(t, x, y)]
+
+
+def cut(fixes: list[Fix], start: float, end: float) -> list[Fix]:
+    """The fixes without those from `start` to `end` s after T0: a silence."""
+    return [f for f in fixes if not start <= f.t - T0 <= end]
+
+
+def passes(fixes, silent_after=True):
+    return unfollowed_passes("v", fixes, GEOFENCES, RULES, silent_after)
+
+
+# a whole trip: 60 s standing at A, 7000 m at 10 m/s (700 s), 60 s standing at C
+WHOLE = along([(0, 0), (60, 0), (760, 7000), (820, 7000)])
+
+
+def test_a_trip_whose_telemetry_breaks_off_mid_way_yields_an_unfollowed_pass():
+    # silent from 400 s (3400 m along) to the end: left A (seen), never seen at C
+    fixes = cut(WHOLE, 410, 820)
+    assert detect_trips("v", fixes, GEOFENCES, RULES) == []
+    [found] = passes(fixes)
+    # the departure was seen: the crossing of A's 100 m edge at 60 + 100 / 10 = 70 s
+    assert (found.route_id, found.shape_id) == ("T", "L")
+    assert found.earliest_departure == found.latest_departure == T0 + 70
+    # last fix at 400 s, 340 s × 10 m/s = 3400 m along; silent after it (not heard again)
+    assert (found.first_t, found.last_t, found.to_m) == (T0, T0 + 400, 3400.0)
+    assert found.silences == ((T0 + 400, None),)
+
+
+def test_a_vehicle_seen_again_mid_way_after_a_silence_may_have_left_during_it():
+    # a silence from 100 s to 500 s (fixes at 90 s, 400 m along, and 510 s, 4500 m)
+    fixes = cut(WHOLE, 95, 505)
+    assert detect_trips("v", fixes, GEOFENCES, RULES) == []  # 100/7000 + 2500/7000 covered < 80 %
+    [found] = passes(fixes)
+    # it left A (seen, at 70 s) and the stretch crosses the silence going on where it was
+    assert found.earliest_departure == T0 + 70
+    assert found.silences == ((T0 + 90, T0 + 510),)
+
+
+def test_a_vehicle_first_seen_mid_way_after_a_silence_reaching_the_end():
+    # nothing before 510 s (4500 m along); arrives at C: when it left is only bounded
+    # by the fix before the silence — here none: the longest trip before its first fix
+    fixes = [f for f in WHOLE if f.t - T0 >= 510]
+    [found] = passes(fixes)
+    assert (found.earliest_departure, found.latest_departure) == (T0 + 510 - RULES.max_trip_duration_s, T0 + 510)
+    assert found.silences == ((None, T0 + 510),)
+
+
+def test_a_trip_followed_throughout_yields_nothing():
+    # every fix 10 s apart, A to C: a realized trip, no silence anywhere
+    assert len(detect_trips("v", WHOLE, GEOFENCES, RULES)) == 1
+    assert passes(WHOLE) == []
+
+
+def test_a_bus_seen_leaving_the_itinerary_yields_nothing():
+    # leaves A, drives 2000 m, then 200 m off the corridor for the rest (a deadhead seen
+    # throughout): it did not run the trip, and the telemetry says so
+    on = along([(0, 0), (60, 0), (260, 2000)])
+    off = along([(270, 2100), (760, 7000), (820, 7000)], off=200.0)
+    assert passes(on + off) == []
+
+
+def test_a_stretch_still_running_waits_until_the_silence_is_known():
+    # 400 s of a trip, the last fix the newest one: not over yet; silent after it, a pass
+    fixes = cut(WHOLE, 410, 820)
+    assert passes(fixes, silent_after=False) == []
+    assert len(passes(fixes, silent_after=True)) == 1
+
+
+def test_a_stretch_shorter_than_the_policy_yields_nothing():
+    # left A and went silent 40 s later: 40 s × 10 m/s = 400 m along < 500 m
+    assert passes(cut(WHOLE, 105, 820)) == []
+
+
+def test_a_vehicle_back_at_the_start_after_a_silence_is_two_stretches_not_one_trip():
+    # to 6300 m (90 %), silent 40 min, then seen again 300 m along and running to C:
+    # it went back unseen; the departure before the silence is not the arrival's trip
+    first = along([(0, 0), (60, 0), (690, 6300)])
+    second = along([(3090, 300), (3760, 7000), (3820, 7000)])
+    fixes = first + second
+    assert detect_trips("v", fixes, GEOFENCES, RULES) == []
+    found = passes(fixes)
+    assert [(p.first_t - T0, p.last_t - T0) for p in found] == [(0, 690), (3090, 3820)]
+    # the second may have left between the first's last fix and its own first
+    assert (found[1].earliest_departure, found[1].latest_departure) == (T0 + 690, T0 + 3090)

@@ -1,0 +1,158 @@
+"""Trips the telemetry could not follow (DESIGN.md, "Trips"; issue #12, item 2).
+
+A realized trip needs its departure, its arrival and the shape between them seen. A
+vehicle seen running an itinerary whose fixes break off — a silence longer than
+`max_coverage_gap_s` before the stretch, inside it or after it — may have run a
+scheduled trip that the silence hid: the telemetry can neither confirm nor exclude it.
+Such a stretch is an `UnfollowedPass`; the scheduled trips it could be are insufficient
+evidence, never a D-22 and never a missing departure for D-12.
+
+A stretch counts only where the telemetry leaves the question open at both ends:
+- its start is a departure seen (the origin zone left) or lies right after a silence;
+- it reaches the destination zone, or ends in a silence, or after its last silence the
+  bus made no headway (the arrival may have been in the silence);
+- and a silence lies somewhere in it or around it (else it was followed throughout: a
+  bus that left the itinerary or never reached its end, seen doing so, excuses nothing).
+
+Pure functions over a vehicle's fixes, vectorized per itinerary like trips.detection.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import numpy as np
+
+from fiscaliza.policy import TripRules
+from geofences.zones import Geofences, Itinerary
+from trips.detection import departure_time, without_noise
+from trips.model import Fix
+
+
+class UnfollowedPass(msgspec.Struct, frozen=True):
+    """A vehicle on an itinerary whose telemetry broke off: the trip it may have run."""
+
+    vehicle_id: str
+    route_id: str
+    direction_id: int
+    shape_id: str
+    first_t: float  # its first and last fix on the itinerary
+    last_t: float
+    first_msg_id: str
+    last_msg_id: str
+    from_m: float  # along the shape: at its first fix, and the farthest it was seen
+    to_m: float
+    # when it may have left the origin: a departure seen, or the silence before its first fix
+    earliest_departure: float
+    latest_departure: float
+    silences: tuple[tuple[float, float], ...]  # (from, to) of the silences that hide it; to=None: still silent
+
+    @property
+    def key(self) -> tuple[str, str, float]:
+        """The same stretch as it grows (seen again once more fixes come) keeps its key."""
+        return (self.vehicle_id, self.shape_id, self.first_t)
+
+    def could_be(self, route_id: str, direction_id: int, departure: float, window_s: float) -> bool:
+        """The scheduled departure `departure` of that route and direction may be this trip."""
+        return (route_id, direction_id) == (self.route_id, self.direction_id) \
+            and self.earliest_departure - window_s <= departure <= self.latest_departure + window_s
+
+
+def unfollowed_passes(vehicle_id: str, fixes: tuple[Fix, ...] | list[Fix], geofences: Geofences,
+                      rules: TripRules, silent_after: bool) -> list[UnfollowedPass]:
+    """The unfollowed passes ending in `fixes` (time-ordered). `silent_after`: no fix can
+    follow the last one within `max_coverage_gap_s` (the watermark has passed it, or the
+    input ended), so a stretch ending there ends in a silence; otherwise a stretch still
+    running at the last fix is not over and is left for later."""
+    if len(fixes) < 2:
+        return []
+    t = np.fromiter((f.t for f in fixes), float, len(fixes))
+    x = np.fromiter((f.x for f in fixes), float, len(fixes))
+    y = np.fromiter((f.y for f in fixes), float, len(fixes))
+    found = []
+    for itinerary in geofences.itineraries.values():
+        found += _passes(vehicle_id, fixes, t, x, y, itinerary, rules, silent_after)
+    return sorted(found, key=lambda p: (p.first_t, p.shape_id))
+
+
+def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, rules: TripRules, silent_after: bool):
+    on_corridor = itinerary.distance(x, y) <= itinerary.corridor_m
+    if on_corridor.sum() < 2:
+        return []
+    progress = itinerary.locate(x, y)
+    in_origin = itinerary.origin.contains(x, y)
+    in_destination = itinerary.destination.contains(x, y)
+    read = without_noise(on_corridor, rules.max_noise_pings)
+    gap = rules.max_coverage_gap_s
+    found = []
+    for run in _runs(read, t, progress, on_corridor, rules):
+        first, last = int(run[0]), int(run[-1])
+        declared = {fixes[i].route_id for i in run if fixes[i].route_id is not None}
+        if declared and itinerary.pattern.route_id not in declared:
+            continue  # the driver's console says another line
+        before = t[first] - t[first - 1] if first > 0 else np.inf
+        after = t[last + 1] - t[last] if last + 1 < len(t) else (np.inf if silent_after else None)
+        if after is None:
+            continue  # still running: not over yet
+        exits = [int(i) for i in run[:-1] if in_origin[i] and not in_origin[i + 1]]
+        arrived = bool(in_destination[run].any())
+        if not exits and before <= gap:
+            continue  # joined the itinerary mid-way, seen doing so: no departure to hide
+        if not arrived and after <= gap and not _arrival_may_be_in_a_silence(run, t, progress, rules):
+            continue  # left the itinerary or stopped short of its end, seen doing so
+        # what the telemetry did not see: the departure, the way, the arrival
+        silences = [(float(t[first - 1]) if first > 0 else None, float(t[first]))] if not exits else []
+        silences += [(float(t[a]), float(t[b])) for a, b in zip(run[:-1], run[1:]) if t[b] - t[a] > gap]
+        if not arrived and after > gap:
+            silences.append((float(t[last]), float(t[last + 1]) if last + 1 < len(t) else None))
+        if not silences or progress[run].max() - progress[first] < rules.min_unfollowed_pass_m:
+            continue
+        if exits:
+            departed = departure_time(itinerary, t, x, y, exits[-1])
+            earliest = latest = departed
+        else:
+            earliest = float(t[first - 1]) if first > 0 else float(t[first]) - rules.max_trip_duration_s
+            latest = float(t[first])
+        pattern = itinerary.pattern
+        found.append(UnfollowedPass(
+            vehicle_id=vehicle_id, route_id=pattern.route_id, direction_id=pattern.direction_id,
+            shape_id=pattern.shape_id, first_t=float(t[first]), last_t=float(t[last]),
+            first_msg_id=fixes[first].msg_id, last_msg_id=fixes[last].msg_id,
+            from_m=round(float(progress[first]), 1), to_m=round(float(progress[run].max()), 1),
+            earliest_departure=earliest, latest_departure=latest, silences=tuple(silences)))
+    return found
+
+
+def _arrival_may_be_in_a_silence(run: np.ndarray, t, progress, rules: TripRules) -> bool:
+    """After the stretch's last silence the bus made no headway along it (seen standing,
+    or turning back for the return): it may have reached the end during the silence."""
+    silent = np.flatnonzero(np.diff(t[run]) > rules.max_coverage_gap_s)
+    if len(silent) == 0:
+        return False
+    after = run[silent[-1] + 1:]
+    return bool(progress[after].max() - progress[after[0]] <= 2 * rules.corridor_m)
+
+
+def _runs(read: np.ndarray, t, progress, on_corridor, rules: TripRules) -> list[np.ndarray]:
+    """Maximal chains of fixes (indices into the fixes, GPS noise left out) on the
+    corridor, each forward along the shape at a plausible speed, never behind the
+    farthest point reached by more than GPS jitter — across a silence of any length up
+    to a trip's: the bus went on from where it was. Seen going back (the return trip on
+    the same streets), it is another chain."""
+    read = read[on_corridor[read]]
+    if len(read) == 0:
+        return []
+    jitter = 2 * rules.corridor_m
+    top_speed = rules.max_plausible_speed_kmh / 3.6
+    runs, current, reach = [], [int(read[0])], progress[read[0]]
+    for a, b in zip(read[:-1].tolist(), read[1:].tolist()):
+        elapsed = t[b] - t[a]
+        goes_on = b - a <= rules.max_noise_pings + 1 and elapsed <= rules.max_trip_duration_s \
+            and progress[b] >= reach - jitter and progress[b] - progress[a] <= top_speed * elapsed + jitter
+        if goes_on:
+            current.append(b)
+            reach = max(reach, progress[b])
+        else:
+            runs.append(np.array(current))
+            current, reach = [b], progress[b]
+    runs.append(np.array(current))
+    return runs
