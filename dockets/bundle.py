@@ -17,8 +17,10 @@ import datetime as dt
 import hashlib
 import io
 import json
+import re
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -159,30 +161,109 @@ class Bundle:
         return [line for line in data.split(b"\n") if line.strip()]
 
 
+# What a bundle may hold (`build_bundle`): fixed names, and the feed's flat .txt files.
+_FIXED_NAMES = frozenset({MANIFEST, INFRACTION, "fleet.csv", "policy.toml", "geofences.geojson",
+                          *(f"{source}.jsonl" for source in SOURCES)})
+_FEED_NAME = re.compile(r"feed/[a-z0-9_]{1,64}\.txt")
+# Limits checked on the zip's directory before anything is decompressed (a zip bomb of
+# 2.4 MB holding 2 GiB of zeros used to be read whole into memory): a service day of an
+# operator's telemetry is at most a few hundred MB; JSON lines and GTFS deflate to
+# 1/5-1/30 of their size, zeros to 1/1000.
+MAX_MEMBER_BYTES = 2 * 1024**3
+MAX_TOTAL_BYTES = 4 * 1024**3
+MAX_RATIO = 100
+MAX_MEMBERS = 200
+_CHUNK = 1 << 20
+
+
+def allowed_name(name: str) -> bool:
+    """A member name the bundle format defines: relative, flat, never `..` or a drive."""
+    return name in _FIXED_NAMES or _FEED_NAME.fullmatch(name) is not None
+
+
 def read_bundle(data: bytes) -> Bundle:
-    """Open a bundle and check every member against the manifest, or BundleError."""
+    """Open a bundle and check every member against the manifest, or BundleError.
+
+    Hostile input is refused before it costs anything: names outside the format (a zip
+    slip: `../../.bashrc`, `/etc/x`, `C:\\x`), duplicate names, too many members, and
+    sizes or compression ratios beyond the limits are checked on the zip's directory;
+    then each member is decompressed in chunks, never beyond the size it declared."""
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = {name: archive.read(name) for name in archive.namelist() if not name.endswith("/")}
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise BundleError(f"não é um pacote de evidências legível: {exc}") from None
-    try:
-        manifest = json.loads(members[MANIFEST])
-        infraction = json.loads(members[INFRACTION])
-    except (KeyError, ValueError) as exc:
-        raise BundleError(f"pacote sem manifesto ou registro da infração válidos ({exc})") from None
+    with archive:
+        infos = [i for i in archive.infolist() if not i.filename.endswith("/")]
+        _check_directory(infos)
+        members = {info.filename: _read_member(archive, info) for info in infos}
+    manifest = _json_object(members, MANIFEST)
+    infraction = _json_object(members, INFRACTION)
     if manifest.get("format") != FORMAT:
-        raise BundleError(f"formato desconhecido: {manifest.get('format')!r} (esperado {FORMAT})")
-    listed = manifest.get("files", {})
+        raise BundleError(f"formato desconhecido: {str(manifest.get('format'))[:80]!r} (esperado {FORMAT})")
+    listed = manifest.get("files")
+    if not isinstance(listed, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in listed.items()):
+        raise BundleError("o manifesto não lista os arquivos com seus SHA-256")
+    for key in ("infraction_id", "code"):
+        if not isinstance(infraction.get(key), str) or not infraction[key]:
+            raise BundleError(f"o registro da infração não tem {key}")
     extra = sorted(set(members) - set(listed) - {MANIFEST})
     if extra:
         raise BundleError(f"arquivos não listados no manifesto: {', '.join(extra)}")
     for name, digest in sorted(listed.items()):
         if name not in members:
-            raise BundleError(f"arquivo ausente do pacote: {name}")
+            raise BundleError(f"arquivo ausente do pacote: {name[:120]}")
         if sha256(members[name]) != digest:
             raise BundleError(f"o arquivo {name} foi alterado: SHA-256 não confere com o manifesto")
     return Bundle(manifest=manifest, infraction=infraction, members=members)
+
+
+def _check_directory(infos: list[zipfile.ZipInfo]) -> None:
+    if len(infos) > MAX_MEMBERS:
+        raise BundleError(f"pacote com {len(infos)} arquivos (máximo {MAX_MEMBERS})")
+    names = [i.filename for i in infos]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise BundleError(f"nome repetido no pacote: {duplicated[0][:120]!r}")
+    for info in infos:
+        if not allowed_name(info.filename):
+            raise BundleError(f"nome de arquivo não permitido no pacote: {info.filename[:120]!r}")
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise BundleError(f"{info.filename}: {info.file_size} bytes descomprimidos (máximo {MAX_MEMBER_BYTES})")
+        if info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise BundleError(f"{info.filename}: taxa de compressão {info.file_size // max(info.compress_size, 1)}:1 "
+                              f"(máximo {MAX_RATIO}:1): possível bomba de descompressão")
+    total = sum(i.file_size for i in infos)
+    if total > MAX_TOTAL_BYTES:
+        raise BundleError(f"{total} bytes descomprimidos no total (máximo {MAX_TOTAL_BYTES})")
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, read in chunks and never past the size its entry declares."""
+    out = bytearray()
+    try:
+        with archive.open(info) as stream:
+            while chunk := stream.read(_CHUNK):
+                out += chunk
+                if len(out) > info.file_size:
+                    raise BundleError(f"{info.filename}: maior do que o tamanho declarado")
+    except BundleError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, NotImplementedError,
+            RuntimeError, zlib.error) as exc:
+        raise BundleError(f"{info.filename}: não pôde ser lido ({str(exc)[:120]})") from None
+    return bytes(out)
+
+
+def _json_object(members: dict[str, bytes], name: str) -> dict:
+    try:
+        value = json.loads(members[name])
+    except KeyError:
+        raise BundleError(f"pacote sem {name}") from None
+    except (ValueError, RecursionError) as exc:
+        raise BundleError(f"{name} não é JSON válido ({str(exc)[:120]})") from None
+    if not isinstance(value, dict):
+        raise BundleError(f"{name} não é um objeto JSON")
+    return value
 
 
 @dataclass

@@ -7,6 +7,8 @@ import json
 import zipfile
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dockets.bundle import BundleError, BundleMaker, read_bundle, sha256, verify_bundle
 
@@ -105,6 +107,135 @@ def test_not_a_zip_is_a_bundle_error():
 def test_a_zip_without_manifest_is_a_bundle_error():
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as archive:
-        archive.writestr("x.txt", "x")
-    with pytest.raises(BundleError, match="sem manifesto"):
+        archive.writestr("fleet.csv", "x")
+    with pytest.raises(BundleError, match="sem manifest.json"):
         read_bundle(out.getvalue())
+
+
+# --- hostile bundles (#13, finding 1): refused before they cost anything --------------
+
+
+def _zip(members: list[tuple[str, bytes]], compression=zipfile.ZIP_DEFLATED) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression) as archive:
+        for name, content in members:
+            archive.writestr(zipfile.ZipInfo(name), content, compress_type=compression)
+    return out.getvalue()
+
+
+def _signed_alike(data: bytes, extra: list[tuple[str, bytes]]) -> bytes:
+    """The genuine bundle plus `extra` members, each listed in a recomputed manifest: what
+    an attacker sends, since the manifest alone authenticates nothing."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    manifest = json.loads(members.pop("manifest.json"))
+    for name, content in extra:
+        manifest["files"][name] = sha256(content)
+    return _zip([*members.items(), *extra, ("manifest.json", json.dumps(manifest).encode())])
+
+
+@pytest.mark.parametrize("name", ["../../../../tmp/fiscaliza-zip-slip", "/tmp/fiscaliza-zip-slip",
+                                  "feed/../../fiscaliza-zip-slip.txt", "C:\\fiscaliza-zip-slip",
+                                  "feed/sub/stops.txt", "notes.txt"])
+def test_a_member_named_outside_the_bundle_format_is_refused_and_nothing_is_written(demo_day, maker, tmp_path,
+                                                                                    name):
+    # before: listed in a recomputed manifest, "../../../../home/x/.bashrc" was written
+    # wherever it pointed and verify said "infração reproduzida" (exit 0)
+    from pathlib import Path
+
+    data = _signed_alike(maker.bundle(demo_day.record("D-11")), [(name, b"echo pwned\n")])
+    with pytest.raises(BundleError, match="nome de arquivo não permitido"):
+        verify_bundle(data)
+    assert not Path("/tmp/fiscaliza-zip-slip").exists() and not Path("/fiscaliza-zip-slip.txt").exists()
+
+
+def test_a_duplicate_member_name_is_refused(demo_day, maker):
+    # before: the last of two "tachograph.jsonl" won
+    data = maker.bundle(demo_day.record("D-11"))
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = [(n, archive.read(n)) for n in archive.namelist()]
+    with pytest.warns(UserWarning, match="Duplicate name"):
+        doubled = _zip([*members, ("tachograph.jsonl", b"")])
+    with pytest.raises(BundleError, match="nome repetido"):
+        read_bundle(doubled)
+
+
+def test_a_zip_bomb_is_refused_from_its_directory_without_decompressing_it():
+    # 256 MiB of zeros deflate to about 255 KB: 1000:1 > 100:1. Before, read_bundle
+    # decompressed every member into memory (2 GiB of zeros: 4.3 GB RSS); the ratio is
+    # read from the zip's directory, before any member is opened
+    bomb = _zip([("tachograph.jsonl", bytes(256 * 1024**2))])
+    assert len(bomb) < 1024**2
+    with pytest.raises(BundleError, match="bomba de descompressão"):
+        read_bundle(bomb)
+
+
+def test_a_member_larger_than_its_declared_size_is_refused():
+    # an entry that declares 10 bytes but inflates to 1000: read no further than 10
+    data = bytearray(_zip([("fleet.csv", b"v" * 1000)], zipfile.ZIP_STORED))
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        info = archive.infolist()[0]
+    # patch the central directory's uncompressed size (offset 24 in its record)
+    central = bytes(data).rfind(b"PK\x01\x02")
+    data[central + 24:central + 28] = (10).to_bytes(4, "little")
+    with pytest.raises(BundleError):
+        read_bundle(bytes(data))
+    assert info.file_size == 1000
+
+
+@pytest.mark.parametrize("content,message", [
+    (b'{"code": "D-11"}', "não tem infraction_id"),
+    (b"[1, 2]", "não é um objeto JSON"),
+    (b"[" * 100_000, "não é JSON válido"),
+])
+def test_an_infraction_record_that_is_not_one_is_a_bundle_error_not_a_traceback(demo_day, maker, content, message):
+    data = maker.bundle(demo_day.record("D-11"))
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    members["infraction.json"] = content
+    manifest = json.loads(members["manifest.json"])
+    manifest["files"]["infraction.json"] = sha256(content)
+    members["manifest.json"] = json.dumps(manifest).encode()
+    with pytest.raises(BundleError, match=message):
+        verify_bundle(_zip(list(members.items()), zipfile.ZIP_STORED))
+
+
+_NAMES = ["manifest.json", "infraction.json", "fleet.csv", "policy.toml", "tachograph.jsonl", "feed/stops.txt",
+          "../x", "/x", "feed/", "a/b", "\\x", "feed/..txt", ""]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(_NAMES) | st.text(max_size=20), st.binary(max_size=200)), max_size=6),
+       st.booleans())
+def test_any_zip_is_a_bundle_or_a_bundle_error(members, manifest_for_them):
+    import warnings
+
+    if manifest_for_them:  # a manifest that lists them all: only the format's rules can refuse
+        files = {n: sha256(c) for n, c in members}
+        members = [*members, ("manifest.json", json.dumps({"format": "fiscaliza-evidence-bundle/1",
+                                                             "files": files}).encode())]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            data = _zip(members)
+        except (ValueError, OSError):
+            return  # zipfile itself cannot write such a name
+    try:
+        read_bundle(data)
+    except BundleError:
+        pass
+    # and any bytes at all
+    try:
+        read_bundle(data[: len(data) // 2] + bytes(3) + data[len(data) // 2:])
+    except BundleError:
+        pass
+
+
+def test_fiscaliza_verify_refuses_a_zip_slip_with_one_line_and_exit_2(demo_day, maker, tmp_path):
+    from cli_helpers import assert_bad_input, fiscaliza
+
+    target = tmp_path / "escaped.txt"
+    bundle = tmp_path / "evidencias.zip"
+    bundle.write_bytes(_signed_alike(maker.bundle(demo_day.record("D-11")), [(f"../../../..{target}", b"x")]))
+    assert_bad_input(fiscaliza("verify", bundle), "nome de arquivo não permitido")
+    assert not target.exists()
