@@ -280,15 +280,24 @@ def first_time(session: Session, docket: Docket) -> bool:
 
 def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Action, calendar: BusinessCalendar,
             *, note: str | None = None, attachments: Iterable[tuple[str, str, bytes]] = (),
-            renderer: Callable[[Docket, bytes | None], bytes] | None = None) -> Docket:
+            renderer: Callable[[Docket, bytes | None], bytes] | None = None,
+            late_registration: bool = False) -> Docket:
     """Apply one workflow action for `actor`; the audit entry records it.
+
+    `late_registration`: the gestor registers a paper act (workflow.PAPER_ACTS) of
+    another role with its own date; the shell has checked its protocol and reason,
+    which `note` carries into the audit entry.
 
     `Lavrar` numbers the auto (sequential per year) and renders its PDF with `renderer`.
     """
     docket = get_docket(session, actor, docket_id)
     session.refresh(docket, with_for_update=True)  # one act at a time on an auto (and not during a sink update)
     allowed = workflow.ROLE_ACTIONS.get(actor.role, frozenset())
-    if actor.role != SYSTEM_ROLE and type(action) not in allowed:
+    if late_registration:
+        if actor.role != "gestor" or type(action) not in workflow.PAPER_ACTS:
+            raise Forbidden("Somente o gestor registra tardiamente um ato feito em papel (defesa, recurso, "
+                            "ciência, pagamento).")
+    elif actor.role != SYSTEM_ROLE and type(action) not in allowed:
         raise Forbidden(f"O perfil {actor.role} não pode {workflow.ACTION_LABELS[type(action)].lower()}.")
     if isinstance(action, workflow.Lavrar) and docket.source == AUTOMATIC \
             and docket.infraction.get("status") != "confirmed":
@@ -307,6 +316,8 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
     payload: dict[str, Any] = {"action": json.loads(workflow.encode_action(action)), "stage": docket.stage}
     if note:
         payload["note"] = note
+    if late_registration:
+        payload["late_registration"] = True
     if isinstance(action, workflow.Lavrar):
         docket.year = action.on.year
         docket.number = _next_number(session, action.on.year)

@@ -197,6 +197,11 @@ ACTION_LABELS: dict[type, str] = {
     Anistiar: "Registrar anistia",
 }
 
+# Acts done on paper outside the system (a defence delivered at the counter, a ciência
+# by registered mail whose receipt comes back days later, a payment at the bank): the
+# gestor may register them late, with their own date, a protocol number and a reason.
+PAPER_ACTS: frozenset[type] = frozenset({Notificar, ApresentarDefesa, InterporRecurso, RegistrarPagamento})
+
 ROLE_ACTIONS: dict[str, frozenset[type]] = {
     "fiscal": frozenset({Lavrar, Notificar}),
     "operador": frozenset({ApresentarDefesa, InterporRecurso}),

@@ -334,11 +334,13 @@ def dockets_sink(
 @dockets_app.command("lavrar")
 def dockets_lavrar(
     fiscal: Annotated[str, typer.Option(help="username of the fiscal who lavra the autos")],
-    on: Annotated[Optional[str], typer.Option(help="date of lavratura, YYYY-MM-DD (default: today)")] = None,
     policy: Annotated[Optional[Path], typer.Option(help="policy TOML (default: João Neiva)")] = None,
     db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
 ) -> None:
-    """Lavrar every draft auto (numbers them, renders their PDFs)."""
+    """Lavrar every draft auto today (numbers them, renders their PDFs).
+
+    The date of the act is the machine's clock in the policy's timezone: an act is never
+    dated by whoever performs it."""
     from sqlalchemy import select
 
     from dockets.config import calendar_for, issuer_name
@@ -356,7 +358,7 @@ def dockets_lavrar(
         user = session.scalar(select(User).where(User.username == fiscal, User.role == "fiscal", User.active))
     if user is None:
         fail(f"no active fiscal named {fiscal!r} (create one with fiscaliza users add)")
-    date = _date(on, "--on") if on else dt.datetime.now(loaded.tz).date()
+    date = dt.datetime.now(loaded.tz).date()
     labels = lavrar_drafts(sessions, Actor.of(user), date, calendar=calendar_for(loaded), issuer_name=issuer_name(loaded))
     print(f"{len(labels)} autos lavrados" + (f": {', '.join(labels)}" if labels else ""))
 

@@ -102,8 +102,11 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
             if role == "fiscal":
                 fiscal = Actor.of(user)
     calendar = calendar_for(context.policy)
-    lavratura = calendar.add_business_days(date, 1)
-    lavrar_drafts(sessions, fiscal, lavratura, calendar=calendar, issuer_name=issuer_name(context.policy))
+    # acts are dated by the clock: the autos are lavrados today (a demo of a day still to
+    # come leaves them as drafts: an act is never dated in the future)
+    today = dt.datetime.now(context.policy.tz).date()
+    if today >= date:
+        lavrar_drafts(sessions, fiscal, today, calendar=calendar, issuer_name=issuer_name(context.policy))
     files = export_files(sessions, out)
     with sessions() as session:
         labels = [(d.label, d.code, d.operator_id, d.fine_ufir)

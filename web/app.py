@@ -47,7 +47,7 @@ from dockets.store import Docket, DocketPdf, EvidenceBundle, Operator
 from rules.anexo_i import ARTICLES
 from web import auth, fiscal, views
 from web.format import ROLE_LABELS, as_aware, datetime_br
-from web.forms import ACTION_FORMS, CIENCIA_MEANS, SLUG_OF, FormError, build_action
+from web.forms import ACTION_FORMS, CIENCIA_MEANS, SLUG_OF, FormError, build_action, late_registration
 from web.security import (
     JPEG,
     MAX_FILES,
@@ -524,10 +524,15 @@ def _perform(web: _Web, principal: auth.Principal, docket_id: int, slug: str, fi
         spec = ACTION_FORMS.get(slug)
         if spec is None:
             raise NotFound("Página não encontrada.")
-        if spec.kind not in workflow.ROLE_ACTIONS.get(actor.role, frozenset()):
+        late = late_registration(fields, today=web.today(), not_before=docket.service_date)
+        if late is not None:
+            if actor.role != "gestor" or spec.kind not in workflow.PAPER_ACTS:
+                raise Forbidden("Somente o gestor registra tardiamente um ato feito em papel (defesa, recurso, "
+                                "ciência, pagamento).")
+        elif spec.kind not in workflow.ROLE_ACTIONS.get(actor.role, frozenset()):
             raise Forbidden(f"O perfil {ROLE_LABELS.get(actor.role, actor.role).lower()} não pode "
                             f"{workflow.ACTION_LABELS[spec.kind].lower()}.")
-        action, note = build_action(spec, fields, today=web.today(), not_before=docket.service_date)
+        action, note = build_action(spec, fields, today=web.today(), late=late)
         files = []
         if spec.takes_files:
             if len(uploads) > MAX_FILES:
@@ -547,7 +552,7 @@ def _perform(web: _Web, principal: auth.Principal, docket_id: int, slug: str, fi
                                            operator_name=operator.name if operator else None)
 
         service.perform(session, actor, docket.id, action, config.calendar, note=note, attachments=files,
-                        renderer=renderer)
+                        renderer=renderer, late_registration=late is not None)
 
 
 def _require_staff(user: auth.Principal, *, fiscal_only: bool = False) -> None:

@@ -59,22 +59,48 @@ def _text(form: Mapping[str, str], name: str, *, required: str | None = None, li
     return value
 
 
-def act_date(form: Mapping[str, str], *, today: dt.date, not_before: dt.date) -> dt.date:
-    raw = str(form.get("on") or "")
-    on = parse_date(raw)
+@dataclass(frozen=True)
+class LateRegistration:
+    """A paper act registered after the day it was done (workflow.PAPER_ACTS): its own
+    date, the protocol number it was received under, and why it comes late."""
+
+    on: dt.date
+    protocolo: str
+    justificativa: str
+
+    def note(self, today: dt.date) -> str:
+        return (f"Registro tardio de ato em papel: ato de {date_br(self.on)}, protocolo nº {self.protocolo}, "
+                f"registrado em {date_br(today)}. Justificativa: {self.justificativa}")
+
+
+def late_registration(form: Mapping[str, str], *, today: dt.date, not_before: dt.date) -> LateRegistration | None:
+    """The form's late registration of a paper act, if it is one. Any other act is dated
+    by the server's clock: a date typed in a form is never an act's date."""
+    if not form.get("registro_tardio"):
+        return None
+    on = parse_date(str(form.get("on") or ""))
     if on is None:
-        raise FormError("Informe a data do ato (dd/mm/aaaa).")
+        raise FormError("Informe a data do ato em papel (dd/mm/aaaa).")
     if on > today:
         raise FormError(f"A data do ato ({date_br(on)}) não pode ser posterior a hoje ({date_br(today)}).")
     if on < not_before:
         raise FormError(f"A data do ato ({date_br(on)}) é anterior à data da infração ({date_br(not_before)}).")
-    return on
+    protocolo = _text(form, "protocolo", required="Informe o número de protocolo do ato em papel.", limit=100)
+    justificativa = _text(form, "justificativa", required="Justifique o registro tardio.", limit=2000)
+    return LateRegistration(on, protocolo, justificativa)
 
 
 def build_action(spec: ActionForm, form: Mapping[str, str], *, today: dt.date,
-                 not_before: dt.date) -> tuple[workflow.Action, str | None]:
-    """(the workflow action, the note for the audit log) from a submitted form."""
-    on = act_date(form, today=today, not_before=not_before)
+                 late: LateRegistration | None = None) -> tuple[workflow.Action, str | None]:
+    """(the workflow action, the note for the audit log) from a submitted form, dated
+    `today` (the server's clock in the policy's timezone) unless it is a late registration."""
+    action, note = _action(spec, form, late.on if late is not None else today)
+    if late is not None:
+        note = late.note(today) + (f"\n\n{note}" if note else "")
+    return action, note
+
+
+def _action(spec: ActionForm, form: Mapping[str, str], on: dt.date) -> tuple[workflow.Action, str | None]:
     kind = spec.kind
     if kind is workflow.Lavrar:
         return workflow.Lavrar(on=on), None

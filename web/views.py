@@ -264,6 +264,8 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
     article = ARTICLES.get(docket.code)
     role = actor.role
     allowed = workflow.allowed_actions(status, role) if role in workflow.ROLE_ACTIONS else frozenset()
+    # the gestor registers paper acts late (protocol number, reason; audited)
+    paper = workflow.allowed_actions(status) & workflow.PAPER_ACTS if role == "gestor" else frozenset()
     evidence = (docket.infraction or {}).get("evidence") or {}
     return {
         "docket": docket,
@@ -288,6 +290,8 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "attachments": attachments,
         "history": history_rows(session, entries, attachments, tz),
         "allowed": allowed,
+        "paper_allowed": paper,
+        "today_br": date_br(today),
         "charts": [(kind, CHART_TITLES[kind], CHART_ALTS[kind]) for kind in charts],
         "relato": evidence.get("relato") if docket.source == service.MANUAL else None,
         "manual_fiscal": evidence.get("fiscal") if docket.source == service.MANUAL else None,

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import zipfile
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -89,12 +91,16 @@ def test_ingest_lavrar_export_from_a_replay(demo, tmp_path):
     created = fiscaliza("users", "add", "--db", db, "--username", "ana", "--name", "Ana Fiscal",
                         "--role", "fiscal", "--registration", "777", env=env_password)
     assert created.returncode == 0, created.stderr
-    lavrados = fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ana", "--on", "2026-12-02")
+    # lavrados today (the clock in the policy's timezone; no option dates an act)
+    year = dt.datetime.now(ZoneInfo("America/Sao_Paulo")).year
+    lavrados = fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ana")
     assert lavrados.returncode == 0, lavrados.stderr
-    assert lavrados.stdout.startswith("5 autos lavrados: 0001/2026, 0002/2026")
+    assert lavrados.stdout.startswith(f"5 autos lavrados: 0001/{year}, 0002/{year}")
     exported = fiscaliza("dockets", "export", "--db", db, "--out", tmp_path / "autos")
     assert exported.stdout.startswith("10 arquivos escritos")
-    assert len(list((tmp_path / "autos").glob("auto-2026-*.pdf"))) == 5
+    assert len(list((tmp_path / "autos").glob(f"auto-{year}-*.pdf"))) == 5
+    backdated = fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ana", "--on", "2026-12-02")
+    assert backdated.returncode == 2 and "--on" in backdated.stderr
 
 
 def test_lavrar_by_an_unknown_fiscal_exits_2(tmp_path):

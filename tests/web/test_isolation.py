@@ -11,6 +11,7 @@ import hashlib
 import pytest
 from sqlalchemy import select
 
+from dockets import workflow
 from dockets.store import Attachment, Docket
 
 CHARTS = ("velocidade", "disco", "mapa")
@@ -478,14 +479,51 @@ def test_ids_out_of_range_are_not_found(browser):
     assert fiscal.post(f"/autos/{2**70}/acoes/lavrar", {"on": "2026-12-02"}).status_code == 404
 
 
-def test_dates_of_acts_are_checked(kit, browser):
+def test_an_act_is_dated_by_the_servers_clock_whatever_the_form_says(kit, browser):
+    # before: the form's date was the act's. Today is 16/12/2026 (the kit's clock)
     fiscal = browser("fiscal")
     draft = kit.dockets_of("TRD")[3]
+    response = fiscal.post(f"/autos/{draft}/acoes/lavrar", {"on": "2026-12-02"})
+    assert response.status_code == 303
+    assert kit.status(draft).lavrado_em == dt.date(2026, 12, 16)
+
+
+def test_a_defence_backdated_into_its_deadline_is_refused(kit, browser):
+    # notified 02/12: the defence term (10 dias úteis) runs to 17/12; today is 23/12. Before,
+    # a defence "dated" 07/12 was accepted seven weeks late; the date is the server's now
+    draft = kit.dockets_of("TRD")[3]
+    kit.act("fiscal", draft, workflow.Lavrar(on=dt.date(2026, 12, 2)))
+    kit.act("fiscal", draft, workflow.Notificar(on=dt.date(2026, 12, 2)))
+    kit.clock.advance(days=7)
+    assert workflow.deadlines(kit.status(draft), kit.calendar).defesa == dt.date(2026, 12, 17)
     before = kit.snapshot()
-    tomorrow = (dt.date.fromisoformat(kit.today()) + dt.timedelta(days=1)).isoformat()
-    for on, message in ((tomorrow, "posterior a hoje"), ("2026-11-30", "anterior à data da infração"),
-                        ("", "Informe a data"), ("31/02/2026", "Informe a data")):
-        response = fiscal.post(f"/autos/{draft}/acoes/lavrar", {"on": on})
-        assert response.status_code == 400, on
-        assert message in response.text
+    response = browser("op-trd").post(f"/autos/{draft}/acoes/defesa", {"on": "2026-12-07", "texto": "Defesa."})
+    assert response.status_code == 409 and "Prazo de defesa encerrado" in response.text
     assert kit.snapshot() == before
+
+
+def test_only_the_gestor_registers_a_paper_act_late_with_protocol_and_reason(kit, browser):
+    draft = kit.dockets_of("TRD")[3]
+    kit.act("fiscal", draft, workflow.Lavrar(on=dt.date(2026, 12, 2)))
+    before = kit.snapshot()
+    late = {"registro_tardio": "1", "on": "2026-12-03", "meio": "postal", "protocolo": "AR 123",
+            "justificativa": "O aviso de recebimento voltou dos Correios em 15/12."}
+    # a fiscal backdating the ciência (so that the operator's term has already run): refused
+    assert browser("fiscal").post(f"/autos/{draft}/acoes/ciencia", late).status_code == 403
+    gestor = browser("gestor")
+    tomorrow = (dt.date.fromisoformat(kit.today()) + dt.timedelta(days=1)).isoformat()
+    for change, message in (({"protocolo": ""}, "protocolo"), ({"justificativa": ""}, "Justifique"),
+                            ({"on": tomorrow}, "posterior a hoje"), ({"on": "2026-11-30"}, "anterior à data"),
+                            ({"on": ""}, "Informe a data")):
+        response = gestor.post(f"/autos/{draft}/acoes/ciencia", {**late, **change})
+        assert response.status_code == 400 and message in response.text, change
+    assert kit.snapshot() == before
+    # the gestor's late registration of the AR: its own date, in the history with the protocol
+    assert gestor.post(f"/autos/{draft}/acoes/ciencia", late).status_code == 303
+    assert kit.status(draft).notificado_em == dt.date(2026, 12, 3)
+    history = gestor.get(f"/autos/{draft}").text
+    assert "Registro tardio de ato em papel: ato de 03/12/2026, protocolo nº AR 123, registrado em 16/12/2026" \
+        in history
+    # an act that is no paper act is never registered late
+    assert gestor.post(f"/autos/{draft}/acoes/julgar-defesa", {**late, "decisao": "procedente",
+                                                              "fundamentacao": "x"}).status_code == 403

@@ -8,6 +8,7 @@ import json
 import re
 from decimal import Decimal
 
+import pytest
 from sqlalchemy import select
 
 from dockets import service, workflow
@@ -26,6 +27,18 @@ def deadline_shown(page: str, label: str) -> str | None:
     return match.group(1) if match else None
 
 
+@pytest.fixture
+def app(make_app):
+    # these tests walk autos through weeks of acts, each dated by the app's clock (moved
+    # to the act's day): a session lasts the walk
+    return make_app(session_hours=60 * 24)
+
+
+def on_day(kit, iso: str) -> None:
+    """The app's clock at noon of that day in João Neiva: the date the next act gets."""
+    kit.clock.now = dt.datetime.fromisoformat(f"{iso}T12:00:00-03:00").astimezone(dt.UTC)
+
+
 def stage_of(kit, docket_id: int) -> str:
     return kit.status(docket_id).stage.value
 
@@ -40,7 +53,8 @@ def test_the_workflow_end_to_end(kit, browser):
     assert page.status_code == 200
     assert "Aguardando lavratura" in page.text and f"/autos/{d11}/acoes/lavrar" in page.text
     assert fiscal.get(f"/autos/{d11}/auto.pdf").status_code == 404  # not yet
-    response = fiscal.post(f"/autos/{d11}/acoes/lavrar", {"on": "2026-12-02"})
+    on_day(kit, "2026-12-02")
+    response = fiscal.post(f"/autos/{d11}/acoes/lavrar", {})
     assert response.status_code == 303 and response.headers["location"] == f"/autos/{d11}?feito=lavrar"
     page = text_of(fiscal.get(response.headers["location"]))
     assert "Ato registrado: Lavrar auto." in page
@@ -54,7 +68,8 @@ def test_the_workflow_end_to_end(kit, browser):
     assert deadline_shown(page, "Prazo de notificação") == br(expected.notificacao)
 
     # The fiscal registers the operator's ciência.
-    response = fiscal.post(f"/autos/{d11}/acoes/ciencia", {"on": "2026-12-03", "meio": "postal"})
+    on_day(kit, "2026-12-03")
+    response = fiscal.post(f"/autos/{d11}/acoes/ciencia", {"meio": "postal"})
     assert response.status_code == 303
     page = text_of(fiscal.get(f"/autos/{d11}"))
     expected = workflow.deadlines(kit.status(d11), kit.calendar)
@@ -71,8 +86,9 @@ def test_the_workflow_end_to_end(kit, browser):
     page = operator.get(f"/autos/{d11}")
     assert f"/autos/{d11}/acoes/defesa" in page.text and 'enctype="multipart/form-data"' in page.text
     disc = kit.PDF + b"disco do tacografo"
+    on_day(kit, "2026-12-07")
     response = operator.post(f"/autos/{d11}/acoes/defesa",
-                             {"on": "2026-12-07", "texto": "O veículo desviou por obra na Rua Cachoeiro."},
+                             {"texto": "O veículo desviou por obra na Rua Cachoeiro."},
                              files=[("anexos", ("disco-JN-2011.pdf", disc, "application/pdf"))])
     assert response.status_code == 303, response.text
     assert stage_of(kit, d11) == "defesa_apresentada"
@@ -84,8 +100,9 @@ def test_the_workflow_end_to_end(kit, browser):
     # The gestor judges: procedente.
     gestor = browser("gestor")
     assert gestor.get(link).content == disc
+    on_day(kit, "2026-12-09")
     response = gestor.post(f"/autos/{d11}/acoes/julgar-defesa",
-                           {"on": "2026-12-09", "decisao": "procedente",
+                           {"decisao": "procedente",
                             "fundamentacao": "Não houve ocorrência registrada que justificasse o desvio."})
     assert response.status_code == 303, response.text
     assert stage_of(kit, d11) == "julgado_procedente"
@@ -95,12 +112,14 @@ def test_the_workflow_end_to_end(kit, browser):
     assert deadline_shown(page, "Prazo de recurso") == br(expected.recurso)
 
     # The operator appeals; the gestor nega provimento.
-    response = operator.post(f"/autos/{d11}/acoes/recurso", {"on": "2026-12-11", "texto": "Recorro da decisão."},
+    on_day(kit, "2026-12-11")
+    response = operator.post(f"/autos/{d11}/acoes/recurso", {"texto": "Recorro da decisão."},
                              files=[("anexos", ("", b"", "application/octet-stream"))])  # no file chosen
     assert response.status_code == 303, response.text
     assert stage_of(kit, d11) == "recurso_interposto"
+    on_day(kit, "2026-12-15")
     response = gestor.post(f"/autos/{d11}/acoes/julgar-recurso",
-                           {"on": "2026-12-15", "decisao": "negar", "fundamentacao": "Mantida a decisão recorrida."})
+                           {"decisao": "negar", "fundamentacao": "Mantida a decisão recorrida."})
     assert response.status_code == 303, response.text
     status = kit.status(d11)
     assert status.stage is workflow.Stage.MULTA_DEVIDA
@@ -139,7 +158,8 @@ def test_the_workflow_end_to_end(kit, browser):
         assert service.verify_audit_chain(session) >= len(entries)
 
     # The gestor records the payment: closed, nothing more can be done.
-    assert gestor.post(f"/autos/{d11}/acoes/pagamento", {"on": "2026-12-16", "nota": "DAM 123"}).status_code == 303
+    on_day(kit, "2026-12-16")
+    assert gestor.post(f"/autos/{d11}/acoes/pagamento", {"nota": "DAM 123"}).status_code == 303
     page = gestor.get(f"/autos/{d11}")
     assert "Pago" in page.text and "/acoes/" not in page.text
 
@@ -152,18 +172,18 @@ def test_refused_acts_show_the_reason(kit, browser):
     fiscal, operator, gestor = browser("fiscal"), browser("op-trd"), browser("gestor")
     before = kit.snapshot()
     # lavrar again (the form is gone, the server refuses anyway)
-    response = fiscal.post(f"/autos/{d11}/acoes/lavrar", {"on": "2026-12-03"})
+    response = fiscal.post(f"/autos/{d11}/acoes/lavrar", {})
     assert response.status_code == 409
     assert "O auto já foi lavrado." in text_of(response)
     # a defence after its deadline (10 dias úteis after 02/12)
     deadline = workflow.deadlines(kit.status(d11), kit.calendar).defesa
     assert deadline < dt.date(2026, 12, 21)
-    response = operator.post(f"/autos/{d11}/acoes/defesa", {"on": "2026-12-21", "texto": "Defesa tardia."})
+    response = operator.post(f"/autos/{d11}/acoes/defesa", {"texto": "Defesa tardia."})
     assert response.status_code == 409
     assert f"Prazo de defesa encerrado em {kit.br(deadline)}" in text_of(response)
     # a judgment without fundamentação; a decision not chosen
-    assert gestor.post(f"/autos/{d11}/acoes/julgar-defesa", {"on": "2026-12-21"}).status_code == 400
-    response = gestor.post(f"/autos/{d11}/acoes/anistia", {"on": "2026-12-21", "ato": ""})
+    assert gestor.post(f"/autos/{d11}/acoes/julgar-defesa", {}).status_code == 400
+    response = gestor.post(f"/autos/{d11}/acoes/anistia", {"ato": ""})
     assert response.status_code == 400 and "ato do Prefeito" in text_of(response)
     assert kit.snapshot() == before
     # the page says the deadline lapsed
@@ -175,17 +195,20 @@ def test_judicial_suspension_and_amnesty(kit, browser):
     kit.act("fiscal", vnv, workflow.Lavrar(on=dt.date(2026, 12, 2)))
     kit.act("fiscal", vnv, workflow.Notificar(on=dt.date(2026, 12, 3)))
     gestor = browser("gestor")
-    response = gestor.post(f"/autos/{vnv}/acoes/suspender", {"on": "2026-12-04", "processo": "5001234-56.2026.8.08.0030"})
+    on_day(kit, "2026-12-04")
+    response = gestor.post(f"/autos/{vnv}/acoes/suspender", {"processo": "5001234-56.2026.8.08.0030"})
     assert response.status_code == 303
     page = text_of(gestor.get(f"/autos/{vnv}"))
     assert "pagamento suspenso por ação judicial" in page
     assert "Processo judicial nº 5001234-56.2026.8.08.0030" in page
     assert deadline_shown(page, "Prazo de pagamento") is None
-    assert gestor.post(f"/autos/{vnv}/acoes/retomar", {"on": "2026-12-07"}).status_code == 303
+    on_day(kit, "2026-12-07")
+    assert gestor.post(f"/autos/{vnv}/acoes/retomar", {}).status_code == 303
     page = text_of(gestor.get(f"/autos/{vnv}"))
     assert deadline_shown(page, "Prazo de pagamento") == kit.br(
         workflow.deadlines(kit.status(vnv), kit.calendar).pagamento)
-    response = gestor.post(f"/autos/{vnv}/acoes/anistia", {"on": "2026-12-08", "ato": "Decreto nº 100/2026"})
+    on_day(kit, "2026-12-08")
+    response = gestor.post(f"/autos/{vnv}/acoes/anistia", {"ato": "Decreto nº 100/2026"})
     assert response.status_code == 303
     assert stage_of(kit, vnv) == "anistiado"
     assert "Ato do Prefeito: Decreto nº 100/2026" in text_of(gestor.get(f"/autos/{vnv}"))
@@ -351,7 +374,8 @@ def test_a_fiscal_registers_a_manual_infraction(kit, browser):
     assert response.status_code == 303
     assert "Veículo nº de ordem X-99 · placa ABC1D23" in text_of(fiscal.get(response.headers["location"]))
     # and it can be lavrado like any other
-    assert fiscal.post(f"/autos/{docket_id}/acoes/lavrar", {"on": "2026-12-11"}).status_code == 303
+    on_day(kit, "2026-12-11")
+    assert fiscal.post(f"/autos/{docket_id}/acoes/lavrar", {}).status_code == 303
     assert fiscal.get(f"/autos/{docket_id}/auto.pdf").content.startswith(b"%PDF")
 
 
