@@ -27,12 +27,15 @@ from importlib import resources
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from dockets.signing import SigningKey, check
 from fiscaliza import __version__
 from fiscaliza.fleet import Vehicle
 from telemetry import Rejection, decode
 
 FORMAT = "fiscaliza-evidence-bundle/1"
+SIGNATURE_FORMAT = "fiscaliza-signature/1"
 MANIFEST = "manifest.json"
+SIGNATURE = "signature.json"  # the Órgão's signature of the manifest (dockets.signing)
 INFRACTION = "infraction.json"
 SOURCES = ("tachograph", "catraca", "occurrences")
 # The zip's fixed timestamp: a bundle's bytes depend only on its contents.
@@ -111,8 +114,10 @@ def policy_bytes(policy: Path | None) -> bytes:
 
 
 def build_bundle(*, infraction: Mapping, feed: Mapping[str, bytes], fleet: bytes, policy: bytes,
-                 telemetry: Iterable[RawLines], geofences: bytes | None = None) -> bytes:
-    """The bundle's bytes: deterministic for the same contents."""
+                 telemetry: Iterable[RawLines], geofences: bytes | None = None,
+                 signer: SigningKey | None = None) -> bytes:
+    """The bundle's bytes: deterministic for the same contents (and key: Ed25519
+    signatures are deterministic)."""
     members: dict[str, bytes] = {
         INFRACTION: json.dumps(infraction, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8"),
         "fleet.csv": fleet,
@@ -138,6 +143,9 @@ def build_bundle(*, infraction: Mapping, feed: Mapping[str, bytes], fleet: bytes
         "verify": "fiscaliza verify <este arquivo>",
     }
     members[MANIFEST] = json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8")
+    if signer is not None:
+        signature = {"format": SIGNATURE_FORMAT, "signed": MANIFEST, **signer.sign(members[MANIFEST])}
+        members[SIGNATURE] = json.dumps(signature, sort_keys=True, indent=1).encode("utf-8")
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for name in sorted(members):
@@ -162,7 +170,7 @@ class Bundle:
 
 
 # What a bundle may hold (`build_bundle`): fixed names, and the feed's flat .txt files.
-_FIXED_NAMES = frozenset({MANIFEST, INFRACTION, "fleet.csv", "policy.toml", "geofences.geojson",
+_FIXED_NAMES = frozenset({MANIFEST, SIGNATURE, INFRACTION, "fleet.csv", "policy.toml", "geofences.geojson",
                           *(f"{source}.jsonl" for source in SOURCES)})
 _FEED_NAME = re.compile(r"feed/[a-z0-9_]{1,64}\.txt")
 # Limits checked on the zip's directory before anything is decompressed (a zip bomb of
@@ -206,7 +214,7 @@ def read_bundle(data: bytes) -> Bundle:
     for key in ("infraction_id", "code"):
         if not isinstance(infraction.get(key), str) or not infraction[key]:
             raise BundleError(f"o registro da infração não tem {key}")
-    extra = sorted(set(members) - set(listed) - {MANIFEST})
+    extra = sorted(set(members) - set(listed) - {MANIFEST, SIGNATURE})
     if extra:
         raise BundleError(f"arquivos não listados no manifesto: {', '.join(extra)}")
     for name, digest in sorted(listed.items()):
@@ -215,6 +223,17 @@ def read_bundle(data: bytes) -> Bundle:
         if sha256(members[name]) != digest:
             raise BundleError(f"o arquivo {name} foi alterado: SHA-256 não confere com o manifesto")
     return Bundle(manifest=manifest, infraction=infraction, members=members)
+
+
+def signature_of(bundle: Bundle) -> object:
+    """The bundle's signature record as decoded (None if absent or not JSON): checked by
+    `dockets.signing.check`, never trusted as it stands."""
+    if SIGNATURE not in bundle.members:
+        return None
+    try:
+        return json.loads(bundle.members[SIGNATURE])
+    except (ValueError, RecursionError):
+        return None
 
 
 def _check_directory(infos: list[zipfile.ZipInfo]) -> None:
@@ -274,7 +293,14 @@ class Verdict:
     infraction_id: str
     code: str
     reproduced: bool
+    authentic: bool = False  # signed by one of the Órgão's published keys
     findings: list[str] = field(default_factory=list)  # pt-BR, one per check
+
+    @property
+    def upheld(self) -> bool:
+        """What `fiscaliza verify` exits 0 on: integrity (or it would not get here),
+        authenticity and reproduction, all three."""
+        return self.authentic and self.reproduced
 
 
 # Fields whose equality proves the same infraction: the contract's fields.
@@ -284,14 +310,21 @@ _COMPARED = ("code", "group", "fine_ufir", "operator_id", "route_id", "direction
              "vehicle_id", "service_date", "occurred_at", "lat", "lon", "description")
 
 
-def verify_bundle(data: bytes) -> Verdict:
-    """Re-run the engine on the bundle's own inputs and compare with its infraction."""
+def verify_bundle(data: bytes, trusted: Mapping | None = None) -> Verdict:
+    """Three separate findings: integrity (the files against the manifest), authenticity
+    (the manifest signed by one of the `trusted` public keys, by key id) and reproduction
+    (the engine re-run on the bundle's own inputs gives its infraction)."""
     from fiscaliza.replay import ReplayInputs, infraction_record, replay
 
     bundle = read_bundle(data)
     recorded = bundle.infraction
     verdict = Verdict(sha256(data), recorded["infraction_id"], recorded["code"], reproduced=False)
-    verdict.findings.append(f"Integridade: {len(bundle.manifest['files'])} arquivos conferem com o manifesto (SHA-256).")
+    verdict.findings.append(f"Integridade: {len(bundle.manifest['files'])} arquivos conferem com o manifesto "
+                            "(SHA-256). Isso não diz quem fez o pacote: qualquer um pode recalcular o manifesto.")
+    signature = signature_of(bundle)
+    verdict.authentic, why = check(signature, bundle.members[MANIFEST], dict(trusted or {}))
+    verdict.findings.append(f"Autenticidade: {why}." if verdict.authentic
+                            else f"Autenticidade NÃO comprovada: {why}.")
     with tempfile.TemporaryDirectory(prefix="fiscaliza-verify-") as tmp:
         root = Path(tmp)
         for name, content in bundle.members.items():
@@ -381,8 +414,9 @@ class BundleMaker:
     once and shared by that day's infractions of the operator."""
 
     def __init__(self, telemetry, *, feed: Path, policy: Path | None, geofences: Path | None,
-                 fleet: Mapping[str, Vehicle], timezone: str):
+                 fleet: Mapping[str, Vehicle], timezone: str, signer: SigningKey | None = None):
         self.telemetry = telemetry
+        self.signer = signer
         self.fleet = fleet
         self.timezone = timezone
         self._feed = feed_files(Path(feed))
@@ -391,9 +425,10 @@ class BundleMaker:
         self._selected: dict[tuple, tuple[RawLines, ...]] = {}
 
     @classmethod
-    def for_replay(cls, inputs, fleet: Mapping[str, Vehicle], timezone: str) -> BundleMaker:
+    def for_replay(cls, inputs, fleet: Mapping[str, Vehicle], timezone: str,
+                   signer: SigningKey | None = None) -> BundleMaker:
         return cls(FileTelemetry(inputs), feed=inputs.feed, policy=inputs.policy, geofences=inputs.geofences,
-                   fleet=fleet, timezone=timezone)
+                   fleet=fleet, timezone=timezone, signer=signer)
 
     def bundle(self, record: Mapping) -> bytes:
         operator = record["operator_id"]
@@ -406,7 +441,7 @@ class BundleMaker:
             self._selected[key] = tuple(RawLines(source, self.telemetry.lines(source, ids, window))
                                         for source in self.telemetry.sources)
         return build_bundle(infraction=record, feed=self._feed, fleet=fleet_csv(vehicles), policy=self._policy,
-                            telemetry=self._selected[key], geofences=self._geofences)
+                            telemetry=self._selected[key], geofences=self._geofences, signer=self.signer)
 
 
 def iter_file_lines(path: Path | None) -> Iterator[bytes]:

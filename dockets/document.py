@@ -16,7 +16,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from pyproj import Transformer
 
 from dockets import charts, workflow
-from dockets.bundle import Bundle, read_bundle, sha256
+from dockets.bundle import Bundle, read_bundle, sha256, signature_of
 from dockets.calendar import BusinessCalendar
 from dockets.service import status_of
 from dockets.store import Docket
@@ -36,6 +36,7 @@ class Evidence:
     """What the graphics are drawn from: decoded once per bundle."""
 
     bundle_sha256: str
+    signer: dict | None  # the signature's key_id and public_key (base64), if signed
     feed: Feed
     policy: Policy
     pings: dict[str, charts.Track]  # by vehicle, time-ordered
@@ -52,7 +53,10 @@ def _evidence(data: bytes) -> Evidence:
                 (feed_dir / name.removeprefix("feed/")).write_bytes(content)
         feed = load_feed(feed_dir)
     policy = parse_policy(bundle.members["policy.toml"], "policy.toml")
-    return Evidence(sha256(data), feed, policy, _tracks(bundle))
+    signature = signature_of(bundle)
+    signer = {k: signature[k] for k in ("key_id", "public_key")} if isinstance(signature, dict) and \
+        isinstance(signature.get("key_id"), str) and isinstance(signature.get("public_key"), str) else None
+    return Evidence(sha256(data), signer, feed, policy, _tracks(bundle))
 
 
 def _tracks(bundle: Bundle) -> dict[str, charts.Track]:
@@ -232,8 +236,10 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
     tz = ZoneInfo("America/Sao_Paulo")
     route = None
     graphics = {}
+    signer = None
     if bundle is not None:
         evidence = _evidence(bundle)
+        signer = evidence.signer
         tz = evidence.feed.timezone
         route = evidence.feed.routes.get(docket.route_id or "")
         for kind in CHART_KINDS:
@@ -256,6 +262,7 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
         "graficos": graphics,
         "evidence_rows": _evidence_rows(docket.infraction.get("evidence", {})),
         "bundle_sha256": docket.bundle_sha256,
+        "signer": signer,
     }
 
 

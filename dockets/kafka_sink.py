@@ -18,6 +18,7 @@ from kafka.partitioner.default import murmur2
 from sqlalchemy.orm import Session, sessionmaker
 
 from dockets.bundle import SOURCES, BundleMaker, select_lines
+from dockets.signing import SigningKey
 from dockets.occurrences import occurrence_record, pending_publication
 from dockets.place import place_finder
 from dockets.service import IngestReport, ensure_operators, ingest
@@ -156,6 +157,8 @@ def publish_occurrences(sessions: sessionmaker[Session], producer: KafkaProducer
         return len(pending)
 
 
-def kafka_bundle_maker(context: Context, inputs, bootstrap: str, sources: frozenset[str]) -> BundleMaker:
+def kafka_bundle_maker(context: Context, inputs, bootstrap: str, sources: frozenset[str],
+                       signer: SigningKey | None = None) -> BundleMaker:
     return BundleMaker(KafkaTelemetry(bootstrap, sources), feed=inputs.feed, policy=inputs.policy,
-                       geofences=inputs.geofences, fleet=context.fleet, timezone=context.policy.policy.timezone)
+                       geofences=inputs.geofences, fleet=context.fleet, timezone=context.policy.policy.timezone,
+                       signer=signer)

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from dockets.bundle import BundleMaker
 from dockets.place import place_finder
+from dockets.signing import SigningKey
 from dockets.service import IngestReport, ensure_operators, ingest
 from engine import Context
 from fiscaliza.replay import ReplayInputs, infraction_record
@@ -23,10 +24,10 @@ def read_infractions(path: Path) -> list[dict]:
 
 
 def ingest_replay(sessions: sessionmaker[Session], inputs: ReplayInputs, context: Context,
-                  records: Iterable[Mapping]) -> IngestReport:
+                  records: Iterable[Mapping], signer: SigningKey | None = None) -> IngestReport:
     """Store the confirmed infractions of a replay over `inputs`, bundling the raw lines
-    of those same input files. Running it twice adds nothing."""
-    maker = BundleMaker.for_replay(inputs, context.fleet, context.policy.policy.timezone)
+    of those same input files (signed by `signer`). Running it twice adds nothing."""
+    maker = BundleMaker.for_replay(inputs, context.fleet, context.policy.policy.timezone, signer=signer)
     plates = {v.vehicle_id: v.plate for v in context.fleet.values()}
     with sessions.begin() as session:
         ensure_operators(session, {a.agency_id: a.name for a in context.feed.agencies.values()})

@@ -213,6 +213,22 @@ def demo(
 
 
 DB_HELP = "docket store URL (env FISCALIZA_DB; default: sqlite:///fiscaliza-dockets.sqlite3)"
+KEY_HELP = "the Órgão's Ed25519 signing key (env FISCALIZA_SIGNING_KEY; create it with fiscaliza keys init)"
+
+
+def _signing_key(path: Path | None):
+    """The key that signs every bundle: required, never stored in the database."""
+    import os
+
+    from dockets.signing import SigningError, load_key
+
+    path = path or (Path(os.environ["FISCALIZA_SIGNING_KEY"]) if os.environ.get("FISCALIZA_SIGNING_KEY") else None)
+    if path is None:
+        fail("no signing key: pass --signing-key or set FISCALIZA_SIGNING_KEY (create one with fiscaliza keys init)")
+    try:
+        return load_key(path)
+    except SigningError as exc:
+        fail(str(exc))
 
 
 def _db_url(db: str | None) -> str:
@@ -237,25 +253,56 @@ def _open_store(db: str | None):
 @app.command()
 def verify(
     bundle: Annotated[Path, typer.Argument(help="evidence bundle (evidencias.zip) of an auto de infração")],
+    public_key: Annotated[Optional[list[Path]], typer.Option(
+        help="a public key the Órgão published (repeat for the keys it rotated out)")] = None,
 ) -> None:
-    """Re-run the rule on an evidence bundle alone: exit 0 if it reproduces the infraction, 1 if not."""
+    """Check an evidence bundle: integrity, authenticity (signed by a published key) and
+    the rule re-run on the bundle alone. Exit 0 only if all three hold, 1 if not."""
     from dockets.bundle import BundleError, verify_bundle
+    from dockets.signing import SigningError, key_id, load_public_key
     from fiscaliza.replay import InputError
 
+    try:
+        trusted = {key_id(k): k for k in (load_public_key(p) for p in public_key or [])}
+    except SigningError as exc:
+        fail(str(exc))
     try:
         data = bundle.read_bytes()
     except OSError as exc:
         fail(f"cannot read {bundle}: {exc.strerror}")
     try:
-        verdict = verify_bundle(data)
+        verdict = verify_bundle(data, trusted)
     except (BundleError, InputError) as exc:
         fail(f"{bundle}: {exc}")
     print(f"Pacote {bundle.name} — SHA-256 {verdict.bundle_sha256}")
     print(f"Infração {verdict.code} {verdict.infraction_id}")
     for finding in verdict.findings:
         print(f"  • {finding}")
-    print("RESULTADO: infração reproduzida" if verdict.reproduced else "RESULTADO: infração NÃO reproduzida")
-    raise typer.Exit(0 if verdict.reproduced else 1)
+    if verdict.upheld:
+        print("RESULTADO: pacote íntegro, autêntico, e a infração é reproduzida")
+    else:
+        print("RESULTADO: " + ("infração reproduzida, mas a autenticidade NÃO foi comprovada" if verdict.reproduced
+                               else "infração NÃO reproduzida"))
+    raise typer.Exit(0 if verdict.upheld else 1)
+
+
+keys_app = typer.Typer(help="The Órgão's signing key.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("init")
+def keys_init(
+    out: Annotated[Path, typer.Option(help="where to write the private key (PEM); its public key goes beside it, .pub")],
+) -> None:
+    """Create the Ed25519 key that signs every evidence bundle (never overwrites one)."""
+    from dockets.signing import SigningError, create_key, public_path
+
+    try:
+        key = create_key(out)
+    except SigningError as exc:
+        fail(str(exc))
+    print(f"chave de assinatura {key.key_id} criada em {out} (somente o dono lê)")
+    print(f"chave pública, a publicar: {public_path(out)}")
 
 
 dockets_app = typer.Typer(help="Autos de infração: the docket store.", no_args_is_help=True)
@@ -280,11 +327,13 @@ def dockets_ingest(
     policy: Annotated[Optional[Path], typer.Option(help="the replay's policy TOML")] = None,
     geofences: Annotated[Optional[Path], typer.Option(help="the replay's geofence overrides")] = None,
     db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+    signing_key: Annotated[Optional[Path], typer.Option(help=KEY_HELP)] = None,
 ) -> None:
-    """Make draft autos of a replay's confirmed infractions, with their evidence bundles (idempotent)."""
+    """Make draft autos of a replay's confirmed infractions, with their signed evidence bundles (idempotent)."""
     from dockets.sink import ingest_replay, read_infractions
     from fiscaliza.replay import InputError, ReplayInputs, load_context
 
+    signer = _signing_key(signing_key)
     inputs = ReplayInputs(feed, fleet, tachograph, catraca, occurrences, policy, geofences)
     try:
         context = load_context(inputs)
@@ -294,7 +343,7 @@ def dockets_ingest(
     except (OSError, ValueError, KeyError) as exc:
         fail(f"cannot read {infractions}: {exc}")
     try:
-        report = ingest_replay(_open_store(db), inputs, context, records)
+        report = ingest_replay(_open_store(db), inputs, context, records, signer=signer)
     except (OSError, KeyError, ValueError) as exc:
         fail(f"cannot ingest {infractions}: {exc}")
     print(f"{len(report.created)} autos em rascunho criados; {report.already} já registrados; "
@@ -309,6 +358,7 @@ def dockets_sink(
     geofences: Annotated[Optional[Path], typer.Option(help="GeoJSON geofence overrides (env FISCALIZA_GEOFENCES)")] = None,
     db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
     idle_exit: Annotated[Optional[float], typer.Option(help="stop after this many seconds without records")] = None,
+    signing_key: Annotated[Optional[Path], typer.Option(help=KEY_HELP)] = None,
 ) -> None:
     """Consume the infractions topic: draft autos with evidence read back from the input topics (SIGTERM stops)."""
     import signal
@@ -316,6 +366,7 @@ def dockets_sink(
     from dockets.kafka_sink import kafka_bundle_maker, run_sink
     from fiscaliza.replay import InputError, load_context
 
+    signer = _signing_key(signing_key)
     inputs = _engine_inputs(feed, fleet, policy, geofences)
     try:
         context = load_context(inputs)
@@ -324,7 +375,7 @@ def dockets_sink(
     settings = _stream_settings()
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    maker = kafka_bundle_maker(context, inputs, settings.bootstrap, settings.inputs)
+    maker = kafka_bundle_maker(context, inputs, settings.bootstrap, settings.inputs, signer=signer)
     report = run_sink(_open_store(db), context, maker, settings.bootstrap, idle_exit_s=idle_exit,
                       should_stop=lambda: bool(stopping))
     print(f"{len(report.created)} autos em rascunho criados; {report.already} já registrados; "

@@ -66,6 +66,7 @@ class DemoDockets:
     labels: list[tuple[str, str, str, int]]  # number, code, operator, UFIR
     files: list[Path]
     accounts: list[tuple[str, str, str]]  # username, role, password
+    public_key: Path  # the demo Órgão's published key, for fiscaliza verify
 
 
 def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, progress=None) -> DemoDockets:
@@ -79,6 +80,7 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     from dockets.service import Actor
     from dockets.sink import ingest_replay, records_of
     from dockets.store import Docket
+    from dockets.signing import create_key, load_key, public_path
     from dockets.users import create_user
     from fiscaliza.replay import load_context
 
@@ -89,7 +91,10 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
         old.unlink()
     sessions = open_store(f"sqlite:///{database}")
     context = load_context(inputs)
-    ingest_replay(sessions, inputs, context, records_of(result.infractions))
+    # the demo Órgão's signing key, beside (never inside) the store; kept across runs
+    key_path = out.parent / "chave-do-orgao.pem"
+    signer = load_key(key_path) if key_path.exists() else create_key(key_path)
+    ingest_replay(sessions, inputs, context, records_of(result.infractions), signer=signer)
     accounts = []
     with sessions.begin() as session:
         for username, name, role, operator, registration in DEMO_ACCOUNTS + tuple(
@@ -113,7 +118,7 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
                   for d in session.query(Docket).order_by(Docket.number)]
     if progress:
         progress(1, 1)
-    return DemoDockets(database, labels, files, accounts)
+    return DemoDockets(database, labels, files, accounts, public_path(key_path))
 
 
 def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
@@ -127,7 +132,8 @@ def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
     console.print(f"PDFs e pacotes de evidências em {dockets.database.parent}/", soft_wrap=True)
     bundle = next((f for f in dockets.files if f.name.endswith("-evidencias.zip")), None)
     if bundle is not None:
-        console.print(f"Reexecute a regra sobre um pacote: fiscaliza verify {bundle}", soft_wrap=True)
+        console.print(f"Confira um pacote (integridade, assinatura, regra reexecutada): "
+                      f"fiscaliza verify {bundle} --public-key {dockets.public_key}", soft_wrap=True)
     console.print(f"Sistema web: fiscaliza serve --db sqlite:///{dockets.database} "
                   "(e abra http://127.0.0.1:8000)", soft_wrap=True)
     accounts = Table(title="Contas de demonstração (senhas geradas nesta execução)")

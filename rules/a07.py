@@ -44,7 +44,9 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
         return []
     itinerary = facts.itinerary
     radius, max_gap = policy.a07.stop_radius_m, policy.a07.max_interpolation_gap_s
-    keep = without_noise(itinerary.distance(x, y) <= itinerary.corridor_m, policy.trips.max_noise_pings)
+    # past a lone jump only: two fixes off the corridor around a stop leave its passage
+    # open (insufficient evidence), though coverage reads past them
+    keep = without_noise(itinerary.distance(x, y) <= itinerary.corridor_m, 1)
     index, t, x, y = keep, t[keep], x[keep], y[keep]
     if len(t) < 2:
         return []

@@ -74,7 +74,8 @@ def test_our_commands_resolve_to_real_entry_points(name):
 @pytest.mark.parametrize("name", sorted(OURS))
 def test_our_environment_variables_are_read_and_valid(name):
     environment = SERVICES[name].get("environment", {})
-    known = {"FISCALIZA_FEED", "FISCALIZA_FLEET", "FISCALIZA_POLICY", "FISCALIZA_GEOFENCES", "FISCALIZA_DB"}
+    known = {"FISCALIZA_FEED", "FISCALIZA_FLEET", "FISCALIZA_POLICY", "FISCALIZA_GEOFENCES", "FISCALIZA_DB",
+             "FISCALIZA_SIGNING_KEY"}
     assert all(f'"{name}"' in (ROOT / "fiscaliza" / "cli.py").read_text() for name in known)
     for variable in environment:
         assert variable in known or variable in Settings.__dataclass_fields__.keys() or \
@@ -117,3 +118,10 @@ def test_the_web_health_check_calls_a_route_the_app_serves():
     check = " ".join(SERVICES["web"]["healthcheck"]["test"])
     assert "/saude" in check and "8000" in " ".join(SERVICES["web"]["command"])
     assert '"/saude"' in (ROOT / "web" / "app.py").read_text()
+
+
+def test_the_sink_signs_with_a_key_from_a_secret_file_not_the_image_or_the_database():
+    sink = SERVICES["dockets-sink"]
+    assert sink["environment"]["FISCALIZA_SIGNING_KEY"] == "/run/secrets/signing_key"
+    assert sink["secrets"] == ["signing_key"]
+    assert COMPOSE["secrets"]["signing_key"]["file"].startswith("./secrets/")

@@ -9,6 +9,7 @@ import pytest
 
 from dockets.calendar import BusinessCalendar
 from dockets.db import open_store
+from dockets.signing import SigningKey, create_key
 from dockets.sink import ingest_replay
 
 
@@ -18,10 +19,16 @@ def calendar() -> BusinessCalendar:
 
 
 @pytest.fixture(scope="session")
-def demo_store_file(demo_day, tmp_path_factory):
+def signing_key(tmp_path_factory) -> SigningKey:
+    """The Órgão's key for the tests' stores (its bundles are signed, as in production)."""
+    return create_key(tmp_path_factory.mktemp("keys") / "orgao.pem")
+
+
+@pytest.fixture(scope="session")
+def demo_store_file(demo_day, tmp_path_factory, signing_key):
     path = tmp_path_factory.mktemp("store") / "dockets.sqlite3"
     sessions = open_store(f"sqlite:///{path}")
-    ingest_replay(sessions, demo_day.inputs, demo_day.context, demo_day.records())
+    ingest_replay(sessions, demo_day.inputs, demo_day.context, demo_day.records(), signer=signing_key)
     sessions.kw["bind"].dispose()
     return path
 

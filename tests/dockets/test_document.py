@@ -64,6 +64,12 @@ def test_the_pdf_carries_every_field_of_art5(lavrado, demo_day):
         assert expected in text, expected
 
 
+def test_the_pdf_names_the_key_that_signed_its_evidence(lavrado, signing_key):
+    _, pdf = lavrado
+    text = " ".join(_text(pdf).split())
+    assert f"assinado digitalmente (Ed25519) pelo Órgão Gerencial, chave {signing_key.key_id}" in text
+
+
 def test_the_notification_deadline_skips_the_municipal_holiday(lavrado):
     # lavrado Wed 02/12/2026; business days 03 (Thu), 04 (Fri), 07 (Mon), [08 municipal holiday], 09 (Wed), 10 (Thu)
     _, pdf = lavrado

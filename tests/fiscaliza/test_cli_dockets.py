@@ -35,12 +35,64 @@ def test_demo_ends_by_writing_the_autos_and_telling_where(demo):
     assert "fiscaliza serve --db" in " ".join(stdout.split())
 
 
-def test_verify_reproduces_a_demo_bundle_exit_0(demo):
+def test_verify_reproduces_a_demo_bundle_signed_by_the_published_key_exit_0(demo):
+    out, stdout = demo
+    bundle = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
+    public = out / "chave-do-orgao.pub"
+    assert f"--public-key {public}" in " ".join(stdout.split())  # the demo says how
+    result = fiscaliza("verify", bundle, "--public-key", public)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Autenticidade: assinatura Ed25519 válida da chave" in result.stdout
+    assert "RESULTADO: pacote íntegro, autêntico, e a infração é reproduzida" in result.stdout
+
+
+def test_verify_without_the_published_key_does_not_uphold_the_bundle_exit_1(demo):
+    # reproduced, but who made it is not established: not enough to accuse on
     out, _ = demo
     bundle = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
     result = fiscaliza("verify", bundle)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "RESULTADO: infração reproduzida" in result.stdout
+    assert result.returncode == 1
+    assert "Autenticidade NÃO comprovada" in result.stdout and "infração reproduzida, mas" in result.stdout
+
+
+def test_verify_a_forged_bundle_with_a_recomputed_manifest_fails_authenticity_exit_1(demo, tmp_path):
+    # before: deleting other vehicles' pings and recomputing manifest.json gave exit 0
+    out, _ = demo
+    source = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
+    with zipfile.ZipFile(source) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    members["tachograph.jsonl"] = b"\n".join(line for line in members["tachograph.jsonl"].split(b"\n")
+                                             if b"JN-2014" in line) + b"\n"
+    manifest = json.loads(members["manifest.json"])
+    manifest["files"]["tachograph.jsonl"] = hashlib.sha256(members["tachograph.jsonl"]).hexdigest()
+    members["manifest.json"] = json.dumps(manifest).encode()
+    forged = tmp_path / "forged.zip"
+    with zipfile.ZipFile(forged, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    result = fiscaliza("verify", forged, "--public-key", out / "chave-do-orgao.pub")
+    assert result.returncode == 1
+    assert "Autenticidade NÃO comprovada" in result.stdout and "conteúdo assinado foi alterado" in result.stdout
+
+
+def test_verify_with_a_rotated_out_key_still_upholds_old_bundles(demo, tmp_path):
+    # a new key is created and published; the old public key stays published beside it
+    out, _ = demo
+    assert fiscaliza("keys", "init", "--out", tmp_path / "nova.pem").returncode == 0
+    bundle = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
+    result = fiscaliza("verify", bundle, "--public-key", tmp_path / "nova.pub", "--public-key",
+                       out / "chave-do-orgao.pub")
+    assert result.returncode == 0, result.stdout
+    # the new key alone does not vouch for what the old one signed
+    assert fiscaliza("verify", bundle, "--public-key", tmp_path / "nova.pub").returncode == 1
+
+
+def test_keys_init_never_overwrites_a_key(tmp_path):
+    assert fiscaliza("keys", "init", "--out", tmp_path / "k.pem").returncode == 0
+    first = (tmp_path / "k.pem").read_bytes()
+    assert_bad_input(fiscaliza("keys", "init", "--out", tmp_path / "k.pem"), "never overwritten")
+    assert (tmp_path / "k.pem").read_bytes() == first
+    assert (tmp_path / "k.pem").stat().st_mode & 0o777 == 0o600
 
 
 def test_verify_a_bundle_whose_infraction_was_altered_exits_1(demo, tmp_path):
@@ -59,7 +111,7 @@ def test_verify_a_bundle_whose_infraction_was_altered_exits_1(demo, tmp_path):
     with zipfile.ZipFile(forged, "w") as archive:
         for name, data in members.items():
             archive.writestr(name, data)
-    result = fiscaliza("verify", forged)
+    result = fiscaliza("verify", forged, "--public-key", out / "chave-do-orgao.pub")
     assert result.returncode == 1
     assert "NÃO reproduzida" in result.stdout and "fine_ufir" in result.stdout
 
@@ -79,7 +131,9 @@ def test_ingest_lavrar_export_from_a_replay(demo, tmp_path):
     db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
     from fiscaliza.samples import joao_neiva
     feed, fleet = joao_neiva()
-    args = ["dockets", "ingest", "--db", db, "--infractions", out / "replay" / "infractions.jsonl",
+    assert fiscaliza("keys", "init", "--out", tmp_path / "orgao.pem").returncode == 0
+    args = ["dockets", "ingest", "--db", db, "--signing-key", tmp_path / "orgao.pem",
+            "--infractions", out / "replay" / "infractions.jsonl",
             "--feed", feed, "--fleet", fleet, "--tachograph", out / "telemetry" / "tachograph.jsonl",
             "--catraca", out / "telemetry" / "catraca.jsonl"]
     first = fiscaliza(*args)
@@ -120,3 +174,11 @@ def test_users_add_a_short_password_exits_2(tmp_path):
     result = fiscaliza("users", "add", "--db", db, "--username", "x", "--name", "X", "--role", "gestor",
                        env={"FISCALIZA_PASSWORD": "curta"})
     assert_bad_input(result, "10 caracteres")
+
+
+def test_ingest_without_a_signing_key_exits_2(tmp_path):
+    # an unsigned bundle could be anyone's: bundles are only made with the Órgão's key
+    result = fiscaliza("dockets", "ingest", "--db", f"sqlite:///{tmp_path / 's.sqlite3'}", "--infractions",
+                       tmp_path / "i.jsonl", "--feed", tmp_path, "--fleet", tmp_path / "f.csv", "--tachograph",
+                       tmp_path / "t.jsonl", env={"FISCALIZA_SIGNING_KEY": ""})
+    assert_bad_input(result, "no signing key")
