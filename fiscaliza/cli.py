@@ -286,6 +286,25 @@ def verify(
     raise typer.Exit(0 if verdict.upheld else 1)
 
 
+audit_app = typer.Typer(help="The docket store's audit log.", no_args_is_help=True)
+app.add_typer(audit_app, name="audit")
+
+
+@audit_app.command("verify")
+def audit_verify(db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None) -> None:
+    """Check the audit log's hash chain end to end: exit 0 if it holds, 1 naming the first broken entry."""
+    from dockets.service import DocketError, verify_audit_chain
+
+    sessions = _open_store(db)
+    with sessions() as session:
+        try:
+            count = verify_audit_chain(session)
+        except DocketError as exc:
+            print(f"CADEIA ROMPIDA: {exc}")
+            raise typer.Exit(1)
+    print(f"cadeia de auditoria íntegra: {count} registros")
+
+
 keys_app = typer.Typer(help="The Órgão's signing key.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 

@@ -22,4 +22,4 @@ def test_migrating_twice_changes_nothing(tmp_path):
     migrate(engine)
     migrate(engine)
     with engine.connect() as connection:
-        assert MigrationContext.configure(connection).get_current_revision() == "0001"
+        assert MigrationContext.configure(connection).get_current_revision() == "0002"

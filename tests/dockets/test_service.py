@@ -156,6 +156,22 @@ def test_the_audit_log_refuses_updates_and_deletes(sessions):
             session.execute(sa.text("DELETE FROM audit_log"))
 
 
+def test_the_audit_log_refuses_insert_or_replace(sessions):
+    # before: on SQLite, REPLACE deleted entry 2 without firing the DELETE trigger and wrote
+    # another in its place
+    with sessions() as session:
+        row = session.execute(sa.text("SELECT * FROM audit_log WHERE id = 2")).mappings().one()
+        columns = ", ".join(row.keys())
+        values = {**row, "action": "Apagar"}
+        for verb in ("INSERT OR REPLACE", "REPLACE"):
+            with pytest.raises(sa.exc.DatabaseError, match="append-only"):
+                session.execute(sa.text(f"{verb} INTO audit_log ({columns}) VALUES "
+                                        f"({', '.join(':' + c for c in row.keys())})"), values)
+            session.rollback()
+        assert session.execute(sa.text("SELECT action FROM audit_log WHERE id = 2")).scalar() == row["action"]
+        assert verify_audit_chain(session) > 2
+
+
 def test_a_tampered_chain_is_detected(sessions):
     with sessions.begin() as session:
         session.execute(sa.text("DROP TRIGGER audit_log_no_update"))  # an attacker with DDL rights

@@ -182,3 +182,21 @@ def test_ingest_without_a_signing_key_exits_2(tmp_path):
                        tmp_path / "i.jsonl", "--feed", tmp_path, "--fleet", tmp_path / "f.csv", "--tachograph",
                        tmp_path / "t.jsonl", env={"FISCALIZA_SIGNING_KEY": ""})
     assert_bad_input(result, "no signing key")
+
+
+def test_audit_verify_names_the_first_broken_entry(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "store.sqlite3"
+    url = f"sqlite:///{db}"
+    env_password = {"FISCALIZA_PASSWORD": "uma-senha-longa"}
+    for name in ("ana", "bia"):
+        assert fiscaliza("users", "add", "--db", url, "--username", name, "--name", name.title(), "--role", "fiscal",
+                         "--registration", "1", env=env_password).returncode == 0
+    whole = fiscaliza("audit", "verify", "--db", url)
+    assert whole.returncode == 0 and "íntegra: 2 registros" in whole.stdout
+    with sqlite3.connect(db) as connection:  # someone with DDL rights rewrites entry 1
+        connection.execute("DROP TRIGGER audit_log_no_update")
+        connection.execute("UPDATE audit_log SET payload = '{}' WHERE id = 1")
+    broken = fiscaliza("audit", "verify", "--db", url)
+    assert broken.returncode == 1 and "registro de auditoria 1" in broken.stdout
