@@ -61,6 +61,7 @@ from web.security import (
     check_upload,
     new_token,
     same_token,
+    security_headers,
 )
 from web.throttle import LoginThrottle
 
@@ -295,6 +296,16 @@ def _install_error_handlers(app: FastAPI, web: _Web) -> None:
         return _error_page(web, request, exc.status, "Arquivo recusado",
                            exc.message + " Anexos aceitos: PDF, PNG ou JPEG, até "
                            f"{web.config.max_upload_bytes // (1024 * 1024) or 1} MiB cada, no máximo {MAX_FILES}.")
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception):
+        # sent by Starlette's outermost layer, past SecurityHeaders: the headers go on here
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        response = _error_page(web, request, 500, "Erro interno",
+                               "O sistema não pôde concluir o pedido. Nada foi registrado; tente de novo.")
+        for name, value in security_headers(static=False, hsts=web.config.secure_cookies):
+            response.headers[name.decode()] = value.decode()
+        return response
 
     @app.exception_handler(BodyTooLarge)
     async def body_too_large(request: Request, exc: BodyTooLarge):

@@ -21,6 +21,7 @@ from dockets.store import Docket, Occurrence, Operator
 from rules.anexo_i import ARTICLES
 from rules.catalogue import CATALOGUE
 from rules.model import CONFIRMED, infraction_id
+from telemetry.contracts import EARLIEST
 from web.format import parse_local_datetime
 from web.forms import FormError
 
@@ -127,6 +128,8 @@ def manual_from_form(session: Session, actor: Actor, form: Mapping[str, str], *,
         raise FormError("Informe a data e a hora da infração.")
     if occurred_at > now:
         raise FormError("A data e a hora da infração não podem estar no futuro.")
+    if occurred_at < EARLIEST:  # the same window the engine's decoder holds telemetry to
+        raise FormError(f"A data da infração não pode ser anterior a {EARLIEST:%d/%m/%Y}.")
     place = _field(form, "place", limit=500)
     if not place:
         raise FormError("Informe o local da infração (art. 5º, III).")

@@ -107,6 +107,24 @@ def check_upload(upload: Upload, *, allowed: frozenset[str], max_bytes: int) -> 
 
 # --- ASGI middleware -------------------------------------------------------------------
 
+def security_headers(*, static: bool, hsts: bool) -> list[tuple[bytes, bytes]]:
+    """The headers every response carries (`SecurityHeaders`), and the error page of an
+    unexpected exception too, which Starlette sends from outside every middleware."""
+    headers = [
+        (b"x-content-type-options", b"nosniff"),
+        (b"x-frame-options", b"DENY"),
+        (b"content-security-policy", CSP.encode()),
+        (b"referrer-policy", b"same-origin"),
+        (b"cross-origin-opener-policy", b"same-origin"),
+        (b"cross-origin-resource-policy", b"same-origin"),
+        (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+        (b"cache-control", b"public, max-age=3600" if static else b"no-store"),
+    ]
+    if hsts:
+        headers.append((b"strict-transport-security", b"max-age=31536000"))
+    return headers
+
+
 class SecurityHeaders:
     """Headers on every response: no sniffing, no framing, a CSP without scripts, and no
     caching of anything but the stylesheet."""
@@ -125,19 +143,7 @@ class SecurityHeaders:
             if message["type"] == "http.response.start":
                 headers = [(k, v) for k, v in message.get("headers", [])
                            if k.lower() not in (b"cache-control", b"x-frame-options", b"x-content-type-options")]
-                headers += [
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"x-frame-options", b"DENY"),
-                    (b"content-security-policy", CSP.encode()),
-                    (b"referrer-policy", b"same-origin"),
-                    (b"cross-origin-opener-policy", b"same-origin"),
-                    (b"cross-origin-resource-policy", b"same-origin"),
-                    (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
-                    (b"cache-control", b"public, max-age=3600" if static else b"no-store"),
-                ]
-                if self.hsts:
-                    headers.append((b"strict-transport-security", b"max-age=31536000"))
-                message = {**message, "headers": headers}
+                message = {**message, "headers": headers + security_headers(static=static, hsts=self.hsts)}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -16,11 +16,12 @@ def build_config(db_url: str, policy_path: Path | None = None, *, fleet_path: Pa
     the business-day calendar (state ES), its UFIR value prices manual infractions."""
     loaded = load_policy(policy_path)
     policy = loaded.policy
-    fleet = {}
-    if fleet_path is not None:
-        from fiscaliza.fleet import load_fleet
+    from fiscaliza.fleet import load_fleet
+    from fiscaliza.samples import joao_neiva
 
-        fleet = load_fleet(fleet_path)
+    # the fleet names each vehicle's operator: a manual infraction is checked against it
+    # (without it, any company's vehicle was accepted); the sample's by default, as --help says
+    fleet = load_fleet(fleet_path if fleet_path is not None else joao_neiva()[1])
     return WebConfig(sessions=open_store(db_url), calendar=calendar_for(loaded), issuer_name=issuer_name(loaded),
                      secure_cookies=secure_cookies, timezone=policy.timezone, ufir_brl=policy.ufir_brl, fleet=fleet)
 

@@ -527,3 +527,21 @@ def test_only_the_gestor_registers_a_paper_act_late_with_protocol_and_reason(kit
     # an act that is no paper act is never registered late
     assert gestor.post(f"/autos/{draft}/acoes/julgar-defesa", {**late, "decisao": "procedente",
                                                               "fundamentacao": "x"}).status_code == 403
+
+def test_an_unexpected_error_is_a_page_with_the_security_headers(browser, monkeypatch):
+    # before: a 500 (deeply nested geometry, year 9999) came from outside the middleware,
+    # without the CSP, no-sniff and framing headers
+    import web.views
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    fiscal = browser("fiscal")
+    fiscal.client._transport.raise_server_exceptions = False  # answer as a server does, not re-raise
+    monkeypatch.setattr(web.views, "docket_rows", broken)
+    response = fiscal.get("/autos")
+    assert response.status_code == 500
+    assert "Erro interno" in response.text and "a bug" not in response.text
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["x-frame-options"] == "DENY"
+    assert "default-src" in response.headers["content-security-policy"]

@@ -429,6 +429,18 @@ def test_login_pages(browser):
     assert anonymous.get("/saude").text == "ok"
 
 
+def test_a_manual_infraction_with_another_companys_vehicle_or_of_year_0001_is_refused(kit, browser):
+    fiscal = browser("fiscal")
+    data = {"code": "A-02", "operator_id": "TRD", "vehicle_id": "JN-1011", "route_id": "101",
+            "occurred_at": "2026-12-10T07:45", "place": "Terminal", "relato": "Relato."}
+    before = kit.snapshot()
+    response = fiscal.post("/infracoes/nova", data)  # JN-1011 is VNV's
+    assert response.status_code == 400 and "não pertence à empresa TRD" in response.text
+    response = fiscal.post("/infracoes/nova", {**data, "operator_id": "VNV", "occurred_at": "0001-01-01T07:45"})
+    assert response.status_code == 400 and "anterior a 01/01/2000" in response.text
+    assert kit.snapshot() == before
+
+
 def test_the_server_configuration_comes_from_the_policy(demo_db, tmp_path):
     import shutil
 
@@ -443,6 +455,8 @@ def test_the_server_configuration_comes_from_the_policy(demo_db, tmp_path):
         assert config.calendar.municipal_holidays == frozenset(policy.municipal_holidays)
         assert config.ufir_brl == policy.ufir_brl and config.timezone == policy.timezone
         assert config.secure_cookies and config.session_hours == 8 and config.max_upload_bytes == 10 * 1024 * 1024
+        # without --fleet, the sample's fleet (before: none, and any company's vehicle passed)
+        assert config.fleet["JN-1011"].operator_id == "VNV"
         with config.sessions() as session:
             assert session.scalar(select(Docket.id).limit(1)) is not None
     finally:
