@@ -76,6 +76,7 @@ def test_our_environment_variables_are_read_and_valid(name):
     environment = SERVICES[name].get("environment", {})
     known = {"FISCALIZA_FEED", "FISCALIZA_FLEET", "FISCALIZA_POLICY", "FISCALIZA_GEOFENCES", "FISCALIZA_DB",
              "FISCALIZA_SIGNING_KEY"}
+    environment = {k: v for k, v in environment.items() if k != "FORWARDED_ALLOW_IPS"}  # uvicorn's own
     assert all(f'"{name}"' in (ROOT / "fiscaliza" / "cli.py").read_text() for name in known)
     for variable in environment:
         assert variable in known or variable in Settings.__dataclass_fields__.keys() or \
@@ -125,3 +126,14 @@ def test_the_sink_signs_with_a_key_from_a_secret_file_not_the_image_or_the_datab
     assert sink["environment"]["FISCALIZA_SIGNING_KEY"] == "/run/secrets/signing_key"
     assert sink["secrets"] == ["signing_key"]
     assert COMPOSE["secrets"]["signing_key"]["file"].startswith("./secrets/")
+
+
+def test_published_ports_listen_on_the_loopback_only():
+    # before: 8000 on every interface, around the proxy
+    published = [(name, port) for name, service in SERVICES.items() for port in service.get("ports", [])]
+    assert published and all(str(port).startswith("127.0.0.1:") for _, port in published), published
+
+
+def test_the_web_app_trusts_forwarded_headers_from_the_proxy_only():
+    # before: unset, so behind the proxy every client shared one login-throttle bucket
+    assert SERVICES["web"]["environment"]["FORWARDED_ALLOW_IPS"].startswith("${PROXY_ADDRESS:?")
