@@ -5,6 +5,7 @@ docket sink publishes what is not yet published, then marks it)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import secrets
 
@@ -14,6 +15,7 @@ from sqlalchemy.orm import Session
 from dockets import service
 from dockets.service import Actor, DocketError, Forbidden
 from dockets.store import Occurrence
+from telemetry import Rejection, decode
 
 OCCURRENCE_KINDS = {
     "road_closure": "Interdição de via",
@@ -48,6 +50,11 @@ def register_occurrence(session: Session, actor: Actor, *, occurrence_id: str | 
                             end=end.astimezone(dt.UTC), route_id=route_id or None,
                             vehicle_id=vehicle_id or None, geometry=geometry, note=note or None,
                             created_by=actor.user_id, created_at=now or service.utcnow())
+    # the engine's own decoder is the one validator of an occurrence: what it would reject
+    # (an unclosed polygon, NaN, an unknown geometry type) is never shown as registered
+    checked = decode("occurrences", json.dumps(occurrence_record(occurrence, dt.UTC)).encode(), "formulário")
+    if isinstance(checked, Rejection):
+        raise DocketError(f"O motor recusaria esta ocorrência: {checked.detail}")
     session.add(occurrence)
     session.flush()
     service.audit(session, actor, "occurrence", occurrence.id, "RegistrarOcorrencia",

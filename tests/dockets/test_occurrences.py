@@ -41,6 +41,19 @@ def test_only_a_fiscal_registers_and_times_must_make_sense(sessions, actors):
         _register(sessions, actors["fiscal"], end=dt.datetime(2026, 12, 1, 12, 0, tzinfo=SP))
 
 
+@pytest.mark.parametrize("geometry", [
+    {"type": "Polygon", "coordinates": [[[-40.4, -19.7], [-40.41, -19.7], [-40.41, -19.71]]]},  # not closed
+    {"type": "Point", "coordinates": [float("nan"), -19.7]},
+    {"type": "Hexagon", "coordinates": []},
+])
+def test_an_occurrence_the_engine_would_reject_is_refused(sessions, actors, geometry):
+    # before: shown as registered, and never justified anything (the workers rejected it)
+    with pytest.raises(DocketError, match="O motor recusaria esta ocorrência"):
+        _register(sessions, actors["fiscal"], geometry=geometry)
+    with sessions() as session:
+        assert pending_publication(session) == []
+
+
 def test_the_outbox_holds_what_is_not_yet_published(sessions, actors):
     _register(sessions, actors["fiscal"])
     _register(sessions, actors["fiscal"], occurrence_id="obra-2")
