@@ -35,6 +35,23 @@ def test_demo_ends_by_writing_the_autos_and_telling_where(demo):
     assert "fiscaliza serve --db" in " ".join(stdout.split())
 
 
+def forged_copy(out, tmp_path, member: str, change):
+    """The demo's D-11 bundle with one member changed and its manifest recomputed, as a
+    forger would (the signature left as it was)."""
+    source = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
+    with zipfile.ZipFile(source) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    members[member] = change(members[member])
+    manifest = json.loads(members["manifest.json"])
+    manifest["files"][member] = hashlib.sha256(members[member]).hexdigest()
+    members["manifest.json"] = json.dumps(manifest).encode()
+    forged = tmp_path / "forged.zip"
+    with zipfile.ZipFile(forged, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return forged
+
+
 def test_verify_reproduces_a_demo_bundle_signed_by_the_published_key_exit_0(demo):
     out, stdout = demo
     bundle = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
@@ -58,18 +75,8 @@ def test_verify_without_the_published_key_does_not_uphold_the_bundle_exit_1(demo
 def test_verify_a_forged_bundle_with_a_recomputed_manifest_fails_authenticity_exit_1(demo, tmp_path):
     # before: deleting other vehicles' pings and recomputing manifest.json gave exit 0
     out, _ = demo
-    source = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
-    with zipfile.ZipFile(source) as archive:
-        members = {n: archive.read(n) for n in archive.namelist()}
-    members["tachograph.jsonl"] = b"\n".join(line for line in members["tachograph.jsonl"].split(b"\n")
-                                             if b"JN-2014" in line) + b"\n"
-    manifest = json.loads(members["manifest.json"])
-    manifest["files"]["tachograph.jsonl"] = hashlib.sha256(members["tachograph.jsonl"]).hexdigest()
-    members["manifest.json"] = json.dumps(manifest).encode()
-    forged = tmp_path / "forged.zip"
-    with zipfile.ZipFile(forged, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
+    forged = forged_copy(out, tmp_path, "tachograph.jsonl", lambda content: b"\n".join(
+        line for line in content.split(b"\n") if b"JN-2014" in line) + b"\n")
     result = fiscaliza("verify", forged, "--public-key", out / "chave-do-orgao.pub")
     assert result.returncode == 1
     assert "Autenticidade NÃO comprovada" in result.stdout and "conteúdo assinado foi alterado" in result.stdout
@@ -98,19 +105,8 @@ def test_keys_init_never_overwrites_a_key(tmp_path):
 def test_verify_a_bundle_whose_infraction_was_altered_exits_1(demo, tmp_path):
     """Raising the recorded fine and re-signing the manifest: the re-run disagrees."""
     out, _ = demo
-    source = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
-    with zipfile.ZipFile(source) as archive:
-        members = {n: archive.read(n) for n in archive.namelist()}
-    record = json.loads(members["infraction.json"])
-    record["fine_ufir"] = 400
-    members["infraction.json"] = json.dumps(record).encode()
-    manifest = json.loads(members["manifest.json"])
-    manifest["files"]["infraction.json"] = hashlib.sha256(members["infraction.json"]).hexdigest()
-    members["manifest.json"] = json.dumps(manifest).encode()
-    forged = tmp_path / "forged.zip"
-    with zipfile.ZipFile(forged, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
+    forged = forged_copy(out, tmp_path, "infraction.json",
+                         lambda content: json.dumps({**json.loads(content), "fine_ufir": 400}).encode())
     result = fiscaliza("verify", forged, "--public-key", out / "chave-do-orgao.pub")
     assert result.returncode == 1
     assert "NÃO reproduzida" in result.stdout and "fine_ufir" in result.stdout
