@@ -67,6 +67,7 @@ class DemoDockets:
     files: list[Path]
     accounts: list[tuple[str, str, str]]  # username, role, password
     public_key: Path  # the demo Órgão's published key, for fiscaliza verify
+    lavrados: bool = True  # False: the simulated day is still to come, the autos are drafts
 
 
 def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, progress=None) -> DemoDockets:
@@ -110,7 +111,8 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     # acts are dated by the clock: the autos are lavrados today (a demo of a day still to
     # come leaves them as drafts: an act is never dated in the future)
     today = dt.datetime.now(context.policy.tz).date()
-    if today >= date:
+    lavrados = today >= date
+    if lavrados:
         lavrar_drafts(sessions, fiscal, today, calendar=calendar, issuer_name=issuer_name(context.policy))
     files = export_files(sessions, out)
     with sessions() as session:
@@ -118,11 +120,12 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
                   for d in session.query(Docket).order_by(Docket.number)]
     if progress:
         progress(1, 1)
-    return DemoDockets(database, labels, files, accounts, public_path(key_path))
+    return DemoDockets(database, labels, files, accounts, public_path(key_path), lavrados)
 
 
 def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
-    table = Table(title="Autos de infração lavrados")
+    table = Table(title="Autos de infração lavrados" if dockets.lavrados else
+                  "Autos de infração em rascunho (o dia simulado ainda não chegou: nenhum ato é datado no futuro)")
     for column in ("auto nº", "código", "operadora", "multa (UFIR)"):
         table.add_column(column, justify="right" if column == "multa (UFIR)" else "left")
     for label, code, operator, ufir in dockets.labels:
