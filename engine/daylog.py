@@ -46,13 +46,14 @@ class DayLog(msgspec.Struct):
     last_reading: float | None = None
     gaps: list[tuple[float, float]] = msgspec.field(default_factory=list)
     notable: list[tuple[CatracaReading, int | None]] = msgspec.field(default_factory=list)
+    after: list[tuple[float, int]] = msgspec.field(default_factory=list)  # the reading after each notable one
     # the fixes around the newest reading, kept if it turns out to open a silence
     last_reading_before: KeptFix | None = None
     last_reading_after: KeptFix | None = None
 
     def catraca(self) -> CatracaDay:
         return CatracaDay(self.readings, self.first_reading, self.last_reading, tuple(self.gaps),
-                          tuple(self.notable))
+                          tuple(self.notable), tuple(self.after))
 
     def fixes(self) -> list[KeptFix]:
         """The kept fixes, with those around the day's last reading (a silence may run
@@ -135,6 +136,7 @@ def add_reading(log: DayLog, reading: CatracaReading, max_silence_s: float) -> N
         keep(log, [k for k in (log.last_reading_before, log.last_reading_after) if k is not None])
         if log.last_reading_after is None:
             log.keep_next = True
+    log.after += [(reading.epoch, reading.counter)] * (len(log.notable) - len(log.after))
     if is_notable(reading, log.counter):
         log.notable.append((reading, log.counter))
         keep(log, [log.last] if log.last is not None else [])

@@ -710,7 +710,7 @@ class VehicleStage:
 
     @staticmethod
     def _d21_moments(facts: VehicleDayFacts, policy) -> list[float]:
-        return [v["reading"].epoch for v in d21.violations(facts, policy)]
+        return [v["proven"] for v in d21.violations(facts, policy)]
 
     @staticmethod
     def _proven_at(logs: list[TripLog], moment: float) -> float:

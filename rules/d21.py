@@ -9,14 +9,21 @@ Sensor faults that look like a counter going back accuse no one:
   sizes (`counter_moduli`: 99,999 -> 0, 65,535 -> 2) to its bottom, continues the count;
 - a counter no register holds, or one rising faster than `max_boardings_per_minute`
   since the previous reading, is rejected before it reaches the facts (engine.vehicle),
-  so the reading after it is compared with the last plausible one.
+  so the reading after it is compared with the last plausible one;
+- a catraca whose clock runs behind stamps later readings (higher counts) with earlier
+  times: in event-time order its readings interleave with the right ones (100, 120, 110,
+  130) and each dip is back above where it fell from at the next reading. A counter
+  going back is a fact only once the next reading carries on below the counter it fell
+  from; a fall at the day's last reading, with nothing after it, is insufficient
+  evidence. (A set-back smaller than the boardings until the next reading cannot be told
+  from a clock running behind: the price of never accusing a clock.)
 """
 
 from __future__ import annotations
 
 from fiscaliza.policy import Policy
 from rules.facts import VehicleDayFacts, iso, local, within
-from rules.model import Finding, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
 from telemetry import message_id
 
 CODE = "D-21"
@@ -47,22 +54,44 @@ def implausible(previous: tuple[float, int] | None, epoch: float, counter: int, 
 
 
 def violations(facts: VehicleDayFacts, policy: Policy) -> list[dict]:
+    """The broken seals and the counters that went back and carried on from there, each
+    with the moment its evidence was complete (`proven`)."""
     found = []
-    for reading, previous in facts.catraca.notable:
+    for index, (reading, previous) in enumerate(facts.catraca.notable):
         in_service = within(facts.in_service, reading.epoch)
         if in_service and not reading.seal_intact:
-            found.append({"fact": "lacre violado", "reading": reading})
-        if in_service and previous is not None and reading.counter < previous \
-                and not wraps(previous, reading.counter, policy):
+            found.append({"fact": "lacre violado", "reading": reading, "proven": reading.epoch})
+        after = facts.catraca.after_notable(index)
+        if in_service and _fell(reading, previous, policy) and after is not None and after[1] < previous:
             found.append({"fact": f"contador voltou de {previous} para {reading.counter}", "reading": reading,
-                          "previous_counter": previous})
+                          "previous_counter": previous, "next_counter": after[1], "proven": after[0]})
     return found
+
+
+def _fell(reading, previous: int | None, policy: Policy) -> bool:
+    return previous is not None and reading.counter < previous and not wraps(previous, reading.counter, policy)
+
+
+def unconfirmed_falls(facts: VehicleDayFacts, policy: Policy) -> list[dict]:
+    """Counters that went back at the day's last reading: nothing shows the count carried
+    on from there rather than a clock running behind."""
+    return [{"ts": iso(reading.epoch, facts.tz), "counter": reading.counter, "previous_counter": previous,
+             "msg_id": message_id(reading, facts.tz)}
+            for index, (reading, previous) in enumerate(facts.catraca.notable)
+            if within(facts.in_service, reading.epoch) and _fell(reading, previous, policy)
+            and facts.catraca.after_notable(index) is None]
 
 
 def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
     found = violations(facts, policy)
     if not found:
-        return []
+        unconfirmed = unconfirmed_falls(facts, policy)
+        return [InsufficientEvidence(
+            code=CODE, service_date=facts.date, operator_id=facts.operator_id, route_id=None, trip_id=None,
+            vehicle_id=facts.vehicle_id,
+            reason="o contador caiu na última leitura do dia: sem a leitura seguinte, não se distingue de um "
+                   "relógio de catraca atrasado",
+            evidence={"readings": unconfirmed})] if unconfirmed else []
     first = found[0]["reading"]
     fix = min(facts.fixes, key=lambda f: abs(f.t - first.epoch)) if facts.fixes else None
     trip = next((tf for tf in facts.trips if tf.departed_at <= first.epoch <= tf.arrived_at), None)
@@ -78,7 +107,8 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
         evidence={
             "facts": [{"fact": f["fact"], "ts": iso(f["reading"].epoch, facts.tz), "counter": f["reading"].counter,
                        "seal_intact": f["reading"].seal_intact, "msg_id": message_id(f["reading"], facts.tz)}
-                      | ({"previous_counter": f["previous_counter"]} if "previous_counter" in f else {})
+                      | ({"previous_counter": f["previous_counter"], "next_counter": f["next_counter"]}
+                         if "previous_counter" in f else {})
                       for f in found],
             "counter_moduli": list(policy.d21.counter_moduli),
             "in_service": [[iso(a, facts.tz), iso(b, facts.tz)] for a, b in facts.in_service],

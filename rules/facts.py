@@ -104,22 +104,30 @@ class CatracaDay(msgspec.Struct, frozen=True):
     last: float | None = None
     gaps: tuple[tuple[float, float], ...] = ()  # (reading, next reading) further apart than the limit
     notable: tuple[tuple[CatracaReading, int | None], ...] = ()  # (reading, counter before it)
+    # (time, counter) of the reading after each notable one, in the same order (shorter
+    # while the newest notable readings wait for theirs): a counter that dips and comes
+    # back above where it was is two clocks interleaved, not a counter set back
+    after: tuple[tuple[float, int], ...] = ()
+
+    def after_notable(self, index: int) -> tuple[float, int] | None:
+        return self.after[index] if index < len(self.after) else None
 
 
 def catraca_day(readings, previous_counter: int | None, max_silence_s: float) -> CatracaDay:
     """The CatracaDay of a day's readings (any order): the batch form of what the engine
     accumulates reading by reading."""
     ordered = sorted(readings, key=lambda r: (r.epoch, r.counter))
-    gaps, notable = [], []
+    gaps, notable, after = [], [], []
     previous = previous_counter
     for before, reading in zip([None, *ordered], ordered):
         if before is not None and reading.epoch - before.epoch > max_silence_s:
             gaps.append((before.epoch, reading.epoch))
+        after += [(reading.epoch, reading.counter)] * (len(notable) - len(after))
         if is_notable(reading, previous):
             notable.append((reading, previous))
         previous = reading.counter
     return CatracaDay(len(ordered), ordered[0].epoch if ordered else None, ordered[-1].epoch if ordered else None,
-                      tuple(gaps), tuple(notable))
+                      tuple(gaps), tuple(notable), tuple(after))
 
 
 def is_notable(reading: CatracaReading, previous_counter: int | None) -> bool:

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 from fiscaliza.policy import load_policy
 from rules.d21 import detect
+from rules.model import Infraction, InsufficientEvidence
 from rules.facts import VehicleDayFacts, catraca_day
 from telemetry import CatracaReading, decode_catraca
 
@@ -80,23 +81,25 @@ def test_seal_broken_with_no_service_yields_nothing():
 # --- the counter -----------------------------------------------------------------
 
 def test_counter_going_backwards_in_service_yields_infraction():
-    found = detect(facts([reading(0, 100), reading(600, 90)]), POLICY)
+    # 100, then 90, then 95: it went back and carried on from there (95 < 100)
+    found = detect(facts([reading(0, 100), reading(600, 90), reading(1200, 95)]), POLICY)
     assert len(found) == 1  # 90 < 100
     assert found[0].evidence["facts"][0]["fact"] == "contador voltou de 100 para 90"
+    assert found[0].evidence["facts"][0]["next_counter"] == 95
     assert found[0].occurred_at == dt.datetime(2026, 12, 1, 6, 10, tzinfo=TZ)  # T0 + 600 s
 
 
 def test_counter_below_previous_day_yields_infraction():
-    found = detect(facts([reading(0, 490), reading(600, 500)], previous_counter=500), POLICY)
-    assert len(found) == 1  # first reading 490 < 500, the last counter of the day before
+    found = detect(facts([reading(0, 490), reading(600, 495)], previous_counter=500), POLICY)
+    assert len(found) == 1  # first reading 490 < 500, the last counter of the day before; then 495 < 500
     assert found[0].evidence["facts"][0]["fact"] == "contador voltou de 500 para 490"
     assert found[0].occurred_at == dt.datetime(2026, 12, 1, 6, 0, tzinfo=TZ)  # T0 + 0 s
 
 
 def test_counter_below_reading_before_service_yields_infraction():
     # 100 at 05:50 (out of service), 90 at 06:10 (in service): the in-service message goes back
-    found = detect(facts([reading(-600, 100), reading(600, 90)]), POLICY)
-    assert len(found) == 1  # 90 < 100
+    found = detect(facts([reading(-600, 100), reading(600, 90), reading(900, 91)]), POLICY)
+    assert len(found) == 1 and isinstance(found[0], Infraction)  # 90 < 100, then 91 < 100
 
 
 def test_counter_equal_yields_nothing():
@@ -128,7 +131,7 @@ def test_seal_and_counter_on_one_day_yields_infraction_once():
 
 def test_same_vehicle_and_day_yields_infraction_with_same_id():
     a = detect(facts([reading(600, 110, seal_intact=False)]), POLICY)
-    b = detect(facts([reading(1800, 90)], previous_counter=100), POLICY)
+    b = detect(facts([reading(1800, 90), reading(2400, 91)], previous_counter=100), POLICY)
     assert a[0].infraction_id == b[0].infraction_id  # identity: date and vehicle, not the fact
     again = detect(facts([reading(600, 110, seal_intact=False)]), POLICY)
     assert again == a  # same facts, same record
@@ -156,13 +159,30 @@ def test_counter_rolling_over_a_register_yields_nothing():
 
 def test_counter_falling_outside_a_roll_over_yields_infraction():
     # 500,000 is not in the top 1 % of any size (1,000,000's starts at 990,000; 100,000 < 500,000)
-    [rec] = detect(facts([reading(0, 500_000), reading(600, 0)]), POLICY)
+    [rec] = detect(facts([reading(0, 500_000), reading(600, 0), reading(1200, 4)]), POLICY)
     assert rec.evidence["facts"][0] == {"fact": "contador voltou de 500000 para 0", "ts": "2026-12-01T06:10:00-03:00",
                                         "counter": 0, "seal_intact": True, "msg_id": "V1/2026-12-01T06:10:00-03:00",
-                                        "previous_counter": 500_000}
+                                        "previous_counter": 500_000, "next_counter": 4}
     # from the top of 1,000,000 but to 500,000, not to its bottom 1 % (< 10,000)
-    assert len(detect(facts([reading(0, 999_998), reading(600, 500_000)]), POLICY)) == 1
+    found = detect(facts([reading(0, 999_998), reading(600, 500_000), reading(1200, 500_003)]), POLICY)
+    assert len(found) == 1 and isinstance(found[0], Infraction)
     assert rec.evidence["counter_moduli"] == list(POLICY.d21.counter_moduli)
+
+
+def test_a_catraca_clock_running_behind_interleaves_its_readings_and_yields_nothing():
+    # the true sequence 100 (06:00), 110 (06:05), then the clock falls 5 min behind: 120
+    # is stamped 06:00 again, 130 06:05. In time order: 100, 120, 110, 130. Before, the
+    # dip 120 -> 110 was a D-21; the next reading (130) is back above 120: two clocks
+    readings = [reading(0, 100), reading(0, 120), reading(300, 110), reading(300, 130), reading(600, 140)]
+    assert detect(facts(readings), POLICY) == []
+
+
+def test_a_counter_going_back_at_the_days_last_reading_is_insufficient_evidence():
+    # 100 then 90, and nothing after: a set-back, or a clock behind whose next reading
+    # would have come back above 100; nobody can tell
+    [record] = detect(facts([reading(0, 100), reading(600, 90)]), POLICY)
+    assert isinstance(record, InsufficientEvidence) and "relógio de catraca atrasado" in record.reason
+    assert record.evidence["readings"][0]["previous_counter"] == 100
 
 
 def test_implausible_counters():
