@@ -704,9 +704,8 @@ class VehicleStage:
         return changed
 
     def _d19_moments(self, facts: VehicleDayFacts) -> list[float]:
-        limit = self.ctx.policy.d19.max_silence_s
         faults = [r.epoch for r, _ in facts.catraca.notable if r.status == "fault" and within(facts.in_service, r.epoch)]
-        return [a + limit for a, _ in d19.silences(facts, limit)] + faults
+        return [proven for _, _, proven in d19.proven_silences(facts, self.ctx.policy)] + faults
 
     @staticmethod
     def _d21_moments(facts: VehicleDayFacts, policy) -> list[float]:

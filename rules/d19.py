@@ -6,6 +6,13 @@ While the vehicle is in service its catraca is silent for more than `max_silence
 message at all that day is insufficient evidence (the input may lack the stream).
 One record per vehicle and service day; the evidence carries the retention of the vehicle (art. 44, III:
 "não estiver funcionando o dispositivo de controle de passageiros").
+
+A silence at an edge of the day's readings (before the first, after the last) is also
+what a catraca clock off by a few minutes shows: its readings end early (behind) or
+start late (ahead) against the tachograph's service. There it accuses only beyond the
+limit plus the clock offset the stream tolerates (`stream.max_clock_jump_s`); shorter,
+it is insufficient evidence. A silence between two readings is the catraca's own
+measure of itself and needs no such margin.
 """
 
 from __future__ import annotations
@@ -20,19 +27,34 @@ CODE = "D-19"
 RETENTION = "retenção do veículo (Lei 867/1998, art. 44, III)"
 
 
-def silences(facts: VehicleDayFacts, limit_s: float) -> list[tuple[float, float]]:
-    """In-service stretches without any catraca message longer than `limit_s`: each
-    in-service interval cut by the day's silences between readings (and before the
-    first and after the last reading)."""
+def silences(facts: VehicleDayFacts, limit_s: float, edge_s: float | None = None) -> list[tuple[float, float]]:
+    """In-service stretches without any catraca message longer than `limit_s` (`edge_s`
+    before the first and after the last reading): each in-service interval cut by the
+    day's silences between readings and at the edges of the day's readings."""
+    return [(a, b) for a, b, _ in _silences(facts, limit_s, limit_s if edge_s is None else edge_s)]
+
+
+def _silences(facts: VehicleDayFacts, limit_s: float, edge_s: float) -> list[tuple[float, float, float]]:
+    """(start, end, when it was proven) of each silence in service over its limit: a
+    silence between readings once the reading that ends it came (or, still going on,
+    once it passed the edge limit), one at an edge once it passed the edge limit."""
     day = facts.catraca
-    quiet = [(-np.inf, day.first), *day.gaps, (day.last, np.inf)] if day.readings else [(-np.inf, np.inf)]
+    quiet = ([(-np.inf, day.first, edge_s, np.inf), *[(a, b, limit_s, b) for a, b in day.gaps],
+              (day.last, np.inf, edge_s, np.inf)]
+             if day.readings else [(-np.inf, np.inf, edge_s, np.inf)])
     found = []
     for start, end in facts.in_service:
-        for a, b in quiet:
+        for a, b, limit, closed in quiet:
             a, b = max(a, start), min(b, end)
-            if b - a > limit_s:
-                found.append((float(a), float(b)))
+            if b - a > limit:
+                found.append((float(a), float(b), float(min(closed, a + edge_s))))
     return found
+
+
+def proven_silences(facts: VehicleDayFacts, policy: Policy) -> list[tuple[float, float, float]]:
+    """(start, end, moment its evidence was complete) of each silence that accuses."""
+    limit = policy.d19.max_silence_s
+    return _silences(facts, limit, limit + policy.stream.max_clock_jump_s)
 
 
 def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
@@ -45,10 +67,18 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
             code=CODE, service_date=facts.date, operator_id=facts.operator_id, route_id=None, trip_id=None,
             vehicle_id=facts.vehicle_id, reason="nenhum registro de catraca do veículo no dia",
             evidence={"in_service": [[iso(a, facts.tz), iso(b, facts.tz)] for a, b in facts.in_service]})]
-    quiet = silences(facts, limit)
+    quiet = [(a, b) for a, b, _ in proven_silences(facts, policy)]
     faults = [r for r, _ in facts.catraca.notable if r.status == "fault" and within(facts.in_service, r.epoch)]
     if not quiet and not faults:
-        return []
+        edges = [s for s in silences(facts, limit) if s not in silences(facts, limit, edge_s=np.inf)]
+        return [InsufficientEvidence(
+            code=CODE, service_date=facts.date, operator_id=facts.operator_id, route_id=None, trip_id=None,
+            vehicle_id=facts.vehicle_id,
+            reason="catraca silenciosa na ponta do dia por menos que o limite mais a defasagem de relógio tolerada: "
+                   "pode ser o relógio da catraca adiantado ou atrasado",
+            evidence={"silences": [{"from": iso(a, facts.tz), "to": iso(b, facts.tz), "seconds": round(b - a, 1)}
+                                   for a, b in edges],
+                      "max_silence_s": limit, "max_clock_offset_s": policy.stream.max_clock_jump_s})] if edges else []
     moments = [(a, f"catraca sem transmitir por {(b - a) / 60:.1f} min em serviço") for a, b in quiet]
     moments += [(r.epoch, "catraca em falha (status fault)") for r in faults]
     moments.sort()

@@ -221,11 +221,15 @@ def test_d19_comes_out_when_the_silence_passes_its_limit_in_a_trip_known_to_be_i
     context, injected, reference, _ = faults_day
     first, settled = first_and_settled(faults_day, "D-19")
     assert first.status == settled.status == "confirmed"
-    # the 15 min silence passes D-19's 600 s at start + 600 s; the vehicle is known to be
-    # in service then once the trip it is running arrives (a trip is realized at its
-    # arrival): detected_at is the later of the two, to the arrival ping (<= 10 s later)
-    exceeded = first.occurred_at.timestamp() + context.policy.d19.max_silence_s
-    bound = max(exceeded, arrival_ping_after(reference, first.vehicle_id, exceeded))
+    # the 15 min silence is proven by the reading that ends it (while it went on, it could
+    # be a catraca clock behind: 600 s + 900 s of clock offset are needed to accuse it
+    # open); the vehicle is known to be in service then once the trip it is running
+    # arrives (a trip is realized at its arrival): detected_at is the later of the two, to
+    # the arrival ping (<= 10 s later)
+    silence = first.evidence["silences"][0]
+    ended = dt.datetime.fromisoformat(silence["to"]).timestamp()
+    assert 600 < silence["seconds"] < 600 + context.policy.stream.max_clock_jump_s
+    bound = max(ended, arrival_ping_after(reference, first.vehicle_id, ended))
     assert 0 <= first.detected_at.timestamp() - bound <= 10
     assert first.vehicle_id == injected["silent_catraca"]["vehicle_id"]
 

@@ -396,16 +396,17 @@ def test_a_record_citing_a_message_that_came_in_two_versions_is_at_most_provisio
     assert [r for r in got_infractions if r.code != "D-21"] == infractions
 
 
-def test_a_catraca_clock_falling_10_min_behind_at_noon_is_no_d21(context, tmp_path):
+def test_a_catraca_clock_falling_10_min_behind_at_noon_accuses_no_one(context, tmp_path):
     # JN-2012's catraca clock falls 10 min behind at noon; its readings still arrive in the
     # order they were made. In event time the afternoon's first readings interleave with
     # the late morning's (a count that dips and comes back above): before, a D-21
-    # ("contador voltou"). Still open (#12): the last 10 min of service then look silent
-    # to D-19, a clock offset that catraca timestamps alone cannot tell from a silence
+    # ("contador voltou"); and the service's last 10 min looked silent: a D-19. That
+    # silence after the day's last reading is within the limit plus the clock offset the
+    # stream tolerates (600 + 900 s): insufficient evidence
     def behind(readings):
         return [msgspec.structs.replace(r, ts=r.ts - dt.timedelta(minutes=10)) if r.ts.hour >= 12 else r
                 for r in readings]
 
     infractions, rejected, _ = _catraca_day_with(context, tmp_path, "JN-2012", behind)
-    assert [i for i in infractions if i.code == "D-21" and i.vehicle_id == "JN-2012"] == []
+    assert [i for i in infractions if i.code in ("D-21", "D-19") and i.vehicle_id == "JN-2012"] == []
     assert rejected == []

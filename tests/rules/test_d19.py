@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 from fiscaliza.policy import load_policy
 from rules.d19 import RETENTION, detect, silences
 from rules.facts import VehicleDayFacts, catraca_day
-from rules.model import InsufficientEvidence
+from rules.model import Infraction, InsufficientEvidence
 from telemetry import CatracaReading, decode_catraca
 
 POLICY = load_policy()
@@ -164,3 +164,27 @@ def test_same_facts_yields_infraction_with_same_id():
     assert detect(facts([reading(-600)]), POLICY) == a  # same facts, same record
     other_day = detect(facts([reading(-600)], date=dt.date(2026, 12, 2)), POLICY)
     assert other_day[0].infraction_id != a[0].infraction_id
+
+
+# --- a catraca clock off by minutes --------------------------------------------------------
+
+def test_a_silence_after_the_days_last_reading_within_a_clock_offset_yields_insufficient_evidence():
+    # the last reading at 06:48: 720 s to the end of service at 07:00 is over the 600 s
+    # limit, but within it plus the 900 s a device clock may be off (stream.max_clock_jump_s):
+    # a catraca 12 min behind shows exactly this
+    [record] = detect(facts(every_minute(0, 2880)), POLICY)
+    assert isinstance(record, InsufficientEvidence) and "defasagem de relógio" in record.reason
+    assert record.evidence["silences"][0]["seconds"] == 720.0
+
+
+def test_a_silence_after_the_days_last_reading_beyond_limit_and_clock_offset_yields_infraction():
+    # the last reading at 06:34:59: 1501 s > 600 + 900 s to the end of service
+    [record] = detect(facts(every_minute(0, 2040) + [reading(2099)]), POLICY)
+    assert isinstance(record, Infraction) and record.evidence["silences"][0]["seconds"] == 1501.0
+
+
+def test_a_silence_between_two_readings_needs_no_clock_margin_yields_infraction():
+    # 06:10 to 06:22, 720 s between two readings: the catraca's own clock measured it
+    readings = every_minute(0, 600) + every_minute(1320, 3600)
+    [record] = detect(facts(readings), POLICY)
+    assert isinstance(record, Infraction)
