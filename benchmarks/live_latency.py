@@ -97,7 +97,8 @@ def main() -> None:
     app_id = f"live-{uuid.uuid4().hex[:8]}"
     datadir = tempfile.TemporaryDirectory(prefix=f"{app_id}-data-")
     env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": args.bootstrap, "FISCALIZA_APP_ID": app_id,
-           "FISCALIZA_DATADIR": datadir.name}
+           "FISCALIZA_DATADIR": datadir.name,
+           "FISCALIZA_BACKFILL": "1"}  # a simulated day, dated as simulated, not by today's clock
     log = open(tempfile.mktemp(suffix=".log"), "w")
     worker = subprocess.Popen([sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning"],
                               env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -75,7 +75,8 @@ def worker_rate(bootstrap: str, total: int) -> tuple[float, tuple[int, int]]:
     app_id = f"bench-{uuid.uuid4().hex[:8]}"
     datadir = tempfile.TemporaryDirectory(prefix=f"{app_id}-data-")  # the worker's Faust data directory
     env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id,
-           "FISCALIZA_DATADIR": datadir.name}
+           "FISCALIZA_DATADIR": datadir.name,
+           "FISCALIZA_BACKFILL": "1"}  # simulated days, some still to come on the sample's calendar
     log = open(tempfile.mktemp(suffix=".log"), "w")
     worker = subprocess.Popen([sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning"],
                               env=env, stdout=log, stderr=subprocess.STDOUT)

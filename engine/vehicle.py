@@ -150,10 +150,14 @@ class VehicleStage:
 
     def __init__(self, ctx: Context, partition: PartitionState,
                  load: Callable[[str], VehicleState | None], save: Callable[[VehicleState], None],
-                 sources: frozenset[str] = frozenset({"tachograph", "catraca"})):
+                 sources: frozenset[str] = frozenset({"tachograph", "catraca"}),
+                 wall_clock: Callable[[], float] | None = None):
         self.ctx = ctx
         self.partition = partition
         self.sources = sources  # the inputs the watermark waits for
+        # the processing clock (epoch s) of a live worker: a message dated further ahead of
+        # it than a device clock may be off is quarantined; replay reads history, none
+        self._wall_clock = wall_clock
         self._load, self._save = load, save
         self._projector = Projector(ctx.feed.epsg)
         self._lateness = ctx.policy.stream.allowed_lateness_s
@@ -378,6 +382,11 @@ class VehicleStage:
             if beyond is not None:  # no register holds it (policy d21.counter_moduli)
                 return reject("implausible", beyond)
         epoch = body.epoch
+        skew = self.ctx.policy.stream.max_clock_jump_s
+        if self._wall_clock is not None and epoch > self._wall_clock() + skew:
+            # a device clock in the future: never taken, so it moves no frontier or watermark
+            return reject("future", f"event time {body.ts.isoformat()} is more than {skew:.0f} s ahead of the "
+                                    "worker's clock (policy stream.max_clock_jump_s)")
         key = _dedup_key(body)
         limit = self._lateness_limit(state, source)
         # Keys are forgotten once behind the lateness (whenever that happens): a copy that

@@ -9,6 +9,7 @@ a global table. Nothing is built at import time: `create_app` makes everything.
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
 
 import faust
@@ -157,7 +158,8 @@ class Shell:
         key = partition_key(partition, self.settings.partitions)
         state = self._load(self.partitions, "partitions", key, self._partition_decoder) or PartitionState(partition)
         self._held[("partitions", key)] = state  # the stage updates it in place; written after the batch
-        return VehicleStage(self.ctx, state, self._load_vehicle, self._hold_vehicle, self.settings.inputs)
+        return VehicleStage(self.ctx, state, self._load_vehicle, self._hold_vehicle, self.settings.inputs,
+                            wall_clock=None if self.settings.backfill else time.time)
 
 
 class App(faust.App):

@@ -25,6 +25,10 @@ class Settings:
     # FISCALIZA_DATADIR: the worker's local data directory (Faust's datadir: the RocksDB
     # tables live under it); empty: Faust's default, "<app id>-data" in the working directory
     datadir: str = ""
+    # FISCALIZA_BACKFILL: 1 when the input is recorded history or a simulation fed faster
+    # than real time, not live telemetry: no message is refused for being dated more than
+    # stream.max_clock_jump_s ahead of the worker's clock (a simulated day still to come)
+    backfill: bool = False
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
@@ -41,9 +45,18 @@ class Settings:
                 session_timeout_s=float(env.get("FISCALIZA_SESSION_TIMEOUT_S", cls.session_timeout_s)),
                 web_port=int(env.get("FISCALIZA_WEB_PORT", cls.web_port)),
                 datadir=env.get("FISCALIZA_DATADIR", cls.datadir),
+                backfill=_flag(env.get("FISCALIZA_BACKFILL"), "FISCALIZA_BACKFILL"),
             )
         except ValueError as exc:
             raise ValueError(f"invalid streaming setting in the environment: {exc}") from None
+
+
+def _flag(text: str | None, name: str) -> bool:
+    if text is None or text.strip() in ("", "0", "false"):
+        return False
+    if text.strip() in ("1", "true"):
+        return True
+    raise ValueError(f"{name} must be 0 or 1, got {text!r}")
 
 
 def _inputs(text: str | None) -> frozenset[str]:

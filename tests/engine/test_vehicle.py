@@ -410,3 +410,27 @@ def test_a_catraca_clock_falling_10_min_behind_at_noon_accuses_no_one(context, t
     infractions, rejected, _ = _catraca_day_with(context, tmp_path, "JN-2012", behind)
     assert [i for i in infractions if i.code in ("D-21", "D-19") and i.vehicle_id == "JN-2012"] == []
     assert rejected == []
+
+
+def test_a_live_worker_quarantines_a_message_dated_ahead_of_its_clock(context):
+    # the worker's clock reads 12:00; a ping dated 12:15:01 is more than 900 s (policy
+    # stream.max_clock_jump_s) ahead of it: a device clock in the future, rejected as
+    # `future`, and it moves no frontier; 12:15:00 is within the bound and taken
+    import json
+
+    from engine.values import Message
+    from telemetry import decode_tachograph
+
+    def ping(ts: str, n: int) -> Message:
+        line = json.dumps({"vehicle_id": "JN-1011", "ts": ts, "lat": -19.7574776, "lon": -40.3852385,
+                           "speed_kmh": 0.0})
+        return Message(decode_tachograph(line, f"t:{n}"), f"t:{n}", line)
+
+    noon = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=-3))).timestamp()
+    states = {}
+    stage = VehicleStage(context, PartitionState(0), states.get, lambda s: states.__setitem__(s.vehicle_id, s),
+                         frozenset({"tachograph"}), wall_clock=lambda: noon)
+    out = stage.ingest([ping("2026-12-01T12:15:01-03:00", 1), ping("2026-12-01T12:15:00-03:00", 2)])
+    [dead] = out.rejected
+    assert (dead.reason, dead.location) == ("future", "t:1") and "worker's clock" in dead.detail
+    assert stage.partition.max_events["tachograph"] == noon + 900
