@@ -21,6 +21,9 @@ from trips.unfollowed import UnfollowedPass
 class TripDetected(msgspec.Struct, frozen=True, tag="trip_detected"):
     operator_id: str
     trip: DetectedTrip
+    # its departure's pings that came in two versions (`conflicting_duplicate`): what the
+    # operator stage accuses with them (D-13) is at most provisional
+    conflicted: tuple[str, ...] = ()
 
 
 class TripDeparted(msgspec.Struct, frozen=True, tag="trip_departed"):
@@ -32,6 +35,7 @@ class TripDeparted(msgspec.Struct, frozen=True, tag="trip_departed"):
 
     operator_id: str
     trip: DetectedTrip
+    conflicted: tuple[str, ...] = ()  # as TripDetected's
 
 
 class TripUnfollowed(msgspec.Struct, frozen=True, tag="trip_unfollowed"):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from engine.assemble import day_km, match_record, month_of, operator_day, service_date_of, service_day_facts
-from engine.changelog import emit_change, settle
+from engine.changelog import at_most_provisional, emit_change, settle
 from engine.messages import (DayMatched, Heartbeat, OperatorInput, TripDeparted, TripDetected, TripUnfollowed,
                              VehicleAhead)
 from engine.values import Context
@@ -63,6 +63,8 @@ class OperatorState(msgspec.Struct):
     running: dict[str, TripDeparted] = msgspec.field(default_factory=dict)  # by vehicle: departed, not arrived
     # by service date: stretches of itineraries the vehicles' telemetry could not follow
     unfollowed: dict[str, list[UnfollowedPass]] = msgspec.field(default_factory=dict)
+    # by service date: departure pings that came in two versions (at most provisional)
+    conflicted: dict[str, list[str]] = msgspec.field(default_factory=dict)
     judged_live_to: float | None = None  # the watermark the day's live verdicts were last reached at
 
 
@@ -132,6 +134,7 @@ class OperatorStage:
         if trip in known or date.isoformat() in state.closed:  # redelivered after a restart
             return []
         known.append(trip)
+        self._note_conflicted(state, date.isoformat(), message.conflicted)
         running = state.running.get(trip.vehicle_id)
         seen_running = running is not None and running.trip.departed_at == trip.departed_at
         if running is not None and running.trip.departed_at <= trip.arrived_at:
@@ -151,10 +154,16 @@ class OperatorStage:
             return []  # delivered again, or older than what is known
         state.running[trip.vehicle_id] = message
         date = service_date_of(trip, self.ctx, self._day)
+        self._note_conflicted(state, date.isoformat(), message.conflicted)
         if date.isoformat() not in state.closed and date.isoformat() not in state.live:
             state.live.append(date.isoformat())
         self._save(state)
         return self._headways(state, trip, date, own=True)
+
+    @staticmethod
+    def _note_conflicted(state: OperatorState, date: str, ids: tuple[str, ...]) -> None:
+        if ids:
+            state.conflicted[date] = sorted(set(state.conflicted.get(date, [])) | set(ids))
 
     def on_unfollowed(self, message: TripUnfollowed) -> None:
         """A stretch the vehicle's telemetry could not follow: kept with its service day
@@ -275,6 +284,7 @@ class OperatorStage:
                         continue  # not over yet: departures may still come
                     if code != "D-12":
                         record = msgspec.structs.replace(record, status=PROVISIONAL)
+                    record = at_most_provisional(record, state.conflicted.get(iso_date, []))
                     found += emit_change(state.emitted, record, moment, tz)
         state.live = []
         state.judged_live_to = absence if absence is not None else state.judged_live_to
@@ -350,7 +360,9 @@ class OperatorStage:
         facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
                                   state.unfollowed.pop(date.isoformat(), []))
         tz = self.ctx.feed.timezone
-        verdicts = evaluate_service_day(facts, self.ctx.policy, self._projector)
+        conflicted = state.conflicted.pop(date.isoformat(), [])
+        verdicts = [at_most_provisional(v, conflicted) for v in evaluate_service_day(facts, self.ctx.policy,
+                                                                                     self._projector)]
         first_seen = {k: localized(r, tz).detected_at.timestamp() for k, r in state.emitted.items()}
         out.findings += settle(state.emitted, verdicts, date, closed_at, tz)
         month = month_of(date)

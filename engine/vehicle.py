@@ -137,6 +137,11 @@ def _digest(body: TachographPing | CatracaReading) -> str:
     return hashlib.blake2b(encode(canonical), digest_size=8).hexdigest()
 
 
+def _conflicted(trip: DetectedTrip, state: VehicleState) -> tuple[str, ...]:
+    """The trip's departure pings that came in two versions."""
+    return tuple(sorted(m for m in trip.exit_msg_ids if m in state.conflicted))
+
+
 def _fix_order(f: Fix) -> tuple[float, str]:
     return (f.t, f.msg_id)
 
@@ -553,7 +558,7 @@ class VehicleStage:
         trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id, departed,
                             departed, 0.0, "", "", departure_gap_s=pair[1].t - pair[0].t,
                             exit_msg_ids=(pair[0].msg_id, pair[1].msg_id), left_at=pair[1].t)
-        return [TripDeparted(self.ctx.fleet[state.vehicle_id].operator_id, trip)]
+        return [TripDeparted(self.ctx.fleet[state.vehicle_id].operator_id, trip, _conflicted(trip, state))]
 
     def _isolate(self, before: bytes, batch: list[Fix], readings: list[CatracaReading], occurrences,
                  out: VehicleOutput) -> VehicleState:
@@ -585,7 +590,7 @@ class VehicleStage:
         for log in state.trips:
             watch(log, fixes, self._itinerary(log.route_id, log.direction_id, log.shape_id))
         operator = self.ctx.fleet[state.vehicle_id].operator_id
-        return [TripDetected(operator, trip) for trip in trips]
+        return [TripDetected(operator, trip, _conflicted(trip, state)) for trip in trips]
 
     def _unfollowed(self, state: VehicleState, fixes, silent_after: bool) -> list[TripUnfollowed]:
         """The unfollowed passes in `fixes` not told yet, or grown since (trips.unfollowed);

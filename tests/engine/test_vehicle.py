@@ -434,3 +434,28 @@ def test_a_live_worker_quarantines_a_message_dated_ahead_of_its_clock(context):
     [dead] = out.rejected
     assert (dead.reason, dead.location) == ("future", "t:1") and "worker's clock" in dead.detail
     assert stage.partition.max_events["tachograph"] == noon + 900
+
+
+def test_a_d13_citing_a_departure_ping_that_came_in_two_versions_is_at_most_provisional(context, tmp_path):
+    # the operator stage judges D-13 from departures; the vehicle stage tells it which of a
+    # departure's pings came in two versions (same vehicle, time and seq, other content)
+    from fiscaliza.fleet import load_fleet
+    from fiscaliza.replay import read_messages
+    from gtfs import load_feed
+    from simulator import SimulationSettings, simulate
+    from telemetry import message_id
+
+    feed_path, fleet_path = joao_neiva()
+    sim = simulate(load_feed(feed_path), load_fleet(fleet_path),
+                   SimulationSettings(DAY, DAY, seed=21, faults=("late_departure",)), tmp_path)
+    messages, _ = read_messages(ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca))
+    infractions, _, _ = _run(context, messages)
+    [d13] = [i for i in infractions if i.code == "D-13"]
+    assert d13.status == "confirmed"
+    cited = d13.evidence["trips"][0]["departure_pings"][1]
+    i = next(k for k, m in enumerate(messages) if message_id(m.body) == cited)
+    arrived = messages[: i + 1] + [_copy(messages[i], "copy:1", speed_kmh=messages[i].body.speed_kmh + 1)] \
+        + messages[i + 1:]
+    got, _, _ = _run(context, arrived)
+    [tainted] = [r for r in got if r.code == "D-13"]
+    assert tainted.status == "provisional" and tainted.evidence["conflicting_duplicates"] == [cited]
