@@ -81,22 +81,22 @@ AUTO_NUMBER = "CASE WHEN number IS NULL THEN 'rascunho ' || id ELSE lpad(number:
 
 QUERIES = {
     "stages": f"SELECT {STAGE_CASE} AS \"situação\", count(*) AS autos, sum(fine_ufir) AS \"multa (UFIR)\" "
-              "FROM dockets WHERE $__timeFilter(occurred_at) GROUP BY stage ORDER BY autos DESC",
-    "fines": "SELECT o.name AS operadora, "
+              "FROM dashboard_dockets WHERE $__timeFilter(occurred_at) GROUP BY stage ORDER BY autos DESC",
+    "fines": "SELECT d.operator_name AS operadora, "
              "sum(CASE WHEN d.stage = 'multa_devida' THEN d.fine_ufir * d.ufir_brl ELSE 0 END) AS \"devidas (R$)\", "
              "sum(CASE WHEN d.stage = 'pago' THEN d.fine_ufir * d.ufir_brl ELSE 0 END) AS \"pagas (R$)\", "
              "sum(CASE WHEN d.stage IN ('lavrado', 'notificado', 'defesa_apresentada', 'julgado_procedente', "
              "'recurso_interposto') THEN d.fine_ufir * d.ufir_brl ELSE 0 END) AS \"em andamento (R$)\" "
-             "FROM dockets d JOIN operators o ON o.id = d.operator_id WHERE $__timeFilter(d.occurred_at) "
-             "GROUP BY o.name ORDER BY o.name",
+             "FROM dashboard_dockets d WHERE $__timeFilter(d.occurred_at) "
+             "GROUP BY d.operator_name ORDER BY d.operator_name",
     "deadlines": f"SELECT {AUTO_NUMBER} AS auto, code AS \"código\", operator_id AS operadora, "
                  f"next_deadline_label AS prazo, next_deadline AS \"vence em\", {STAGE_CASE} AS \"situação\" "
-                 "FROM dockets WHERE next_deadline IS NOT NULL AND next_deadline <= current_date + 7 "
+                 "FROM dashboard_dockets WHERE next_deadline IS NOT NULL AND next_deadline <= current_date + 7 "
                  "ORDER BY next_deadline, id",
     "map": f"SELECT {AUTO_NUMBER} AS auto, code AS \"código\", operator_id AS operadora, lat AS latitude, "
-           "lon AS longitude, occurred_at AS \"ocorrida em\" FROM dockets "
+           "lon AS longitude, occurred_at AS \"ocorrida em\" FROM dashboard_dockets "
            "WHERE lat IS NOT NULL AND $__timeFilter(occurred_at)",
-    "codes": "SELECT code AS \"código\", count(*) AS autos FROM dockets WHERE $__timeFilter(occurred_at) "
+    "codes": "SELECT code AS \"código\", count(*) AS autos FROM dashboard_dockets WHERE $__timeFilter(occurred_at) "
              "GROUP BY code ORDER BY code",
 }
 

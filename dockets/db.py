@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from importlib import resources
 from pathlib import Path
 
@@ -9,6 +10,12 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
+
+from dockets import audit
+from dockets.anchors import AnchorLog
+from dockets.audit import AuditKey
+
+log = logging.getLogger(__name__)
 
 DEFAULT_URL = "sqlite:///fiscaliza-dockets.sqlite3"
 
@@ -39,8 +46,31 @@ def migrate(engine: Engine, revision: str = "head") -> None:
         command.upgrade(config, revision)
 
 
-def open_store(url: str = DEFAULT_URL, *, upgrade: bool = True) -> sessionmaker[Session]:
+def open_store(url: str = DEFAULT_URL, *, upgrade: bool = True, audit_key: AuditKey | None = None,
+               anchors: AnchorLog | None = None) -> sessionmaker[Session]:
+    """Sessions on the store. Writers pass the audit key (without it, a state change is
+    refused) and the anchor log, which receives the chain's head after each commit."""
     engine = make_engine(url)
     if upgrade:
         migrate(engine)
-    return sessionmaker(engine, expire_on_commit=False)
+    sessions = sessionmaker(engine, expire_on_commit=False, info={audit.SESSION_KEY: audit_key})
+    if anchors is not None:
+        _anchor_commits(sessions, anchors)
+    return sessions
+
+
+def _anchor_commits(sessions: sessionmaker[Session], anchors: AnchorLog) -> None:
+    @event.listens_for(sessions, "after_commit")
+    def _anchor(session: Session) -> None:
+        written = session.info.pop(audit.SESSION_HEAD, None)
+        if written is None:
+            return
+        try:
+            anchors.append(audit.Anchor.of(written))
+        except (audit.AuditError, OSError) as exc:
+            # The commit stands: the next anchor covers this head through the chain.
+            log.error("audit head %s not anchored in %s: %s", written.entry_id, anchors.describe(), exc)
+
+    @event.listens_for(sessions, "after_rollback")
+    def _forget(session: Session) -> None:
+        session.info.pop(audit.SESSION_HEAD, None)

@@ -16,6 +16,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from pyproj import Transformer
 
 from dockets import charts, workflow
+from dockets.audit import Head
 from dockets.bundle import Bundle, read_bundle, sha256, signature_of
 from dockets.calendar import BusinessCalendar
 from dockets.service import status_of
@@ -231,7 +232,7 @@ def _evidence_rows(evidence: dict) -> list[dict]:
 
 def document_context(docket: Docket, bundle: bytes | None, *, calendar: BusinessCalendar, issuer_name: str,
                      fiscal_name: str | None = None, fiscal_registration: str | None = None,
-                     operator_name: str | None = None) -> dict:
+                     operator_name: str | None = None, audit_head: Head | None = None) -> dict:
     status = status_of(docket)
     tz = ZoneInfo("America/Sao_Paulo")
     route = None
@@ -263,6 +264,7 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
         "evidence_rows": _evidence_rows(docket.infraction.get("evidence", {})),
         "bundle_sha256": docket.bundle_sha256,
         "signer": signer,
+        "audit_head": audit_head,
     }
 
 
@@ -271,10 +273,10 @@ def make_renderer(session, *, calendar: BusinessCalendar, issuer_name: str):
     lavrou the auto (art. 5 I and VIII) from the store."""
     from dockets.store import Operator, User
 
-    def render(docket: Docket, bundle: bytes | None) -> bytes:
+    def render(docket: Docket, bundle: bytes | None, audit_head: Head | None = None) -> bytes:
         operator = session.get(Operator, docket.operator_id)
         fiscal = session.get(User, docket.lavrado_por) if docket.lavrado_por else None
-        return render_pdf(docket, bundle, calendar=calendar, issuer_name=issuer_name,
+        return render_pdf(docket, bundle, calendar=calendar, issuer_name=issuer_name, audit_head=audit_head,
                           operator_name=operator.name if operator else None,
                           fiscal_name=fiscal.full_name if fiscal else None,
                           fiscal_registration=fiscal.registration if fiscal else None)
@@ -288,9 +290,9 @@ def render_html(docket: Docket, bundle: bytes | None, **kwargs) -> str:
 
 def render_pdf(docket: Docket, bundle: bytes | None, *, calendar: BusinessCalendar, issuer_name: str,
                fiscal_name: str | None = None, fiscal_registration: str | None = None,
-               operator_name: str | None = None) -> bytes:
+               operator_name: str | None = None, audit_head: Head | None = None) -> bytes:
     from weasyprint import HTML  # heavy import, only when a PDF is made
 
     html = render_html(docket, bundle, calendar=calendar, issuer_name=issuer_name, fiscal_name=fiscal_name,
-                       fiscal_registration=fiscal_registration, operator_name=operator_name)
+                       fiscal_registration=fiscal_registration, operator_name=operator_name, audit_head=audit_head)
     return HTML(string=html).write_pdf()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 from sqlalchemy import select
@@ -12,25 +13,28 @@ from dockets import workflow
 from dockets.calendar import BusinessCalendar
 from dockets.document import make_renderer
 from dockets.service import Actor, perform
+from dockets.signing import SigningKey, signature_path
 from dockets.store import Docket, DocketPdf, EvidenceBundle
 
 
 def lavrar_drafts(sessions: sessionmaker[Session], fiscal: Actor, on: dt.date, *, calendar: BusinessCalendar,
-                  issuer_name: str) -> list[str]:
-    """Lavrar every auto still in draft, in the order of the infractions; their labels."""
+                  issuer_name: str, signer: SigningKey | None) -> list[str]:
+    """Lavrar every auto still in draft, in the order of the infractions, each PDF signed
+    by `signer`; their labels."""
     labels = []
     with sessions.begin() as session:
         drafts = session.scalars(select(Docket).where(Docket.stage == workflow.Stage.RASCUNHO.value)
                                  .order_by(Docket.occurred_at, Docket.id)).all()
         renderer = make_renderer(session, calendar=calendar, issuer_name=issuer_name)
         for docket in drafts:
-            perform(session, fiscal, docket.id, workflow.Lavrar(on=on), calendar, renderer=renderer)
+            perform(session, fiscal, docket.id, workflow.Lavrar(on=on), calendar, renderer=renderer, signer=signer)
             labels.append(docket.label)
     return labels
 
 
 def export_files(sessions: sessionmaker[Session], out: Path) -> list[Path]:
-    """Write each lavrado auto's PDF and evidence bundle into `out`."""
+    """Write each lavrado auto's PDF (with the Órgão's signature beside it) and evidence
+    bundle into `out`."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with sessions() as session:
@@ -42,6 +46,10 @@ def export_files(sessions: sessionmaker[Session], out: Path) -> list[Path]:
                 path = out / f"{stem}.pdf"
                 path.write_bytes(pdf.data)
                 written.append(path)
+                if pdf.signature is not None:
+                    signature = signature_path(path)
+                    signature.write_text(json.dumps(pdf.signature, indent=1) + "\n", encoding="utf-8")
+                    written.append(signature)
             bundle = session.get(EvidenceBundle, docket.id)
             if bundle is not None:
                 path = out / f"{stem}-evidencias.zip"

@@ -18,11 +18,12 @@ import msgspec
 from sqlalchemy import Select, delete, func, select
 from sqlalchemy.orm import Session
 
+from dockets import audit as audit_log
 from dockets import workflow
 from dockets.calendar import BusinessCalendar
+from dockets.signing import SigningKey
 from dockets.store import AuditEntry, Attachment, Docket, DocketPdf, EvidenceBundle, Operator, User, YearCounter
 
-GENESIS = "0" * 64
 AUTOMATIC, MANUAL = "automatico", "manual"
 SYSTEM_ROLE = "sistema"
 
@@ -60,43 +61,22 @@ def utcnow() -> dt.datetime:
 
 # --- audit log -----------------------------------------------------------------------
 
-def _entry_digest(prev: str, at: dt.datetime, actor: Actor, entity: str, entity_id: str, action: str,
-                  payload: Mapping) -> str:
-    body = json.dumps([prev, at.isoformat(), actor.user_id, actor.role, entity, entity_id, action, payload],
-                      sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
-
-
 def audit(session: Session, actor: Actor, entity: str, entity_id: str | int, action: str,
           payload: Mapping[str, Any], at: dt.datetime | None = None) -> AuditEntry:
-    """Append one entry, chained to the previous one by SHA-256."""
-    if session.get_bind().dialect.name == "postgresql":
-        # One chain: concurrent writers take turns (released at commit).
-        session.execute(select(func.pg_advisory_xact_lock(867_1998)))
-    prev = session.scalar(select(AuditEntry.sha256).order_by(AuditEntry.id.desc()).limit(1)) or GENESIS
-    at = at or utcnow()
-    payload = json.loads(json.dumps(payload, ensure_ascii=False, default=str))
-    entry = AuditEntry(at=at, actor_id=actor.user_id, actor_role=actor.role, entity=entity,
-                       entity_id=str(entity_id), action=action, payload=payload, prev_sha256=prev,
-                       sha256=_entry_digest(prev, at, actor, entity, str(entity_id), action, payload))
-    session.add(entry)
-    session.flush()
-    return entry
+    """Append one entry to the keyed chain (dockets.audit)."""
+    try:
+        return audit_log.append(session, actor_id=actor.user_id, actor_role=actor.role, entity=entity,
+                                entity_id=str(entity_id), action=action, payload=payload, at=at)
+    except audit_log.AuditError as exc:
+        raise DocketError(str(exc)) from None
 
 
-def verify_audit_chain(session: Session) -> int:
-    """The number of entries, or DocketError naming the first entry that breaks the chain."""
-    prev = GENESIS
-    count = 0
-    for entry in session.scalars(select(AuditEntry).order_by(AuditEntry.id)):
-        actor = Actor(entry.actor_id, entry.actor_role)
-        at = entry.at if entry.at.tzinfo else entry.at.replace(tzinfo=dt.timezone.utc)
-        digest = _entry_digest(prev, at, actor, entry.entity, entry.entity_id, entry.action, entry.payload)
-        if entry.prev_sha256 != prev or entry.sha256 != digest:
-            raise DocketError(f"registro de auditoria {entry.id} não confere com a cadeia de SHA-256")
-        prev = entry.sha256
-        count += 1
-    return count
+def audit_docket(session: Session, actor: Actor, docket: Docket, action: str,
+                 payload: Mapping[str, Any]) -> AuditEntry:
+    """An entry about a docket, certifying its resulting state (stage, fine, digests of
+    its record, bundle, PDF and attachments): written after every change to them."""
+    return audit(session, actor, "docket", docket.id, action,
+                 {**payload, "state": audit_log.docket_state(session, docket)})
 
 
 # --- ingestion (the docket sink) -----------------------------------------------------
@@ -145,8 +125,8 @@ def ingest(session: Session, records: Iterable[Mapping], *, plates: Mapping[str,
         session.add(docket)
         session.flush()
         _attach_bundle(session, docket, record, bundle_for)
-        audit(session, SYSTEM, "docket", docket.id, "Registrar",
-              {"infraction_id": docket.infraction_id, "code": docket.code, "bundle_sha256": docket.bundle_sha256})
+        audit_docket(session, SYSTEM, docket, "Registrar",
+                     {"infraction_id": docket.infraction_id, "code": docket.code, "bundle_sha256": docket.bundle_sha256})
         report.created.append(docket.id)
     session.flush()
     return report
@@ -182,8 +162,8 @@ def _update_draft(session: Session, docket: Docket, record: Mapping, plates, ufi
         setattr(docket, name, getattr(fresh, name))
     docket.infraction = dict(record)
     _attach_bundle(session, docket, record, bundle_for)
-    audit(session, SYSTEM, "docket", docket.id, "Atualizar registro",
-          {"infraction_id": docket.infraction_id, "changed": changed, "bundle_sha256": docket.bundle_sha256})
+    audit_docket(session, SYSTEM, docket, "Atualizar registro",
+                 {"infraction_id": docket.infraction_id, "changed": changed, "bundle_sha256": docket.bundle_sha256})
     return True
 
 
@@ -280,15 +260,16 @@ def first_time(session: Session, docket: Docket) -> bool:
 
 def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Action, calendar: BusinessCalendar,
             *, note: str | None = None, attachments: Iterable[tuple[str, str, bytes]] = (),
-            renderer: Callable[[Docket, bytes | None], bytes] | None = None,
-            late_registration: bool = False) -> Docket:
+            renderer: Callable[[Docket, bytes | None, audit_log.Head | None], bytes] | None = None,
+            signer: SigningKey | None = None, late_registration: bool = False) -> Docket:
     """Apply one workflow action for `actor`; the audit entry records it.
 
     `late_registration`: the gestor registers a paper act (workflow.PAPER_ACTS) of
     another role with its own date; the shell has checked its protocol and reason,
     which `note` carries into the audit entry.
 
-    `Lavrar` numbers the auto (sequential per year) and renders its PDF with `renderer`.
+    `Lavrar` numbers the auto (sequential per year), renders its PDF with `renderer` and
+    signs the PDF with `signer`, the Órgão's key.
     """
     docket = get_docket(session, actor, docket_id)
     session.refresh(docket, with_for_update=True)  # one act at a time on an auto (and not during a sink update)
@@ -323,18 +304,24 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
         docket.number = _next_number(session, action.on.year)
         docket.lavrado_por = actor.user_id
         payload["number"] = docket.label
-    entry = audit(session, actor, "docket", docket.id, type(action).__name__, payload)
+    added = []
     for filename, content_type, data in attachments:
-        session.add(Attachment(docket_id=docket.id, audit_id=entry.id, filename=filename,
-                               content_type=content_type, size=len(data), sha256=hashlib.sha256(data).hexdigest(),
-                               data=data, uploaded_by=actor.user_id, uploaded_at=utcnow()))
+        added.append(Attachment(docket_id=docket.id, filename=filename, content_type=content_type, size=len(data),
+                                sha256=hashlib.sha256(data).hexdigest(), data=data, uploaded_by=actor.user_id,
+                                uploaded_at=utcnow()))
+    session.add_all(added)
     session.flush()
     if isinstance(action, workflow.Lavrar) and renderer is not None:
         bundle = session.get(EvidenceBundle, docket.id)
-        pdf = renderer(docket, bundle.data if bundle else None)
+        # the auto prints the chain's head as it stands before its own entry (anchored)
+        pdf = renderer(docket, bundle.data if bundle else None, audit_log.head(session))
         session.add(DocketPdf(docket_id=docket.id, sha256=hashlib.sha256(pdf).hexdigest(), data=pdf,
-                              rendered_at=utcnow()))
+                              rendered_at=utcnow(), signature=signer.sign(pdf) if signer is not None else None))
         session.flush()
+    entry = audit_docket(session, actor, docket, type(action).__name__, payload)
+    for attachment in added:
+        attachment.audit_id = entry.id  # the act that filed it
+    session.flush()
     return docket
 
 
@@ -363,8 +350,8 @@ def create_manual(session: Session, actor: Actor, record: Mapping, *, plates: Ma
     docket = _docket_from_record(record, plates, ufir_brl, None, source=MANUAL)
     session.add(docket)
     session.flush()
-    audit(session, actor, "docket", docket.id, "RegistrarManual",
-          {"infraction_id": docket.infraction_id, "code": docket.code, "note": record.get("evidence", {}).get("relato")})
+    audit_docket(session, actor, docket, "RegistrarManual",
+                 {"infraction_id": docket.infraction_id, "code": docket.code, "note": record.get("evidence", {}).get("relato")})
     return docket
 
 

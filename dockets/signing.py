@@ -76,6 +76,11 @@ def create_key(path: Path) -> SigningKey:
     return key
 
 
+def signature_path(document: Path) -> Path:
+    """Where a signed file's detached signature is kept: auto.pdf -> auto.pdf.assinatura.json."""
+    return document.with_name(document.name + ".assinatura.json")
+
+
 def public_path(path: Path) -> Path:
     return path.with_name(path.name.removesuffix(".pem") + ".pub")
 

@@ -144,6 +144,7 @@ class DocketPdf(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     data: Mapped[bytes] = mapped_column(LargeBinary)
     rendered_at: Mapped[dt.datetime]
+    signature: Mapped[dict[str, Any] | None]  # the Órgão's Ed25519 signature of the PDF (dockets.signing)
 
 
 class Attachment(Base):
@@ -181,8 +182,8 @@ class Occurrence(Base):
 
 
 class AuditEntry(Base):
-    """Append-only: every state change, hash-chained. The migrations install triggers that
-    refuse UPDATE and DELETE on this table."""
+    """Append-only: every state change, chained by HMAC (dockets.audit). The migrations
+    install triggers that refuse UPDATE, DELETE and REPLACE on this table."""
 
     __tablename__ = "audit_log"
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
@@ -193,5 +194,6 @@ class AuditEntry(Base):
     entity_id: Mapped[str] = mapped_column(String(64), index=True)
     action: Mapped[str] = mapped_column(String(40))
     payload: Mapped[dict[str, Any]]
-    prev_sha256: Mapped[str] = mapped_column(String(64))
-    sha256: Mapped[str] = mapped_column(String(64))
+    prev_mac: Mapped[str] = mapped_column(String(64))
+    mac: Mapped[str] = mapped_column(String(64))  # HMAC-SHA256 with the audit key named by key_id
+    key_id: Mapped[str] = mapped_column(String(16))

@@ -239,25 +239,82 @@ def _db_url(db: str | None) -> str:
     return db or os.environ.get("FISCALIZA_DB") or DEFAULT_URL
 
 
-def _open_store(db: str | None):
+AUDIT_KEY_HELP = "the audit log's HMAC key (env FISCALIZA_AUDIT_KEY; create it with fiscaliza keys audit-init)"
+ANCHORS_HELP = ("where the audit chain's heads are anchored: kafka://HOST:PORT or a file (env FISCALIZA_AUDIT_ANCHORS; "
+                "default: Kafka's audit-anchors if FISCALIZA_KAFKA_BOOTSTRAP is set, else a file beside a SQLite store)")
+
+
+def _audit_key(path: Path | None):
+    """The key that chains the audit log: required by every writer, never in the database."""
+    import os
+
+    from dockets.audit import AuditError, load_audit_key
+
+    path = path or (Path(os.environ["FISCALIZA_AUDIT_KEY"]) if os.environ.get("FISCALIZA_AUDIT_KEY") else None)
+    if path is None:
+        fail("no audit key: pass --audit-key or set FISCALIZA_AUDIT_KEY (create one with fiscaliza keys audit-init)")
+    try:
+        return load_audit_key(path)
+    except AuditError as exc:
+        fail(str(exc))
+
+
+def _anchor_log(db: str | None, anchors: str | None):
+    import os
+
+    from dockets.anchors import default_destination, open_anchor_log
+    from dockets.audit import AuditError
+
+    try:
+        return open_anchor_log(default_destination(
+            _db_url(db), anchors=anchors or os.environ.get("FISCALIZA_AUDIT_ANCHORS"),
+            kafka_bootstrap=os.environ.get("FISCALIZA_KAFKA_BOOTSTRAP")))
+    except AuditError as exc:
+        fail(str(exc))
+
+
+def _open_store(db: str | None, *, key=None, anchor_log=None):
     from sqlalchemy.exc import SQLAlchemyError
 
     from dockets.db import open_store
 
     try:
-        return open_store(_db_url(db))
+        return open_store(_db_url(db), audit_key=key, anchors=anchor_log)
     except (SQLAlchemyError, OSError) as exc:
         fail(f"cannot open the docket store {_db_url(db)}: {str(exc).splitlines()[0]}")
 
 
+def _open_writer(db: str | None, audit_key: Path | None, anchors: str | None, *, verify_first: str | None = None):
+    """Sessions that may change the store: they chain the audit log with its key and
+    anchor each commit. With `verify_first` (a long-running writer's name), the record is
+    verified first, and a broken one is reported (exit 1), never extended."""
+    from dockets.audit import AuditError, verify_record
+
+    key = _audit_key(audit_key)
+    anchor_log = _anchor_log(db, anchors)
+    sessions = _open_store(db, key=key, anchor_log=anchor_log)
+    if verify_first:
+        try:
+            with sessions() as session:
+                verify_record(session, {key.key_id: key}, anchor_log.read())
+        except AuditError as exc:
+            print(f"fiscaliza: REGISTRO DE AUDITORIA ROMPIDO: {exc}; {verify_first} não começa", file=sys.stderr)
+            raise typer.Exit(1)
+    return sessions
+
+
 @app.command()
 def verify(
-    bundle: Annotated[Path, typer.Argument(help="evidence bundle (evidencias.zip) of an auto de infração")],
+    bundle: Annotated[Path, typer.Argument(help="evidence bundle (evidencias.zip) or PDF of an auto de infração")],
     public_key: Annotated[Optional[list[Path]], typer.Option(
         help="a public key the Órgão published (repeat for the keys it rotated out)")] = None,
+    signature: Annotated[Optional[Path], typer.Option(
+        help="a PDF's detached signature (default: the .assinatura.json beside it)")] = None,
 ) -> None:
     """Check an evidence bundle: integrity, authenticity (signed by a published key) and
-    the rule re-run on the bundle alone. Exit 0 only if all three hold, 1 if not."""
+    the rule re-run on the bundle alone. Exit 0 only if all three hold, 1 if not.
+
+    Given an auto's PDF, check that it is the one the Órgão signed (exit 0) or not (1)."""
     from dockets.bundle import BundleError, verify_bundle
     from dockets.signing import SigningError, key_id, load_public_key
     from fiscaliza.replay import InputError
@@ -270,6 +327,8 @@ def verify(
         data = bundle.read_bytes()
     except OSError as exc:
         fail(f"cannot read {bundle}: {exc.strerror}")
+    if data.startswith(b"%PDF-"):
+        _verify_pdf(bundle, data, signature, trusted)
     try:
         verdict = verify_bundle(data, trusted)
     except (BundleError, InputError) as exc:
@@ -286,26 +345,60 @@ def verify(
     raise typer.Exit(0 if verdict.upheld else 1)
 
 
+def _verify_pdf(path: Path, data: bytes, signature: Path | None, trusted) -> None:
+    import hashlib
+    import json
+
+    from dockets.signing import check, signature_path
+
+    signature = signature or signature_path(path)
+    try:
+        detached = json.loads(signature.read_bytes())
+    except OSError as exc:
+        fail(f"cannot read the PDF's signature {signature}: {exc.strerror}")
+    except ValueError:
+        fail(f"{signature} is not a signature (JSON)")
+    authentic, why = check(detached, data, trusted)
+    print(f"Auto {path.name} — SHA-256 {hashlib.sha256(data).hexdigest()}")
+    print(f"  • Autenticidade: {why}")
+    print("RESULTADO: " + ("PDF autêntico, emitido pelo Órgão Gerencial" if authentic
+                           else "a autenticidade do PDF NÃO foi comprovada"))
+    raise typer.Exit(0 if authentic else 1)
+
+
 audit_app = typer.Typer(help="The docket store's audit log.", no_args_is_help=True)
 app.add_typer(audit_app, name="audit")
 
 
 @audit_app.command("verify")
-def audit_verify(db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None) -> None:
-    """Check the audit log's hash chain end to end: exit 0 if it holds, 1 naming the first broken entry."""
-    from dockets.service import DocketError, verify_audit_chain
+def audit_verify(
+    db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+    audit_key: Annotated[Optional[list[Path]], typer.Option(
+        help=AUDIT_KEY_HELP + "; repeat for keys rotated out")] = None,
+    anchors: Annotated[Optional[str], typer.Option(help=ANCHORS_HELP)] = None,
+) -> None:
+    """Check the audit log end to end: its keyed chain, each anchor, each auto and file
+    against its last entry. Exit 0 if it holds, 1 naming the first broken entry."""
+    from dockets.audit import AuditError, verify_record
 
+    keys = [_audit_key(path) for path in audit_key] if audit_key else [_audit_key(None)]
+    anchor_log = _anchor_log(db, anchors)
     sessions = _open_store(db)
-    with sessions() as session:
-        try:
-            count = verify_audit_chain(session)
-        except DocketError as exc:
-            print(f"CADEIA ROMPIDA: {exc}")
-            raise typer.Exit(1)
-    print(f"cadeia de auditoria íntegra: {count} registros")
+    try:
+        found = anchor_log.read()
+        with sessions() as session:
+            report = verify_record(session, {k.key_id: k for k in keys}, found)
+    except AuditError as exc:
+        print(f"REGISTRO ROMPIDO: {exc}")
+        raise typer.Exit(1)
+    print(f"registro de auditoria íntegro: {report.entries} registros, {report.dockets} autos conferidos, "
+          f"{report.anchors} âncoras em {anchor_log.describe()}"
+          + (f" (última: registro {report.last_anchored})" if report.last_anchored else ""))
+    if report.head and report.last_anchored != report.head.entry_id:
+        print(f"atenção: os registros após {report.last_anchored or 0} ainda não foram ancorados")
 
 
-keys_app = typer.Typer(help="The Órgão's signing key.", no_args_is_help=True)
+keys_app = typer.Typer(help="The Órgão's signing key and the audit log's key.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 
 
@@ -322,6 +415,21 @@ def keys_init(
         fail(str(exc))
     print(f"chave de assinatura {key.key_id} criada em {out} (somente o dono lê)")
     print(f"chave pública, a publicar: {public_path(out)}")
+
+
+@keys_app.command("audit-init")
+def keys_audit_init(
+    out: Annotated[Path, typer.Option(help="where to write the audit log's HMAC key (owner-only)")],
+) -> None:
+    """Create the secret key that chains the audit log (never overwrites one): keep it out
+    of the database and its backups, readable only by the web app and the docket sink."""
+    from dockets.audit import AuditError, create_audit_key
+
+    try:
+        key = create_audit_key(out)
+    except AuditError as exc:
+        fail(str(exc))
+    print(f"chave de auditoria {key.key_id} criada em {out} (somente o dono lê)")
 
 
 dockets_app = typer.Typer(help="Autos de infração: the docket store.", no_args_is_help=True)
@@ -347,12 +455,15 @@ def dockets_ingest(
     geofences: Annotated[Optional[Path], typer.Option(help="the replay's geofence overrides")] = None,
     db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
     signing_key: Annotated[Optional[Path], typer.Option(help=KEY_HELP)] = None,
+    audit_key: Annotated[Optional[Path], typer.Option(help=AUDIT_KEY_HELP)] = None,
+    anchors: Annotated[Optional[str], typer.Option(help=ANCHORS_HELP)] = None,
 ) -> None:
     """Make draft autos of a replay's confirmed infractions, with their signed evidence bundles (idempotent)."""
     from dockets.sink import ingest_replay, read_infractions
     from fiscaliza.replay import InputError, ReplayInputs, load_context
 
     signer = _signing_key(signing_key)
+    sessions = _open_writer(db, audit_key, anchors)
     inputs = ReplayInputs(feed, fleet, tachograph, catraca, occurrences, policy, geofences)
     try:
         context = load_context(inputs)
@@ -362,7 +473,7 @@ def dockets_ingest(
     except (OSError, ValueError, KeyError) as exc:
         fail(f"cannot read {infractions}: {exc}")
     try:
-        report = ingest_replay(_open_store(db), inputs, context, records, signer=signer)
+        report = ingest_replay(sessions, inputs, context, records, signer=signer)
     except (OSError, KeyError, ValueError) as exc:
         fail(f"cannot ingest {infractions}: {exc}")
     print(f"{len(report.created)} autos em rascunho criados; {report.already} já registrados; "
@@ -378,8 +489,13 @@ def dockets_sink(
     db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
     idle_exit: Annotated[Optional[float], typer.Option(help="stop after this many seconds without records")] = None,
     signing_key: Annotated[Optional[Path], typer.Option(help=KEY_HELP)] = None,
+    audit_key: Annotated[Optional[Path], typer.Option(help=AUDIT_KEY_HELP)] = None,
+    anchors: Annotated[Optional[str], typer.Option(help=ANCHORS_HELP)] = None,
 ) -> None:
-    """Consume the infractions topic: draft autos with evidence read back from the input topics (SIGTERM stops)."""
+    """Consume the infractions topic: draft autos with evidence read back from the input topics (SIGTERM stops).
+
+    It first verifies the audit record (as `fiscaliza audit verify`) and does not start on
+    a broken one."""
     import signal
 
     from dockets.kafka_sink import kafka_bundle_maker, run_sink
@@ -394,8 +510,9 @@ def dockets_sink(
     settings = _stream_settings()
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    sessions = _open_writer(db, audit_key, anchors, verify_first="o sink dos autos")
     maker = kafka_bundle_maker(context, inputs, settings.bootstrap, settings.inputs, signer=signer)
-    report = run_sink(_open_store(db), context, maker, settings.bootstrap, idle_exit_s=idle_exit,
+    report = run_sink(sessions, context, maker, settings.bootstrap, idle_exit_s=idle_exit,
                       should_stop=lambda: bool(stopping))
     print(f"{len(report.created)} autos em rascunho criados; {report.already} já registrados; "
           f"{report.not_confirmed} infrações não confirmadas ignoradas")
@@ -406,8 +523,11 @@ def dockets_lavrar(
     fiscal: Annotated[str, typer.Option(help="username of the fiscal who lavra the autos")],
     policy: Annotated[Optional[Path], typer.Option(help="policy TOML (default: João Neiva)")] = None,
     db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+    signing_key: Annotated[Optional[Path], typer.Option(help=KEY_HELP)] = None,
+    audit_key: Annotated[Optional[Path], typer.Option(help=AUDIT_KEY_HELP)] = None,
+    anchors: Annotated[Optional[str], typer.Option(help=ANCHORS_HELP)] = None,
 ) -> None:
-    """Lavrar every draft auto today (numbers them, renders their PDFs).
+    """Lavrar every draft auto today (numbers them, renders and signs their PDFs).
 
     The date of the act is the machine's clock in the policy's timezone: an act is never
     dated by whoever performs it."""
@@ -423,13 +543,15 @@ def dockets_lavrar(
         loaded = load_policy(policy)
     except PolicyError as exc:
         fail(str(exc))
-    sessions = _open_store(db)
+    signer = _signing_key(signing_key)
+    sessions = _open_writer(db, audit_key, anchors)
     with sessions() as session:
         user = session.scalar(select(User).where(User.username == fiscal, User.role == "fiscal", User.active))
     if user is None:
         fail(f"no active fiscal named {fiscal!r} (create one with fiscaliza users add)")
     date = dt.datetime.now(loaded.tz).date()
-    labels = lavrar_drafts(sessions, Actor.of(user), date, calendar=calendar_for(loaded), issuer_name=issuer_name(loaded))
+    labels = lavrar_drafts(sessions, Actor.of(user), date, calendar=calendar_for(loaded), issuer_name=issuer_name(loaded),
+                           signer=signer)
     print(f"{len(labels)} autos lavrados" + (f": {', '.join(labels)}" if labels else ""))
 
 
@@ -460,6 +582,8 @@ def users_add(
     operator: Annotated[Optional[str], typer.Option(help="the operator (agency_id) an operador acts for")] = None,
     registration: Annotated[Optional[str], typer.Option(help="matrícula (printed on the autos a fiscal lavra)")] = None,
     db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+    audit_key: Annotated[Optional[Path], typer.Option(help=AUDIT_KEY_HELP)] = None,
+    anchors: Annotated[Optional[str], typer.Option(help=ANCHORS_HELP)] = None,
 ) -> None:
     """Create a user; the password is read from FISCALIZA_PASSWORD or asked for."""
     import getpass
@@ -470,8 +594,8 @@ def users_add(
     from fiscaliza.samples import joao_neiva
     from gtfs import load_feed
 
+    sessions = _open_writer(db, audit_key, anchors)
     password = os.environ.get("FISCALIZA_PASSWORD") or getpass.getpass("Senha: ")
-    sessions = _open_store(db)
     try:
         with sessions.begin() as session:
             if operator is not None:
@@ -494,6 +618,9 @@ def serve(
     secure_cookies: Annotated[bool, typer.Option(
         help="mark cookies Secure (HTTPS only): keep on behind the city's TLS proxy; "
              "--no-secure-cookies only for plain-HTTP local use")] = True,
+    signing_key: Annotated[Optional[Path], typer.Option(help=KEY_HELP + "; signs the PDFs issued")] = None,
+    audit_key: Annotated[Optional[Path], typer.Option(help=AUDIT_KEY_HELP)] = None,
+    anchors: Annotated[Optional[str], typer.Option(help=ANCHORS_HELP)] = None,
 ) -> None:
     """Run the web app of the autos de infração (Órgão Gerencial and operators)."""
     import os
@@ -506,7 +633,8 @@ def serve(
     from fiscaliza.policy import PolicyError
 
     try:
-        run_server(_db_url(db), host, port, policy, fleet_path=fleet, secure_cookies=secure_cookies)
+        run_server(_db_url(db), host, port, policy, fleet_path=fleet, secure_cookies=secure_cookies,
+                   audit_key=_audit_key(audit_key), anchors=_anchor_log(db, anchors), signer=_signing_key(signing_key))
     except (PolicyError, FleetError) as exc:
         fail(str(exc))
 

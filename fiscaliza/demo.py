@@ -67,6 +67,8 @@ class DemoDockets:
     files: list[Path]
     accounts: list[tuple[str, str, str]]  # username, role, password
     public_key: Path  # the demo Órgão's published key, for fiscaliza verify
+    signing_key: Path
+    audit_key: Path
     lavrados: bool = True  # False: the simulated day is still to come, the autos are drafts
 
 
@@ -75,6 +77,8 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     with demo accounts, every auto lavrado the next business day, PDFs and bundles."""
     import secrets
 
+    from dockets.anchors import FileAnchorLog, default_destination
+    from dockets.audit import create_audit_key, load_audit_key
     from dockets.config import calendar_for, issuer_name
     from dockets.db import open_store
     from dockets.export import export_files, lavrar_drafts
@@ -87,14 +91,17 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
 
     out.mkdir(parents=True, exist_ok=True)
     database = out / "autos.sqlite3"
-    database.unlink(missing_ok=True)
-    for old in list(out.glob("auto-*")):
-        old.unlink()
-    sessions = open_store(f"sqlite:///{database}")
-    context = load_context(inputs)
-    # the demo Órgão's signing key, beside (never inside) the store; kept across runs
+    anchors = FileAnchorLog(Path(default_destination(f"sqlite:///{database}", anchors=None, kafka_bootstrap=None)))
+    # a new store each run, and a new anchor log for it
+    for old in [database, anchors.path, *out.glob("auto-*")]:
+        old.unlink(missing_ok=True)
+    # the demo Órgão's keys, beside (never inside) the store; kept across runs
     key_path = out.parent / "chave-do-orgao.pem"
     signer = load_key(key_path) if key_path.exists() else create_key(key_path)
+    audit_key_path = out.parent / "chave-de-auditoria.key"
+    audit_key = load_audit_key(audit_key_path) if audit_key_path.exists() else create_audit_key(audit_key_path)
+    sessions = open_store(f"sqlite:///{database}", audit_key=audit_key, anchors=anchors)
+    context = load_context(inputs)
     ingest_replay(sessions, inputs, context, records_of(result.infractions), signer=signer)
     accounts = []
     with sessions.begin() as session:
@@ -113,14 +120,15 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     today = dt.datetime.now(context.policy.tz).date()
     lavrados = today >= date
     if lavrados:
-        lavrar_drafts(sessions, fiscal, today, calendar=calendar, issuer_name=issuer_name(context.policy))
+        lavrar_drafts(sessions, fiscal, today, calendar=calendar, issuer_name=issuer_name(context.policy),
+                      signer=signer)
     files = export_files(sessions, out)
     with sessions() as session:
         labels = [(d.label, d.code, d.operator_id, d.fine_ufir)
                   for d in session.query(Docket).order_by(Docket.number)]
     if progress:
         progress(1, 1)
-    return DemoDockets(database, labels, files, accounts, public_path(key_path), lavrados)
+    return DemoDockets(database, labels, files, accounts, public_path(key_path), key_path, audit_key_path, lavrados)
 
 
 def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
@@ -138,7 +146,10 @@ def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
         console.print(f"Confira um pacote (integridade, assinatura, regra reexecutada): "
                       f"fiscaliza verify {bundle} --public-key {dockets.public_key}", soft_wrap=True)
     console.print(f"Sistema web: fiscaliza serve --db sqlite:///{dockets.database} "
+                  f"--signing-key {dockets.signing_key} --audit-key {dockets.audit_key} "
                   "(e abra http://127.0.0.1:8000)", soft_wrap=True)
+    console.print(f"Registro de auditoria: fiscaliza audit verify --db sqlite:///{dockets.database} "
+                  f"--audit-key {dockets.audit_key}", soft_wrap=True)
     accounts = Table(title="Contas de demonstração (senhas geradas nesta execução)")
     for column in ("usuário", "perfil", "senha"):
         accounts.add_column(column, no_wrap=True)

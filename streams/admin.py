@@ -21,6 +21,8 @@ class StreamError(RuntimeError):
 
 
 def topic_configs(topic: Topic) -> dict[str, str]:
+    if topic.kept_forever:
+        return {"cleanup.policy": "delete", "retention.ms": "-1", "retention.bytes": "-1"}
     if topic.compacted:
         # a change log: the latest record per key is kept forever
         return {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1"}
@@ -45,7 +47,8 @@ def create_topics(bootstrap: str, partitions: int, replication: int,
                 outcome[name] = "exists"
                 continue
             try:
-                admin.create_topics([NewTopic(name, partitions, replication, topic_configs=topic_configs(topic))])
+                count = 1 if topic.single_partition else partitions
+                admin.create_topics([NewTopic(name, count, replication, topic_configs=topic_configs(topic))])
                 outcome[name] = "created"
             except TopicAlreadyExistsError:
                 outcome[name] = "exists"

@@ -15,6 +15,8 @@ class Topic:
     key: str  # what the record key holds
     compacted: bool  # change logs keep the latest record per key
     description: str
+    kept_forever: bool = False  # never deleted by retention (a legal record)
+    single_partition: bool = False  # one total order, whatever the partition setting
 
 
 TOPICS: dict[str, Topic] = {
@@ -33,5 +35,8 @@ TOPICS: dict[str, Topic] = {
         Topic("operator-events", "operator_id", False, "detected trips, departures and vehicle-stage heartbeats"),
         Topic("day-matched", "vehicle_id", False,
               "the operator stage to each vehicle: its closed days' matches, the bus ahead of it"),
+        # outside the engine: the docket store's audit chain heads (dockets.anchors)
+        Topic("audit-anchors", "none", False, "the head of the docket store's audit chain after each commit",
+              kept_forever=True, single_partition=True),
     )
 }

@@ -24,6 +24,14 @@ def sptrans_files(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def signing_key(tmp_path_factory):
+    """The Órgão's key for the tests' stores (bundles and PDFs are signed, as in production)."""
+    from dockets.signing import create_key
+
+    return create_key(tmp_path_factory.mktemp("keys") / "orgao.pem")
+
+
+@pytest.fixture(scope="session")
 def kafka_bootstrap():
     """A real Apache Kafka broker (KRaft) on 127.0.0.1, started for the test session
     by scripts/kafka on its own port and stopped afterwards."""
@@ -112,10 +120,10 @@ def postgres_url(postgres_cluster) -> str:
 def pg_migrated_template(postgres_cluster) -> str:
     """A database migrated to head once, copied (CREATE DATABASE ... TEMPLATE) for each test."""
     import pg_cluster
-    from dockets.db import open_store
+    from stores import open_test_store
 
     name = f"{pg_cluster.DATABASE}_template"
-    open_store(pg_cluster.create_database(postgres_cluster, name)).kw["bind"].dispose()
+    open_test_store(pg_cluster.create_database(postgres_cluster, name)).kw["bind"].dispose()
     return name
 
 
@@ -126,10 +134,10 @@ _pg_databases = iter(range(1, 1_000_000))
 def pg_sessions(postgres_cluster, pg_migrated_template):
     """A PostgreSQL database of the test's own, at head, opened by the application's `open_store`."""
     import pg_cluster
-    from dockets.db import open_store
+    from stores import open_test_store
 
     name = f"{pg_cluster.DATABASE}_{next(_pg_databases)}"
-    maker = open_store(pg_cluster.create_database(postgres_cluster, name, template=pg_migrated_template))
+    maker = open_test_store(pg_cluster.create_database(postgres_cluster, name, template=pg_migrated_template))
     try:
         yield maker
     finally:

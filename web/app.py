@@ -39,10 +39,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from dockets import audit as audit_log
 from dockets import service, workflow
+from dockets.anchors import AnchorLog
+from dockets.audit import AuditKey
 from dockets.calendar import BusinessCalendar
 from dockets.document import CHART_KINDS
 from dockets.service import DocketError, Forbidden, NotFound
+from dockets.signing import SigningKey
 from dockets.store import Docket, DocketPdf, EvidenceBundle, Operator
 from rules.anexo_i import ARTICLES
 from web import auth, fiscal, views
@@ -98,6 +102,11 @@ class WebConfig:
     login_max_failures_per_ip: int = 20
     login_window_minutes: float = 15
     login_lockout_minutes: float = 15
+    # The Órgão's key signs each PDF issued at lavratura; the audit keys (by key id, the
+    # current one first) and the anchor log let the gestor verify the record.
+    signer: SigningKey | None = None
+    audit_keys: Mapping[str, AuditKey] = field(default_factory=dict)
+    anchors: AnchorLog | None = None
 
 
 # --- errors the handlers turn into responses -----------------------------------------------
@@ -457,11 +466,13 @@ def _install_docket_routes(app: FastAPI, web: _Web) -> None:
             docket = service.get_docket(session, user.actor, docket_id)
             bundle = session.get(EvidenceBundle, docket.id)
             has_pdf = _has_pdf(session, docket.id)
+            pdf_signed = has_pdf and session.scalar(select(DocketPdf.signature.is_not(None))
+                                                    .where(DocketPdf.docket_id == docket.id))
             context = views.docket_context(session, docket, actor=user.actor, calendar=config.calendar,
                                            today=web.today(), tz=web.tz, charts=web.available_charts(docket, bundle))
         done = ACTION_FORMS.get(feito)
         return web.render(request, "auto.html", {
-            **context, "has_pdf": has_pdf, "has_bundle": bundle is not None, "today": web.today().isoformat(),
+            **context, "has_pdf": has_pdf, "pdf_signed": bool(pdf_signed), "has_bundle": bundle is not None, "today": web.today().isoformat(),
             "slug_of": SLUG_OF, "action_labels": workflow.ACTION_LABELS, "wf": workflow,
             "ciencia_means": CIENCIA_MEANS, "max_files": MAX_FILES,
             "max_upload_mib": config.max_upload_bytes // (1024 * 1024) or 1,
@@ -476,6 +487,17 @@ def _install_docket_routes(app: FastAPI, web: _Web) -> None:
             name = f"auto-{docket.number:04d}-{docket.year}.pdf" if docket.number else f"auto-{docket.id}.pdf"
             data = pdf.data
         return Response(data, media_type="application/pdf", headers={"Content-Disposition": _attachment_header(name)})
+
+    @app.get("/autos/{docket_id}/auto.pdf.assinatura.json")
+    def docket_pdf_signature(docket_id: DocketId, user: FileUser):
+        with config.sessions() as session:
+            docket = service.get_docket(session, user.actor, docket_id)
+            pdf = service.pdf_of(session, user.actor, docket.id)
+            if pdf.signature is None:
+                raise NotFound("Este PDF não foi assinado.")
+            name = f"auto-{docket.number:04d}-{docket.year}.pdf.assinatura.json"
+            data = json.dumps(pdf.signature, indent=1) + "\n"
+        return Response(data, media_type="application/json", headers={"Content-Disposition": _attachment_header(name)})
 
     @app.get("/autos/{docket_id}/evidencias.zip")
     def docket_bundle(docket_id: DocketId, user: FileUser):
@@ -554,16 +576,16 @@ def _perform(web: _Web, principal: auth.Principal, docket_id: int, slug: str, fi
         if isinstance(action, workflow.Lavrar):
             operator = session.get(Operator, docket.operator_id)
 
-            def renderer(lavrado: Docket, bundle: bytes | None) -> bytes:
+            def renderer(lavrado: Docket, bundle: bytes | None, audit_head) -> bytes:
                 from dockets import document
 
                 return document.render_pdf(lavrado, bundle, calendar=config.calendar, issuer_name=config.issuer_name,
-                                           fiscal_name=principal.full_name,
+                                           audit_head=audit_head, fiscal_name=principal.full_name,
                                            fiscal_registration=principal.registration,
                                            operator_name=operator.name if operator else None)
 
         service.perform(session, actor, docket.id, action, config.calendar, note=note, attachments=files,
-                        renderer=renderer, late_registration=late is not None)
+                        renderer=renderer, signer=config.signer, late_registration=late is not None)
 
 
 def _require_staff(user: auth.Principal, *, fiscal_only: bool = False) -> None:
@@ -610,6 +632,26 @@ def _install_fiscal_routes(app: FastAPI, web: _Web) -> None:
 
         await run_in_threadpool(register)
         return RedirectResponse("/ocorrencias", status_code=303)
+
+    @app.get("/auditoria", response_class=HTMLResponse)
+    async def audit_page(request: Request, user: PageUser):
+        if user.role != "gestor":
+            raise Forbidden("Somente o gestor confere o registro de auditoria.")
+
+        def check() -> dict:
+            # the same check as `fiscaliza audit verify` and the docket sink's on start
+            if not config.audit_keys or config.anchors is None:
+                return {"error": "O servidor foi iniciado sem a chave de auditoria ou sem as âncoras."}
+            try:
+                anchors = config.anchors.read()
+                with config.sessions() as session:
+                    report = audit_log.verify_record(session, config.audit_keys, anchors)
+            except audit_log.AuditError as exc:
+                return {"error": str(exc)}
+            return {"report": report, "destination": config.anchors.describe()}
+
+        result = await run_in_threadpool(check)
+        return web.render(request, "auditoria.html", result, 200 if "report" in result else 409)
 
     @app.get("/infracoes/nova", response_class=HTMLResponse)
     def manual_form(request: Request, user: PageUser):

@@ -75,7 +75,7 @@ def test_our_commands_resolve_to_real_entry_points(name):
 def test_our_environment_variables_are_read_and_valid(name):
     environment = SERVICES[name].get("environment", {})
     known = {"FISCALIZA_FEED", "FISCALIZA_FLEET", "FISCALIZA_POLICY", "FISCALIZA_GEOFENCES", "FISCALIZA_DB",
-             "FISCALIZA_SIGNING_KEY"}
+             "FISCALIZA_SIGNING_KEY", "FISCALIZA_AUDIT_KEY", "FISCALIZA_AUDIT_ANCHORS"}
     environment = {k: v for k, v in environment.items() if k != "FORWARDED_ALLOW_IPS"}  # uvicorn's own
     assert all(f'"{name}"' in (ROOT / "fiscaliza" / "cli.py").read_text() for name in known)
     for variable in environment:
@@ -106,13 +106,31 @@ def test_dockerfile_copies_every_package_the_project_installs():
         assert re.search(rf"^COPY {package} \./{package}$", dockerfile, re.M), package
 
 
-def test_the_docket_services_share_one_database_the_grafana_datasource_reads():
-    urls = {SERVICES[name]["environment"]["FISCALIZA_DB"] for name in ("dockets-migrate", "dockets-sink", "web")}
-    assert len(urls) == 1
-    url = urls.pop()
-    assert url.startswith("postgresql+psycopg://fiscaliza:") and url.endswith("@postgres:5432/fiscaliza")
+def test_each_docket_service_connects_with_its_least_privileged_role():
+    # before: every service, and Grafana, as the superuser that owns the tables
+    roles = {name: re.match(r"postgresql\+psycopg://(\w+):", SERVICES[name]["environment"]["FISCALIZA_DB"]).group(1)
+             for name in ("dockets-migrate", "dockets-sink", "web")}
+    assert roles == {"dockets-migrate": "fiscaliza_owner", "dockets-sink": "fiscaliza_app", "web": "fiscaliza_app"}
+    for name in ("dockets-migrate", "dockets-sink", "web"):
+        assert SERVICES[name]["environment"]["FISCALIZA_DB"].endswith("@postgres:5432/fiscaliza")
     for name in ("dockets-sink", "web"):
         assert SERVICES[name]["depends_on"]["dockets-migrate"]["condition"] == "service_completed_successfully"
+    postgres = SERVICES["postgres"]
+    assert postgres["environment"]["POSTGRES_USER"] == "postgres"
+    assert "./deploy/postgres/roles.sh:/docker-entrypoint-initdb.d/10-roles.sh:ro" in postgres["volumes"]
+    script = (ROOT / "deploy" / "postgres" / "roles.sh").read_text()
+    assert all(f"CREATE ROLE {role} LOGIN" in script for role in roles.values())
+    datasource = yaml.safe_load((ROOT / "dashboards" / "provisioning" / "datasources" / "datasources.yml").read_text())
+    dockets = next(d for d in datasource["datasources"] if d["uid"] == "dockets")
+    assert dockets["user"] == "fiscaliza_reader" and "READER" in dockets["secureJsonData"]["password"]
+
+
+def test_the_web_app_and_sink_chain_the_audit_log_with_a_secret_key_and_anchor_it_in_kafka():
+    for name in ("dockets-sink", "web"):
+        environment = SERVICES[name]["environment"]
+        assert environment["FISCALIZA_AUDIT_KEY"] == "/run/secrets/audit_key" and "audit_key" in SERVICES[name]["secrets"]
+        assert environment["FISCALIZA_KAFKA_BOOTSTRAP"] == "kafka:9092"  # anchors: audit-anchors
+    assert COMPOSE["secrets"]["audit_key"]["file"].startswith("./secrets/")
 
 
 def test_the_web_health_check_calls_a_route_the_app_serves():
@@ -121,10 +139,11 @@ def test_the_web_health_check_calls_a_route_the_app_serves():
     assert '"/saude"' in (ROOT / "web" / "app.py").read_text()
 
 
-def test_the_sink_signs_with_a_key_from_a_secret_file_not_the_image_or_the_database():
-    sink = SERVICES["dockets-sink"]
-    assert sink["environment"]["FISCALIZA_SIGNING_KEY"] == "/run/secrets/signing_key"
-    assert sink["secrets"] == ["signing_key"]
+def test_the_sink_and_web_app_sign_with_a_key_from_a_secret_file_not_the_image_or_the_database():
+    for name in ("dockets-sink", "web"):  # bundles, and the PDFs issued at lavratura
+        service = SERVICES[name]
+        assert service["environment"]["FISCALIZA_SIGNING_KEY"] == "/run/secrets/signing_key"
+        assert "signing_key" in service["secrets"]
     assert COMPOSE["secrets"]["signing_key"]["file"].startswith("./secrets/")
 
 

@@ -8,8 +8,7 @@ import shutil
 import pytest
 
 from dockets.calendar import BusinessCalendar
-from dockets.db import open_store
-from dockets.signing import SigningKey, create_key
+from stores import open_test_store
 from dockets.sink import ingest_replay
 
 
@@ -19,15 +18,9 @@ def calendar() -> BusinessCalendar:
 
 
 @pytest.fixture(scope="session")
-def signing_key(tmp_path_factory) -> SigningKey:
-    """The Órgão's key for the tests' stores (its bundles are signed, as in production)."""
-    return create_key(tmp_path_factory.mktemp("keys") / "orgao.pem")
-
-
-@pytest.fixture(scope="session")
 def demo_store_file(demo_day, tmp_path_factory, signing_key):
     path = tmp_path_factory.mktemp("store") / "dockets.sqlite3"
-    sessions = open_store(f"sqlite:///{path}")
+    sessions = open_test_store(f"sqlite:///{path}")
     ingest_replay(sessions, demo_day.inputs, demo_day.context, demo_day.records(), signer=signing_key)
     sessions.kw["bind"].dispose()
     return path
@@ -38,7 +31,7 @@ def sessions(demo_store_file, tmp_path):
     """A fresh copy of the demo store: 5 draft autos (4 of TRD, 1 of VNV)."""
     path = tmp_path / "dockets.sqlite3"
     shutil.copy(demo_store_file, path)
-    sessions = open_store(f"sqlite:///{path}")
+    sessions = open_test_store(f"sqlite:///{path}")
     yield sessions
     sessions.kw["bind"].dispose()
 

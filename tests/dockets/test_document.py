@@ -70,6 +70,19 @@ def test_the_pdf_names_the_key_that_signed_its_evidence(lavrado, signing_key):
     assert f"assinado digitalmente (Ed25519) pelo Órgão Gerencial, chave {signing_key.key_id}" in text
 
 
+def test_the_pdf_prints_the_audit_chain_head_it_was_lavrado_on(lavrado, sessions):
+    from dockets.store import AuditEntry
+
+    docket, pdf = lavrado
+    text = " ".join(_text(pdf).split())
+    with sessions() as session:
+        lavratura = session.scalar(select(AuditEntry).where(AuditEntry.action == "Lavrar",
+                                                            AuditEntry.entity_id == str(docket.id)))
+        before = session.get(AuditEntry, lavratura.id - 1)  # the head when the PDF was made
+    assert f"registro nº {before.id}, HMAC {before.mac[:16]}" in text
+    assert f"chave de auditoria {before.key_id}" in text
+
+
 def test_the_notification_deadline_skips_the_municipal_holiday(lavrado):
     # lavrado Wed 02/12/2026; business days 03 (Thu), 04 (Fri), 07 (Mon), [08 municipal holiday], 09 (Wed), 10 (Thu)
     _, pdf = lavrado

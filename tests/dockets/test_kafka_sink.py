@@ -12,7 +12,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from sqlalchemy import select
 
 from dockets.bundle import BundleMaker
-from dockets.db import open_store
+from stores import open_test_store
 from dockets.kafka_sink import kafka_bundle_maker, run_sink
 from dockets.store import Docket
 from streams.admin import publish
@@ -37,7 +37,7 @@ def published(kafka_bootstrap, reset_topics, demo_day):
 
 
 def test_the_kafka_sink_makes_the_same_autos_with_the_same_bundles_as_the_files(published, demo_day, tmp_path):
-    sessions = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    sessions = open_test_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     group = f"dockets-{uuid.uuid4().hex[:8]}"
     maker = kafka_bundle_maker(demo_day.context, demo_day.inputs, published, frozenset({"tachograph", "catraca"}))
     report = run_sink(sessions, demo_day.context, maker, published, group=group, idle_exit_s=5)
@@ -54,7 +54,7 @@ def test_the_kafka_sink_makes_the_same_autos_with_the_same_bundles_as_the_files(
 
 
 def test_a_record_that_is_not_an_infraction_is_dead_lettered(published, demo_day, tmp_path):
-    sessions = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    sessions = open_test_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     maker = kafka_bundle_maker(demo_day.context, demo_day.inputs, published, frozenset({"tachograph", "catraca"}))
     run_sink(sessions, demo_day.context, maker, published, group=f"dl-{uuid.uuid4().hex[:8]}", idle_exit_s=5)
     consumer = KafkaConsumer("rejected", bootstrap_servers=published, auto_offset_reset="earliest",
@@ -73,7 +73,7 @@ def test_registered_occurrences_are_published_once_by_the_sink(published, demo_d
     from dockets.store import Occurrence
     from dockets.users import create_user
 
-    sessions = open_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    sessions = open_test_store(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     with sessions.begin() as session:
         ensure_operators(session, {"TRD": "Transportes Rio Doce"})
         fiscal = Actor.of(create_user(session, username="f", full_name="F", role="fiscal", password="x" * 12))

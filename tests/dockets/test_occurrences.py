@@ -9,8 +9,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from dockets.occurrences import occurrence_record, pending_publication, register_occurrence
-from dockets.service import DocketError, Forbidden, verify_audit_chain
+from dockets.service import DocketError, Forbidden
 from telemetry import Rejection, decode
+from stores import verified_entries
 
 SP = ZoneInfo("America/Sao_Paulo")
 
@@ -31,7 +32,7 @@ def test_an_occurrence_is_stored_as_the_contract_decodes_it(sessions, actors):
     decoded = decode("occurrences", json.dumps(record).encode())
     assert not isinstance(decoded, Rejection) and decoded.id == "obra-1"
     with sessions() as session:
-        assert verify_audit_chain(session) == 4 + 5 + 1  # users, dockets, the occurrence
+        assert verified_entries(session) == 4 + 5 + 1  # users, dockets, the occurrence
 
 
 def test_only_a_fiscal_registers_and_times_must_make_sense(sessions, actors):

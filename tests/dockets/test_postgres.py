@@ -23,8 +23,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from dockets import workflow
 from dockets.calendar import BusinessCalendar
 from dockets.db import alembic_config, make_engine, migrate
-from dockets.service import Actor, NotFound, ensure_operators, get_docket, ingest, perform, verify_audit_chain, visible
+from dockets.service import Actor, NotFound, ensure_operators, get_docket, ingest, perform, visible
 from dockets.store import AuditEntry, Docket, YearCounter
+from stores import verified_entries
 
 pytestmark = pytest.mark.postgres
 
@@ -179,7 +180,7 @@ def test_ingesting_the_same_infraction_twice_makes_one_docket(sessions):
 def test_the_audit_log_refuses_update_and_delete(sessions):
     store(sessions, infraction("aud-1"), infraction("aud-2", operator_id="TRD", at=VILA_NOVA))
     with sessions() as session:
-        assert verify_audit_chain(session) == 2
+        assert verified_entries(session) == 2
     for statement in ("UPDATE audit_log SET action = 'Apagar'",
                       "UPDATE audit_log SET payload = '{}' WHERE id = (SELECT max(id) FROM audit_log)",
                       "DELETE FROM audit_log",
@@ -188,7 +189,7 @@ def test_the_audit_log_refuses_update_and_delete(sessions):
             session.execute(sa.text(statement))
             session.commit()
     with sessions() as session:
-        assert verify_audit_chain(session) == 2
+        assert verified_entries(session) == 2
         assert session.scalars(sa.select(AuditEntry.action).order_by(AuditEntry.id)).all() == ["Registrar"] * 2
 
 
@@ -248,7 +249,7 @@ def test_lavrar_numbers_are_sequential_per_year_under_concurrency(sessions):
         assert [n for _, n, _ in numbers] == list(range(1, total + 1))
         assert {(y, s) for y, _, s in numbers} == {(2026, workflow.Stage.LAVRADO.value)}
         assert session.get(YearCounter, 2026).last_number == total
-        assert verify_audit_chain(session) == 2 * total
+        assert verified_entries(session) == 2 * total
         labels = session.scalars(sa.select(AuditEntry.payload).where(AuditEntry.action == "Lavrar")).all()
         assert sorted(p["number"] for p in labels) == [f"{n:04d}/2026" for n in range(1, total + 1)]
 

@@ -33,6 +33,12 @@ def test_demo_ends_by_writing_the_autos_and_telling_where(demo):
     assert all(p.read_bytes().startswith(b"%PDF") for p in pdfs)
     assert "Autos de infração lavrados" in stdout and str(autos) in " ".join(stdout.split())
     assert "fiscaliza serve --db" in " ".join(stdout.split())
+    # its audit record verifies, with the key beside the store, as the demo prints
+    said = " ".join(stdout.split())
+    assert f"fiscaliza audit verify --db sqlite:///{autos / 'autos.sqlite3'} --audit-key" in said
+    record = fiscaliza("audit", "verify", "--db", f"sqlite:///{autos / 'autos.sqlite3'}",
+                       "--audit-key", out / "chave-de-auditoria.key")
+    assert record.returncode == 0 and "5 autos conferidos" in record.stdout, record.stdout + record.stderr
 
 
 def forged_copy(out, tmp_path, member: str, change):
@@ -122,54 +128,89 @@ def test_verify_a_missing_file_exits_2(tmp_path):
     assert_bad_input(fiscaliza("verify", tmp_path / "absent.zip"), "cannot read")
 
 
-def test_ingest_lavrar_export_from_a_replay(demo, tmp_path):
+@pytest.fixture
+def keys(tmp_path) -> dict[str, str]:
+    """The Órgão's signing key and the audit key, made as an administrator makes them, in
+    the environment of the commands that write."""
+    assert fiscaliza("keys", "init", "--out", tmp_path / "orgao.pem").returncode == 0
+    made = fiscaliza("keys", "audit-init", "--out", tmp_path / "auditoria.key")
+    assert made.returncode == 0 and "chave de auditoria" in made.stdout, made.stderr
+    return {"FISCALIZA_SIGNING_KEY": str(tmp_path / "orgao.pem"), "FISCALIZA_AUDIT_KEY": str(tmp_path / "auditoria.key")}
+
+
+def test_ingest_lavrar_export_from_a_replay(demo, tmp_path, keys):
     out, _ = demo
     db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
     from fiscaliza.samples import joao_neiva
     feed, fleet = joao_neiva()
-    assert fiscaliza("keys", "init", "--out", tmp_path / "orgao.pem").returncode == 0
-    args = ["dockets", "ingest", "--db", db, "--signing-key", tmp_path / "orgao.pem",
+    args = ["dockets", "ingest", "--db", db,
             "--infractions", out / "replay" / "infractions.jsonl",
             "--feed", feed, "--fleet", fleet, "--tachograph", out / "telemetry" / "tachograph.jsonl",
             "--catraca", out / "telemetry" / "catraca.jsonl"]
-    first = fiscaliza(*args)
+    first = fiscaliza(*args, env=keys)
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("5 autos em rascunho criados; 0 já registrados; 1 ")
-    again = fiscaliza(*args)
+    again = fiscaliza(*args, env=keys)
     assert again.stdout.startswith("0 autos em rascunho criados; 5 já registrados")
-    env_password = {"FISCALIZA_PASSWORD": "uma-senha-longa"}
+    env_password = {"FISCALIZA_PASSWORD": "uma-senha-longa", **keys}
     created = fiscaliza("users", "add", "--db", db, "--username", "ana", "--name", "Ana Fiscal",
                         "--role", "fiscal", "--registration", "777", env=env_password)
     assert created.returncode == 0, created.stderr
     # lavrados today (the clock in the policy's timezone; no option dates an act)
     year = dt.datetime.now(ZoneInfo("America/Sao_Paulo")).year
-    lavrados = fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ana")
+    lavrados = fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ana", env=keys)
     assert lavrados.returncode == 0, lavrados.stderr
     assert lavrados.stdout.startswith(f"5 autos lavrados: 0001/{year}, 0002/{year}")
     exported = fiscaliza("dockets", "export", "--db", db, "--out", tmp_path / "autos")
-    assert exported.stdout.startswith("10 arquivos escritos")
-    assert len(list((tmp_path / "autos").glob(f"auto-{year}-*.pdf"))) == 5
-    backdated = fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ana", "--on", "2026-12-02")
+    assert exported.stdout.startswith("15 arquivos escritos")  # 5 PDFs, their signatures, 5 bundles
+    pdfs = sorted((tmp_path / "autos").glob(f"auto-{year}-*.pdf"))
+    assert len(pdfs) == 5
+    backdated = fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ana", "--on", "2026-12-02", env=keys)
     assert backdated.returncode == 2 and "--on" in backdated.stderr
+    # each PDF is the one the Órgão signed (#13: "each issued PDF's digest" signed)
+    signed = fiscaliza("verify", pdfs[0], "--public-key", tmp_path / "orgao.pub")
+    assert signed.returncode == 0 and "PDF autêntico" in signed.stdout, signed.stdout + signed.stderr
+    forged = tmp_path / "forjado.pdf"
+    forged.write_bytes(pdfs[0].read_bytes() + b"%% uma linha acrescentada\n")
+    refused = fiscaliza("verify", forged, "--public-key", tmp_path / "orgao.pub",
+                        "--signature", f"{pdfs[0]}.assinatura.json")
+    assert refused.returncode == 1 and "NÃO foi comprovada" in refused.stdout
+    record = fiscaliza("audit", "verify", "--db", db, env=keys)
+    assert record.returncode == 0 and "5 autos conferidos" in record.stdout, record.stdout + record.stderr
 
 
-def test_lavrar_by_an_unknown_fiscal_exits_2(tmp_path):
+def test_lavrar_by_an_unknown_fiscal_exits_2(tmp_path, keys):
     db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
-    assert_bad_input(fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ninguem"), "no active fiscal")
+    assert_bad_input(fiscaliza("dockets", "lavrar", "--db", db, "--fiscal", "ninguem", env=keys), "no active fiscal")
 
 
-def test_users_add_an_operador_without_operator_exits_2(tmp_path):
+def test_users_add_an_operador_without_operator_exits_2(tmp_path, keys):
     db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
     result = fiscaliza("users", "add", "--db", db, "--username", "x", "--name", "X", "--role", "operador",
-                       env={"FISCALIZA_PASSWORD": "uma-senha-longa"})
+                       env={"FISCALIZA_PASSWORD": "uma-senha-longa", **keys})
     assert_bad_input(result, "empresa operadora")
 
 
-def test_users_add_a_short_password_exits_2(tmp_path):
+def test_users_add_a_short_password_exits_2(tmp_path, keys):
     db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
     result = fiscaliza("users", "add", "--db", db, "--username", "x", "--name", "X", "--role", "gestor",
-                       env={"FISCALIZA_PASSWORD": "curta"})
+                       env={"FISCALIZA_PASSWORD": "curta", **keys})
     assert_bad_input(result, "10 caracteres")
+
+
+def test_a_writer_without_the_audit_key_exits_2(tmp_path):
+    db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    result = fiscaliza("users", "add", "--db", db, "--username", "x", "--name", "X", "--role", "gestor",
+                       env={"FISCALIZA_PASSWORD": "uma-senha-longa", "FISCALIZA_AUDIT_KEY": ""})
+    assert_bad_input(result, "no audit key", "fiscaliza keys audit-init")
+
+
+def test_keys_audit_init_never_overwrites_a_key(tmp_path):
+    assert fiscaliza("keys", "audit-init", "--out", tmp_path / "a.key").returncode == 0
+    before = (tmp_path / "a.key").read_bytes()
+    assert_bad_input(fiscaliza("keys", "audit-init", "--out", tmp_path / "a.key"), "nunca é sobrescrita")
+    assert (tmp_path / "a.key").read_bytes() == before
+    assert (tmp_path / "a.key").stat().st_mode & 0o077 == 0  # owner-only
 
 
 def test_ingest_without_a_signing_key_exits_2(tmp_path):
@@ -180,19 +221,25 @@ def test_ingest_without_a_signing_key_exits_2(tmp_path):
     assert_bad_input(result, "no signing key")
 
 
-def test_audit_verify_names_the_first_broken_entry(tmp_path):
+def test_audit_verify_names_the_first_broken_entry_and_the_sink_does_not_start(tmp_path, keys):
     import sqlite3
 
     db = tmp_path / "store.sqlite3"
     url = f"sqlite:///{db}"
-    env_password = {"FISCALIZA_PASSWORD": "uma-senha-longa"}
+    env_password = {"FISCALIZA_PASSWORD": "uma-senha-longa", **keys}
     for name in ("ana", "bia"):
         assert fiscaliza("users", "add", "--db", url, "--username", name, "--name", name.title(), "--role", "fiscal",
                          "--registration", "1", env=env_password).returncode == 0
-    whole = fiscaliza("audit", "verify", "--db", url)
-    assert whole.returncode == 0 and "íntegra: 2 registros" in whole.stdout
+    anchors = [json.loads(line) for line in (tmp_path / "store.sqlite3.ancoras.jsonl").read_text().splitlines()]
+    assert [a["entry_id"] for a in anchors] == [1, 2]  # one per commit, beside the SQLite store
+    whole = fiscaliza("audit", "verify", "--db", url, env=keys)
+    assert whole.returncode == 0 and "íntegro: 2 registros" in whole.stdout and "2 âncoras" in whole.stdout
     with sqlite3.connect(db) as connection:  # someone with DDL rights rewrites entry 1
         connection.execute("DROP TRIGGER audit_log_no_update")
         connection.execute("UPDATE audit_log SET payload = '{}' WHERE id = 1")
-    broken = fiscaliza("audit", "verify", "--db", url)
-    assert broken.returncode == 1 and "registro de auditoria 1" in broken.stdout
+    broken = fiscaliza("audit", "verify", "--db", url, env=keys)
+    assert broken.returncode == 1 and "registro de auditoria 1 não confere" in broken.stdout
+    # the docket sink checks the same on start and does not extend a broken record
+    sink = fiscaliza("dockets", "sink", "--db", url, env={**keys, "FISCALIZA_KAFKA_BOOTSTRAP": "127.0.0.1:9",
+                                                          "FISCALIZA_AUDIT_ANCHORS": str(db) + ".ancoras.jsonl"})
+    assert sink.returncode == 1 and "REGISTRO DE AUDITORIA ROMPIDO" in sink.stderr and "Traceback" not in sink.stderr

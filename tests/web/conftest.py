@@ -25,7 +25,7 @@ from sqlalchemy import func, select
 
 from dockets import service, workflow
 from dockets.calendar import BusinessCalendar
-from dockets.db import open_store
+from stores import TEST_AUDIT_KEY, open_test_store
 from dockets.store import (
     Attachment,
     AuditEntry,
@@ -95,7 +95,7 @@ def demo_db(tmp_path_factory) -> Path:
     inputs = ReplayInputs(feed=feed, fleet=fleet, tachograph=simulated.tachograph, catraca=simulated.catraca)
     result = replay(inputs)
     path = root / "dockets.sqlite3"
-    sessions = open_store(f"sqlite:///{path}")
+    sessions = open_test_store(f"sqlite:///{path}")
     report = ingest_replay(sessions, inputs, load_context(inputs), records_of(result.infractions))
     assert len(report.created) >= 2
     with sessions.begin() as session:
@@ -108,12 +108,6 @@ def demo_db(tmp_path_factory) -> Path:
     return path
 
 
-def _copy_store(source: Path, tmp_path: Path):
-    target = tmp_path / "dockets.sqlite3"
-    shutil.copyfile(source, target)
-    return open_store(f"sqlite:///{target}", upgrade=False)
-
-
 @pytest.fixture(scope="session")
 def world_db(demo_db, tmp_path_factory) -> Path:
     """The demo day one step further, for the isolation tests: both operators have autos
@@ -124,7 +118,7 @@ def world_db(demo_db, tmp_path_factory) -> Path:
     defence and an attachment."""
     path = tmp_path_factory.mktemp("web-world") / "dockets.sqlite3"
     shutil.copyfile(demo_db, path)
-    sessions = open_store(f"sqlite:///{path}", upgrade=False)
+    sessions = open_test_store(f"sqlite:///{path}", upgrade=False)
     on = dt.date(2026, 12, 2)
     trd, vnv = dockets_of(sessions, "TRD"), dockets_of(sessions, "VNV")
     assert len(trd) >= 4 and len(vnv) >= 1, (trd, vnv)
@@ -147,8 +141,17 @@ def base_db(demo_db) -> Path:
 
 
 @pytest.fixture
-def store(base_db, tmp_path):
-    sessions = _copy_store(base_db, tmp_path)
+def anchors(tmp_path):
+    from dockets.anchors import FileAnchorLog
+
+    return FileAnchorLog(tmp_path / "ancoras.jsonl")
+
+
+@pytest.fixture
+def store(base_db, tmp_path, anchors):
+    target = tmp_path / "dockets.sqlite3"
+    shutil.copyfile(base_db, target)
+    sessions = open_test_store(f"sqlite:///{target}", upgrade=False, anchors=anchors)
     yield sessions
     _dispose(sessions)
 
@@ -183,8 +186,9 @@ def actor(sessions, username: str) -> service.Actor:
 def pdf_renderer(sessions):
     from dockets import document
 
-    def render(docket, bundle):
-        return document.render_pdf(docket, bundle, calendar=calendar(), issuer_name="Órgão Gerencial — teste")
+    def render(docket, bundle, audit_head):
+        return document.render_pdf(docket, bundle, calendar=calendar(), issuer_name="Órgão Gerencial — teste",
+                                   audit_head=audit_head)
 
     return render
 
@@ -272,12 +276,14 @@ class Browser:
 
 
 @pytest.fixture
-def make_app(store, clock):
+def make_app(store, clock, anchors, signing_key):
     from web.app import WebConfig, create_app
 
     def make(**overrides):
         config = WebConfig(**{"sessions": store, "calendar": calendar(), "clock": clock, "secure_cookies": True,
-                              "fleet": sample_fleet(), **overrides})
+                              "fleet": sample_fleet(), "signer": signing_key,
+                              "audit_keys": {TEST_AUDIT_KEY.key_id: TEST_AUDIT_KEY}, "anchors": anchors,
+                              **overrides})
         return create_app(config)
 
     return make

@@ -11,9 +11,11 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from dockets import service, workflow
+from dockets import workflow
+from dockets.signing import check
 from dockets.store import AuditEntry, Docket, Occurrence
 from web.format import brl, fine_brl
+from stores import verified_entries
 
 
 def text_of(response) -> str:
@@ -43,7 +45,7 @@ def stage_of(kit, docket_id: int) -> str:
     return kit.status(docket_id).stage.value
 
 
-def test_the_workflow_end_to_end(kit, browser):
+def test_the_workflow_end_to_end(kit, browser, signing_key):
     d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
     br = kit.br
     fiscal = browser("fiscal")
@@ -64,6 +66,13 @@ def test_the_workflow_end_to_end(kit, browser):
     assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
     assert pdf.headers["content-type"] == "application/pdf"
     assert 'filename="auto-0001-2026.pdf"' in pdf.headers["content-disposition"]
+    # the PDF issued is signed by the Órgão (#13 item 2), its signature offered beside it
+    assert "a assinatura do Órgão" in page
+    signature = fiscal.get(f"/autos/{d11}/auto.pdf.assinatura.json")
+    assert signature.status_code == 200
+    assert check(signature.json(), pdf.content, {signing_key.key_id: signing_key.public}) == \
+        (True, f"assinatura Ed25519 válida da chave {signing_key.key_id} do Órgão Gerencial")
+    assert not check(signature.json(), pdf.content + b" ", {signing_key.key_id: signing_key.public})[0]
     expected = workflow.deadlines(kit.status(d11), kit.calendar)
     assert deadline_shown(page, "Prazo de notificação") == br(expected.notificacao)
 
@@ -155,7 +164,7 @@ def test_the_workflow_end_to_end(kit, browser):
                                                "InterporRecurso", "JulgarRecurso"]
         assert [e.actor_role for e in entries] == ["sistema", "fiscal", "fiscal", "operador", "gestor", "operador",
                                                    "gestor"]
-        assert service.verify_audit_chain(session) >= len(entries)
+        assert verified_entries(session) >= len(entries)
 
     # The gestor records the payment: closed, nothing more can be done.
     on_day(kit, "2026-12-16")
@@ -444,11 +453,15 @@ def test_a_manual_infraction_with_another_companys_vehicle_or_of_year_0001_is_re
 def test_the_server_configuration_comes_from_the_policy(demo_db, tmp_path):
     import shutil
 
+    from dockets.anchors import FileAnchorLog
     from fiscaliza.policy import load_policy
+    from stores import TEST_AUDIT_KEY
     from web.server import build_config
 
     shutil.copyfile(demo_db, tmp_path / "copia.sqlite3")
-    config = build_config(f"sqlite:///{tmp_path / 'copia.sqlite3'}")
+    anchors = FileAnchorLog(tmp_path / "ancoras.jsonl")
+    config = build_config(f"sqlite:///{tmp_path / 'copia.sqlite3'}", audit_key=TEST_AUDIT_KEY, anchors=anchors,
+                          signer=None)
     policy = load_policy().policy
     try:
         assert config.calendar.subdivision == "ES"
@@ -457,7 +470,30 @@ def test_the_server_configuration_comes_from_the_policy(demo_db, tmp_path):
         assert config.secure_cookies and config.session_hours == 8 and config.max_upload_bytes == 10 * 1024 * 1024
         # without --fleet, the sample's fleet (before: none, and any company's vehicle passed)
         assert config.fleet["JN-1011"].operator_id == "VNV"
+        assert config.audit_keys == {TEST_AUDIT_KEY.key_id: TEST_AUDIT_KEY} and config.anchors is anchors
         with config.sessions() as session:
             assert session.scalar(select(Docket.id).limit(1)) is not None
     finally:
         config.sessions.kw["bind"].dispose()
+
+
+def test_the_gestor_verifies_the_audit_record_and_sees_the_first_break(kit, browser, anchors):
+    import sqlalchemy as sa
+
+    d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
+    fiscal, gestor = browser("fiscal"), browser("gestor")
+    on_day(kit, "2026-12-02")
+    assert fiscal.post(f"/autos/{d11}/acoes/lavrar", {}).status_code == 303
+    assert len(anchors.read()) == 1  # the lavratura's commit, anchored outside the database
+    assert "/auditoria" in gestor.get("/autos").text and "/auditoria" not in fiscal.get("/autos").text
+    assert fiscal.get("/auditoria").status_code == 403
+    page = gestor.get("/auditoria")
+    assert page.status_code == 200
+    assert "Registro íntegro." in text_of(page) and "1 âncoras" in text_of(page)
+    # the fine is lowered behind the application's back
+    with kit.sessions.begin() as session:
+        session.execute(sa.text(f"UPDATE dockets SET fine_ufir = 1 WHERE id = {d11}"))
+    page = gestor.get("/auditoria")
+    assert page.status_code == 409
+    assert f"Registro rompido. auto 0001/2026 (id {d11}) difere do seu último registro de auditoria em: fine_ufir" \
+        in text_of(page)

@@ -1,0 +1,259 @@
+"""The audit log: every state change of the docket store, in a keyed chain anchored
+outside the database (#13, tamper-evident record).
+
+- **Keyed.** Each entry carries an HMAC-SHA256 of its content and of the previous
+  entry's MAC, made with a key the database never holds (`fiscaliza keys audit-init`).
+  Whoever can write the tables but cannot read the key cannot rewrite an entry, nor
+  recompute the chain after it.
+- **Covering.** An entry about a docket carries the docket's resulting state: stage,
+  status, fine, the SHA-256 of its infraction record, bundle, PDF and attachments. A row
+  changed behind the application's back no longer matches its last entry, and a blob no
+  longer matches its digest.
+- **Anchored.** Each commit's head (entry id and MAC) is appended to an anchor log
+  outside the database (`dockets.anchors`: Kafka's `audit-anchors`, or a file), so
+  deleting the latest entries, or all of them, shows.
+
+`verify_record` checks the three and names the first thing that breaks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from dockets.store import Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle
+
+GENESIS = "0" * 64
+KEY_BYTES = 32
+SESSION_KEY = "audit_key"  # session.info: the AuditKey every writer needs
+SESSION_HEAD = "audit_head"  # session.info: the Head written in this transaction, anchored at commit
+
+
+class AuditError(Exception):
+    """A missing key, or a record that does not verify (message in pt-BR, for the gestor)."""
+
+
+@dataclass(frozen=True)
+class AuditKey:
+    secret: bytes
+
+    @property
+    def key_id(self) -> str:
+        """Names the key in each entry (so a rotated key's entries still verify with it),
+        without revealing it: a domain-separated SHA-256."""
+        return hashlib.sha256(b"fiscaliza audit key id\0" + self.secret).hexdigest()[:16]
+
+    def mac(self, body: bytes) -> str:
+        return hmac.new(self.secret, body, hashlib.sha256).hexdigest()
+
+
+def create_audit_key(path: Path) -> AuditKey:
+    """A new random key at `path` (owner-only, hex); never overwrites."""
+    key = AuditKey(os.urandom(KEY_BYTES))
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise AuditError(f"{path} já existe: uma chave de auditoria nunca é sobrescrita") from None
+    except OSError as exc:
+        raise AuditError(f"não foi possível criar {path}: {exc.strerror}") from None
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(key.secret.hex() + "\n")
+    return key
+
+
+def load_audit_key(path: Path) -> AuditKey:
+    try:
+        text = Path(path).read_text(encoding="ascii").strip()
+        secret = bytes.fromhex(text)
+    except OSError as exc:
+        raise AuditError(f"não foi possível ler a chave de auditoria {path}: {exc.strerror}") from None
+    except (ValueError, UnicodeDecodeError):
+        raise AuditError(f"{path} não é uma chave de auditoria (esperados {KEY_BYTES} bytes em hexadecimal)") from None
+    if len(secret) != KEY_BYTES:
+        raise AuditError(f"{path} não é uma chave de auditoria (esperados {KEY_BYTES} bytes em hexadecimal)")
+    return AuditKey(secret)
+
+
+@dataclass(frozen=True)
+class Head:
+    """The chain's latest entry: what an anchor records and an auto prints."""
+    entry_id: int
+    mac: str
+    key_id: str
+
+    def short(self) -> str:
+        return f"registro nº {self.entry_id}, HMAC {self.mac[:16]}…"
+
+
+def _body(prev_mac: str, at: dt.datetime, actor_id: int | None, actor_role: str, entity: str, entity_id: str,
+          action: str, payload: Mapping, key_id: str) -> bytes:
+    at = at if at.tzinfo else at.replace(tzinfo=dt.timezone.utc)
+    return json.dumps([prev_mac, at.astimezone(dt.timezone.utc).isoformat(), actor_id, actor_role, entity, entity_id,
+                       action, payload, key_id], sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+
+
+def head(session: Session) -> Head | None:
+    entry = session.scalar(select(AuditEntry).order_by(AuditEntry.id.desc()).limit(1))
+    return Head(entry.id, entry.mac, entry.key_id) if entry is not None else None
+
+
+def append(session: Session, *, actor_id: int | None, actor_role: str, entity: str, entity_id: str,
+           action: str, payload: Mapping[str, Any], at: dt.datetime | None = None) -> AuditEntry:
+    """Append one entry, chained to the previous one by the session's audit key."""
+    key = session.info.get(SESSION_KEY)
+    if key is None:
+        raise AuditError("Sem chave de auditoria: o registro não pode ser escrito "
+                         "(FISCALIZA_AUDIT_KEY; crie uma com fiscaliza keys audit-init).")
+    if session.get_bind().dialect.name == "postgresql":
+        # One chain: concurrent writers take turns (released at commit).
+        session.execute(select(func.pg_advisory_xact_lock(867_1998)))
+    previous = head(session)
+    prev_mac = previous.mac if previous else GENESIS
+    at = at or dt.datetime.now(dt.timezone.utc)
+    payload = json.loads(json.dumps(payload, ensure_ascii=False, default=str))
+    entry = AuditEntry(at=at, actor_id=actor_id, actor_role=actor_role, entity=entity, entity_id=entity_id,
+                       action=action, payload=payload, prev_mac=prev_mac, key_id=key.key_id,
+                       mac=key.mac(_body(prev_mac, at, actor_id, actor_role, entity, entity_id, action, payload,
+                                         key.key_id)))
+    session.add(entry)
+    session.flush()
+    session.info[SESSION_HEAD] = Head(entry.id, entry.mac, entry.key_id)
+    return entry
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+
+
+def _instant(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)).astimezone(dt.timezone.utc).isoformat()
+
+
+def docket_state(session: Session, docket: Docket) -> dict[str, Any]:
+    """What an entry about `docket` certifies: every column that changes its legal
+    meaning, and the digests of its blobs (checked against their bytes by verify)."""
+    session.flush()
+    pdf = session.get(DocketPdf, docket.id)
+    bundle = session.get(EvidenceBundle, docket.id)
+    attachments = session.scalars(select(Attachment.sha256).where(Attachment.docket_id == docket.id)
+                                  .order_by(Attachment.id)).all()
+    return {
+        "infraction_id": docket.infraction_id, "source": docket.source, "code": docket.code,
+        "group": docket.group, "fine_ufir": int(docket.fine_ufir), "ufir_brl": f"{float(docket.ufir_brl):.4f}",
+        "operator_id": docket.operator_id, "vehicle_id": docket.vehicle_id, "plate": docket.plate,
+        "route_id": docket.route_id, "direction_id": docket.direction_id, "trip_id": docket.trip_id,
+        "service_date": docket.service_date.isoformat(), "occurred_at": _instant(docket.occurred_at),
+        "lat": docket.lat, "lon": docket.lon, "place": docket.place, "description": docket.description,
+        "legal_basis": docket.legal_basis, "infraction_sha256": _digest(docket.infraction),
+        "stage": docket.stage, "status_sha256": _digest(docket.status), "year": docket.year,
+        "number": docket.number, "lavrado_por": docket.lavrado_por,
+        "next_deadline": docket.next_deadline.isoformat() if docket.next_deadline else None,
+        "bundle_sha256": bundle.sha256 if bundle is not None else None,
+        "pdf_sha256": pdf.sha256 if pdf is not None else None,
+        "attachments_sha256": list(attachments),
+    }
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A head written outside the database, with when it was written."""
+    entry_id: int
+    mac: str
+    key_id: str
+    at: str
+
+    @classmethod
+    def of(cls, head: Head) -> Anchor:
+        return cls(head.entry_id, head.mac, head.key_id, dt.datetime.now(dt.timezone.utc).isoformat())
+
+    def encode(self) -> bytes:
+        return json.dumps({"entry_id": self.entry_id, "mac": self.mac, "key_id": self.key_id, "at": self.at},
+                          sort_keys=True).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> Anchor:
+        try:
+            record = json.loads(data)
+            return cls(int(record["entry_id"]), str(record["mac"]), str(record["key_id"]), str(record["at"]))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise AuditError(f"âncora ilegível: {exc}") from None
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    entries: int
+    dockets: int
+    anchors: int
+    head: Head | None
+    last_anchored: int | None
+
+
+def verify_record(session: Session, keys: Mapping[str, AuditKey], anchors: Sequence[Anchor]) -> AuditReport:
+    """Check the chain entry by entry with `keys` (by key id), each anchor against its
+    entry, and each docket and blob against its last entry. AuditError names the first
+    thing that breaks."""
+    by_id: dict[int, list[Anchor]] = {}
+    for anchor in anchors:
+        by_id.setdefault(anchor.entry_id, []).append(anchor)
+    prev_mac, last = GENESIS, None
+    count = 0
+    states: dict[str, dict] = {}
+    for entry in session.scalars(select(AuditEntry).order_by(AuditEntry.id).execution_options(yield_per=1000)):
+        key = keys.get(entry.key_id)
+        if key is None:
+            raise AuditError(f"registro de auditoria {entry.id}: feito com a chave {entry.key_id}, "
+                             "que não foi fornecida")
+        body = _body(prev_mac, entry.at, entry.actor_id, entry.actor_role, entry.entity, entry.entity_id,
+                     entry.action, entry.payload, entry.key_id)
+        if entry.prev_mac != prev_mac or not hmac.compare_digest(entry.mac, key.mac(body)):
+            raise AuditError(f"registro de auditoria {entry.id} não confere com a cadeia (HMAC): "
+                             "foi alterado, inserido ou um anterior foi apagado")
+        for anchor in by_id.get(entry.id, ()):
+            if anchor.mac != entry.mac:
+                raise AuditError(f"registro de auditoria {entry.id} difere da âncora de {anchor.at}")
+        if entry.entity == "docket" and isinstance(entry.payload, dict) and "state" in entry.payload:
+            states[entry.entity_id] = entry.payload["state"]
+        prev_mac, last = entry.mac, Head(entry.id, entry.mac, entry.key_id)
+        count += 1
+    anchored = max(by_id, default=None)
+    if anchored is not None and (last is None or anchored > last.entry_id):
+        missing = min(i for i in by_id if last is None or i > last.entry_id)
+        raise AuditError(f"registro de auditoria {missing}, ancorado em {by_id[missing][0].at}, "
+                         "não está no banco: registros foram apagados")
+    dockets = 0
+    for docket in session.scalars(select(Docket).order_by(Docket.id)):
+        recorded = states.get(str(docket.id))
+        if recorded is None:
+            raise AuditError(f"auto {docket.label} (id {docket.id}) sem registro de auditoria do seu estado")
+        current = docket_state(session, docket)
+        differing = [name for name in current if current[name] != recorded.get(name)]
+        if differing:
+            raise AuditError(f"auto {docket.label} (id {docket.id}) difere do seu último registro de auditoria "
+                             f"em: {', '.join(differing)}")
+        dockets += 1
+    _verify_blobs(session)
+    return AuditReport(count, dockets, len(anchors), last, anchored)
+
+
+def _verify_blobs(session: Session) -> None:
+    for model, what in ((EvidenceBundle, "pacote de evidências"), (DocketPdf, "PDF")):
+        for row in session.scalars(select(model).order_by(model.docket_id).execution_options(yield_per=50)):
+            if hashlib.sha256(row.data).hexdigest() != row.sha256:
+                raise AuditError(f"{what} do auto id {row.docket_id} não confere com o seu SHA-256")
+            session.expunge(row)  # one blob in memory at a time
+    for row in session.scalars(select(Attachment).order_by(Attachment.id).execution_options(yield_per=50)):
+        if hashlib.sha256(row.data).hexdigest() != row.sha256 or len(row.data) != row.size:
+            raise AuditError(f"anexo {row.id} ({row.filename}) não confere com o seu SHA-256")
+        session.expunge(row)

@@ -1,0 +1,215 @@
+"""The audit record (#13 item 4): keyed, covering every docket's state and files, anchored
+outside the database. Each attack below is made the way someone with write access to the
+tables (but not to the audit key or the anchor log) would make it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import select
+
+from kafka import KafkaAdminClient
+from kafka.admin import ConfigResource, ConfigResourceType
+
+from dockets import workflow
+from dockets.anchors import FileAnchorLog, KafkaAnchorLog, default_destination
+from dockets.audit import GENESIS, Anchor, AuditError, AuditKey, Head, _body, verify_record
+from dockets.document import make_renderer
+from dockets.service import DocketError, perform
+from dockets.store import AuditEntry, Docket
+from stores import TEST_AUDIT_KEY, open_test_store
+from streams.admin import create_topics
+
+KEYS = {TEST_AUDIT_KEY.key_id: TEST_AUDIT_KEY}
+ON = dt.date(2026, 12, 2)
+
+
+@pytest.fixture
+def anchored(sessions, tmp_path):
+    """The test store reopened as a writer whose commits are anchored in a file; the
+    demo day's drafts (made before) are anchored once, as the sink would have."""
+    anchors = FileAnchorLog(tmp_path / "anchors.jsonl")
+    url = str(sessions.kw["bind"].url)
+    writer = open_test_store(url, anchors=anchors)
+    with writer() as session:
+        entry = session.scalar(select(AuditEntry).order_by(AuditEntry.id.desc()).limit(1))
+        anchors.append(Anchor.of(Head(entry.id, entry.mac, entry.key_id)))
+    yield writer, anchors
+    writer.kw["bind"].dispose()
+
+
+def _lavrar(sessions, actors, calendar, code="D-11", signer=None):
+    with sessions.begin() as session:
+        docket_id = session.scalar(select(Docket.id).where(Docket.code == code))
+        perform(session, actors["fiscal"], docket_id, workflow.Lavrar(on=ON), calendar, signer=signer,
+                renderer=make_renderer(session, calendar=calendar, issuer_name="Órgão Gerencial — teste"))
+    return docket_id
+
+
+def _verify(sessions, anchors=()):
+    with sessions() as session:
+        return verify_record(session, KEYS, list(anchors))
+
+
+def _tamper(sessions, *statements):
+    """An attacker with DDL rights: the append-only triggers go first."""
+    with sessions.begin() as session:
+        for trigger in ("audit_log_no_update", "audit_log_no_delete"):
+            session.execute(sa.text(f"DROP TRIGGER IF EXISTS {trigger}"))
+        for statement in statements:
+            session.execute(sa.text(statement))
+
+
+def test_each_commit_anchors_the_chain_head_outside_the_database(anchored, actors, calendar):
+    writer, anchors = anchored
+    before = anchors.read()
+    docket_id = _lavrar(writer, actors, calendar)
+    with writer.begin() as session:
+        session.scalar(select(Docket.id))  # a commit that writes nothing anchors nothing
+    after = anchors.read()
+    assert len(after) == len(before) + 1
+    with writer() as session:
+        last = session.scalar(select(AuditEntry).order_by(AuditEntry.id.desc()).limit(1))
+    assert (after[-1].entry_id, after[-1].mac) == (last.id, last.mac)
+    assert last.entity_id == str(docket_id) and last.action == "Lavrar"
+    report = _verify(writer, after)
+    assert report.last_anchored == report.head.entry_id == last.id
+
+
+def test_an_entry_rewritten_with_the_chain_recomputed_without_the_key_is_named(anchored):
+    # before #13: an unkeyed SHA-256 chain, so rewriting every entry still verified
+    writer, anchors = anchored
+    with writer() as session:
+        entries = session.scalars(select(AuditEntry).order_by(AuditEntry.id)).all()
+    guess = AuditKey(b"\0" * 32)  # the attacker's best: any key but the real one
+    prev = GENESIS
+    statements = []
+    for entry in entries:
+        payload = {**entry.payload, "code": "X-99"} if entry.id == 2 else entry.payload
+        mac = guess.mac(_body(prev, entry.at, entry.actor_id, entry.actor_role, entry.entity, entry.entity_id,
+                              entry.action, payload, entry.key_id))
+        statements.append(f"UPDATE audit_log SET payload = '{json.dumps(payload)}', prev_mac = '{prev}', "
+                          f"mac = '{mac}' WHERE id = {entry.id}")
+        prev = mac
+    _tamper(writer, *statements)
+    with pytest.raises(AuditError, match="registro de auditoria 1 não confere com a cadeia"):
+        _verify(writer)
+
+
+@pytest.mark.parametrize("column, value", [("stage", "'arquivado'"), ("fine_ufir", "1"),
+                                           ("next_deadline", "NULL"), ("operator_id", "'VNV'")])
+def test_a_docket_changed_behind_the_application_is_named(anchored, actors, calendar, column, value):
+    # before #13: docket stage, fine and files were outside the chain
+    writer, anchors = anchored
+    docket_id = _lavrar(writer, actors, calendar)
+    _tamper(writer, f"UPDATE dockets SET {column} = {value} WHERE id = {docket_id}")
+    with pytest.raises(AuditError, match=rf"auto 0001/2026 \(id {docket_id}\) difere .* em: {column}"):
+        _verify(writer, anchors.read())
+
+
+def test_a_replaced_pdf_is_named_whether_or_not_its_digest_is_updated(anchored, actors, calendar):
+    writer, anchors = anchored
+    docket_id = _lavrar(writer, actors, calendar)
+    forged = b"%PDF-1.7 forged"
+    _tamper(writer, f"UPDATE docket_pdfs SET data = X'{forged.hex()}' WHERE docket_id = {docket_id}")
+    with pytest.raises(AuditError, match=f"PDF do auto id {docket_id} não confere"):
+        _verify(writer, anchors.read())
+    _tamper(writer, f"UPDATE docket_pdfs SET sha256 = '{hashlib.sha256(forged).hexdigest()}' "
+                    f"WHERE docket_id = {docket_id}")
+    with pytest.raises(AuditError, match="em: pdf_sha256"):
+        _verify(writer, anchors.read())
+
+
+def test_a_replaced_bundle_or_attachment_is_named(anchored, actors, calendar):
+    writer, anchors = anchored
+    docket_id = _lavrar(writer, actors, calendar)
+    with writer.begin() as session:
+        perform(session, actors["fiscal"], docket_id, workflow.Notificar(on=ON), calendar)
+        perform(session, actors["trd"], docket_id, workflow.ApresentarDefesa(on=ON), calendar,
+                attachments=[("disco.pdf", "application/pdf", b"%PDF-1.4 disco")])
+    _verify(writer, anchors.read())
+    _tamper(writer, "UPDATE attachments SET data = X'00'")
+    with pytest.raises(AuditError, match=r"anexo \d+ \(disco.pdf\) não confere"):
+        _verify(writer, anchors.read())
+    _tamper(writer, f"UPDATE evidence_bundles SET data = X'00' WHERE docket_id = {docket_id}")
+    with pytest.raises(AuditError, match=f"pacote de evidências do auto id {docket_id}"):
+        _verify(writer, anchors.read())
+
+
+def test_deleting_the_latest_entries_or_all_of_them_shows_against_the_anchors(anchored, actors, calendar):
+    writer, anchors = anchored
+    _lavrar(writer, actors, calendar, "D-11")
+    _lavrar(writer, actors, calendar, "A-07")
+    with writer() as session:
+        last_two = session.scalars(select(AuditEntry.id).order_by(AuditEntry.id.desc()).limit(2)).all()
+    # the attacker also puts the dockets back as drafts, so each matches its last entry
+    _tamper(writer, f"DELETE FROM audit_log WHERE id >= {min(last_two)}",
+            "UPDATE dockets SET stage = 'rascunho'")
+    with pytest.raises(AuditError, match=f"registro de auditoria {min(last_two)}, ancorado em .* não está no banco"):
+        _verify(writer, anchors.read())
+    _tamper(writer, "DELETE FROM audit_log")
+    with pytest.raises(AuditError, match="não está no banco: registros foram apagados"):
+        _verify(writer, anchors.read())
+
+
+def test_an_anchor_that_differs_from_its_entry_is_named(anchored):
+    writer, anchors = anchored
+    genuine = anchors.read()[-1]
+    with pytest.raises(AuditError, match=f"registro de auditoria {genuine.entry_id} difere da âncora"):
+        _verify(writer, [Anchor(genuine.entry_id, "f" * 64, genuine.key_id, genuine.at)])
+
+
+def test_a_docket_inserted_without_an_entry_is_named(anchored):
+    writer, _ = anchored
+    _tamper(writer, "INSERT INTO dockets (infraction_id, source, code, \"group\", fine_ufir, ufir_brl, operator_id, "
+                    "service_date, occurred_at, description, legal_basis, infraction, stage, status, created_at) "
+                    "SELECT 'forjada', source, code, \"group\", fine_ufir, ufir_brl, operator_id, service_date, "
+                    "occurred_at, description, legal_basis, infraction, stage, status, created_at "
+                    "FROM dockets LIMIT 1")
+    with pytest.raises(AuditError, match="sem registro de auditoria do seu estado"):
+        _verify(writer)
+
+
+def test_an_entry_made_with_an_unknown_key_is_named(anchored):
+    writer, _ = anchored
+    with pytest.raises(AuditError, match="feito com a chave .* que não foi fornecida"):
+        with writer() as session:
+            verify_record(session, {}, [])
+
+
+def test_without_the_audit_key_nothing_is_written(sessions, actors, calendar):
+    keyless = open_test_store(str(sessions.kw["bind"].url), audit_key=None)
+    with keyless.begin() as session, pytest.raises(DocketError, match="Sem chave de auditoria"):
+        docket_id = session.scalar(select(Docket.id).where(Docket.code == "D-11"))
+        perform(session, actors["fiscal"], docket_id, workflow.Lavrar(on=ON), calendar)
+    keyless.kw["bind"].dispose()
+
+
+def test_anchors_go_to_kafka_when_a_broker_is_named_else_beside_a_sqlite_store():
+    assert default_destination("sqlite:////data/autos.sqlite3", anchors=None, kafka_bootstrap=None) \
+        == "/data/autos.sqlite3.ancoras.jsonl"
+    assert default_destination("postgresql+psycopg://x@db/f", anchors=None, kafka_bootstrap="kafka:9092") \
+        == "kafka://kafka:9092"
+    assert default_destination("postgresql+psycopg://x@db/f", anchors="/a.jsonl", kafka_bootstrap="k:1") == "/a.jsonl"
+    with pytest.raises(AuditError, match="precisa de âncoras fora do banco"):
+        default_destination("postgresql+psycopg://x@db/f", anchors=None, kafka_bootstrap=None)
+
+
+def test_the_kafka_anchor_log_keeps_every_head_in_order(kafka_bootstrap):
+    create_topics(kafka_bootstrap, 4, 1, names=["audit-anchors"])
+    log = KafkaAnchorLog(kafka_bootstrap)
+    before = log.read()
+    written = [Anchor(i, f"{i:064x}", "k", f"2026-12-02T00:00:0{i}+00:00") for i in (1, 5, 9)]
+    try:
+        for anchor in written:
+            log.append(anchor)
+    finally:
+        log.close()
+    assert KafkaAnchorLog(kafka_bootstrap).read() == before + written
+    with KafkaAdminClient(bootstrap_servers=kafka_bootstrap) as admin:
+        configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "audit-anchors")])
+    assert configs["topic"]["audit-anchors"]["retention.ms"]["value"] == "-1"  # a legal record: never expires
