@@ -42,15 +42,41 @@ def workers() -> dashboard.Dashboard:
         .refresh("30s")
         .time("now-6h", "now")
         .timezone("America/Sao_Paulo")
-        .with_panel(_panel("Mensagens recebidas por tópico", "sum by (topic) (rate(fiscaliza_messages_received_per_topic[1m]))",
+        .with_panel(_panel("Mensagens recebidas por tópico",
+                           "sum by (topic) (rate(fiscaliza_messages_received_per_topic_total[1m]))",
                            "{{topic}}", "reqps", "Telemetria chegando aos workers (tacógrafo, catraca, ocorrências)."))
-        .with_panel(_panel("Mensagens enviadas por tópico", "sum by (topic) (rate(fiscaliza_topic_messages_sent[1m]))",
+        .with_panel(_panel("Mensagens enviadas por tópico", "sum by (topic) (rate(fiscaliza_topic_messages_sent_total[1m]))",
                            "{{topic}}", "reqps", "Infrações, viagens, rejeitadas e mensagens entre os estágios."))
         .with_panel(_panel("Atraso de consumo (mensagens)",
                            "sum by (topic) (fiscaliza_topic_partition_end_offset - fiscaliza_topic_partition_offset_commited)",
-                           "{{topic}}", "short", "Quanto os workers estão atrás do que já chegou ao Kafka."))
-        .with_panel(_panel("Rebalanceamentos", "increase(fiscaliza_total_rebalances[1h])", "rebalanceamentos",
-                           "short", "Entradas e saídas de workers do grupo (por hora)."))
+                           "{{topic}}", "short", "Quanto os workers estão atrás do que já chegou ao Kafka "
+                           "(medido pelos próprios workers: some se todos pararem)."))
+        .with_panel(_panel("Rebalanceamentos", "sum(increase(fiscaliza_assignment_operations_total[1h]))",
+                           "atribuições de partições", "short",
+                           "Atribuições de partições aos workers (cada entrada ou saída de um worker gera uma), por hora."))
+        .with_panel(_panel("Idade da telemetria por partição",
+                           "time() - max by (partition, source) (fiscaliza_partition_watermark_seconds > 0)",
+                           "partição {{partition}} — {{source}}", "s",
+                           "Há quanto tempo (relógio) foi o evento mais novo de cada partição e entrada. "
+                           "Crescendo: a telemetria parou de chegar ou os workers pararam."))
+        .with_panel(_panel("Mensagens rejeitadas por motivo",
+                           "sum by (source, reason) (rate(fiscaliza_rejected_total[5m])) > 0",
+                           "{{source}}: {{reason}}", "reqps",
+                           "Mensagens enviadas ao tópico de rejeitadas (dead letters), por entrada e motivo."))
+        .with_panel(_panel("Infrações emitidas por código e situação",
+                           "sum by (code, status) (increase(fiscaliza_infractions_total[1h])) > 0",
+                           "{{code}} {{status}}", "short",
+                           "Registros de infração emitidos pelo motor na última hora (provisória, confirmada, "
+                           "justificada, isenta pelo art. 45, retirada)."))
+        .with_panel(_panel("Ônibus em serviço por operadora", "sum by (operator) (fiscaliza_vehicles_in_service)",
+                           "{{operator}}", "short", "Veículos executando uma viagem agora."))
+        .with_panel(_panel("Ônibus sem transmitir por operadora",
+                           "sum by (operator, input) (fiscaliza_vehicles_silent)", "{{operator}} — {{input}}", "short",
+                           "Tacógrafo sem posição há mais de 10 min; catraca além do limite do D-19."))
+        .with_panel(_panel("Latência do evento à emissão (p95)",
+                           "histogram_quantile(0.95, sum by (output, le) "
+                           "(rate(fiscaliza_emission_latency_seconds_bucket[5m])))",
+                           "{{output}}", "s", "Do evento que tornou a saída possível até a sua emissão pelo worker."))
     )
 
 

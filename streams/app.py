@@ -17,6 +17,7 @@ from faust.sensors.prometheus import setup_prometheus_sensors
 from faust.stores.memory import Store as MemoryStore
 import msgspec
 from kafka.partitioner.default import murmur2
+from prometheus_client import CollectorRegistry
 
 from engine.messages import DayMatched, Heartbeat, OperatorInput, ToVehicle
 from engine.operator import OperatorStage, OperatorState
@@ -27,6 +28,7 @@ from engine.vehicle import PartitionState, VehicleStage, VehicleState
 from fiscaliza.replay import infraction_record, trip_record
 from rules.model import Infraction, InsufficientEvidence
 from streams.consumer import Transport
+from streams.metrics import WorkerMetrics
 from streams.settings import Settings
 from streams.topics import END_OF_INPUT_KEY
 from telemetry import Occurrence, Rejection, decode, to_builtins
@@ -213,12 +215,19 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
     occurrences = app.GlobalTable("occurrences-table", partitions=settings.partitions, use_partitioner=True,
                                   key_type=bytes, value_type=bytes)
     shell = Shell(ctx, settings, vehicles, operators, partitions, occurrences)
+    # a registry per app: tests build several apps in one process
+    registry = CollectorRegistry()
+    metrics = WorkerMetrics(registry, ctx, settings.partitions,
+                            owns_vehicle=lambda vehicle_id: shell.owns("tachograph",
+                                                                       partition_of(vehicle_id, settings.partitions)),
+                            clock=None if settings.backfill else time.time)
     json_encoder = msgspec.json.Encoder()
     operator_decoder = msgspec.json.Decoder(OperatorInput)
     to_vehicle_decoder = msgspec.json.Decoder(ToVehicle)
 
     async def send(sends: Sends) -> None:
         """A step's outputs to their topics (engine.routing decides what goes where)."""
+        metrics.observe(sends)
         for rejection in sends.rejected:
             await out["rejected"].send(key=rejection.source.encode(), value=json_encoder.encode(to_builtins(rejection)))
         for finding in sends.findings:
@@ -273,6 +282,7 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                 stages.append(stage)
                 inbound = [vehicle_inbound(event.message) for event in batch]
                 await send(vehicle_step(stage, inbound, shell.current_occurrences(), settings.inputs))
+                metrics.observe_watermarks(partition, stage.partition.max_events)
             shell.write_state("vehicles", "partitions")
             await app.producer.flush()
             for stage in stages:
@@ -326,7 +336,8 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
         shell.on_assigned(assigned)
 
     if settings.web_port > 0:
-        # Faust's own sensors (events, lag, commits, table sizes) on /metrics
-        setup_prometheus_sensors(app, name_prefix="fiscaliza")
+        # Faust's own sensors (events, lag, commits, table sizes) and ours on /metrics
+        setup_prometheus_sensors(app, registry=registry, name_prefix="fiscaliza")
     app.fiscaliza_shell = shell  # for tests and the startup banner
+    app.fiscaliza_metrics, app.fiscaliza_registry = metrics, registry
     return app

@@ -93,7 +93,7 @@ def test_grafana_is_provisioned_with_prometheus_and_the_dockets_database():
     datasources = yaml.safe_load((ROOT / "dashboards/provisioning/datasources/datasources.yml").read_text())
     kinds = {d["type"] for d in datasources["datasources"]}
     assert kinds == {"prometheus", "grafana-postgresql-datasource"}
-    prometheus = yaml.safe_load((ROOT / "deploy/prometheus.yml").read_text())
+    prometheus = yaml.safe_load((ROOT / "deploy/prometheus/prometheus.yml").read_text())
     [job] = prometheus["scrape_configs"]
     assert job["dns_sd_configs"][0]["port"] == int(SERVICES["worker"]["environment"]["FISCALIZA_WEB_PORT"])
 

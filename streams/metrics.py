@@ -1,0 +1,234 @@
+"""The worker's domain metrics for the operations room (#14), on the registry Faust's own
+sensors use (`/metrics` of the worker's web port).
+
+Every series is created at start with its labels bound (routes and directions from the
+feed, operators from its agencies, codes from the catalogue, statuses, sources and
+reasons), so a counter's first increment shows in `rate()` and a line with no bus
+shows 0, not "no data". No label ever names a vehicle: a city of 13,000 buses would be
+13,000 series per metric. What is per vehicle (in service, silent) is counted at scrape
+time over the statuses this worker holds, for the partitions it owns.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+
+from engine.routing import Sends
+from engine.status import VehicleStatus
+from engine.values import Context
+from gtfs.schedule import gtfs_seconds_to_datetime, scheduled_trips
+from rules.catalogue import CATALOGUE
+from rules.model import STATUSES, Infraction
+from telemetry.validation import REASON_CODES, SOURCES
+
+# The engine's own rejections (engine/vehicle.py, engine/operator.py), after decoding's.
+ENGINE_REASONS = ("unknown_vehicle", "implausible", "future", "duplicate", "conflicting_duplicate", "late",
+                  "engine_error")
+TRIP_STATUSES = ("matched", "unmatched")  # to a scheduled trip, or not
+INPUTS = ("tachograph", "catraca")
+# Departure against the schedule, s: D-13's tolerance is minutes, either way.
+DEVIATION_BUCKETS = (-900, -600, -300, -180, -120, -60, 0, 60, 120, 180, 300, 600, 900, 1800)
+LATENCY_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600)
+OUTPUTS = ("infractions", "trips", "vehicle-status")
+SILENT_AFTER_S = 600.0  # the operations room's "not reporting": 10 min without a position
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """The latest status of a vehicle, reduced to what the gauges count."""
+    operator_id: str
+    route_id: str
+    direction: str
+    in_service: bool
+    at: float  # event time of its newest position
+    catraca_silent: bool
+
+
+class WorkerMetrics:
+    def __init__(self, registry: CollectorRegistry, ctx: Context, partitions: int, *,
+                 owns_vehicle: Callable[[str], bool] = lambda vehicle_id: True,
+                 clock: Callable[[], float] | None = time.time, silent_after_s: float = SILENT_AFTER_S) -> None:
+        """`clock`: the wall clock of a live worker; None for recorded or simulated input
+        (backfill), where "now" is the newest event time seen."""
+        self._owns_vehicle, self._silent_after_s = owns_vehicle, silent_after_s
+        self._newest_event = 0.0
+        self._clock = clock if clock is not None else (lambda: self._newest_event)
+        operators = sorted(ctx.feed.agencies)
+        lines = sorted({(r.route_id, str(d)) for r in ctx.feed.routes.values() for d in (0, 1)})
+        self.watermark = Gauge("fiscaliza_partition_watermark_seconds",
+                               "Newest event time per partition and input (Unix s): its age is how far behind "
+                               "the telemetry is", ["partition", "source"], registry=registry)
+        self.trips = Counter("fiscaliza_trips", "Realized trips, matched to a scheduled trip or not",
+                             ["operator", "route", "direction", "status"], registry=registry)
+        self.deviation = Histogram("fiscaliza_departure_deviation_seconds",
+                                   "Departure of each realized trip against its scheduled departure",
+                                   ["route"], buckets=DEVIATION_BUCKETS, registry=registry)
+        self.headway_ratio = Gauge("fiscaliza_headway_ratio",
+                                   "Latest observed headway over the scheduled one (bunched <= 0.75, gapped >= 1.25)",
+                                   ["route", "direction"], registry=registry)
+        self.infractions = Counter("fiscaliza_infractions", "Infraction records emitted, by code and status",
+                                   ["code", "status"], registry=registry)
+        self.rejected = Counter("fiscaliza_rejected", "Messages sent to the dead-letter topic, by input and reason",
+                                ["source", "reason"], registry=registry)
+        self.latency = Histogram("fiscaliza_emission_latency_seconds",
+                                 "Wall clock at emission minus the event time that made the output possible",
+                                 ["output"], buckets=LATENCY_BUCKETS, registry=registry)
+        for partition in range(partitions):
+            for source in INPUTS:
+                self.watermark.labels(str(partition), source)
+        operator_of_route = {r.route_id: r.agency_id for r in ctx.feed.routes.values()}
+        self._operator_of_route = operator_of_route
+        for route, direction in lines:
+            self.headway_ratio.labels(route, direction)
+            for status in TRIP_STATUSES:
+                self.trips.labels(operator_of_route.get(route, ""), route, direction, status)
+        for route in sorted({route for route, _ in lines}):
+            self.deviation.labels(route)
+        for code in sorted(CATALOGUE):
+            for status in STATUSES:
+                self.infractions.labels(code, status)
+        for source in SOURCES:
+            for reason in (*REASON_CODES, *ENGINE_REASONS):
+                self.rejected.labels(source, reason)
+        for output in OUTPUTS:
+            self.latency.labels(output)
+        self._operators, self._lines = operators, lines
+        self._feed = ctx.feed
+        self._timetables: dict[dt.date, list[tuple[float, float, tuple[str, str, str]]]] = {}
+        self._seen: dict[str, _Seen] = {}
+        registry.register(_FleetCollector(self))
+
+    # --- what a batch sent --------------------------------------------------------------
+
+    def observe(self, sends: Sends, now: float | None = None) -> None:
+        now = self._clock() if now is None else now
+        for rejection in sends.rejected:
+            self.rejected.labels(rejection.source, rejection.reason).inc()
+        for finding in sends.findings:
+            if isinstance(finding, Infraction):
+                self.infractions.labels(finding.code, finding.status).inc()
+                self._latency("infractions", now, finding.detected_at)
+        for trip in sends.trips:
+            operator = self._operator_of_route.get(trip.route_id, "")
+            status = "matched" if trip.trip_id is not None else "unmatched"
+            self.trips.labels(operator, trip.route_id, str(trip.direction_id), status).inc()
+            if trip.departure_deviation_s is not None:
+                self.deviation.labels(trip.route_id).observe(trip.departure_deviation_s)
+            self._latency("trips", now, trip.arrived_at)
+        for status in sends.statuses:
+            self._see(status)
+            self._latency("vehicle-status", now, status.ts)
+
+    def observe_watermarks(self, partition: int, max_events: dict[str, float]) -> None:
+        for source, event_time in max_events.items():
+            self.watermark.labels(str(partition), source).set(event_time)
+            self._newest_event = max(self._newest_event, event_time)
+
+    def _latency(self, output: str, now: float, event_time) -> None:
+        if event_time is None:
+            return
+        if isinstance(event_time, str):
+            event_time = dt.datetime.fromisoformat(event_time)
+        if isinstance(event_time, dt.datetime):
+            event_time = event_time.timestamp()
+        self.latency.labels(output).observe(max(0.0, now - event_time))
+
+    def _see(self, status: VehicleStatus) -> None:
+        at = dt.datetime.fromisoformat(status.ts).timestamp()
+        self._seen[status.vehicle_id] = _Seen(
+            status.operator_id, status.route_id or "", "" if status.direction_id is None else str(status.direction_id),
+            status.in_service, at, status.catraca_silent_since is not None)
+        if status.headway_s is not None and status.scheduled_headway_s and status.route_id is not None:
+            self.headway_ratio.labels(status.route_id, str(status.direction_id)).set(
+                status.headway_s / status.scheduled_headway_s)
+
+    # --- counted at scrape time -----------------------------------------------------------
+
+    def fleet_counts(self) -> FleetCounts:
+        """Per operator and line, over the vehicles of the partitions this worker owns:
+        in service; reporting and silent per input. Scheduled now, from the timetable."""
+        now = self._clock()
+        line_keys = [(self._operator_of_route.get(route, ""), route, direction) for route, direction in self._lines]
+        counts = FleetCounts(in_service=dict.fromkeys(line_keys, 0), scheduled=self._scheduled_now(now, line_keys),
+                             reporting={(o, source): 0 for o in self._operators for source in INPUTS},
+                             silent={(o, source): 0 for o in self._operators for source in INPUTS})
+        for vehicle_id, seen in self._seen.items():
+            if not self._owns_vehicle(vehicle_id):
+                continue
+            operator = seen.operator_id
+            if seen.in_service:
+                key = (operator, seen.route_id, seen.direction)
+                counts.in_service[key] = counts.in_service.get(key, 0) + 1
+            tachograph = "silent" if now - seen.at > self._silent_after_s else "reporting"
+            catraca = "silent" if seen.catraca_silent else "reporting"
+            for source, state in (("tachograph", tachograph), ("catraca", catraca)):
+                bucket = getattr(counts, state)
+                bucket[(operator, source)] = bucket.get((operator, source), 0) + 1
+        return counts
+
+    def _scheduled_now(self, now: float, line_keys) -> dict[tuple[str, str, str], int]:
+        """Scheduled trips running at `now` (today's and yesterday's service dates: trips
+        run past midnight), per line."""
+        scheduled = dict.fromkeys(line_keys, 0)
+        if now <= 0:
+            return scheduled
+        today = dt.datetime.fromtimestamp(now, self._feed.timezone).date()
+        for date in (today - dt.timedelta(days=1), today):
+            for departure, arrival, key in self._timetable(date):
+                if departure <= now < arrival:
+                    scheduled[key] = scheduled.get(key, 0) + 1
+        return scheduled
+
+    def _timetable(self, date: dt.date) -> list[tuple[float, float, tuple[str, str, str]]]:
+        if date not in self._timetables:
+            if len(self._timetables) > 3:  # yesterday and today are what is asked
+                self._timetables.pop(min(self._timetables))
+            tz = self._feed.timezone
+            self._timetables[date] = [
+                (gtfs_seconds_to_datetime(date, trip.departure_s, tz).timestamp(),
+                 gtfs_seconds_to_datetime(date, trip.arrival_s, tz).timestamp(),
+                 (self._operator_of_route.get(trip.route_id, ""), trip.route_id, str(trip.direction_id)))
+                for trip in scheduled_trips(self._feed, date)]
+        return self._timetables[date]
+
+
+@dataclass
+class FleetCounts:
+    in_service: dict[tuple[str, str, str], int]  # (operator, route, direction) -> vehicles
+    scheduled: dict[tuple[str, str, str], int]  # (operator, route, direction) -> trips the timetable runs now
+    reporting: dict[tuple[str, str], int]  # (operator, input) -> vehicles
+    silent: dict[tuple[str, str], int]
+
+
+class _FleetCollector:
+    def __init__(self, metrics: WorkerMetrics) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        counts = self._metrics.fleet_counts()
+        families = []
+        for name, help_text, by_line in (
+                ("fiscaliza_vehicles_in_service", "Vehicles running a trip (or just arrived)", counts.in_service),
+                ("fiscaliza_trips_scheduled_now", "Trips the timetable has running now", counts.scheduled)):
+            family = GaugeMetricFamily(name, help_text, labels=["operator", "route", "direction"])
+            for labels, count in sorted(by_line.items()):
+                family.add_metric(list(labels), count)
+            families.append(family)
+        for name, help_text, by_input in (
+                ("fiscaliza_vehicles_silent", "Vehicles whose input stopped: no position for 10 min, or a catraca "
+                 "past D-19's limit", counts.silent),
+                ("fiscaliza_vehicles_reporting", "Vehicles whose input is flowing", counts.reporting)):
+            family = GaugeMetricFamily(name, help_text, labels=["operator", "input"])
+            for labels, count in sorted(by_input.items()):
+                family.add_metric(list(labels), count)
+            families.append(family)
+        return families
+
+    def describe(self) -> Iterable[GaugeMetricFamily]:
+        return []

@@ -1,0 +1,138 @@
+"""The worker's domain metrics (#14 part 1): every series there from the start, counts
+that follow what the engine sent, never a per-vehicle label. Read back through
+prometheus-client's own exposition, as Prometheus scrapes it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from engine.routing import Sends
+from rules.catalogue import CATALOGUE
+from rules.model import STATUSES
+from streams.metrics import WorkerMetrics
+
+
+def samples(registry) -> dict[tuple[str, frozenset], float]:
+    text = generate_latest(registry).decode()
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def value(registry, name: str, **labels) -> float:
+    return samples(registry)[(name, frozenset(labels.items()))]
+
+
+@pytest.fixture
+def fresh(demo_day):
+    registry = CollectorRegistry()
+    clock = [dt.datetime(2026, 12, 1, 23, 0, tzinfo=dt.UTC).timestamp()]
+    return registry, WorkerMetrics(registry, demo_day.context, 4, clock=lambda: clock[0]), clock
+
+
+def test_every_series_exists_at_zero_before_anything_happens(fresh, demo_day):
+    # before: the trips counter was created lazily, so a first burst never showed in rate()
+    registry, _, _ = fresh
+    routes = demo_day.context.feed.routes.values()
+    for route in routes:
+        for direction in ("0", "1"):
+            for status in ("matched", "unmatched"):
+                assert value(registry, "fiscaliza_trips_total", operator=route.agency_id, route=route.route_id,
+                             direction=direction, status=status) == 0
+            assert value(registry, "fiscaliza_vehicles_in_service", operator=route.agency_id,
+                         route=route.route_id, direction=direction) == 0
+    for code in CATALOGUE:
+        for status in STATUSES:
+            assert value(registry, "fiscaliza_infractions_total", code=code, status=status) == 0
+    assert value(registry, "fiscaliza_rejected_total", source="tachograph", reason="late") == 0
+    for partition in range(4):
+        assert value(registry, "fiscaliza_partition_watermark_seconds", partition=str(partition),
+                     source="catraca") == 0
+
+
+def test_counts_follow_what_the_engine_sent(fresh, demo_day):
+    registry, metrics, _ = fresh
+    result = demo_day.result
+    metrics.observe(Sends(rejected=result.rejected, findings=result.infractions, trips=result.trips,
+                          statuses=result.statuses))
+    by_code = {}
+    for infraction in result.infractions:
+        by_code[(infraction.code, infraction.status)] = by_code.get((infraction.code, infraction.status), 0) + 1
+    for (code, status), count in by_code.items():
+        assert value(registry, "fiscaliza_infractions_total", code=code, status=status) == count
+    assert sum(v for (name, _), v in samples(registry).items() if name == "fiscaliza_trips_total") == len(result.trips)
+    deviations = [t for t in result.trips if t.departure_deviation_s is not None]
+    assert sum(v for (name, _), v in samples(registry).items()
+               if name == "fiscaliza_departure_deviation_seconds_count") == len(deviations)
+    assert sum(v for (name, _), v in samples(registry).items()
+               if name == "fiscaliza_rejected_total") == len(result.rejected)
+    assert value(registry, "fiscaliza_emission_latency_seconds_count", output="trips") == len(result.trips)
+
+
+def test_no_series_names_a_vehicle(fresh, demo_day):
+    # 13,000 buses would be 13,000 series per metric
+    registry, metrics, _ = fresh
+    result = demo_day.result
+    metrics.observe(Sends(rejected=result.rejected, findings=result.infractions, trips=result.trips,
+                          statuses=result.statuses))
+    vehicles = set(demo_day.context.fleet)
+    for (_, labels) in samples(registry):
+        assert not {value for _, value in labels} & vehicles
+
+
+def test_vehicles_in_service_and_silent_are_counted_for_owned_partitions_only(demo_day):
+    import msgspec
+
+    registry = CollectorRegistry()
+    # the day's last statuses, every other one put in service on its line (at midnight none runs)
+    statuses = [msgspec.structs.replace(s, in_service=True, route_id="201", direction_id=i % 2) if i % 2 else s
+                for i, s in enumerate(demo_day.result.statuses)]
+    newest = max(dt.datetime.fromisoformat(s.ts).timestamp() for s in statuses)
+    owned = {s.vehicle_id for s in statuses[: len(statuses) // 2]}
+    metrics = WorkerMetrics(registry, demo_day.context, 4, owns_vehicle=owned.__contains__,
+                            clock=lambda: newest + 601)  # 10 min and 1 s after the newest position
+    metrics.observe(Sends(statuses=statuses))
+    counted = [s for s in statuses if s.vehicle_id in owned]
+    silent = sum(v for (name, labels), v in samples(registry).items()
+                 if name == "fiscaliza_vehicles_silent" and ("input", "tachograph") in labels)
+    assert silent == len(counted)  # every owned vehicle's newest position is over 10 min old
+    running = sum(v for (name, _), v in samples(registry).items() if name == "fiscaliza_vehicles_in_service")
+    assert running == sum(1 for s in counted if s.in_service) > 0
+
+
+def test_watermarks_are_per_partition_and_input(fresh):
+    registry, metrics, _ = fresh
+    metrics.observe_watermarks(2, {"tachograph": 1_796_169_600.0, "catraca": 1_796_169_000.0})
+    assert value(registry, "fiscaliza_partition_watermark_seconds", partition="2", source="tachograph") == 1_796_169_600
+    assert value(registry, "fiscaliza_partition_watermark_seconds", partition="2", source="catraca") == 1_796_169_000
+
+
+def test_trips_scheduled_now_follow_the_timetable_of_the_hour(demo_day):
+    from zoneinfo import ZoneInfo
+
+    from gtfs.schedule import scheduled_trips
+
+    tz = ZoneInfo("America/Sao_Paulo")
+    trips = scheduled_trips(demo_day.context.feed, dt.date(2026, 12, 1))
+    clock = [0.0]
+    registry = CollectorRegistry()
+    WorkerMetrics(registry, demo_day.context, 4, clock=lambda: clock[0])
+
+    def scheduled() -> dict[tuple[str, str], float]:
+        return {(dict(labels)["route"], dict(labels)["direction"]): v for (name, labels), v in samples(registry).items()
+                if name == "fiscaliza_trips_scheduled_now"}
+
+    clock[0] = dt.datetime(2026, 12, 1, 3, 0, tzinfo=tz).timestamp()  # before the first departure of the day
+    assert min(t.departure_s for t in trips) > 3 * 3600 and set(scheduled().values()) == {0}
+    at = dt.datetime(2026, 12, 1, 8, 0, tzinfo=tz)
+    clock[0] = at.timestamp()
+    seconds = 8 * 3600  # 08:00 on the service date (no DST in 2026)
+    expected = {}
+    for trip in trips:
+        if trip.departure_s <= seconds < trip.arrival_s:
+            key = (trip.route_id, str(trip.direction_id))
+            expected[key] = expected.get(key, 0) + 1
+    assert expected and {k: v for k, v in scheduled().items() if v} == expected
