@@ -14,6 +14,7 @@ COPY simulator ./simulator
 COPY streams ./streams
 COPY dashboards ./dashboards
 COPY dockets ./dockets
+COPY ops ./ops
 COPY web ./web
 # weasyprint (the autos' PDFs) sets text with Pango; DejaVu is the autos' typeface
 RUN apt-get update && apt-get install -y --no-install-recommends libpango-1.0-0 libpangoft2-1.0-0 \

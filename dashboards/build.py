@@ -47,10 +47,13 @@ def workers() -> dashboard.Dashboard:
                            "{{topic}}", "reqps", "Telemetria chegando aos workers (tacógrafo, catraca, ocorrências)."))
         .with_panel(_panel("Mensagens enviadas por tópico", "sum by (topic) (rate(fiscaliza_topic_messages_sent_total[1m]))",
                            "{{topic}}", "reqps", "Infrações, viagens, rejeitadas e mensagens entre os estágios."))
-        .with_panel(_panel("Atraso de consumo (mensagens)",
-                           "sum by (topic) (fiscaliza_topic_partition_end_offset - fiscaliza_topic_partition_offset_commited)",
-                           "{{topic}}", "short", "Quanto os workers estão atrás do que já chegou ao Kafka "
-                           "(medido pelos próprios workers: some se todos pararem)."))
+        .with_panel(_panel("Atraso de consumo (mensagens)", "max by (topic) (fiscaliza_consumer_lag_messages)",
+                           "{{topic}}", "short", "Quanto os workers estão atrás do que já chegou ao Kafka, medido "
+                           "pelo sink de operação a partir dos offsets do Kafka: continua crescendo com os workers "
+                           "parados."))
+        .with_panel(_panel("Atraso do sink de operação (mensagens)", "max(fiscaliza_ops_sink_lag_messages)",
+                           "tabelas ao vivo", "short",
+                           "Registros de posição, viagens e infrações ainda não gravados nas tabelas ao vivo."))
         .with_panel(_panel("Rebalanceamentos", "sum(increase(fiscaliza_assignment_operations_total[1h]))",
                            "atribuições de partições", "short",
                            "Atribuições de partições aos workers (cada entrada ou saída de um worker gera uma), por hora."))
@@ -160,7 +163,131 @@ def autos() -> dashboard.Dashboard:
     )
 
 
-DASHBOARDS = {"fiscaliza-workers.json": workers, "fiscaliza-autos.json": autos}
+# The live tables (ops/store.py), fed by `fiscaliza ops sink`.
+LIVE_QUERIES = {
+    "map": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, coalesce(route_id, '—') AS linha, "
+           "lat AS latitude, lon AS longitude, round((schedule_deviation_s / 60.0)::numeric, 1) AS \"atraso (min)\", "
+           "CASE WHEN off_route_m IS NOT NULL THEN 'fora do itinerário' WHEN in_service THEN 'em viagem' "
+           "ELSE 'fora de serviço' END AS \"situação\" "
+           "FROM live_vehicle_status WHERE ts > now() - interval '10 minutes'",
+    "off_route": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, route_id AS linha, "
+                 "direction_id AS sentido, round(off_route_m::numeric) AS \"distância do itinerário (m)\", "
+                 "off_route_since AS \"fora desde\" FROM live_vehicle_status "
+                 "WHERE off_route_m IS NOT NULL AND ts > now() - interval '1 hour' ORDER BY off_route_since",
+    "silent": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, ts AS \"última posição\", "
+              "catraca_silent_since AS \"catraca muda desde\" FROM live_vehicle_status "
+              "WHERE (ts < now() - interval '10 minutes' OR catraca_silent_since IS NOT NULL) "
+              "AND ts > now() - interval '1 day' ORDER BY ts",
+    "trips_today": "SELECT route_id AS linha, direction_id AS sentido, count(*) AS realizadas, "
+                   "count(trip_id) AS \"casadas com a programação\", "
+                   "round(avg(departure_deviation_s / 60.0)::numeric, 1) AS \"desvio médio na partida (min)\" "
+                   "FROM live_trips WHERE service_date = (now() AT TIME ZONE 'America/Sao_Paulo')::date "
+                   "GROUP BY route_id, direction_id ORDER BY route_id, direction_id",
+}
+
+
+def _sql_table(title: str, query: str, description: str, span: int = 12) -> table.Panel:
+    return (table.Panel().title(title).datasource(DOCKETS).with_target(Sql(LIVE_QUERIES[query]))
+            .description(description).height(8).span(span))
+
+
+def live() -> dashboard.Dashboard:
+    """The operations room, now: where the buses are, which lines are uncovered, who
+    left the itinerary, who stopped transmitting."""
+    return (
+        dashboard.Dashboard("Fiscaliza — operação ao vivo")
+        .uid("fiscaliza-live")
+        .tags(["fiscaliza"])
+        .refresh("30s")
+        .time("now-3h", "now")
+        .timezone("America/Sao_Paulo")
+        .with_panel(geomap.Panel().title("Ônibus agora").datasource(DOCKETS).with_target(Sql(LIVE_QUERIES["map"]))
+                    .view(geomap.MapViewConfig().id("coords").lat(-19.76).lon(-40.39).zoom(13))
+                    .layers([common.MapLayerOptions().type("markers").name("Ônibus")
+                             .location(common.FrameGeometrySource().mode(FrameGeometrySourceMode.COORDS)
+                                       .latitude("latitude").longitude("longitude"))])
+                    .description("Última posição de cada ônibus que transmitiu nos últimos 10 min, com a linha, "
+                                 "o atraso na partida e se está fora do itinerário.")
+                    .height(12).span(12))
+        .with_panel(_panel("Linhas sem ônibus com viagem programada",
+                           "(max by (route, direction) (fiscaliza_trips_scheduled_now) > 0) unless on (route, direction) "
+                           "(sum by (route, direction) (fiscaliza_vehicles_in_service) > 0)",
+                           "linha {{route}} sentido {{direction}}", "short",
+                           "Linhas e sentidos em que o quadro de horários tem viagens em curso e nenhum ônibus "
+                           "está em viagem (o valor é o número de viagens programadas agora)."))
+        .with_panel(_panel("Espaçamento observado / programado",
+                           "fiscaliza_headway_ratio > 0", "linha {{route}} sentido {{direction}}", "percentunit",
+                           "Linhas por frequência: até 75 % do intervalo programado, ônibus agrupados; a partir "
+                           "de 125 %, buraco na linha."))
+        .with_panel(_sql_table("Fora do itinerário agora", "off_route",
+                               "Ônibus além da distância do D-11 do traçado da linha, e desde quando.", 8))
+        .with_panel(_sql_table("Sem transmitir", "silent",
+                               "Tacógrafo sem posição há mais de 10 min, ou catraca além do limite do D-19.", 8))
+        .with_panel(_sql_table("Viagens realizadas hoje", "trips_today",
+                               "Viagens reconhecidas hoje por linha e sentido, quantas casaram com uma viagem "
+                               "programada e o desvio médio na partida.", 8))
+    )
+
+
+STATUS_CASE = ("CASE status WHEN 'provisional' THEN 'provisória' WHEN 'confirmed' THEN 'confirmada' "
+               "WHEN 'justified' THEN 'justificada' WHEN 'exempt_art45' THEN 'isenta (art. 45)' "
+               "WHEN 'withdrawn' THEN 'retirada' ELSE status END")
+
+COMPLIANCE_QUERIES = {
+    "by_code": "SELECT date_trunc('day', occurred_at) AS time, code AS metric, count(*) AS infrações "
+               "FROM live_infractions WHERE $__timeFilter(occurred_at) AND status IN ('provisional', 'confirmed') "
+               "GROUP BY 1, code ORDER BY 1",
+    "by_operator": f"SELECT operator_id AS operadora, coalesce(route_id, '—') AS linha, code AS \"código\", "
+                   f"{STATUS_CASE} AS \"situação\", count(*) AS registros FROM live_infractions "
+                   "WHERE $__timeFilter(occurred_at) GROUP BY operator_id, route_id, code, status "
+                   "ORDER BY operator_id, route_id, code",
+    "d13": "SELECT service_date AS dia, route_id AS linha, "
+           "(record->'evidence'->>'pct_off_schedule')::float AS \"viagens fora do horário (%)\", "
+           "200 * (1 + floor((record->'evidence'->>'pct_off_schedule')::float / 10)) AS \"multa (UFIR)\" "
+           "FROM live_infractions WHERE code = 'D-13' AND $__timeFilter(occurred_at) ORDER BY service_date, route_id",
+    "art45": "SELECT operator_id AS operadora, record->'evidence'->'art45'->>'month' AS \"mês\", "
+             "max((record->'evidence'->'art45'->>'efficiency_pct')::float) AS \"eficiência (%)\", "
+             "bool_and((record->'evidence'->'art45'->>'month_complete')::boolean) AS \"mês completo\" "
+             "FROM live_infractions WHERE code = 'D-22' AND record->'evidence'->'art45' IS NOT NULL "
+             "AND $__timeFilter(occurred_at) GROUP BY 1, 2 ORDER BY 2, 1",
+    "d22": f"SELECT operator_id AS operadora, {STATUS_CASE} AS \"situação\", count(*) AS \"viagens suprimidas\" "
+           "FROM live_infractions WHERE code = 'D-22' AND $__timeFilter(occurred_at) "
+           "GROUP BY operator_id, status ORDER BY operator_id, status",
+}
+
+
+def compliance() -> dashboard.Dashboard:
+    """Compliance with the Código Disciplinar over days and months: what is accused, where,
+    and how the art. 45 month stands."""
+    def sql(title: str, query: str, description: str, span: int = 12) -> table.Panel:
+        return (table.Panel().title(title).datasource(DOCKETS).with_target(Sql(COMPLIANCE_QUERIES[query]))
+                .description(description).height(8).span(span))
+
+    return (
+        dashboard.Dashboard("Fiscaliza — conformidade")
+        .uid("fiscaliza-compliance")
+        .tags(["fiscaliza"])
+        .refresh("5m")
+        .time("now-30d", "now")
+        .timezone("America/Sao_Paulo")
+        .with_panel(timeseries.Panel().title("Infrações por dia e código").datasource(DOCKETS)
+                    .with_target(Sql(COMPLIANCE_QUERIES["by_code"], "time_series"))
+                    .description("Infrações provisórias e confirmadas, pelo dia em que ocorreram.")
+                    .unit("short").height(8).span(12))
+        .with_panel(sql("Por operadora, linha, código e situação", "by_operator",
+                        "Todos os registros, inclusive justificados, isentos pelo art. 45 e retirados."))
+        .with_panel(sql("D-13: viagens fora do horário por linha e dia", "d13",
+                        "Percentual de viagens fora do horário; a multa cresce 100 % a cada 10 % (Anexo I, D-13).", 8))
+        .with_panel(sql("Art. 45: eficiência do mês por operadora", "art45",
+                        "Quilômetros realizados sobre programados no mês; a partir de 98 % os D-22 do mês são "
+                        "isentos. Enquanto o mês não fecha, a isenção é provisória.", 8))
+        .with_panel(sql("D-22: viagens suprimidas, provisórias e isentas", "d22",
+                        "Provisórias até o fim do mês; então confirmadas ou isentas pelo art. 45.", 8))
+    )
+
+
+DASHBOARDS = {"fiscaliza-workers.json": workers, "fiscaliza-autos.json": autos, "fiscaliza-live.json": live,
+              "fiscaliza-compliance.json": compliance}
 
 
 def build() -> dict[str, str]:

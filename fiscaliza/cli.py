@@ -438,9 +438,63 @@ app.add_typer(dockets_app, name="dockets")
 
 @dockets_app.command("migrate")
 def dockets_migrate(db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None) -> None:
-    """Create or upgrade the docket store's schema (alembic; idempotent)."""
-    _open_store(db)
+    """Create or upgrade the database: the docket store and the live tables (alembic; idempotent)."""
+    from ops.db import migrate as migrate_live_tables
+
+    sessions = _open_store(db)
+    migrate_live_tables(sessions.kw["bind"])
     print(f"banco dos autos atualizado: {_db_url(db).split('@')[-1]}")
+
+
+ops_app = typer.Typer(help="The operations room's live tables.", no_args_is_help=True)
+app.add_typer(ops_app, name="ops")
+
+
+@ops_app.command("sink")
+def ops_sink(
+    feed: Annotated[Optional[Path], typer.Option(help="GTFS feed (env FISCALIZA_FEED; default: the sample)")] = None,
+    db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
+    metrics_port: Annotated[int, typer.Option(help="port of its Prometheus /metrics (0: off)")] = 6067,
+    idle_exit: Annotated[Optional[float], typer.Option(help="stop after this many seconds without records")] = None,
+) -> None:
+    """Consume vehicle-status, trips and infractions into the live tables Grafana reads,
+    and measure the workers' consumer lag from Kafka's offsets (SIGTERM stops)."""
+    import signal
+
+    from prometheus_client import CollectorRegistry, start_http_server
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from dockets.db import make_engine
+    from gtfs import load_feed
+    from gtfs.errors import FeedError
+    from ops.db import migrate
+    from ops.sink import run_ops_sink
+
+    import os
+
+    from fiscaliza.samples import joao_neiva
+
+    feed = feed or (Path(os.environ["FISCALIZA_FEED"]) if os.environ.get("FISCALIZA_FEED") else joao_neiva()[0])
+    try:
+        loaded = load_feed(feed)
+    except FeedError as exc:
+        fail(str(exc))
+    settings = _stream_settings()
+    try:
+        engine = make_engine(_db_url(db))
+        migrate(engine)
+    except (SQLAlchemyError, OSError) as exc:
+        fail(f"cannot open the live tables in {_db_url(db)}: {str(exc).splitlines()[0]}")
+    registry = CollectorRegistry()
+    if metrics_port > 0:
+        start_http_server(metrics_port, registry=registry)
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    report = run_ops_sink(engine, settings.bootstrap, {r.route_id: r.agency_id for r in loaded.routes.values()},
+                          workers_group=settings.app_id, registry=registry, idle_exit_s=idle_exit,
+                          should_stop=lambda: bool(stopping))
+    print("linhas gravadas: " + ", ".join(f"{topic} {count}" for topic, count in report.rows.items())
+          + f"; {report.rejected} rejeitadas")
 
 
 @dockets_app.command("ingest")

@@ -15,17 +15,23 @@ SUFFIXES = {"counter": ("_total", "_created"), "histogram": ("_bucket", "_count"
 
 @pytest.fixture(scope="module")
 def exported(demo_day) -> set[str]:
-    """The sample names a worker's /metrics exposes: the worker app built as `fiscaliza
-    worker` builds it, its registry rendered by prometheus-client."""
+    """The sample names a worker's /metrics exposes (the worker app built as `fiscaliza
+    worker` builds it, its registry rendered by prometheus-client), and the ops sink's."""
     from prometheus_client import generate_latest
     from prometheus_client.parser import text_string_to_metric_families
 
     from streams.app import create_app
     from streams.settings import Settings
 
+    from prometheus_client import CollectorRegistry
+
+    from ops.sink import SinkMetrics
+
     app = create_app(demo_day.context, Settings(web_port=6066))
-    text = generate_latest(app.fiscaliza_registry).decode()
-    return {family.name + suffix for family in text_string_to_metric_families(text)
+    ops = CollectorRegistry()
+    SinkMetrics(ops)  # and the ops sink's: the workers' lag measured from Kafka
+    return {family.name + suffix for registry in (app.fiscaliza_registry, ops)
+            for family in text_string_to_metric_families(generate_latest(registry).decode())
             for suffix in SUFFIXES.get(family.type, ("",))}
 
 
@@ -40,12 +46,14 @@ def test_every_panel_queries_metrics_the_workers_export(exported):
     # passed while Prometheus only has fiscaliza_messages_received_per_topic_total
     assert "fiscaliza_messages_received_per_topic_total" in exported
     assert "fiscaliza_messages_received_per_topic" not in exported
-    for text in [build()["fiscaliza-workers.json"]]:
-        for panel in json.loads(text)["panels"]:
-            for target in panel["targets"]:
-                names = set(re.findall(r"\bfiscaliza_\w+", target["expr"]))
-                assert names and names <= exported, (panel["title"], names - exported)
-                assert target["refId"] == "A"
+    prometheus_panels = [p for text in build().values() for p in json.loads(text)["panels"]
+                         if p["datasource"]["uid"] == "prometheus"]
+    assert len(prometheus_panels) >= 12
+    for panel in prometheus_panels:
+        for target in panel["targets"]:
+            names = set(re.findall(r"\bfiscaliza_\w+", target["expr"]))
+            assert names and names <= exported, (panel["title"], names - exported)
+            assert target["refId"] == "A"
 
 
 def test_rebalances_are_counted_from_assignments_not_the_in_progress_gauge():
@@ -91,3 +99,64 @@ def test_every_sql_panel_runs_on_the_migrated_postgis_store(pg_sessions):
                 assert rows == []  # a draft has no deadline running
             else:
                 assert rows, panel["title"]
+
+
+@pytest.mark.postgres
+def test_every_live_sql_panel_returns_rows_on_fresh_live_tables(pg_sessions, demo_day):
+    """The live dashboard's SQL on the migrated live tables holding a moment of service:
+    buses that reported a minute ago (one off its itinerary), one silent for 20 min, and
+    today's trips."""
+    import datetime as dt
+
+    import msgspec
+    import sqlalchemy as sa
+
+    from ops.db import migrate
+    from ops.rows import row_of
+    from ops.sink import write_batch
+
+    engine = pg_sessions.kw["bind"]
+    migrate(engine)
+    now = dt.datetime.now(dt.UTC)
+    local_today = now.astimezone(demo_day.context.feed.timezone).date()
+    statuses = demo_day.result.statuses
+    fresh = [msgspec.structs.replace(s, ts=(now - dt.timedelta(minutes=1)).isoformat(), in_service=True)
+             for s in statuses[1:]]
+    fresh[0] = msgspec.structs.replace(fresh[0], off_route_m=155.3, off_route_since=now.isoformat())
+    silent = msgspec.structs.replace(statuses[0], ts=(now - dt.timedelta(minutes=20)).isoformat())
+    trips = [msgspec.structs.replace(t, service_date=local_today, departed_at=now - dt.timedelta(hours=1, minutes=i),
+                                     arrived_at=now - dt.timedelta(minutes=i)) for i, t in enumerate(demo_day.result.trips)]
+    from fiscaliza.replay import trip_record
+
+    write_batch(engine, {
+        "vehicle-status": [row_of("vehicle-status", msgspec.json.encode(s), "x", {}) for s in [*fresh, silent]],
+        "trips": [row_of("trips", msgspec.json.encode(trip_record(t)), "x", {}) for t in trips]})
+    panels = [p for p in json.loads(build()["fiscaliza-live.json"])["panels"] if p["datasource"]["uid"] == "dockets"]
+    assert len(panels) == 4
+    with engine.connect() as connection:
+        for panel in panels:
+            rows = connection.execute(sa.text(panel["targets"][0]["rawSql"])).all()
+            assert rows, panel["title"]
+
+
+@pytest.mark.postgres
+def test_every_compliance_sql_panel_returns_rows_on_the_demo_days_records(pg_sessions, demo_day):
+    import msgspec
+    import sqlalchemy as sa
+
+    from fiscaliza.replay import infraction_record
+    from ops.db import migrate
+    from ops.rows import row_of
+    from ops.sink import write_batch
+
+    engine = pg_sessions.kw["bind"]
+    migrate(engine)
+    write_batch(engine, {"infractions": [row_of("infractions", msgspec.json.encode(infraction_record(i)), "x", {})
+                                         for i in demo_day.result.infractions]})
+    panels = json.loads(build()["fiscaliza-compliance.json"])["panels"]
+    assert len(panels) == 5
+    with engine.connect() as connection:
+        for panel in panels:
+            sql = re.sub(r"\$__timeFilter\(([\w.]+)\)",
+                         r"\1 BETWEEN '2026-11-01T00:00:00Z' AND '2026-12-31T00:00:00Z'", panel["targets"][0]["rawSql"])
+            assert connection.execute(sa.text(sql)).all(), panel["title"]

@@ -46,8 +46,15 @@ def test_every_metric_the_rules_read_is_exported(demo_day):
     from streams.app import create_app
     from streams.settings import Settings
 
+    from prometheus_client import CollectorRegistry
+
+    from ops.sink import SinkMetrics
+
     app = create_app(demo_day.context, Settings(web_port=6066))
-    families = {f.name: f.type for f in text_string_to_metric_families(generate_latest(app.fiscaliza_registry).decode())}
+    ops = CollectorRegistry()
+    SinkMetrics(ops)  # the ops sink's /metrics: the lag measured from Kafka
+    families = {f.name: f.type for registry in (app.fiscaliza_registry, ops)
+                for f in text_string_to_metric_families(generate_latest(registry).decode())}
     exported = {name + suffix for name, kind in families.items()
                 for suffix in (("_total",) if kind == "counter" else ("_bucket", "_count", "_sum") if kind == "histogram"
                                else ("",))}

@@ -20,6 +20,7 @@ from dockets.db import make_engine, migrate
 from dockets.service import ensure_operators, ingest, perform
 from dockets.store import Base
 from dockets.users import create_user
+from ops.db import migrate as migrate_live_tables
 from stores import TEST_AUDIT_KEY, open_test_store
 
 pytestmark = pytest.mark.postgres
@@ -45,6 +46,7 @@ def urls(postgres_cluster) -> dict[str, str]:
             for role in ("fiscaliza_owner", "fiscaliza_app", "fiscaliza_reader")}
     owner = make_engine(urls["fiscaliza_owner"])
     migrate(owner)
+    migrate_live_tables(owner)  # as `fiscaliza dockets migrate` does
     owner.dispose()
     return urls
 
@@ -153,3 +155,25 @@ def test_every_dashboard_query_runs_as_grafanas_role(urls):
                 connection.execute(sa.text(sql)).all()
     finally:
         engine.dispose()
+
+
+def test_the_live_tables_are_written_by_the_app_role_and_read_by_grafanas(urls, demo_day):
+    import msgspec
+
+    from ops.rows import row_of
+    from ops.sink import write_batch
+
+    status = demo_day.result.statuses[0]
+    app = make_engine(urls["fiscaliza_app"])
+    reader = sa.create_engine(urls["fiscaliza_reader"])
+    try:
+        migrate_live_tables(app)  # the ops sink checks it is at head, as the app role
+        write_batch(app, {"vehicle-status": [row_of("vehicle-status", msgspec.json.encode(status), "x", {})]})
+        with reader.connect() as connection:
+            assert connection.execute(sa.text("SELECT vehicle_id FROM live_vehicle_status")).scalars().all() == \
+                [status.vehicle_id]
+        with reader.begin() as connection, pytest.raises(sa.exc.ProgrammingError, match="permission denied"):
+            connection.execute(sa.text("DELETE FROM live_vehicle_status"))
+    finally:
+        app.dispose()
+        reader.dispose()

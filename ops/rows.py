@@ -1,0 +1,73 @@
+"""Records of the engine's output topics as rows of the live tables: pure decoding and
+mapping, the sink's only logic. A record that does not decode is a `Rejection`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from engine.status import VehicleStatus
+from telemetry import Rejection
+
+SOURCES = {"vehicle-status": "live_vehicle_status", "trips": "live_trips", "infractions": "live_infractions"}
+
+
+class _Trip(msgspec.Struct, kw_only=True):
+    vehicle_id: str
+    route_id: str
+    direction_id: int
+    trip_id: str | None
+    service_date: dt.date
+    departed_at: dt.datetime
+    arrived_at: dt.datetime
+    departure_deviation_s: float | None
+    coverage: float
+
+
+class _Infraction(msgspec.Struct, kw_only=True):
+    infraction_id: str
+    code: str
+    status: str
+    operator_id: str
+    route_id: str | None = None
+    vehicle_id: str | None = None
+    service_date: dt.date
+    occurred_at: dt.datetime
+    detected_at: dt.datetime | None = None
+    fine_ufir: int
+    lat: float | None = None
+    lon: float | None = None
+
+
+_status_decoder = msgspec.json.Decoder(VehicleStatus)
+_trip_decoder = msgspec.json.Decoder(_Trip)
+_infraction_decoder = msgspec.json.Decoder(_Infraction)
+
+
+def _instant(text: str | None) -> dt.datetime | None:
+    return None if text is None else dt.datetime.fromisoformat(text)
+
+
+def row_of(topic: str, value: bytes, location: str, operator_of_route: Mapping[str, str]) -> dict[str, Any] | Rejection:
+    """The row a record of `topic` makes, or why it makes none."""
+    try:
+        if topic == "vehicle-status":
+            status = _status_decoder.decode(value)
+            row = msgspec.structs.asdict(status)
+            for name in ("ts", "off_route_since", "catraca_silent_since"):
+                row[name] = _instant(row[name])
+            del row["departed_at"]  # the trip's own row has it
+            return row
+        if topic == "trips":
+            trip = _trip_decoder.decode(value)
+            return {**msgspec.structs.asdict(trip), "operator_id": operator_of_route.get(trip.route_id, "")}
+        if topic == "infractions":
+            infraction = _infraction_decoder.decode(value)
+            return {**msgspec.structs.asdict(infraction), "record": msgspec.json.decode(value)}
+    except (msgspec.DecodeError, ValueError) as exc:
+        return Rejection(source=topic, reason="invalid_record", detail=str(exc).splitlines()[0][:500],
+                         location=location, raw=value.decode("utf-8", "replace"))
+    raise ValueError(f"no live table for topic {topic!r}")

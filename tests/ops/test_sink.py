@@ -1,0 +1,111 @@
+"""The live tables (#14 part 2): the engine's outputs as rows, upserted idempotently into
+the real PostgreSQL + PostGIS, and a sink on the real broker that measures the workers'
+lag from Kafka's offsets."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import msgspec
+import pytest
+import sqlalchemy as sa
+
+from fiscaliza.replay import infraction_record, trip_record
+from ops.db import migrate
+from ops.rows import row_of
+from ops.sink import write_batch
+from telemetry import Rejection
+
+
+def _records(demo_day):
+    encode = msgspec.json.encode
+    return {"vehicle-status": [encode(s) for s in demo_day.result.statuses],
+            "trips": [encode(trip_record(t)) for t in demo_day.result.trips],
+            "infractions": [encode(infraction_record(i)) for i in demo_day.result.infractions]}
+
+
+def _operators(demo_day):
+    return {r.route_id: r.agency_id for r in demo_day.context.feed.routes.values()}
+
+
+def test_each_output_record_is_a_row_and_garbage_a_rejection(demo_day):
+    records = _records(demo_day)
+    status = row_of("vehicle-status", records["vehicle-status"][0], "vehicle-status/0/0", _operators(demo_day))
+    assert status["vehicle_id"] == demo_day.result.statuses[0].vehicle_id
+    assert status["ts"] == dt.datetime.fromisoformat(demo_day.result.statuses[0].ts)
+    trip = row_of("trips", records["trips"][0], "trips/0/0", _operators(demo_day))
+    assert trip["operator_id"] == _operators(demo_day)[trip["route_id"]]
+    infraction = row_of("infractions", records["infractions"][0], "infractions/0/0", _operators(demo_day))
+    assert infraction["record"] == json.loads(records["infractions"][0])
+    bad = row_of("trips", b'{"vehicle_id": 1}', "trips/2/7", _operators(demo_day))
+    assert isinstance(bad, Rejection) and bad.reason == "invalid_record" and bad.location == "trips/2/7"
+
+
+@pytest.mark.postgres
+def test_the_rows_land_in_postgis_and_again_change_nothing(pg_sessions, demo_day):
+    engine = pg_sessions.kw["bind"]
+    migrate(engine)
+    rows = {topic: [row_of(topic, value, f"{topic}/0/{i}", _operators(demo_day)) for i, value in enumerate(values)]
+            for topic, values in _records(demo_day).items()}
+    for _ in range(2):  # the same batch twice: a sink restarted before committing its offsets
+        write_batch(engine, rows)
+    with engine.connect() as connection:
+        count = {table: connection.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar()
+                 for table in ("live_vehicle_status", "live_trips", "live_infractions")}
+        located = connection.execute(sa.text("SELECT count(*) FROM live_vehicle_status "
+                                             "WHERE ST_X(location) = lon AND ST_Y(location) = lat")).scalar()
+    result = demo_day.result
+    assert count == {"live_vehicle_status": len({s.vehicle_id for s in result.statuses}),
+                     "live_trips": len(result.trips), "live_infractions": len(result.infractions)}
+    assert located == count["live_vehicle_status"]  # a PostGIS point per bus, for the live map
+
+
+@pytest.mark.postgres
+def test_an_older_status_never_replaces_a_newer_one(pg_sessions, demo_day):
+    engine = pg_sessions.kw["bind"]
+    migrate(engine)
+    newest = demo_day.result.statuses[0]
+    older = msgspec.structs.replace(newest, ts=(dt.datetime.fromisoformat(newest.ts)
+                                                - dt.timedelta(minutes=5)).isoformat(), lat=0.0, lon=0.0)
+    for status in (newest, older):  # the older one read after (a late record)
+        write_batch(engine, {"vehicle-status": [row_of("vehicle-status", msgspec.json.encode(status), "x", {})]})
+    with engine.connect() as connection:
+        lat = connection.execute(sa.text("SELECT lat FROM live_vehicle_status WHERE vehicle_id = :v"),
+                                 {"v": newest.vehicle_id}).scalar()
+    assert lat == newest.lat
+
+
+@pytest.mark.postgres
+def test_the_sink_fills_the_live_tables_from_kafka_and_measures_the_workers_lag(kafka_bootstrap, reset_topics,
+                                                                                pg_sessions, demo_day):
+    from kafka import KafkaProducer
+    from prometheus_client import CollectorRegistry
+
+    from ops.sink import run_ops_sink
+
+    reset_topics(kafka_bootstrap)
+    engine = pg_sessions.kw["bind"]
+    migrate(engine)
+    records = _records(demo_day)
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")
+    for topic, values in records.items():
+        for value in values:
+            producer.send(topic, key=(json.loads(value).get("vehicle_id") or "x").encode(), value=value)
+    producer.send("trips", key=b"x", value=b"not json")
+    for i in range(25):  # telemetry no worker has read
+        producer.send("tachograph", key=b"JN-1011", value=b'{"i": %d}' % i)
+    producer.flush()
+    producer.close()
+    registry = CollectorRegistry()
+    report = run_ops_sink(engine, kafka_bootstrap, _operators(demo_day), workers_group="fiscaliza-nobody",
+                          registry=registry, idle_exit_s=5)
+    assert report.rows == {topic: len(values) for topic, values in records.items()} and report.rejected == 1
+    with engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT count(*) FROM live_infractions")).scalar() == \
+            len(records["infractions"])
+    # measured from Kafka: the workers' group never committed, so all 25 are behind
+    assert registry.get_sample_value("fiscaliza_consumer_lag_messages", {"topic": "tachograph"}) == 25
+    again = run_ops_sink(engine, kafka_bootstrap, _operators(demo_day), workers_group="fiscaliza-nobody",
+                         registry=CollectorRegistry(), idle_exit_s=3)
+    assert sum(again.rows.values()) == 0  # its offsets were committed after the rows
