@@ -668,6 +668,8 @@ def serve(
     port: Annotated[int, typer.Option(help="port")] = 8000,
     policy: Annotated[Optional[Path], typer.Option(help="policy TOML: calendar, municipality (env FISCALIZA_POLICY)")] = None,
     fleet: Annotated[Optional[Path], typer.Option(help="fleet.csv (env FISCALIZA_FLEET; default: the sample's)")] = None,
+    feed: Annotated[Optional[Path], typer.Option(help="GTFS feed of the public GTFS-Realtime feed "
+                                                      "(env FISCALIZA_FEED; default: the sample)")] = None,
     db: Annotated[Optional[str], typer.Option(help=DB_HELP)] = None,
     secure_cookies: Annotated[bool, typer.Option(
         help="mark cookies Secure (HTTPS only): keep on behind the city's TLS proxy; "
@@ -683,13 +685,15 @@ def serve(
 
     policy = policy or (Path(os.environ["FISCALIZA_POLICY"]) if os.environ.get("FISCALIZA_POLICY") else None)
     fleet = fleet or (Path(os.environ["FISCALIZA_FLEET"]) if os.environ.get("FISCALIZA_FLEET") else None)
+    feed = feed or (Path(os.environ["FISCALIZA_FEED"]) if os.environ.get("FISCALIZA_FEED") else None)
     from fiscaliza.fleet import FleetError
     from fiscaliza.policy import PolicyError
+    from gtfs import FeedError
 
     try:
-        run_server(_db_url(db), host, port, policy, fleet_path=fleet, secure_cookies=secure_cookies,
+        run_server(_db_url(db), host, port, policy, fleet_path=fleet, feed_path=feed, secure_cookies=secure_cookies,
                    audit_key=_audit_key(audit_key), anchors=_anchor_log(db, anchors), signer=_signing_key(signing_key))
-    except (PolicyError, FleetError) as exc:
+    except (PolicyError, FleetError, FeedError) as exc:
         fail(str(exc))
 
 

@@ -57,9 +57,8 @@ def row_of(topic: str, value: bytes, location: str, operator_of_route: Mapping[s
         if topic == "vehicle-status":
             status = _status_decoder.decode(value)
             row = msgspec.structs.asdict(status)
-            for name in ("ts", "off_route_since", "catraca_silent_since"):
+            for name in ("ts", "departed_at", "off_route_since", "catraca_silent_since"):
                 row[name] = _instant(row[name])
-            del row["departed_at"]  # the trip's own row has it
             return row
         if topic == "trips":
             trip = _trip_decoder.decode(value)

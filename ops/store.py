@@ -37,6 +37,7 @@ class LiveVehicle(Base):
     direction_id: Mapped[int | None] = mapped_column(Integer)
     trip_id: Mapped[str | None] = mapped_column(String(128))
     progress: Mapped[float | None] = mapped_column(Float)
+    departed_at: Mapped[dt.datetime | None]
     schedule_deviation_s: Mapped[float | None] = mapped_column(Float)
     headway_s: Mapped[float | None] = mapped_column(Float)
     scheduled_headway_s: Mapped[int | None] = mapped_column(Integer)

@@ -47,6 +47,9 @@ from dockets.calendar import BusinessCalendar
 from dockets.document import CHART_KINDS
 from dockets.service import DocketError, Forbidden, NotFound
 from dockets.signing import SigningKey
+from gtfs import Feed
+from ops import gtfs_rt
+from ops.store import LiveVehicle
 from dockets.store import Docket, DocketPdf, EvidenceBundle, Operator
 from rules.anexo_i import ARTICLES
 from web import auth, fiscal, views
@@ -107,6 +110,8 @@ class WebConfig:
     signer: SigningKey | None = None
     audit_keys: Mapping[str, AuditKey] = field(default_factory=dict)
     anchors: AnchorLog | None = None
+    # the static GTFS feed: with it, the public GTFS-Realtime feed is served from the live tables
+    feed: Feed | None = None
 
 
 # --- errors the handlers turn into responses -----------------------------------------------
@@ -263,7 +268,34 @@ def create_app(config: WebConfig) -> FastAPI:
     _install_auth_routes(app, web)
     _install_docket_routes(app, web)
     _install_fiscal_routes(app, web)
+    if config.feed is not None:
+        _install_gtfs_rt_routes(app, web)
     return app
+
+
+def _install_gtfs_rt_routes(app: FastAPI, web: _Web) -> None:
+    """Public (no login): GTFS-Realtime for passengers' and third parties' apps."""
+    config = web.config
+    protobuf = "application/x-protobuf"
+
+    def positions() -> list[gtfs_rt.LivePosition]:
+        since = web.now() - dt.timedelta(seconds=gtfs_rt.MAX_AGE_S)
+        with config.sessions() as session:
+            rows = session.scalars(select(LiveVehicle).where(LiveVehicle.ts >= since)).all()
+        return [gtfs_rt.LivePosition(
+            r.vehicle_id, getattr(config.fleet.get(r.vehicle_id), "plate", None), as_aware(r.ts), r.lat, r.lon,
+            r.speed_kmh, r.route_id, r.direction_id, r.trip_id, as_aware(r.departed_at) if r.departed_at else None,
+            r.schedule_deviation_s) for r in rows]
+
+    @app.get("/gtfs-rt/vehicle-positions.pb")
+    def vehicle_positions():
+        data = gtfs_rt.vehicle_positions(positions(), config.feed, web.now())
+        return Response(data, media_type=protobuf, headers={"Cache-Control": "max-age=15"})
+
+    @app.get("/gtfs-rt/trip-updates.pb")
+    def trip_updates():
+        data = gtfs_rt.trip_updates(positions(), config.feed, web.now())
+        return Response(data, media_type=protobuf, headers={"Cache-Control": "max-age=15"})
 
 
 def _error_page(web: _Web, request: Request, status: int, title: str, message: str) -> HTMLResponse:

@@ -34,6 +34,7 @@ def upgrade() -> None:
         sa.Column("direction_id", sa.Integer),
         sa.Column("trip_id", sa.String(128)),
         sa.Column("progress", sa.Float),
+        sa.Column("departed_at", TZ),
         sa.Column("schedule_deviation_s", sa.Float),
         sa.Column("headway_s", sa.Float),
         sa.Column("scheduled_headway_s", sa.Integer),
