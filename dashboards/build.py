@@ -163,26 +163,30 @@ def autos() -> dashboard.Dashboard:
     )
 
 
-# The live tables (ops/store.py), fed by `fiscaliza ops sink`.
+# The live tables (ops/store.py), fed by `fiscaliza ops sink`. "Now" is the newest
+# position the pipeline has delivered, not the wall clock: statuses come out once the
+# input is in order, up to stream.allowed_lateness_s (10 min) behind it. Whether the
+# whole pipeline stopped is the processing dashboard's (and TelemetriaParada's) question.
+NEWEST = "(SELECT max(ts) FROM live_vehicle_status)"
 LIVE_QUERIES = {
     "map": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, coalesce(route_id, '—') AS linha, "
            "lat AS latitude, lon AS longitude, round((schedule_deviation_s / 60.0)::numeric, 1) AS \"atraso (min)\", "
            "CASE WHEN off_route_m IS NOT NULL THEN 'fora do itinerário' WHEN in_service THEN 'em viagem' "
            "ELSE 'fora de serviço' END AS \"situação\" "
-           "FROM live_vehicle_status WHERE ts > now() - interval '10 minutes'",
+           f"FROM live_vehicle_status WHERE ts > {NEWEST} - interval '10 minutes'",
     "off_route": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, route_id AS linha, "
                  "direction_id AS sentido, round(off_route_m::numeric) AS \"distância do itinerário (m)\", "
                  "off_route_since AS \"fora desde\" FROM live_vehicle_status "
-                 "WHERE off_route_m IS NOT NULL AND ts > now() - interval '1 hour' ORDER BY off_route_since",
+                 f"WHERE off_route_m IS NOT NULL AND ts > {NEWEST} - interval '10 minutes' ORDER BY off_route_since",
     "silent": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, ts AS \"última posição\", "
               "catraca_silent_since AS \"catraca muda desde\" FROM live_vehicle_status "
-              "WHERE (ts < now() - interval '10 minutes' OR catraca_silent_since IS NOT NULL) "
-              "AND ts > now() - interval '1 day' ORDER BY ts",
-    "trips_today": "SELECT route_id AS linha, direction_id AS sentido, count(*) AS realizadas, "
-                   "count(trip_id) AS \"casadas com a programação\", "
-                   "round(avg(departure_deviation_s / 60.0)::numeric, 1) AS \"desvio médio na partida (min)\" "
-                   "FROM live_trips WHERE service_date = (now() AT TIME ZONE 'America/Sao_Paulo')::date "
-                   "GROUP BY route_id, direction_id ORDER BY route_id, direction_id",
+              f"WHERE (ts < {NEWEST} - interval '10 minutes' OR catraca_silent_since IS NOT NULL) "
+              f"AND ts > {NEWEST} - interval '1 day' ORDER BY ts",
+    "trips_closed": "SELECT service_date AS dia, route_id AS linha, direction_id AS sentido, count(*) AS realizadas, "
+                    "count(trip_id) AS \"casadas com a programação\", "
+                    "round(avg(departure_deviation_s / 60.0)::numeric, 1) AS \"desvio médio na partida (min)\" "
+                    "FROM live_trips WHERE service_date = (SELECT max(service_date) FROM live_trips) "
+                    "GROUP BY service_date, route_id, direction_id ORDER BY route_id, direction_id",
 }
 
 
@@ -199,15 +203,15 @@ def live() -> dashboard.Dashboard:
         .uid("fiscaliza-live")
         .tags(["fiscaliza"])
         .refresh("30s")
-        .time("now-3h", "now")
+        .time("now/d", "now")
         .timezone("America/Sao_Paulo")
         .with_panel(geomap.Panel().title("Ônibus agora").datasource(DOCKETS).with_target(Sql(LIVE_QUERIES["map"]))
                     .view(geomap.MapViewConfig().id("coords").lat(-19.76).lon(-40.39).zoom(13))
                     .layers([common.MapLayerOptions().type("markers").name("Ônibus")
                              .location(common.FrameGeometrySource().mode(FrameGeometrySourceMode.COORDS)
                                        .latitude("latitude").longitude("longitude"))])
-                    .description("Última posição de cada ônibus que transmitiu nos últimos 10 min, com a linha, "
-                                 "o atraso na partida e se está fora do itinerário.")
+                    .description("Última posição de cada ônibus que transmitiu nos 10 min antes da posição mais "
+                                 "nova recebida, com a linha, o atraso na partida e se está fora do itinerário.")
                     .height(12).span(12))
         .with_panel(_panel("Linhas sem ônibus com viagem programada",
                            "(max by (route, direction) (fiscaliza_trips_scheduled_now) > 0) unless on (route, direction) "
@@ -222,10 +226,17 @@ def live() -> dashboard.Dashboard:
         .with_panel(_sql_table("Fora do itinerário agora", "off_route",
                                "Ônibus além da distância do D-11 do traçado da linha, e desde quando.", 8))
         .with_panel(_sql_table("Sem transmitir", "silent",
-                               "Tacógrafo sem posição há mais de 10 min, ou catraca além do limite do D-19.", 8))
-        .with_panel(_sql_table("Viagens realizadas hoje", "trips_today",
-                               "Viagens reconhecidas hoje por linha e sentido, quantas casaram com uma viagem "
-                               "programada e o desvio médio na partida.", 8))
+                               "Tacógrafo sem posição 10 min antes da posição mais nova recebida de qualquer ônibus, "
+                               "ou catraca além do limite do D-19.", 8))
+        .with_panel(_panel("Viagens realizadas / programadas até agora (hoje)",
+                           "sum by (route, direction) (increase(fiscaliza_trips_detected_total[$__range])) "
+                           "/ max by (route, direction) (fiscaliza_trips_scheduled_so_far > 0)",
+                           "linha {{route}} sentido {{direction}}", "percentunit",
+                           "Viagens reconhecidas ao chegar ao terminal, sobre as viagens do dia programadas para "
+                           "ter partido até agora (o intervalo do painel começa à meia-noite)."))
+        .with_panel(_sql_table("Viagens do último dia fechado", "trips_closed",
+                               "O casamento final de cada viagem com a programação, feito no fechamento do dia: "
+                               "quantas casaram e o desvio médio na partida.", 8))
     )
 
 

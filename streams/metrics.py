@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
+from engine.messages import TripDetected
 from engine.routing import Sends
 from engine.status import VehicleStatus
 from engine.values import Context
@@ -66,6 +67,9 @@ class WorkerMetrics:
                                "the telemetry is", ["partition", "source"], registry=registry)
         self.trips = Counter("fiscaliza_trips", "Realized trips, matched to a scheduled trip or not",
                              ["operator", "route", "direction", "status"], registry=registry)
+        self.detected = Counter("fiscaliza_trips_detected",
+                                "Trips seen arriving, live (the trips output waits for the day's final matching)",
+                                ["operator", "route", "direction"], registry=registry)
         self.deviation = Histogram("fiscaliza_departure_deviation_seconds",
                                    "Departure of each realized trip against its scheduled departure",
                                    ["route"], buckets=DEVIATION_BUCKETS, registry=registry)
@@ -88,6 +92,7 @@ class WorkerMetrics:
             self.headway_ratio.labels(route, direction)
             for status in TRIP_STATUSES:
                 self.trips.labels(operator_of_route.get(route, ""), route, direction, status)
+            self.detected.labels(operator_of_route.get(route, ""), route, direction)
         for route in sorted({route for route, _ in lines}):
             self.deviation.labels(route)
         for code in sorted(CATALOGUE):
@@ -121,6 +126,10 @@ class WorkerMetrics:
             if trip.departure_deviation_s is not None:
                 self.deviation.labels(trip.route_id).observe(trip.departure_deviation_s)
             self._latency("trips", now, trip.arrived_at)
+        for message in sends.to_operators:
+            if isinstance(message, TripDetected):
+                trip = message.trip
+                self.detected.labels(message.operator_id, trip.route_id, str(trip.direction_id)).inc()
         for status in sends.statuses:
             self._see(status)
             self._latency("vehicle-status", now, status.ts)
@@ -156,8 +165,13 @@ class WorkerMetrics:
         now = self._clock()
         line_keys = [(self._operator_of_route.get(route, ""), route, direction) for route, direction in self._lines]
         counts = FleetCounts(in_service=dict.fromkeys(line_keys, 0), scheduled=self._scheduled_now(now, line_keys),
+                             scheduled_so_far=self._scheduled_so_far(now, line_keys),
                              reporting={(o, source): 0 for o in self._operators for source in INPUTS},
                              silent={(o, source): 0 for o in self._operators for source in INPUTS})
+        # silent against the newest position seen, not the clock: statuses come out once
+        # the input is in order, up to the allowed lateness behind it (the pipeline as a
+        # whole stopping is the watermark's alert)
+        newest = max((seen.at for seen in self._seen.values()), default=now)
         for vehicle_id, seen in self._seen.items():
             if not self._owns_vehicle(vehicle_id):
                 continue
@@ -165,7 +179,7 @@ class WorkerMetrics:
             if seen.in_service:
                 key = (operator, seen.route_id, seen.direction)
                 counts.in_service[key] = counts.in_service.get(key, 0) + 1
-            tachograph = "silent" if now - seen.at > self._silent_after_s else "reporting"
+            tachograph = "silent" if newest - seen.at > self._silent_after_s else "reporting"
             catraca = "silent" if seen.catraca_silent else "reporting"
             for source, state in (("tachograph", tachograph), ("catraca", catraca)):
                 bucket = getattr(counts, state)
@@ -185,6 +199,16 @@ class WorkerMetrics:
                     scheduled[key] = scheduled.get(key, 0) + 1
         return scheduled
 
+    def _scheduled_so_far(self, now: float, line_keys) -> dict[tuple[str, str, str], int]:
+        """Trips of today's service date scheduled to have departed by `now`, per line."""
+        so_far = dict.fromkeys(line_keys, 0)
+        if now <= 0:
+            return so_far
+        for departure, _, key in self._timetable(dt.datetime.fromtimestamp(now, self._feed.timezone).date()):
+            if departure <= now:
+                so_far[key] = so_far.get(key, 0) + 1
+        return so_far
+
     def _timetable(self, date: dt.date) -> list[tuple[float, float, tuple[str, str, str]]]:
         if date not in self._timetables:
             if len(self._timetables) > 3:  # yesterday and today are what is asked
@@ -202,6 +226,7 @@ class WorkerMetrics:
 class FleetCounts:
     in_service: dict[tuple[str, str, str], int]  # (operator, route, direction) -> vehicles
     scheduled: dict[tuple[str, str, str], int]  # (operator, route, direction) -> trips the timetable runs now
+    scheduled_so_far: dict[tuple[str, str, str], int]  # -> today's trips due to have departed by now
     reporting: dict[tuple[str, str], int]  # (operator, input) -> vehicles
     silent: dict[tuple[str, str], int]
 
@@ -215,7 +240,9 @@ class _FleetCollector:
         families = []
         for name, help_text, by_line in (
                 ("fiscaliza_vehicles_in_service", "Vehicles running a trip (or just arrived)", counts.in_service),
-                ("fiscaliza_trips_scheduled_now", "Trips the timetable has running now", counts.scheduled)):
+                ("fiscaliza_trips_scheduled_now", "Trips the timetable has running now", counts.scheduled),
+                ("fiscaliza_trips_scheduled_so_far", "Trips of today's service date due to have departed by now",
+                 counts.scheduled_so_far)):
             family = GaugeMetricFamily(name, help_text, labels=["operator", "route", "direction"])
             for labels, count in sorted(by_line.items()):
                 family.add_metric(list(labels), count)

@@ -92,13 +92,23 @@ def test_vehicles_in_service_and_silent_are_counted_for_owned_partitions_only(de
                 for i, s in enumerate(demo_day.result.statuses)]
     newest = max(dt.datetime.fromisoformat(s.ts).timestamp() for s in statuses)
     owned = {s.vehicle_id for s in statuses[: len(statuses) // 2]}
+    # one owned vehicle last seen 11 min before the newest position of all: silent; the wall
+    # clock, an hour later, does not make the others silent (statuses lag the input)
+    quiet = sorted(owned)[0]
+    statuses = [msgspec.structs.replace(s, ts=dt.datetime.fromtimestamp(newest - 660, dt.UTC).isoformat())
+                if s.vehicle_id == quiet else s for s in statuses]
+    at = {s.vehicle_id: dt.datetime.fromisoformat(s.ts).timestamp() for s in statuses}
     metrics = WorkerMetrics(registry, demo_day.context, 4, owns_vehicle=owned.__contains__,
-                            clock=lambda: newest + 601)  # 10 min and 1 s after the newest position
+                            clock=lambda: newest + 3600)
     metrics.observe(Sends(statuses=statuses))
     counted = [s for s in statuses if s.vehicle_id in owned]
     silent = sum(v for (name, labels), v in samples(registry).items()
                  if name == "fiscaliza_vehicles_silent" and ("input", "tachograph") in labels)
-    assert silent == len(counted)  # every owned vehicle's newest position is over 10 min old
+    reporting = sum(v for (name, labels), v in samples(registry).items()
+                    if name == "fiscaliza_vehicles_reporting" and ("input", "tachograph") in labels)
+    seen_newest = max(at.values())  # of every vehicle this worker saw
+    expected = sum(1 for s in counted if seen_newest - at[s.vehicle_id] > 600)
+    assert silent == expected >= 1 and reporting == len(counted) - expected
     running = sum(v for (name, _), v in samples(registry).items() if name == "fiscaliza_vehicles_in_service")
     assert running == sum(1 for s in counted if s.in_service) > 0
 
@@ -136,3 +146,29 @@ def test_trips_scheduled_now_follow_the_timetable_of_the_hour(demo_day):
             key = (trip.route_id, str(trip.direction_id))
             expected[key] = expected.get(key, 0) + 1
     assert expected and {k: v for k, v in scheduled().items() if v} == expected
+
+
+def test_trips_seen_arriving_are_counted_live_against_those_due_so_far(demo_day):
+    from zoneinfo import ZoneInfo
+
+    from engine.messages import TripDetected
+    from gtfs.schedule import scheduled_trips
+    from trips.model import DetectedTrip
+
+    tz = ZoneInfo("America/Sao_Paulo")
+    at = dt.datetime(2026, 12, 1, 8, 0, tzinfo=tz)
+    registry = CollectorRegistry()
+    metrics = WorkerMetrics(registry, demo_day.context, 4, clock=lambda: at.timestamp())
+    arrived = DetectedTrip("JN-2014", "201", 1, "s", at.timestamp() - 3000, at.timestamp() - 60, 0.97, "a", "b")
+    metrics.observe(Sends(to_operators=[TripDetected("TRD", arrived), TripDetected("TRD", arrived)]))
+    assert value(registry, "fiscaliza_trips_detected_total", operator="TRD", route="201", direction="1") == 2
+    due = {}
+    for trip in scheduled_trips(demo_day.context.feed, dt.date(2026, 12, 1)):
+        if trip.departure_s <= 8 * 3600:  # 08:00 on the service date
+            key = (trip.route_id, str(trip.direction_id))
+            due[key] = due.get(key, 0) + 1
+    assert due
+    for (route, direction), count in due.items():
+        operator = demo_day.context.feed.routes[route].agency_id
+        assert value(registry, "fiscaliza_trips_scheduled_so_far", operator=operator, route=route,
+                     direction=direction) == count
