@@ -289,6 +289,10 @@ def compliance() -> dashboard.Dashboard:
                         "Todos os registros, inclusive justificados, isentos pelo art. 45 e retirados."))
         .with_panel(sql("D-13: viagens fora do horário por linha e dia", "d13",
                         "Percentual de viagens fora do horário; a multa cresce 100 % a cada 10 % (Anexo I, D-13).", 8))
+        .with_panel(_panel("Art. 45: eficiência do mês até agora", "max by (operator) (fiscaliza_month_efficiency_ratio)",
+                           "{{operator}}", "percentunit",
+                           "Quilômetros realizados sobre programados nos dias já fechados do mês; abaixo de 98 % "
+                           "(art. 45) as supressões de viagem do mês não serão isentas."))
         .with_panel(sql("Art. 45: eficiência do mês por operadora", "art45",
                         "Quilômetros realizados sobre programados no mês; a partir de 98 % os D-22 do mês são "
                         "isentos. Enquanto o mês não fecha, a isenção é provisória.", 8))

@@ -545,6 +545,8 @@ def dockets_sink(
     signing_key: Annotated[Optional[Path], typer.Option(help=KEY_HELP)] = None,
     audit_key: Annotated[Optional[Path], typer.Option(help=AUDIT_KEY_HELP)] = None,
     anchors: Annotated[Optional[str], typer.Option(help=ANCHORS_HELP)] = None,
+    metrics_port: Annotated[int, typer.Option(help="port of its Prometheus /metrics: autos by stage, "
+                                                   "deadlines (0: off)")] = 0,
 ) -> None:
     """Consume the infractions topic: draft autos with evidence read back from the input topics (SIGTERM stops).
 
@@ -565,6 +567,15 @@ def dockets_sink(
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     sessions = _open_writer(db, audit_key, anchors, verify_first="o sink dos autos")
+    if metrics_port > 0:
+        from prometheus_client import start_http_server
+
+        from dockets.config import calendar_for
+        from dockets.metrics import docket_registry
+
+        tz = context.policy.tz
+        start_http_server(metrics_port, registry=docket_registry(
+            sessions, calendar_for(context.policy), lambda: dt.datetime.now(tz).date()))
     maker = kafka_bundle_maker(context, inputs, settings.bootstrap, settings.inputs, signer=signer)
     report = run_sink(sessions, context, maker, settings.bootstrap, idle_exit_s=idle_exit,
                       should_stop=lambda: bool(stopping))

@@ -84,6 +84,7 @@ class Shell:
         # topic -> partitions this worker owns; the rebalance signals keep it current
         self.owned: dict[str, set[int]] = {topic: set() for topic in set(OWNER_TOPIC.values())}
         self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._hold_operator)
+        self.on_operator_state = lambda state: None  # the metrics watch the month's efficiency
 
     # --- ownership ------------------------------------------------------------------
 
@@ -137,6 +138,7 @@ class Shell:
 
     def _hold_operator(self, state: OperatorState) -> None:
         self._held[("operators", state.operator_id)] = state
+        self.on_operator_state(state)
 
     def hold_partition(self, state: PartitionState) -> None:
         self._held[("partitions", partition_key(state.partition, self.settings.partitions))] = state
@@ -221,6 +223,7 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                             owns_vehicle=lambda vehicle_id: shell.owns("tachograph",
                                                                        partition_of(vehicle_id, settings.partitions)),
                             clock=None if settings.backfill else time.time)
+    shell.on_operator_state = metrics.observe_operator
     json_encoder = msgspec.json.Encoder()
     operator_decoder = msgspec.json.Decoder(OperatorInput)
     to_vehicle_decoder = msgspec.json.Decoder(ToVehicle)

@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
 from engine.messages import TripDetected
+from engine.operator import OperatorState
 from engine.routing import Sends
 from engine.status import VehicleStatus
 from engine.values import Context
@@ -80,6 +81,12 @@ class WorkerMetrics:
                                    ["code", "status"], registry=registry)
         self.rejected = Counter("fiscaliza_rejected", "Messages sent to the dead-letter topic, by input and reason",
                                 ["source", "reason"], registry=registry)
+        self.month_efficiency = Gauge("fiscaliza_month_efficiency_ratio",
+                                      "Art. 45 so far this month: realized over programmed km of the closed days",
+                                      ["operator"], registry=registry)
+        self.month_days = Gauge("fiscaliza_month_days_closed",
+                                "Service days of the month closed with telemetry (what the efficiency is over)",
+                                ["operator"], registry=registry)
         self.latency = Histogram("fiscaliza_emission_latency_seconds",
                                  "Wall clock at emission minus the event time that made the output possible",
                                  ["output"], buckets=LATENCY_BUCKETS, registry=registry)
@@ -103,6 +110,9 @@ class WorkerMetrics:
                 self.rejected.labels(source, reason)
         for output in OUTPUTS:
             self.latency.labels(output)
+        for operator in operators:
+            self.month_efficiency.labels(operator)
+            self.month_days.labels(operator)
         self._operators, self._lines = operators, lines
         self._feed = ctx.feed
         self._timetables: dict[dt.date, list[tuple[float, float, tuple[str, str, str]]]] = {}
@@ -133,6 +143,16 @@ class WorkerMetrics:
         for status in sends.statuses:
             self._see(status)
             self._latency("vehicle-status", now, status.ts)
+
+    def observe_operator(self, state: OperatorState) -> None:
+        """The month the operator's days are closing in: its art. 45 efficiency so far."""
+        open_months = [m for m in state.months if m not in state.closed_months]
+        if not open_months:
+            return
+        totals = state.months[max(open_months)]
+        if totals.programmed_m > 0:
+            self.month_efficiency.labels(state.operator_id).set(totals.realized_m / totals.programmed_m)
+        self.month_days.labels(state.operator_id).set(len(totals.service_dates))
 
     def observe_watermarks(self, partition: int, max_events: dict[str, float]) -> None:
         for source, event_time in max_events.items():

@@ -39,25 +39,10 @@ def test_each_alert_fires_when_it_should_and_only_then():
     assert alerts == tested  # every alert has its unit test
 
 
-def test_every_metric_the_rules_read_is_exported(demo_day):
-    from prometheus_client import generate_latest
-    from prometheus_client.parser import text_string_to_metric_families
+def test_every_metric_the_rules_read_is_exported(demo_day, tmp_path):
+    from exposition import exported_names
 
-    from streams.app import create_app
-    from streams.settings import Settings
-
-    from prometheus_client import CollectorRegistry
-
-    from ops.sink import SinkMetrics
-
-    app = create_app(demo_day.context, Settings(web_port=6066))
-    ops = CollectorRegistry()
-    SinkMetrics(ops)  # the ops sink's /metrics: the lag measured from Kafka
-    families = {f.name: f.type for registry in (app.fiscaliza_registry, ops)
-                for f in text_string_to_metric_families(generate_latest(registry).decode())}
-    exported = {name + suffix for name, kind in families.items()
-                for suffix in (("_total",) if kind == "counter" else ("_bucket", "_count", "_sum") if kind == "histogram"
-                               else ("",))}
+    exported = exported_names(demo_day.context, tmp_path)
     for group in yaml.safe_load((RULES / "alerts.yml").read_text())["groups"]:
         for rule in group["rules"]:
             names = set(re.findall(r"\bfiscaliza_\w+", rule["expr"]))

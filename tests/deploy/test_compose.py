@@ -95,12 +95,14 @@ def test_grafana_is_provisioned_with_prometheus_and_the_dockets_database():
     assert kinds == {"prometheus", "grafana-postgresql-datasource"}
     prometheus = yaml.safe_load((ROOT / "deploy/prometheus/prometheus.yml").read_text())
     jobs = {job["job_name"]: job for job in prometheus["scrape_configs"]}
-    assert set(jobs) == {"fiscaliza-workers", "fiscaliza-ops"}
+    assert set(jobs) == {"fiscaliza-workers", "fiscaliza-ops", "fiscaliza-dockets"}
     assert jobs["fiscaliza-workers"]["dns_sd_configs"][0]["port"] == \
         int(SERVICES["worker"]["environment"]["FISCALIZA_WEB_PORT"])
     # the ops sink, whose lag gauge stays up when the workers are down
     assert jobs["fiscaliza-ops"]["static_configs"][0]["targets"] == ["ops-sink:6067"]
     assert "6067" in SERVICES["ops-sink"]["command"]
+    assert jobs["fiscaliza-dockets"]["static_configs"][0]["targets"] == ["dockets-sink:6068"]
+    assert "6068" in SERVICES["dockets-sink"]["command"]
 
 
 def test_dockerfile_copies_every_package_the_project_installs():

@@ -234,7 +234,7 @@ def test_every_dashboard_expression_returns_data_on_live_data(room):
     if not _sql(room, closed_day_panel, end):
         empty.append("fiscaliza-live.json: Viagens do último dia fechado")
     for panel in json.loads(build()["fiscaliza-compliance.json"])["panels"]:
-        if not _sql(room, panel["targets"][0]["rawSql"], end):
+        if panel["datasource"]["uid"] == "dockets" and not _sql(room, panel["targets"][0]["rawSql"], end):
             empty.append(f"fiscaliza-compliance.json: {panel['title']}")
     with room.engine.connect() as connection:
         trips = connection.execute(sa.text("SELECT service_date, count(*), min(departed_at), max(arrived_at) "

@@ -172,3 +172,17 @@ def test_trips_seen_arriving_are_counted_live_against_those_due_so_far(demo_day)
         operator = demo_day.context.feed.routes[route].agency_id
         assert value(registry, "fiscaliza_trips_scheduled_so_far", operator=operator, route=route,
                      direction=direction) == count
+
+
+def test_the_months_art45_efficiency_so_far_per_operator(demo_day):
+    from engine.operator import MonthTotals, OperatorState
+
+    registry = CollectorRegistry()
+    metrics = WorkerMetrics(registry, demo_day.context, 4)
+    assert value(registry, "fiscaliza_month_days_closed", operator="TRD") == 0  # nothing closed: no alarm
+    # 2 days closed: 96.5 of 100 km realized, so 0.965 (under art. 45's 98 %)
+    metrics.observe_operator(OperatorState("TRD", months={
+        "2026-11": MonthTotals(50_000.0, 50_000.0, ["2026-11-30"]),
+        "2026-12": MonthTotals(100_000.0, 96_500.0, ["2026-12-01", "2026-12-02"])}, closed_months=["2026-11"]))
+    assert value(registry, "fiscaliza_month_efficiency_ratio", operator="TRD") == pytest.approx(0.965)
+    assert value(registry, "fiscaliza_month_days_closed", operator="TRD") == 2
