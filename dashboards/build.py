@@ -10,7 +10,7 @@ from grafana_foundation_sdk.cog import builder as cogbuilder
 from grafana_foundation_sdk.cog import variants as cogvariants
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.common import FrameGeometrySourceMode
-from grafana_foundation_sdk.models.dashboard import DataSourceRef
+from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableOption, VariableRefresh, VariableSort
 
 from dockets.workflow import STAGE_LABELS
 
@@ -168,26 +168,49 @@ def autos() -> dashboard.Dashboard:
 # input is in order, up to stream.allowed_lateness_s (10 min) behind it. Whether the
 # whole pipeline stopped is the processing dashboard's (and TelemetriaParada's) question.
 NEWEST = "(SELECT max(ts) FROM live_vehicle_status)"
+# The dashboards' operator and line variables (multi-value, "all" is .*): as PromQL
+# matchers, and as SQL regexes.
+OPERATOR_MATCH = '{operator=~"$operator"}'
+ROUTE_MATCH = '{route=~"$route"}'
+LINE_MATCH = '{operator=~"$operator", route=~"$route"}'
+BY_OPERATOR = "operator_id ~ '^(${operator:regex})$'"
+BY_LINE = "coalesce(route_id, '') ~ '^(${route:regex})$'"
 LIVE_QUERIES = {
     "map": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, coalesce(route_id, '—') AS linha, "
            "lat AS latitude, lon AS longitude, round((schedule_deviation_s / 60.0)::numeric, 1) AS \"atraso (min)\", "
            "CASE WHEN off_route_m IS NOT NULL THEN 'fora do itinerário' WHEN in_service THEN 'em viagem' "
            "ELSE 'fora de serviço' END AS \"situação\" "
-           f"FROM live_vehicle_status WHERE ts > {NEWEST} - interval '10 minutes'",
+           f"FROM live_vehicle_status WHERE ts > {NEWEST} - interval '10 minutes' AND {BY_OPERATOR} AND {BY_LINE}",
     "off_route": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, route_id AS linha, "
                  "direction_id AS sentido, round(off_route_m::numeric) AS \"distância do itinerário (m)\", "
                  "off_route_since AS \"fora desde\" FROM live_vehicle_status "
-                 f"WHERE off_route_m IS NOT NULL AND ts > {NEWEST} - interval '10 minutes' ORDER BY off_route_since",
+                 f"WHERE off_route_m IS NOT NULL AND ts > {NEWEST} - interval '10 minutes' AND {BY_OPERATOR} "
+                 f"AND {BY_LINE} ORDER BY off_route_since",
     "silent": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, ts AS \"última posição\", "
               "catraca_silent_since AS \"catraca muda desde\" FROM live_vehicle_status "
               f"WHERE (ts < {NEWEST} - interval '10 minutes' OR catraca_silent_since IS NOT NULL) "
-              f"AND ts > {NEWEST} - interval '1 day' ORDER BY ts",
+              f"AND ts > {NEWEST} - interval '1 day' AND {BY_OPERATOR} ORDER BY ts",
     "trips_closed": "SELECT service_date AS dia, route_id AS linha, direction_id AS sentido, count(*) AS realizadas, "
                     "count(trip_id) AS \"casadas com a programação\", "
                     "round(avg(departure_deviation_s / 60.0)::numeric, 1) AS \"desvio médio na partida (min)\" "
                     "FROM live_trips WHERE service_date = (SELECT max(service_date) FROM live_trips) "
+                    f"AND {BY_OPERATOR} AND {BY_LINE} "
                     "GROUP BY service_date, route_id, direction_id ORDER BY route_id, direction_id",
 }
+
+
+def _with_line_variables(board: dashboard.Dashboard) -> dashboard.Dashboard:
+    """Operadora and Linha: multi-value, "all" by default, read from the workers' series
+    (every line of the feed is bound there from the start)."""
+    def variable(name: str, label: str, query: str) -> dashboard.QueryVariable:
+        return (dashboard.QueryVariable(name).label(label).datasource(PROMETHEUS).query(query)
+                .multi(True).include_all(True).all_value(".*").refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+                .sort(VariableSort.ALPHABETICAL_ASC)
+                .current(VariableOption(selected=True, text=["Todas"], value=["$__all"])))
+
+    return (board.with_variable(variable("operator", "Operadora", "label_values(fiscaliza_trips_total, operator)"))
+            .with_variable(variable("route", "Linha",
+                                    'label_values(fiscaliza_trips_total{operator=~"$operator"}, route)')))
 
 
 def _sql_table(title: str, query: str, description: str, span: int = 12) -> table.Panel:
@@ -198,7 +221,7 @@ def _sql_table(title: str, query: str, description: str, span: int = 12) -> tabl
 def live() -> dashboard.Dashboard:
     """The operations room, now: where the buses are, which lines are uncovered, who
     left the itinerary, who stopped transmitting."""
-    return (
+    return _with_line_variables(
         dashboard.Dashboard("Fiscaliza — operação ao vivo")
         .uid("fiscaliza-live")
         .tags(["fiscaliza"])
@@ -214,13 +237,15 @@ def live() -> dashboard.Dashboard:
                                  "nova recebida, com a linha, o atraso na partida e se está fora do itinerário.")
                     .height(12).span(12))
         .with_panel(_panel("Linhas sem ônibus com viagem programada",
-                           "(max by (route, direction) (fiscaliza_trips_scheduled_now) > 0) unless on (route, direction) "
-                           "(sum by (route, direction) (fiscaliza_vehicles_in_service) > 0)",
+                           f"(max by (route, direction) (fiscaliza_trips_scheduled_now{LINE_MATCH}) > 0) "
+                           "unless on (route, direction) "
+                           f"(sum by (route, direction) (fiscaliza_vehicles_in_service{LINE_MATCH}) > 0)",
                            "linha {{route}} sentido {{direction}}", "short",
                            "Linhas e sentidos em que o quadro de horários tem viagens em curso e nenhum ônibus "
                            "está em viagem (o valor é o número de viagens programadas agora)."))
         .with_panel(_panel("Espaçamento observado / programado",
-                           "fiscaliza_headway_ratio > 0", "linha {{route}} sentido {{direction}}", "percentunit",
+                           f"fiscaliza_headway_ratio{ROUTE_MATCH} > 0", "linha {{route}} sentido {{direction}}",
+                           "percentunit",
                            "Linhas por frequência: até 75 % do intervalo programado, ônibus agrupados; a partir "
                            "de 125 %, buraco na linha."))
         .with_panel(_sql_table("Fora do itinerário agora", "off_route",
@@ -229,8 +254,8 @@ def live() -> dashboard.Dashboard:
                                "Tacógrafo sem posição 10 min antes da posição mais nova recebida de qualquer ônibus, "
                                "ou catraca além do limite do D-19.", 8))
         .with_panel(_panel("Viagens realizadas / programadas até agora (hoje)",
-                           "sum by (route, direction) (increase(fiscaliza_trips_detected_total[$__range])) "
-                           "/ max by (route, direction) (fiscaliza_trips_scheduled_so_far > 0)",
+                           f"sum by (route, direction) (increase(fiscaliza_trips_detected_total{LINE_MATCH}[$__range])) "
+                           f"/ max by (route, direction) (fiscaliza_trips_scheduled_so_far{LINE_MATCH} > 0)",
                            "linha {{route}} sentido {{direction}}", "percentunit",
                            "Viagens reconhecidas ao chegar ao terminal, sobre as viagens do dia programadas para "
                            "ter partido até agora (o intervalo do painel começa à meia-noite)."))
@@ -247,22 +272,25 @@ STATUS_CASE = ("CASE status WHEN 'provisional' THEN 'provisória' WHEN 'confirme
 COMPLIANCE_QUERIES = {
     "by_code": "SELECT date_trunc('day', occurred_at) AS time, code AS metric, count(*) AS infrações "
                "FROM live_infractions WHERE $__timeFilter(occurred_at) AND status IN ('provisional', 'confirmed') "
+               f"AND {BY_OPERATOR} AND {BY_LINE} "
                "GROUP BY 1, code ORDER BY 1",
     "by_operator": f"SELECT operator_id AS operadora, coalesce(route_id, '—') AS linha, code AS \"código\", "
                    f"{STATUS_CASE} AS \"situação\", count(*) AS registros FROM live_infractions "
-                   "WHERE $__timeFilter(occurred_at) GROUP BY operator_id, route_id, code, status "
+                   f"WHERE $__timeFilter(occurred_at) AND {BY_OPERATOR} AND {BY_LINE} "
+                   "GROUP BY operator_id, route_id, code, status "
                    "ORDER BY operator_id, route_id, code",
     "d13": "SELECT service_date AS dia, route_id AS linha, "
            "(record->'evidence'->>'pct_off_schedule')::float AS \"viagens fora do horário (%)\", "
            "200 * (1 + floor((record->'evidence'->>'pct_off_schedule')::float / 10)) AS \"multa (UFIR)\" "
-           "FROM live_infractions WHERE code = 'D-13' AND $__timeFilter(occurred_at) ORDER BY service_date, route_id",
+           "FROM live_infractions WHERE code = 'D-13' AND $__timeFilter(occurred_at) "
+           f"AND {BY_OPERATOR} AND {BY_LINE} ORDER BY service_date, route_id",
     "art45": "SELECT operator_id AS operadora, record->'evidence'->'art45'->>'month' AS \"mês\", "
              "max((record->'evidence'->'art45'->>'efficiency_pct')::float) AS \"eficiência (%)\", "
              "bool_and((record->'evidence'->'art45'->>'month_complete')::boolean) AS \"mês completo\" "
              "FROM live_infractions WHERE code = 'D-22' AND record->'evidence'->'art45' IS NOT NULL "
-             "AND $__timeFilter(occurred_at) GROUP BY 1, 2 ORDER BY 2, 1",
+             f"AND $__timeFilter(occurred_at) AND {BY_OPERATOR} GROUP BY 1, 2 ORDER BY 2, 1",
     "d22": f"SELECT operator_id AS operadora, {STATUS_CASE} AS \"situação\", count(*) AS \"viagens suprimidas\" "
-           "FROM live_infractions WHERE code = 'D-22' AND $__timeFilter(occurred_at) "
+           f"FROM live_infractions WHERE code = 'D-22' AND $__timeFilter(occurred_at) AND {BY_OPERATOR} "
            "GROUP BY operator_id, status ORDER BY operator_id, status",
 }
 
@@ -274,7 +302,7 @@ def compliance() -> dashboard.Dashboard:
         return (table.Panel().title(title).datasource(DOCKETS).with_target(Sql(COMPLIANCE_QUERIES[query]))
                 .description(description).height(8).span(span))
 
-    return (
+    return _with_line_variables(
         dashboard.Dashboard("Fiscaliza — conformidade")
         .uid("fiscaliza-compliance")
         .tags(["fiscaliza"])
@@ -289,7 +317,8 @@ def compliance() -> dashboard.Dashboard:
                         "Todos os registros, inclusive justificados, isentos pelo art. 45 e retirados."))
         .with_panel(sql("D-13: viagens fora do horário por linha e dia", "d13",
                         "Percentual de viagens fora do horário; a multa cresce 100 % a cada 10 % (Anexo I, D-13).", 8))
-        .with_panel(_panel("Art. 45: eficiência do mês até agora", "max by (operator) (fiscaliza_month_efficiency_ratio)",
+        .with_panel(_panel("Art. 45: eficiência do mês até agora",
+                           f"max by (operator) (fiscaliza_month_efficiency_ratio{OPERATOR_MATCH})",
                            "{{operator}}", "percentunit",
                            "Quilômetros realizados sobre programados nos dias já fechados do mês; abaixo de 98 % "
                            "(art. 45) as supressões de viagem do mês não serão isentas."))

@@ -34,6 +34,21 @@ def test_every_panel_queries_metrics_the_workers_export(exported):
             names = set(re.findall(r"\bfiscaliza_\w+", target["expr"]))
             assert names and names <= exported, (panel["title"], names - exported)
             assert target["refId"] == "A"
+    for text in build().values():  # the variables' label_values() queries too
+        for variable in json.loads(text).get("templating", {}).get("list", []):
+            names = set(re.findall(r"\bfiscaliza_\w+", variable["query"]))
+            assert names and names <= exported, (variable["name"], names - exported)
+
+
+def test_the_live_and_compliance_dashboards_filter_by_operator_and_line():
+    for name in ("fiscaliza-live.json", "fiscaliza-compliance.json"):
+        board = json.loads(build()[name])
+        assert [v["name"] for v in board["templating"]["list"]] == ["operator", "route"]
+        for panel in board["panels"]:
+            query = panel["targets"][0].get("expr") or panel["targets"][0]["rawSql"]
+            # a line is chosen among the operator's (the Linha variable reads them per Operadora)
+            assert any(v in query for v in ("$operator", "${operator:regex}", "$route", "${route:regex}")), \
+                (name, panel["title"])
 
 
 def test_rebalances_are_counted_from_assignments_not_the_in_progress_gauge():
@@ -113,16 +128,22 @@ def test_every_live_sql_panel_returns_rows_on_fresh_live_tables(pg_sessions, dem
         "trips": [row_of("trips", msgspec.json.encode(trip_record(t)), "x", {}) for t in trips]})
     panels = [p for p in json.loads(build()["fiscaliza-live.json"])["panels"] if p["datasource"]["uid"] == "dockets"]
     assert len(panels) == 4
+    from grafana import interpolate
+
     with engine.connect() as connection:
         for panel in panels:
-            rows = connection.execute(sa.text(panel["targets"][0]["rawSql"])).all()
+            rows = connection.execute(sa.text(interpolate(panel["targets"][0]["rawSql"]))).all()
             assert rows, panel["title"]
+        # the Operadora variable narrows the map to that company's buses
+        only = interpolate(panels[0]["targets"][0]["rawSql"], operator="VNV")
+        assert {row.operadora for row in connection.execute(sa.text(only))} == {"VNV"}
 
 
 @pytest.mark.postgres
 def test_every_compliance_sql_panel_returns_rows_on_the_demo_days_records(pg_sessions, demo_day):
     import msgspec
     import sqlalchemy as sa
+    from grafana import interpolate
 
     from fiscaliza.replay import infraction_record
     from ops.db import migrate
@@ -137,6 +158,6 @@ def test_every_compliance_sql_panel_returns_rows_on_the_demo_days_records(pg_ses
     assert len(panels) == 5
     with engine.connect() as connection:
         for panel in panels:
-            sql = re.sub(r"\$__timeFilter\(([\w.]+)\)",
-                         r"\1 BETWEEN '2026-11-01T00:00:00Z' AND '2026-12-31T00:00:00Z'", panel["targets"][0]["rawSql"])
+            sql = interpolate(panel["targets"][0]["rawSql"],
+                              time_filter="BETWEEN '2026-11-01T00:00:00Z' AND '2026-12-31T00:00:00Z'")
             assert connection.execute(sa.text(sql)).all(), panel["title"]

@@ -193,21 +193,26 @@ def room(kafka_bootstrap, reset_topics, postgres_cluster, tmp_path):
 
 
 def _sql(room: Room, sql: str, until: dt.datetime) -> list:
-    """A SQL panel's query as Grafana runs it at `until` (its time range: the day so far)."""
-    sql = sql.replace("now()", f"'{until.isoformat()}'::timestamptz")
-    sql = sql.replace("$__timeFilter(occurred_at)", f"occurred_at BETWEEN '{DAY}T00:00:00-03:00' AND '{until.isoformat()}'")
+    """A SQL panel's query as Grafana runs it at `until` (its time range: the day so far;
+    every operator and line)."""
+    from grafana import interpolate
+
+    sql = interpolate(sql.replace("now()", f"'{until.isoformat()}'::timestamptz"),
+                      time_filter=f"BETWEEN '{DAY}T00:00:00-03:00' AND '{until.isoformat()}'")
     with room.engine.connect() as connection:
         return connection.execute(sa.text(sql)).all()
 
 
 def test_every_dashboard_expression_returns_data_on_live_data(room):
+    from grafana import interpolate
+
     empty = []
     # At 10:00, the service running: every PromQL panel, and the live dashboard's SQL.
     for name, text in build().items():
         for panel in json.loads(text)["panels"]:
             target = panel["targets"][0]
             if panel["datasource"]["uid"] == "prometheus":
-                if not _query(room.prometheus_port, target["expr"].replace("$__range", "1d")):
+                if not _query(room.prometheus_port, interpolate(target["expr"])):
                     base = ALARM_BASES.get(panel["title"])
                     if base is None or not _query(room.prometheus_port, base):
                         empty.append(f"{name}: {panel['title']}: {target['expr']}")
