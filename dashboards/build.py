@@ -42,6 +42,8 @@ def workers() -> dashboard.Dashboard:
         .refresh("30s")
         .time("now-6h", "now")
         .timezone("America/Sao_Paulo")
+        .with_panel(_panel("Processos no ar", 'sum by (job) (up{job=~"fiscaliza-.*"})', "{{job}}", "short",
+                           "Workers, sink de operação e sink dos autos respondendo à coleta do Prometheus."))
         .with_panel(_panel("Mensagens recebidas por tópico",
                            "sum by (topic) (rate(fiscaliza_messages_received_per_topic_total[1m]))",
                            "{{topic}}", "reqps", "Telemetria chegando aos workers (tacógrafo, catraca, ocorrências)."))
