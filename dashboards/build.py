@@ -286,11 +286,11 @@ COMPLIANCE_QUERIES = {
            "200 * (1 + floor((record->'evidence'->>'pct_off_schedule')::float / 10)) AS \"multa (UFIR)\" "
            "FROM live_infractions WHERE code = 'D-13' AND $__timeFilter(occurred_at) "
            f"AND {BY_OPERATOR} AND {BY_LINE} ORDER BY service_date, route_id",
-    "art45": "SELECT operator_id AS operadora, record->'evidence'->'art45'->>'month' AS \"mês\", "
-             "max((record->'evidence'->'art45'->>'efficiency_pct')::float) AS \"eficiência (%)\", "
-             "bool_and((record->'evidence'->'art45'->>'month_complete')::boolean) AS \"mês completo\" "
-             "FROM live_infractions WHERE code = 'D-22' AND record->'evidence'->'art45' IS NOT NULL "
-             f"AND $__timeFilter(occurred_at) AND {BY_OPERATOR} GROUP BY 1, 2 ORDER BY 2, 1",
+    "art45": "SELECT operator_id AS operadora, month AS \"mês\", efficiency_pct AS \"eficiência (%)\", "
+             "min_efficiency_pct AS \"mínimo (%)\", days_closed AS \"dias fechados\", "
+             "days_without_telemetry AS \"dias sem telemetria\", as_of AS \"até\", "
+             "CASE WHEN month_closed THEN 'fechado' ELSE 'em curso' END AS \"situação\" "
+             f"FROM live_month_efficiency WHERE {BY_OPERATOR} ORDER BY month DESC, operator_id",
     "d22": f"SELECT operator_id AS operadora, {STATUS_CASE} AS \"situação\", count(*) AS \"viagens suprimidas\" "
            f"FROM live_infractions WHERE code = 'D-22' AND $__timeFilter(occurred_at) AND {BY_OPERATOR} "
            "GROUP BY operator_id, status ORDER BY operator_id, status",

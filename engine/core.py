@@ -61,6 +61,7 @@ class Engine:
         out.infractions += sends.infractions
         out.insufficient += sends.insufficient
         out.trips += sends.trips
+        out.months += sends.months
         for message in sends.to_operators:
             self._route(operator_step(self._operator_stage, message.operator_id, message, self.occurrences), out)
         if sends.to_vehicles:

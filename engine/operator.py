@@ -21,6 +21,7 @@ from engine.assemble import day_km, match_record, month_of, operator_day, servic
 from engine.changelog import at_most_provisional, emit_change, settle
 from engine.messages import (DayMatched, Heartbeat, OperatorInput, TripDeparted, TripDetected, TripUnfollowed,
                              VehicleAhead)
+from engine.status import MonthEfficiency, month_efficiency
 from engine.values import Context
 from gtfs.projection import Projector
 from rules.art45 import MonthKm, close_month
@@ -75,6 +76,7 @@ class OperatorOutput:
     day_matched: list[DayMatched] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
     ahead: list[VehicleAhead] = field(default_factory=list)
+    months: list[MonthEfficiency] = field(default_factory=list)  # art. 45 so far, as days close
 
 
 _STATE = msgspec.msgpack.Encoder()
@@ -335,6 +337,12 @@ class OperatorStage:
             last = dt.date(year, number, calendar.monthrange(year, number)[1])
             if final or (watermark is not None and self._closes_at(self._day(last)) <= watermark):
                 out.findings += self._close_month(state, month)
+                totals = state.months[month]
+                out.months.append(month_efficiency(
+                    state.operator_id, month, totals.programmed_m, totals.realized_m, totals.service_dates,
+                    totals.without_telemetry, dt.date.fromisoformat(max(totals.service_dates + totals.without_telemetry,
+                                                                        default=last.isoformat())),
+                    self.ctx.policy.art45.min_efficiency, month_closed=True))
         return out
 
     @staticmethod
@@ -378,6 +386,9 @@ class OperatorStage:
             totals.programmed_m += programmed
             totals.realized_m += realized
             totals.service_dates = sorted(set(totals.service_dates) | {date.isoformat()})
+        out.months.append(month_efficiency(state.operator_id, month, totals.programmed_m, totals.realized_m,
+                                           totals.service_dates, totals.without_telemetry, date,
+                                           self.ctx.policy.art45.min_efficiency, month_closed=False))
         by_vehicle: dict[str, list] = {}
         for m in matches:
             by_vehicle.setdefault(m.detected.vehicle_id, []).append(match_record(m))

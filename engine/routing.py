@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from engine.messages import (DayMatched, OperatorInput, ToVehicle, TripDeparted, TripDetected, TripUnfollowed,
                              VehicleAhead)
 from engine.operator import OperatorStage
-from engine.status import VehicleStatus
+from engine.status import MonthEfficiency, VehicleStatus
 from engine.values import Message
 from engine.vehicle import VehicleStage
 from rules.model import Finding, Infraction, InsufficientEvidence
@@ -51,6 +51,7 @@ class Sends:
     to_operators: list[TripDeparted | TripUnfollowed | TripDetected] = field(default_factory=list)  # operator-events
     trips: list[RealizedTrip] = field(default_factory=list)  # trips
     to_vehicles: list[ToVehicle] = field(default_factory=list)  # day-matched: days judged, buses ahead
+    months: list[MonthEfficiency] = field(default_factory=list)  # month-efficiency: art. 45 as days close
 
     @property
     def infractions(self) -> list[Infraction]:
@@ -108,4 +109,4 @@ def operator_step(stage: OperatorStage, operator_id: str, message: OperatorInput
     """One message of the operator stage: a trip, a departure, a trip not followed or a heartbeat."""
     out = stage.handle(operator_id, message, occurrences, location)
     return Sends(rejected=out.rejected, findings=out.findings, trips=out.trips,
-                 to_vehicles=[*out.ahead, *out.day_matched])
+                 to_vehicles=[*out.ahead, *out.day_matched], months=out.months)

@@ -150,3 +150,29 @@ def _catraca_silent_since(state, now: float, ctx: Context, iso) -> str | None:
     if last is None or now - last <= ctx.policy.d19.max_silence_s:
         return None
     return iso(last)
+
+
+class MonthEfficiency(msgspec.Struct, kw_only=True):
+    """An operator's art. 45 month as its days close (topic month-efficiency, the latest
+    per operator and month wins): realized over programmed km of the closed days."""
+
+    operator_id: str
+    month: str  # YYYY-MM
+    programmed_km: float
+    realized_km: float
+    efficiency_pct: float
+    min_efficiency_pct: float
+    days_closed: int  # closed days with telemetry (what the efficiency is over)
+    days_without_telemetry: int  # closed days with service and no telemetry at all: left out
+    as_of: str  # the last day closed, ISO date
+    month_closed: bool  # the month itself closed: art. 45 applied to its D-22
+
+
+def month_efficiency(operator_id: str, month: str, programmed_m: float, realized_m: float, service_dates,
+                     without_telemetry, as_of: dt.date, min_efficiency: float, month_closed: bool) -> MonthEfficiency:
+    efficiency = realized_m / programmed_m if programmed_m else 1.0
+    return MonthEfficiency(operator_id=operator_id, month=month, programmed_km=round(programmed_m / 1000, 3),
+                           realized_km=round(realized_m / 1000, 3), efficiency_pct=round(100 * efficiency, 3),
+                           min_efficiency_pct=round(100 * min_efficiency, 3), days_closed=len(service_dates),
+                           days_without_telemetry=len(without_telemetry), as_of=as_of.isoformat(),
+                           month_closed=month_closed)

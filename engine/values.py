@@ -41,6 +41,7 @@ class Emitted:
     insufficient: list[InsufficientEvidence] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
     statuses: list = field(default_factory=list)  # engine.status.VehicleStatus, latest last
+    months: list = field(default_factory=list)  # engine.status.MonthEfficiency, latest last
 
     def extend(self, other: "Emitted") -> None:
         self.trips.extend(other.trips)
@@ -48,3 +49,4 @@ class Emitted:
         self.insufficient.extend(other.insufficient)
         self.rejected.extend(other.rejected)
         self.statuses.extend(other.statuses)
+        self.months.extend(other.months)

@@ -54,6 +54,7 @@ class ReplayResult:
     insufficient: list[InsufficientEvidence] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
     statuses: list = field(default_factory=list)  # each vehicle's latest live status
+    months: list = field(default_factory=list)  # each operator's art. 45 month, latest per operator and month
     messages: int = 0
     service_dates: list[dt.date] = field(default_factory=list)
 
@@ -194,6 +195,7 @@ def replay(
         insufficient=out.insufficient,
         rejected=out.rejected,
         statuses=sorted({s.vehicle_id: s for s in out.statuses}.values(), key=lambda s: s.vehicle_id),
+        months=sorted({(m.operator_id, m.month): m for m in out.months}.values(), key=lambda m: (m.operator_id, m.month)),
         messages=count + len(messages.rejected),
         service_dates=engine.covered_dates(),
     )
@@ -243,6 +245,7 @@ def write_outputs(result: ReplayResult, out_dir: Path) -> None:
     _write_jsonl(out_dir / "rejected.jsonl", (to_builtins(r) for r in result.rejected))
     _write_jsonl(out_dir / "insufficient_evidence.jsonl", (msgspec.to_builtins(f) for f in result.insufficient))
     _write_jsonl(out_dir / "vehicle_status.jsonl", (msgspec.to_builtins(s) for s in result.statuses))
+    _write_jsonl(out_dir / "month_efficiency.jsonl", (msgspec.to_builtins(m) for m in result.months))
 
 
 def _write_jsonl(path: Path, records) -> None:

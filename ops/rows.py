@@ -9,10 +9,11 @@ from typing import Any
 
 import msgspec
 
-from engine.status import VehicleStatus
+from engine.status import MonthEfficiency, VehicleStatus
 from telemetry import Rejection
 
-SOURCES = {"vehicle-status": "live_vehicle_status", "trips": "live_trips", "infractions": "live_infractions"}
+SOURCES = {"vehicle-status": "live_vehicle_status", "trips": "live_trips", "infractions": "live_infractions",
+           "month-efficiency": "live_month_efficiency"}
 
 
 class _Trip(msgspec.Struct, kw_only=True):
@@ -43,6 +44,7 @@ class _Infraction(msgspec.Struct, kw_only=True):
 
 
 _status_decoder = msgspec.json.Decoder(VehicleStatus)
+_month_decoder = msgspec.json.Decoder(MonthEfficiency)
 _trip_decoder = msgspec.json.Decoder(_Trip)
 _infraction_decoder = msgspec.json.Decoder(_Infraction)
 
@@ -63,6 +65,10 @@ def row_of(topic: str, value: bytes, location: str, operator_of_route: Mapping[s
         if topic == "trips":
             trip = _trip_decoder.decode(value)
             return {**msgspec.structs.asdict(trip), "operator_id": operator_of_route.get(trip.route_id, "")}
+        if topic == "month-efficiency":
+            row = msgspec.structs.asdict(_month_decoder.decode(value))
+            row["as_of"] = dt.date.fromisoformat(row["as_of"])
+            return row
         if topic == "infractions":
             infraction = _infraction_decoder.decode(value)
             return {**msgspec.structs.asdict(infraction), "record": msgspec.json.decode(value)}

@@ -22,14 +22,15 @@ from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ops.rows import row_of
-from ops.store import LiveInfraction, LiveTrip, LiveVehicle
+from ops.store import LiveInfraction, LiveMonthEfficiency, LiveTrip, LiveVehicle
 from telemetry import Rejection, to_builtins
 
 log = logging.getLogger("fiscaliza.ops")
 
 GROUP = "fiscaliza-ops"
-TOPICS = ("vehicle-status", "trips", "infractions")
-MODELS = {"vehicle-status": LiveVehicle, "trips": LiveTrip, "infractions": LiveInfraction}
+TOPICS = ("vehicle-status", "trips", "infractions", "month-efficiency")
+MODELS = {"vehicle-status": LiveVehicle, "trips": LiveTrip, "infractions": LiveInfraction,
+          "month-efficiency": LiveMonthEfficiency}
 INPUTS = ("tachograph", "catraca")
 LAG_EVERY_S = 15.0
 

@@ -81,3 +81,20 @@ class LiveInfraction(Base):
     lat: Mapped[float | None] = mapped_column(Float)
     lon: Mapped[float | None] = mapped_column(Float)
     record: Mapped[dict[str, Any]]
+
+
+class LiveMonthEfficiency(Base):
+    """Each operator's art. 45 month as its days close (topic month-efficiency; the latest
+    per operator and month wins: its days only add up)."""
+
+    __tablename__ = "live_month_efficiency"
+    operator_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    month: Mapped[str] = mapped_column(String(7), primary_key=True)
+    programmed_km: Mapped[float] = mapped_column(Float)
+    realized_km: Mapped[float] = mapped_column(Float)
+    efficiency_pct: Mapped[float] = mapped_column(Float)
+    min_efficiency_pct: Mapped[float] = mapped_column(Float)
+    days_closed: Mapped[int] = mapped_column(Integer)
+    days_without_telemetry: Mapped[int] = mapped_column(Integer)
+    as_of: Mapped[dt.date] = mapped_column(Date)
+    month_closed: Mapped[bool] = mapped_column(Boolean)

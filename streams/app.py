@@ -84,7 +84,6 @@ class Shell:
         # topic -> partitions this worker owns; the rebalance signals keep it current
         self.owned: dict[str, set[int]] = {topic: set() for topic in set(OWNER_TOPIC.values())}
         self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._hold_operator)
-        self.on_operator_state = lambda state: None  # the metrics watch the month's efficiency
 
     # --- ownership ------------------------------------------------------------------
 
@@ -138,7 +137,6 @@ class Shell:
 
     def _hold_operator(self, state: OperatorState) -> None:
         self._held[("operators", state.operator_id)] = state
-        self.on_operator_state(state)
 
     def hold_partition(self, state: PartitionState) -> None:
         self._held[("partitions", partition_key(state.partition, self.settings.partitions))] = state
@@ -203,7 +201,8 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
     operator_topic = app.topic("operator-events", key_type=bytes, value_type=bytes)
     occurrence_topic = app.topic("occurrences", key_type=bytes, value_type=bytes)
     out = {name: app.topic(name, key_type=bytes, value_type=bytes)
-           for name in ("trips", "infractions", "insufficient-evidence", "rejected", "vehicle-status", "operator-events",
+           for name in ("trips", "infractions", "insufficient-evidence", "rejected", "vehicle-status", "month-efficiency",
+                        "operator-events",
                          "day-matched")}
     # Keys are raw bytes: the changelog partition of b"JN-1011" is then the partition its
     # pings are on (str keys would be JSON-serialized, '"JN-1011"', and hash elsewhere:
@@ -223,7 +222,6 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
                             owns_vehicle=lambda vehicle_id: shell.owns("tachograph",
                                                                        partition_of(vehicle_id, settings.partitions)),
                             clock=None if settings.backfill else time.time)
-    shell.on_operator_state = metrics.observe_operator
     json_encoder = msgspec.json.Encoder()
     operator_decoder = msgspec.json.Decoder(OperatorInput)
     to_vehicle_decoder = msgspec.json.Decoder(ToVehicle)
@@ -240,6 +238,9 @@ def create_app(ctx: Context, settings: Settings) -> faust.App:
             elif isinstance(finding, InsufficientEvidence):
                 await out["insufficient-evidence"].send(key=(finding.vehicle_id or finding.route_id or "").encode(),
                                                         value=json_encoder.encode(finding))
+        for month in sends.months:
+            await out["month-efficiency"].send(key=f"{month.operator_id}:{month.month}".encode(),
+                                               value=json_encoder.encode(month))
         for status in sends.statuses:
             await out["vehicle-status"].send(key=status.vehicle_id.encode(), value=json_encoder.encode(status))
         for message in sends.to_operators:

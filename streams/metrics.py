@@ -20,7 +20,6 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
 from engine.messages import TripDetected
-from engine.operator import OperatorState
 from engine.routing import Sends
 from engine.status import VehicleStatus
 from engine.values import Context
@@ -140,19 +139,12 @@ class WorkerMetrics:
             if isinstance(message, TripDetected):
                 trip = message.trip
                 self.detected.labels(message.operator_id, trip.route_id, str(trip.direction_id)).inc()
+        for month in sends.months:  # in order: the last closed day's figure stays
+            self.month_efficiency.labels(month.operator_id).set(month.efficiency_pct / 100)
+            self.month_days.labels(month.operator_id).set(month.days_closed)
         for status in sends.statuses:
             self._see(status)
             self._latency("vehicle-status", now, status.ts)
-
-    def observe_operator(self, state: OperatorState) -> None:
-        """The month the operator's days are closing in: its art. 45 efficiency so far."""
-        open_months = [m for m in state.months if m not in state.closed_months]
-        if not open_months:
-            return
-        totals = state.months[max(open_months)]
-        if totals.programmed_m > 0:
-            self.month_efficiency.labels(state.operator_id).set(totals.realized_m / totals.programmed_m)
-        self.month_days.labels(state.operator_id).set(len(totals.service_dates))
 
     def observe_watermarks(self, partition: int, max_events: dict[str, float]) -> None:
         for source, event_time in max_events.items():

@@ -29,6 +29,8 @@ TOPICS: dict[str, Topic] = {
         Topic("infractions", "infraction_id", True, "infraction change log; the latest record per id wins"),
         Topic("rejected", "source", False, "dead letters: rejected messages with their reason"),
         Topic("vehicle-status", "vehicle_id", True, "each vehicle's live status; the latest per vehicle wins"),
+        Topic("month-efficiency", "operator_id:month", True,
+              "each operator's art. 45 month as its days close; the latest per operator and month wins"),
         Topic("insufficient-evidence", "vehicle_id", False,
               "facts a detector could not establish from the telemetry: never an accusation"),
         # between the engine's two stages

@@ -154,7 +154,9 @@ def test_every_compliance_sql_panel_returns_rows_on_the_demo_days_records(pg_ses
     engine = pg_sessions.kw["bind"]
     migrate(engine)
     write_batch(engine, {"infractions": [row_of("infractions", msgspec.json.encode(infraction_record(i)), "x", {})
-                                         for i in demo_day.result.infractions]})
+                                         for i in demo_day.result.infractions],
+                         "month-efficiency": [row_of("month-efficiency", msgspec.json.encode(m), "x", {})
+                                              for m in demo_day.result.months]})
     panels = [p for p in json.loads(build()["fiscaliza-compliance.json"])["panels"] if p["datasource"]["uid"] == "dockets"]
     assert len(panels) == 5
     with engine.connect() as connection:

@@ -155,11 +155,11 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def test_good_replay_creates_nested_dir_with_the_contract_outputs(replayed):
-    # the three files of the contract, plus the insufficient-evidence records and the
-    # vehicles' live status
+    # the three files of the contract, plus the insufficient-evidence records, the
+    # vehicles' live status and the operators' art. 45 months
     assert sorted(p.name for p in replayed.iterdir()) == [
-        "infractions.jsonl", "insufficient_evidence.jsonl", "rejected.jsonl", "trips.jsonl",
-        "vehicle_status.jsonl"]
+        "infractions.jsonl", "insufficient_evidence.jsonl", "month_efficiency.jsonl", "rejected.jsonl",
+        "trips.jsonl", "vehicle_status.jsonl"]
     for name in ("infractions.jsonl", "rejected.jsonl", "insufficient_evidence.jsonl"):
         assert isinstance(read_jsonl(replayed / name), list)  # every line is JSON
 

@@ -110,7 +110,7 @@ def test_the_external_sort_gives_the_in_memory_sorts_outputs(tmp_path):
     write_outputs(spilled, tmp_path / "spilled")
     write_outputs(in_memory, tmp_path / "memory")
     for name in ("trips.jsonl", "infractions.jsonl", "rejected.jsonl", "insufficient_evidence.jsonl",
-                 "vehicle_status.jsonl"):
+                 "vehicle_status.jsonl", "month_efficiency.jsonl"):
         assert (tmp_path / "spilled" / name).read_bytes() == (tmp_path / "memory" / name).read_bytes(), name
     # of two copies the first in the file is taken and the later one rejected, as a stable
     # in-memory sort does (the spilled runs keep the input order among equal keys)

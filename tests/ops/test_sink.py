@@ -22,7 +22,8 @@ def _records(demo_day):
     encode = msgspec.json.encode
     return {"vehicle-status": [encode(s) for s in demo_day.result.statuses],
             "trips": [encode(trip_record(t)) for t in demo_day.result.trips],
-            "infractions": [encode(infraction_record(i)) for i in demo_day.result.infractions]}
+            "infractions": [encode(infraction_record(i)) for i in demo_day.result.infractions],
+            "month-efficiency": [encode(m) for m in demo_day.result.months]}
 
 
 def _operators(demo_day):
@@ -38,6 +39,8 @@ def test_each_output_record_is_a_row_and_garbage_a_rejection(demo_day):
     assert trip["operator_id"] == _operators(demo_day)[trip["route_id"]]
     infraction = row_of("infractions", records["infractions"][0], "infractions/0/0", _operators(demo_day))
     assert infraction["record"] == json.loads(records["infractions"][0])
+    month = row_of("month-efficiency", records["month-efficiency"][0], "month-efficiency/0/0", {})
+    assert month["efficiency_pct"] == demo_day.result.months[0].efficiency_pct and month["as_of"] == dt.date(2026, 12, 1)
     bad = row_of("trips", b'{"vehicle_id": 1}', "trips/2/7", _operators(demo_day))
     assert isinstance(bad, Rejection) and bad.reason == "invalid_record" and bad.location == "trips/2/7"
 
@@ -52,12 +55,13 @@ def test_the_rows_land_in_postgis_and_again_change_nothing(pg_sessions, demo_day
         write_batch(engine, rows)
     with engine.connect() as connection:
         count = {table: connection.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar()
-                 for table in ("live_vehicle_status", "live_trips", "live_infractions")}
+                 for table in ("live_vehicle_status", "live_trips", "live_infractions", "live_month_efficiency")}
         located = connection.execute(sa.text("SELECT count(*) FROM live_vehicle_status "
                                              "WHERE ST_X(location) = lon AND ST_Y(location) = lat")).scalar()
     result = demo_day.result
     assert count == {"live_vehicle_status": len({s.vehicle_id for s in result.statuses}),
-                     "live_trips": len(result.trips), "live_infractions": len(result.infractions)}
+                     "live_trips": len(result.trips), "live_infractions": len(result.infractions),
+                     "live_month_efficiency": len(result.months)}
     assert located == count["live_vehicle_status"]  # a PostGIS point per bus, for the live map
 
 
@@ -91,7 +95,9 @@ def test_the_sink_fills_the_live_tables_from_kafka_and_measures_the_workers_lag(
     producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")
     for topic, values in records.items():
         for value in values:
-            producer.send(topic, key=(json.loads(value).get("vehicle_id") or "x").encode(), value=value)
+            record = json.loads(value)
+            producer.send(topic, key=(record.get("vehicle_id") or record.get("operator_id") or "x").encode(),
+                          value=value)
     producer.send("trips", key=b"x", value=b"not json")
     for i in range(25):  # telemetry no worker has read
         producer.send("tachograph", key=b"JN-1011", value=b'{"i": %d}' % i)

@@ -175,14 +175,13 @@ def test_trips_seen_arriving_are_counted_live_against_those_due_so_far(demo_day)
 
 
 def test_the_months_art45_efficiency_so_far_per_operator(demo_day):
-    from engine.operator import MonthTotals, OperatorState
+    from engine.status import month_efficiency
 
     registry = CollectorRegistry()
     metrics = WorkerMetrics(registry, demo_day.context, 4)
     assert value(registry, "fiscaliza_month_days_closed", operator="TRD") == 0  # nothing closed: no alarm
     # 2 days closed: 96.5 of 100 km realized, so 0.965 (under art. 45's 98 %)
-    metrics.observe_operator(OperatorState("TRD", months={
-        "2026-11": MonthTotals(50_000.0, 50_000.0, ["2026-11-30"]),
-        "2026-12": MonthTotals(100_000.0, 96_500.0, ["2026-12-01", "2026-12-02"])}, closed_months=["2026-11"]))
+    metrics.observe(Sends(months=[month_efficiency("TRD", "2026-12", 100_000.0, 96_500.0, ["2026-12-01", "2026-12-02"],
+                                                   [], dt.date(2026, 12, 2), 0.98, month_closed=False)]))
     assert value(registry, "fiscaliza_month_efficiency_ratio", operator="TRD") == pytest.approx(0.965)
     assert value(registry, "fiscaliza_month_days_closed", operator="TRD") == 2
