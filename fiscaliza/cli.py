@@ -41,7 +41,7 @@ def replay(
     from fiscaliza.replay import InputError, ReplayInputs
     from fiscaliza.replay import replay as run_replay
     from fiscaliza.replay import write_outputs
-    from fiscaliza.reporting import Progress, print_replay_summary
+    from fiscaliza.reporting import Progress, no_data, print_replay_summary
 
     inputs = ReplayInputs(feed, fleet, tachograph, catraca, occurrences, policy, geofences)
     try:
@@ -50,6 +50,8 @@ def replay(
         write_outputs(result, out)
     except InputError as exc:
         fail(str(exc))
+    if no_data(result):
+        print(f"fiscaliza: aviso: sem dados: {result.messages} mensagens lidas, nenhuma aceita", file=sys.stderr)
     print_replay_summary(result, out)
 
 
@@ -73,6 +75,8 @@ def simulate(
 
     first = _date(start, "--start")
     last = _date(end, "--end") if end else first
+    if last < first:
+        fail(f"--end {last} is before --start {first}")
     if ping_interval <= 0 or gps_noise < 0:
         fail("--ping-interval must be positive and --gps-noise not negative")
     for name in fault or []:
@@ -83,10 +87,19 @@ def simulate(
             fail(f"unknown --input-fault {name!r}; choose from {', '.join(INPUT_FAULTS)}")
     from simulator import SimulationSettings
 
+    from fiscaliza.fleet import FleetError
+    from gtfs import FeedError
+    from simulator import SimulationError
+
     settings = SimulationSettings(first, last, seed, tuple(fault or ()), tuple(input_fault or ()),
                                   ping_interval, gps_noise)
-    with Progress("Simulating") as progress:
-        result = simulate_files(feed, fleet, settings, out, progress=progress.update)
+    try:
+        with Progress("Simulating") as progress:
+            result = simulate_files(feed, fleet, settings, out, progress=progress.update)
+    except (SimulationError, FeedError, FleetError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write to {out}: {exc.strerror}")
     print(f"{result.pings} tachograph pings, {result.catraca_readings} catraca readings, "
           f"{result.runs} runs over {len(result.dates)} service day(s)")
     print(f"wrote {result.tachograph}, {result.catraca} and {result.manifest}")
@@ -208,8 +221,13 @@ def demo(
 ) -> None:
     """Simulate a day of the João Neiva sample with faults, replay it, summarize."""
     from fiscaliza.demo import run_demo
+    from simulator import SimulationError
 
-    run_demo(out, _date(date, "--date"), seed)
+    day = _date(date, "--date")
+    try:
+        run_demo(out, day, seed)
+    except SimulationError as exc:
+        fail(f"--date {day}: {exc}")
 
 
 DB_HELP = "docket store URL (env FISCALIZA_DB; default: sqlite:///fiscaliza-dockets.sqlite3)"
@@ -697,6 +715,8 @@ def serve(
     policy = policy or (Path(os.environ["FISCALIZA_POLICY"]) if os.environ.get("FISCALIZA_POLICY") else None)
     fleet = fleet or (Path(os.environ["FISCALIZA_FLEET"]) if os.environ.get("FISCALIZA_FLEET") else None)
     feed = feed or (Path(os.environ["FISCALIZA_FEED"]) if os.environ.get("FISCALIZA_FEED") else None)
+    from sqlalchemy.exc import SQLAlchemyError
+
     from fiscaliza.fleet import FleetError
     from fiscaliza.policy import PolicyError
     from gtfs import FeedError
@@ -706,6 +726,8 @@ def serve(
                    audit_key=_audit_key(audit_key), anchors=_anchor_log(db, anchors), signer=_signing_key(signing_key))
     except (PolicyError, FleetError, FeedError) as exc:
         fail(str(exc))
+    except (SQLAlchemyError, OSError) as exc:
+        fail(f"cannot open the docket store {_db_url(db)}: {str(exc).splitlines()[0]}")
 
 
 def _date(text: str, option: str) -> dt.date:

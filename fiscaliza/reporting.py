@@ -64,7 +64,11 @@ def print_replay_summary(result, out: Path, console: Console | None = None) -> N
         table.add_row(f"{route} {name}".strip(), str(direction), str(scheduled[key]), str(realized[key]),
                       str(matched[key]))
     console.print(table)
-    print_infractions(result, console)
+    if no_data(result):
+        console.print("[bold]SEM DADOS:[/bold] nenhuma mensagem aceita nos arquivos de entrada (vazios, ou todas "
+                      "rejeitadas): não houve o que apurar, e a ausência de infrações nada prova.")
+    else:
+        print_infractions(result, console)
     if result.insufficient:
         codes = Counter(f.code for f in result.insufficient)
         listed = ", ".join(f"{code}: {count}" for code, count in sorted(codes.items()))
@@ -74,6 +78,11 @@ def print_replay_summary(result, out: Path, console: Console | None = None) -> N
     console.print(f"Mensagens lidas: {result.messages}; rejeitadas: {len(result.rejected)} ({rejected})")
     console.print(f"Arquivos: {out / 'trips.jsonl'}, {out / 'infractions.jsonl'}, {out / 'rejected.jsonl'}, "
                   f"{out / 'insufficient_evidence.jsonl'}")
+
+
+def no_data(result) -> bool:
+    """No message was accepted: an empty input, or every message rejected."""
+    return result.messages == 0 or len(result.rejected) >= result.messages
 
 
 STATUS_PT = {"confirmed": "confirmada(s)", "exempt_art45": "isenta(s) pelo art. 45",

@@ -13,6 +13,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cli_helpers import assert_bad_input, fiscaliza
 from fiscaliza.samples import joao_neiva
@@ -137,6 +139,62 @@ def test_simulate_unknown_fault_exits_2(tmp_path):
                                "--fault", "teleport"), "teleport")
 
 
+def test_simulate_end_before_start_exits_2(tmp_path):
+    # before: a SimulationError traceback, exit 1
+    assert_bad_input(fiscaliza("simulate", "--out", tmp_path / "sim", "--start", "2026-12-05", "--end", "2026-12-01"),
+                     "--end 2026-12-01 is before --start 2026-12-05")
+
+
+def test_simulate_and_demo_on_a_day_without_service_exit_2(tmp_path):
+    assert_bad_input(fiscaliza("simulate", "--out", tmp_path / "sim", "--start", "2026-11-26"), "no service")
+    assert_bad_input(fiscaliza("demo", "--out", tmp_path / "demo", "--date", "2026-11-26"),
+                     "--date 2026-11-26", "no service")
+
+
+def test_empty_or_all_rejected_input_says_there_was_no_data(tmp_path):
+    # before: exit 0 with "Infrações: nenhuma", which reads as a clean day
+    empty, garbage = tmp_path / "empty.jsonl", tmp_path / "garbage.jsonl"
+    empty.write_text("")
+    garbage.write_text('not json\n{"vehicle_id": "JN-1011"}\n')
+    for tachograph, read in ((empty, 0), (garbage, 2)):
+        result = fiscaliza("replay", "--feed", FEED, "--fleet", FLEET, "--tachograph", tachograph,
+                           "--out", tmp_path / tachograph.stem)
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.strip() == f"fiscaliza: aviso: sem dados: {read} mensagens lidas, nenhuma aceita"
+        said = " ".join(result.stdout.split())
+        assert "SEM DADOS" in said and "Infrações: nenhuma" not in said
+
+
+def test_serve_on_a_url_that_is_no_database_exits_2(tmp_path):
+    # before: a NoSuchModuleError traceback, exit 1 (with every key in place)
+    assert fiscaliza("keys", "init", "--out", tmp_path / "orgao.pem").returncode == 0
+    assert fiscaliza("keys", "audit-init", "--out", tmp_path / "audit.key").returncode == 0
+    assert_bad_input(fiscaliza("serve", "--db", "notaurl://", "--signing-key", tmp_path / "orgao.pem",
+                               "--audit-key", tmp_path / "audit.key", "--anchors", tmp_path / "a.jsonl"),
+                     "cannot open the docket store notaurl://")
+
+
+@pytest.mark.parametrize("args", [
+    ["simulate", "--start", "2026-12-01", "--end", "2026-11-30"],
+    ["simulate", "--start", "2026-12-01", "--ping-interval", "0"],
+    ["simulate", "--start", "2026-12-01", "--gps-noise", "-1"],
+    ["simulate", "--start", "2026-12-01", "--input-fault", "teleport"],
+    ["simulate", "--start", "1-1-1"],
+    ["simulate", "--start", "2026-12-01", "--feed", "/nonexistent"],
+    ["simulate", "--start", "2026-12-01", "--fleet", "/nonexistent.csv"],
+    ["demo", "--date", "2026-02-30"],
+    ["demo", "--date", "1999-12-01"],
+    ["verify", "/nonexistent.zip"],
+    ["audit", "verify", "--db", "sqlite:////nonexistent/dir/x.sqlite3", "--audit-key", "/nonexistent.key"],
+    ["ops", "sink", "--feed", "/nonexistent"],
+    ["keys", "audit-init"],
+    ["serve", "--db", "notaurl://"],
+])
+def test_every_bad_argument_is_one_line_and_exit_2(tmp_path, args):
+    assert_bad_input(fiscaliza(*args, "--out", tmp_path / "o") if args[0] in ("simulate", "demo")
+                     else fiscaliza(*args, cwd=tmp_path))
+
+
 # --- good replay ----------------------------------------------------------------------
 
 
@@ -190,3 +248,18 @@ def test_good_replay_timetabled_trips_carry_deviation_headway_trips_do_not(repla
     assert all((t["trip_id"] is None) == (t["departure_deviation_s"] is None) for t in timetabled)
     assert all(t["departure_deviation_s"] is None for t in headway)
     assert all(0.8 <= t["coverage"] <= 1.0 for t in trips)  # realized: coverage >= min_coverage 0.80
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=st.sampled_from(["2026-12-01", "2026-11-26", "2026-13-01", "hoje", ""]),
+       end=st.sampled_from([None, "2026-12-01", "2026-11-30", "x"]),
+       ping=st.sampled_from(["10", "0", "-3", "abc"]),
+       fault=st.sampled_from([None, "detour", "teleport", ""]))
+def test_simulate_never_tracebacks_whatever_the_arguments(tmp_path, start, end, ping, fault):
+    args = ["simulate", "--out", tmp_path / "sim", "--start", start, "--ping-interval", ping]
+    args += ["--end", end] if end is not None else []
+    args += ["--fault", fault] if fault is not None else []
+    result = fiscaliza(*args)
+    assert "Traceback" not in result.stdout + result.stderr
+    if result.returncode != 0:
+        assert_bad_input(result)
