@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,7 +132,20 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     return DemoDockets(database, labels, files, accounts, public_path(key_path), key_path, audit_key_path, lavrados)
 
 
+def fiscaliza_command() -> str:
+    """How to run `fiscaliza` from here, as printed commands must run as printed: the
+    virtualenv's script (relative to the working directory when under it), else the name."""
+    script = Path(sys.executable).with_name("fiscaliza")
+    if not script.exists():
+        return "fiscaliza"
+    try:
+        return str(script.relative_to(Path.cwd()))
+    except ValueError:
+        return str(script)
+
+
 def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
+    command = fiscaliza_command()
     table = Table(title="Autos de infração lavrados" if dockets.lavrados else
                   "Autos de infração em rascunho (o dia simulado ainda não chegou: nenhum ato é datado no futuro)")
     for column in ("auto nº", "código", "operadora", "multa (UFIR)"):
@@ -144,11 +158,11 @@ def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
     bundle = next((f for f in dockets.files if f.name.endswith("-evidencias.zip")), None)
     if bundle is not None:
         console.print(f"Confira um pacote (integridade, assinatura, regra reexecutada): "
-                      f"fiscaliza verify {bundle} --public-key {dockets.public_key}", soft_wrap=True)
-    console.print(f"Sistema web: fiscaliza serve --db sqlite:///{dockets.database} "
+                      f"{command} verify {bundle} --public-key {dockets.public_key}", soft_wrap=True)
+    console.print(f"Sistema web: {command} serve --db sqlite:///{dockets.database} --no-secure-cookies "
                   f"--signing-key {dockets.signing_key} --audit-key {dockets.audit_key} "
                   "(e abra http://127.0.0.1:8000)", soft_wrap=True)
-    console.print(f"Registro de auditoria: fiscaliza audit verify --db sqlite:///{dockets.database} "
+    console.print(f"Registro de auditoria: {command} audit verify --db sqlite:///{dockets.database} "
                   f"--audit-key {dockets.audit_key}", soft_wrap=True)
     accounts = Table(title="Contas de demonstração (senhas geradas nesta execução)")
     for column in ("usuário", "perfil", "senha"):

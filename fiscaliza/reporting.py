@@ -12,6 +12,7 @@ from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from fiscaliza.money import brl
+from rules.anexo_i import ARTICLES
 from gtfs.schedule import frequency_windows, scheduled_trips
 
 
@@ -58,10 +59,12 @@ def print_replay_summary(result, out: Path, console: Console | None = None) -> N
     table = Table(title=f"Viagens por linha e sentido — dias de operação: {dates}")
     for column in ("linha", "sentido", "programadas", "realizadas", "casadas com a programação"):
         table.add_column(column, justify="right" if column != "linha" else "left")
+    headsigns = {(t.route_id, t.direction_id): t.headsign for t in result.feed.trips.values() if t.headsign}
     for key in sorted(set(scheduled) | set(realized)):
         route, direction = key
         name = result.feed.routes[route].long_name if route in result.feed.routes else ""
-        table.add_row(f"{route} {name}".strip(), str(direction), str(scheduled[key]), str(realized[key]),
+        towards = f"{direction} → {headsigns[key]}" if key in headsigns else str(direction)
+        table.add_row(f"{route} {name}".strip(), towards, str(scheduled[key]), str(realized[key]),
                       str(matched[key]))
     console.print(table)
     if no_data(result):
@@ -73,7 +76,7 @@ def print_replay_summary(result, out: Path, console: Console | None = None) -> N
         codes = Counter(f.code for f in result.insufficient)
         listed = ", ".join(f"{code}: {count}" for code, count in sorted(codes.items()))
         console.print(f"Fatos não comprovados pela telemetria (sem autuação): {len(result.insufficient)} ({listed})")
-    reasons = Counter(r.reason for r in result.rejected)
+    reasons = Counter(REASONS_PT.get(r.reason, r.reason) for r in result.rejected)
     rejected = ", ".join(f"{reason}: {count}" for reason, count in sorted(reasons.items())) or "nenhuma"
     console.print(f"Mensagens lidas: {result.messages}; rejeitadas: {len(result.rejected)} ({rejected})")
     console.print(f"Arquivos: {out / 'trips.jsonl'}, {out / 'infractions.jsonl'}, {out / 'rejected.jsonl'}, "
@@ -86,7 +89,25 @@ def no_data(result) -> bool:
 
 
 STATUS_PT = {"confirmed": "confirmada(s)", "exempt_art45": "isenta(s) pelo art. 45",
-             "justified": "justificada(s)", "provisional": "provisória(s)"}
+             "justified": "justificada(s)", "provisional": "provisória(s)", "withdrawn": "retirada(s)"}
+# The rejection reasons, for a reader of the summary (the files keep the stable codes).
+REASONS_PT = {
+    "invalid_json": "JSON inválido", "not_an_object": "não é um objeto JSON", "missing_field": "campo ausente",
+    "wrong_type": "tipo errado", "out_of_range": "fora da faixa", "timestamp_without_offset": "horário sem fuso",
+    "invalid_timestamp": "horário inválido", "invalid_value": "valor inválido",
+    "end_before_start": "fim antes do início", "unknown_vehicle": "veículo fora da frota",
+    "implausible": "implausível (defeito do sensor)", "future": "datada no futuro", "duplicate": "duplicada",
+    "conflicting_duplicate": "duplicada com conteúdo diferente", "late": "atrasada demais",
+    "engine_error": "erro interno",
+}
+
+
+def _status_pt(name: str, records) -> str:
+    """An art. 45 exemption decided on an incomplete month is provisional, and says so."""
+    if name == "exempt_art45" and any(not r.evidence.get("art45", {}).get("month_complete", True) for r in records
+                                      if r.status == name):
+        return "isenta(s) pelo art. 45, provisória(s): mês incompleto"
+    return STATUS_PT.get(name, name)
 
 
 def print_infractions(result, console: Console) -> None:
@@ -95,9 +116,15 @@ def print_infractions(result, console: Console) -> None:
         console.print("Infrações: nenhuma.")
         return
     ufir = result.policy.policy.ufir_brl
-    table = Table(title=f"Infrações por código (UFIR = {brl(ufir)}; só as confirmadas são devidas)")
-    for column in ("código", "registros", "situação", "multa devida (UFIR)", "multa devida (R$)"):
-        table.add_column(column, justify="left" if column in ("código", "situação") else "right")
+    ufir_text = f"R$ {ufir:.4f}".replace(".", ",")
+    table = Table(title=f"Infrações por código — multa prevista das confirmadas (UFIR = {ufir_text}), devida só "
+                        "quando o auto for lavrado e a decisão final")
+    for column in ("código", "infração", "nº", "situação", "UFIR", "R$"):
+        if column == "infração":  # the law's text, to its first words: the code names it in full
+            table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=24)
+        else:
+            table.add_column(column, justify="left" if column in ("código", "situação") else "right",
+                             no_wrap=column in ("UFIR", "R$"))
     by_code: dict[str, list] = {}
     for infraction in result.infractions:
         by_code.setdefault(infraction.code, []).append(infraction)
@@ -106,7 +133,19 @@ def print_infractions(result, console: Console) -> None:
         status = Counter(i.status for i in records)
         due = sum(i.fine_ufir for i in records if i.status == "confirmed")
         total += due
-        situation = ", ".join(f"{count} {STATUS_PT[name]}" for name, count in sorted(status.items()))
-        table.add_row(code, str(len(records)), situation, str(due), brl(due * ufir))
-    table.add_row("total", str(len(result.infractions)), "", str(total), brl(total * ufir))
+        situation = ", ".join(f"{count} {_status_pt(name, records)}" for name, count in sorted(status.items()))
+        article = ARTICLES.get(code)
+        table.add_row(code, article.text if article else "", str(len(records)), situation, str(due), brl(due * ufir))
+    table.add_row("total", "", str(len(result.infractions)), "", str(total), brl(total * ufir))
     console.print(table)
+    operators = Table(title="Por operadora — multa prevista das confirmadas")
+    for column in ("operadora", "infrações", "confirmadas", "UFIR", "R$"):
+        operators.add_column(column, justify="left" if column == "operadora" else "right",
+                             no_wrap=column in ("UFIR", "R$"))
+    for operator in sorted({i.operator_id for i in result.infractions}):
+        mine = [i for i in result.infractions if i.operator_id == operator]
+        confirmed = [i for i in mine if i.status == "confirmed"]
+        due = sum(i.fine_ufir for i in confirmed)
+        name = result.feed.agencies[operator].name if operator in result.feed.agencies else operator
+        operators.add_row(f"{operator} — {name}", str(len(mine)), str(len(confirmed)), str(due), brl(due * ufir))
+    console.print(operators)

@@ -1,4 +1,4 @@
-"""The readable summaries: Brazilian money and the fines that are due."""
+"""The readable summaries: Brazilian money, the fines foreseen, per code and per operator."""
 
 import datetime as dt
 from types import SimpleNamespace
@@ -6,25 +6,48 @@ from types import SimpleNamespace
 from rich.console import Console
 
 from fiscaliza.policy import load_policy
-from fiscaliza.reporting import print_infractions
+from fiscaliza.reporting import REASONS_PT, print_infractions
+from fiscaliza.samples import joao_neiva
+from gtfs import load_feed
 from rules.model import CONFIRMED, EXEMPT_ART45, make_infraction
+from streams.metrics import ENGINE_REASONS
+from telemetry.validation import REASON_CODES
 
 POLICY = load_policy()
+FEED = load_feed(joao_neiva()[0])
 
 
-def infraction(code, status, n):
+def infraction(code, status, n, evidence=None):
     return make_infraction(code, POLICY, identity=(n,), status=status, operator_id="VNV",
                            service_date=dt.date(2026, 12, 1), occurred_at=dt.datetime(2026, 12, 1, 8, tzinfo=POLICY.tz),
-                           description="teste", evidence={})
+                           description="teste", evidence=evidence or {})
 
 
-def test_only_confirmed_infractions_are_due_in_ufir_and_reais():
-    result = SimpleNamespace(policy=POLICY, infractions=[
-        infraction("D-11", CONFIRMED, 1), infraction("D-22", EXEMPT_ART45, 2), infraction("C-01", CONFIRMED, 3)])
+def summary(*infractions) -> str:
     console = Console(record=True, width=120)
-    print_infractions(result, console)
-    text = console.export_text()
-    # due: D-11 200 + C-01 150 = 350 UFIR; × R$ 1,0641 = R$ 372,435 -> R$ 372,44 (the exempt D-22 is not due)
-    total = [line for line in text.splitlines() if "total" in line][0]
+    print_infractions(SimpleNamespace(policy=POLICY, feed=FEED, infractions=list(infractions)), console)
+    return console.export_text()
+
+
+def test_only_confirmed_infractions_count_in_the_fine_foreseen_per_code_and_operator():
+    text = summary(infraction("D-11", CONFIRMED, 1), infraction("D-22", EXEMPT_ART45, 2),
+                   infraction("C-01", CONFIRMED, 3))
+    # D-11 200 + C-01 150 = 350 UFIR; × R$ 1,0641 = R$ 372,435 -> R$ 372,44 (the exempt D-22 is not due)
+    total = next(line for line in text.splitlines() if line.startswith("│ total"))
     assert "350" in total and "R$ 372,44" in total
-    assert "isenta(s) pelo art. 45" in text
+    operator = next(line for line in text.splitlines() if "VNV — Viação Neivense" in line)
+    assert operator.split("│")[2:6] == ["         3 ", "           2 ", "  350 ", " R$ 372,44 "]
+    assert "UFIR = R$ 1,0641" in " ".join(text.split())  # the policy's value, not rounded to the cent
+    assert "deixar de cumprir os" in text  # D-11 with the law's words
+    assert "multa prevista" in text and "devida" in text
+
+
+def test_an_art45_exemption_on_an_incomplete_month_says_it_is_provisional():
+    incomplete = infraction("D-22", EXEMPT_ART45, 2, {"art45": {"month_complete": False}})
+    assert "provisória(s): mês incompleto" in " ".join(summary(incomplete).split())
+    complete = infraction("D-22", EXEMPT_ART45, 3, {"art45": {"month_complete": True}})
+    assert "provisória" not in summary(complete)
+
+
+def test_every_rejection_reason_reads_in_portuguese():
+    assert set(REASON_CODES) | set(ENGINE_REASONS) <= set(REASONS_PT)
