@@ -31,6 +31,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from dockets.signing import write_secret
 from dockets.store import Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle
 
 GENESIS = "0" * 64
@@ -61,13 +62,11 @@ def create_audit_key(path: Path) -> AuditKey:
     """A new random key at `path` (owner-only, hex); never overwrites."""
     key = AuditKey(os.urandom(KEY_BYTES))
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        write_secret(path, (key.secret.hex() + "\n").encode("ascii"))
     except FileExistsError:
         raise AuditError(f"{path} já existe: uma chave de auditoria nunca é sobrescrita") from None
     except OSError as exc:
         raise AuditError(f"não foi possível criar {path}: {exc.strerror}") from None
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(key.secret.hex() + "\n")
     return key
 
 

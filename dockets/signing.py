@@ -59,19 +59,25 @@ class SigningKey:
                 "signature": base64.b64encode(self.private.sign(data)).decode()}
 
 
+def write_secret(path: Path, data: bytes) -> None:
+    """A new owner-only file holding a secret key: FileExistsError rather than overwrite
+    one (a key replaced by mistake leaves what it signed or chained unverifiable)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+
+
 def create_key(path: Path) -> SigningKey:
     """A new key at `path` (owner-only), its public key beside it (`.pub`); never overwrites."""
     key = SigningKey(Ed25519PrivateKey.generate())
     pem = key.private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                     serialization.NoEncryption())
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        write_secret(path, pem)
     except FileExistsError:
         raise SigningError(f"{path} already exists: a signing key is never overwritten") from None
     except OSError as exc:
         raise SigningError(f"cannot create {path}: {exc.strerror}") from None
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(pem)
     public_path(path).write_bytes(key.public_pem())
     return key
 

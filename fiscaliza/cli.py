@@ -234,19 +234,26 @@ DB_HELP = "docket store URL (env FISCALIZA_DB; default: sqlite:///fiscaliza-dock
 KEY_HELP = "the Órgão's Ed25519 signing key (env FISCALIZA_SIGNING_KEY; create it with fiscaliza keys init)"
 
 
-def _signing_key(path: Path | None):
-    """The key that signs every bundle: required, never stored in the database."""
+def _required_key(path: Path | None, what: str, option: str, variable: str, create: str, load, errors):
+    """A key every writer needs, never stored in the database: the option, else the
+    environment variable; missing or unreadable, one line and exit 2."""
     import os
 
+    path = path or (Path(os.environ[variable]) if os.environ.get(variable) else None)
+    if path is None:
+        fail(f"no {what}: pass {option} or set {variable} (create one with fiscaliza {create})")
+    try:
+        return load(path)
+    except errors as exc:
+        fail(str(exc))
+
+
+def _signing_key(path: Path | None):
+    """The key that signs every bundle and issued PDF."""
     from dockets.signing import SigningError, load_key
 
-    path = path or (Path(os.environ["FISCALIZA_SIGNING_KEY"]) if os.environ.get("FISCALIZA_SIGNING_KEY") else None)
-    if path is None:
-        fail("no signing key: pass --signing-key or set FISCALIZA_SIGNING_KEY (create one with fiscaliza keys init)")
-    try:
-        return load_key(path)
-    except SigningError as exc:
-        fail(str(exc))
+    return _required_key(path, "signing key", "--signing-key", "FISCALIZA_SIGNING_KEY", "keys init", load_key,
+                         SigningError)
 
 
 def _db_url(db: str | None) -> str:
@@ -263,18 +270,11 @@ ANCHORS_HELP = ("where the audit chain's heads are anchored: kafka://HOST:PORT o
 
 
 def _audit_key(path: Path | None):
-    """The key that chains the audit log: required by every writer, never in the database."""
-    import os
-
+    """The key that chains the audit log."""
     from dockets.audit import AuditError, load_audit_key
 
-    path = path or (Path(os.environ["FISCALIZA_AUDIT_KEY"]) if os.environ.get("FISCALIZA_AUDIT_KEY") else None)
-    if path is None:
-        fail("no audit key: pass --audit-key or set FISCALIZA_AUDIT_KEY (create one with fiscaliza keys audit-init)")
-    try:
-        return load_audit_key(path)
-    except AuditError as exc:
-        fail(str(exc))
+    return _required_key(path, "audit key", "--audit-key", "FISCALIZA_AUDIT_KEY", "keys audit-init", load_audit_key,
+                         AuditError)
 
 
 def _anchor_log(db: str | None, anchors: str | None):
