@@ -1,5 +1,5 @@
 """The operations room's alert rules (#14 part 4), with Prometheus' own tools (Debian's
-package prometheus, which .ci/run installs): the rules load, each alert fires when it
+package prometheus, which scripts/test installs): the rules load, each alert fires when it
 should and only then (deploy/prometheus/alerts_test.yml), and every metric they read is
 one the workers export."""
 
@@ -20,7 +20,7 @@ RULES = ROOT / "deploy" / "prometheus"
 def _promtool() -> str:
     path = shutil.which("promtool")
     if path is None:
-        pytest.fail("promtool missing: install the Debian package prometheus (.ci/run does)", pytrace=False)
+        pytest.fail("promtool missing: install the Debian package prometheus (scripts/test does)", pytrace=False)
     return path
 
 

@@ -134,7 +134,7 @@ def room(kafka_bootstrap, reset_topics, postgres_cluster, tmp_path):
 
     prometheus = shutil.which("prometheus")
     if prometheus is None:
-        pytest.fail("prometheus missing: install the Debian package prometheus (.ci/run does)", pytrace=False)
+        pytest.fail("prometheus missing: install the Debian package prometheus (scripts/test does)", pytrace=False)
     db = pg_cluster.create_database(postgres_cluster, f"room_{os.getpid()}_{time.monotonic_ns()}")
     engine = make_engine(db)
     migrate(engine)

@@ -22,7 +22,7 @@ ISSUER = "Prefeitura Municipal de João Neiva — Órgão Gerencial do Transport
 
 def _poppler(tool: str) -> str:
     path = shutil.which(tool)
-    assert path, f"{tool} missing: install the Debian package poppler-utils (.ci/run does)"
+    assert path, f"{tool} missing: install the Debian package poppler-utils (scripts/test does)"
     return path
 
 
