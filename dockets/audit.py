@@ -144,8 +144,9 @@ def docket_state(session: Session, docket: Docket) -> dict[str, Any]:
     """What an entry about `docket` certifies: every column that changes its legal
     meaning, and the digests of its blobs (checked against their bytes by verify)."""
     session.flush()
-    pdf = session.get(DocketPdf, docket.id)
-    bundle = session.get(EvidenceBundle, docket.id)
+    # the digest columns only: the blobs (MBs) are checked against them by verify_record
+    pdf_sha256 = session.scalar(select(DocketPdf.sha256).where(DocketPdf.docket_id == docket.id))
+    bundle_sha256 = session.scalar(select(EvidenceBundle.sha256).where(EvidenceBundle.docket_id == docket.id))
     attachments = session.scalars(select(Attachment.sha256).where(Attachment.docket_id == docket.id)
                                   .order_by(Attachment.id)).all()
     return {
@@ -159,8 +160,8 @@ def docket_state(session: Session, docket: Docket) -> dict[str, Any]:
         "stage": docket.stage, "status_sha256": _digest(docket.status), "year": docket.year,
         "number": docket.number, "lavrado_por": docket.lavrado_por,
         "next_deadline": docket.next_deadline.isoformat() if docket.next_deadline else None,
-        "bundle_sha256": bundle.sha256 if bundle is not None else None,
-        "pdf_sha256": pdf.sha256 if pdf is not None else None,
+        "bundle_sha256": bundle_sha256,
+        "pdf_sha256": pdf_sha256,
         "attachments_sha256": list(attachments),
     }
 

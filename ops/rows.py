@@ -12,10 +12,6 @@ import msgspec
 from engine.status import MonthEfficiency, VehicleStatus
 from telemetry import Rejection
 
-SOURCES = {"vehicle-status": "live_vehicle_status", "trips": "live_trips", "infractions": "live_infractions",
-           "month-efficiency": "live_month_efficiency"}
-
-
 class _Trip(msgspec.Struct, kw_only=True):
     vehicle_id: str
     route_id: str

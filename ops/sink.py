@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaConsumer, KafkaProducer
 from kafka.errors import KafkaError
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from sqlalchemy import Engine
@@ -23,6 +23,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from ops.rows import row_of
 from ops.store import LiveInfraction, LiveMonthEfficiency, LiveTrip, LiveVehicle
+from streams.admin import StreamError, group_progress
 from telemetry import Rejection, to_builtins
 
 log = logging.getLogger("fiscaliza.ops")
@@ -31,7 +32,7 @@ GROUP = "fiscaliza-ops"
 TOPICS = ("vehicle-status", "trips", "infractions", "month-efficiency")
 MODELS = {"vehicle-status": LiveVehicle, "trips": LiveTrip, "infractions": LiveInfraction,
           "month-efficiency": LiveMonthEfficiency}
-INPUTS = ("tachograph", "catraca")
+INPUTS = ("tachograph", "catraca")  # the workers' input topics, whose lag is measured here
 LAG_EVERY_S = 15.0
 
 
@@ -85,22 +86,9 @@ def write_batch(engine: Engine, rows_by_topic: Mapping[str, list[dict]]) -> None
         _upsert(engine, model, list(latest.values()))
 
 
-def worker_lag(admin: KafkaAdminClient, consumer: KafkaConsumer, group: str) -> dict[str, int]:
-    """Per input topic: end offsets minus the workers' committed offsets (a partition
-    never committed counts from its beginning)."""
-    committed = admin.list_group_offsets({group: None}).get(group, {})
-    lag = {}
-    for topic in INPUTS:
-        partitions = consumer.partitions_for_topic(topic) or set()
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
-        if not tps:
-            lag[topic] = 0
-            continue
-        ends = consumer.end_offsets(tps)
-        starts = consumer.beginning_offsets(tps)
-        lag[topic] = sum(ends[tp] - (committed[tp].offset if tp in committed and committed[tp].offset >= 0
-                                     else starts[tp]) for tp in tps)
-    return lag
+def worker_lag(bootstrap: str, group: str) -> dict[str, int]:
+    """Per input topic: what the workers' group has not committed yet (streams.admin)."""
+    return {topic: group_progress(bootstrap, group, [topic]).lag for topic in INPUTS}
 
 
 def run_ops_sink(engine: Engine, bootstrap: str, operator_of_route: Mapping[str, str], *, workers_group: str,
@@ -109,15 +97,13 @@ def run_ops_sink(engine: Engine, bootstrap: str, operator_of_route: Mapping[str,
     metrics = SinkMetrics(registry)
     consumer = KafkaConsumer(*TOPICS, bootstrap_servers=bootstrap, group_id=GROUP, enable_auto_commit=False,
                              auto_offset_reset="earliest", client_id="fiscaliza-ops")
-    probe = KafkaConsumer(bootstrap_servers=bootstrap, client_id="fiscaliza-ops-lag")
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-ops-lag")
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", client_id="fiscaliza-ops")
     report = SinkReport()
     last_record = last_lag = time.monotonic()
     try:
         while not should_stop():
             if time.monotonic() - last_lag >= LAG_EVERY_S:
-                _measure_lag(metrics, admin, probe, consumer, workers_group)
+                _measure_lag(metrics, bootstrap, consumer, workers_group)
                 last_lag = time.monotonic()
             batch = consumer.poll(timeout_ms=1000, max_records=2000)
             if not batch:
@@ -141,22 +127,20 @@ def run_ops_sink(engine: Engine, bootstrap: str, operator_of_route: Mapping[str,
             for topic, rows in rows_by_topic.items():
                 report.rows[topic] += len(rows)
                 metrics.rows.labels(MODELS[topic].__tablename__).inc(len(rows))
-        _measure_lag(metrics, admin, probe, consumer, workers_group)
+        _measure_lag(metrics, bootstrap, consumer, workers_group)
     finally:
         consumer.close()
-        probe.close()
-        admin.close()
         producer.close()
     return report
 
 
-def _measure_lag(metrics: SinkMetrics, admin, probe, consumer, workers_group: str) -> None:
+def _measure_lag(metrics: SinkMetrics, bootstrap: str, consumer: KafkaConsumer, workers_group: str) -> None:
     try:
-        for topic, lag in worker_lag(admin, probe, workers_group).items():
+        for topic, lag in worker_lag(bootstrap, workers_group).items():
             metrics.lag.labels(topic).set(lag)
         assigned = list(consumer.assignment())
         if assigned:
             ends = consumer.end_offsets(assigned)
             metrics.sink_lag.set(sum(ends[tp] - consumer.position(tp) for tp in assigned))
-    except KafkaError as exc:  # a broker hiccup must not stop the sink: the next round measures again
+    except (KafkaError, StreamError) as exc:  # a broker hiccup must not stop the sink: the next round measures
         log.warning("consumer lag not measured: %s", exc)

@@ -191,7 +191,7 @@ def publish_end_of_input(bootstrap: str, topics: Iterable[str] = ("tachograph", 
 class GroupProgress:
     """How far a consumer group (the workers' app id) got through some topics."""
 
-    committed: int  # messages before the group's committed offsets, summed over the partitions
+    committed: int  # messages before the group's committed offsets (or deleted by retention), summed
     end: int  # messages on the partitions (their end offsets), summed
 
     @property
@@ -201,7 +201,8 @@ class GroupProgress:
 
 def group_progress(bootstrap: str, group: str, topics: Iterable[str]) -> GroupProgress:
     """The group's committed offsets against the topics' end offsets (a topic that does
-    not exist yet counts as empty, a partition without a commit as nothing consumed)."""
+    not exist yet counts as empty, a partition without a commit as nothing consumed but
+    what retention already deleted: that can never be pending)."""
     try:
         consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="fiscaliza-admin")
         admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin")
@@ -213,6 +214,7 @@ def group_progress(bootstrap: str, group: str, topics: Iterable[str]) -> GroupPr
         if not partitions:
             return GroupProgress(0, 0)
         ends = consumer.end_offsets(partitions)
+        starts = consumer.beginning_offsets(partitions)
         committed = _retrying(lambda: admin.list_group_offsets({group: partitions}).get(group, {}))
     except KafkaError as exc:
         raise StreamError(f"reading the offsets of group {group} at {bootstrap} failed: {exc}") from None
@@ -223,7 +225,7 @@ def group_progress(bootstrap: str, group: str, topics: Iterable[str]) -> GroupPr
     for tp in partitions:
         meta = committed.get(tp)
         offset = meta.offset if meta is not None else -1
-        done += min(max(offset, 0), ends[tp])
+        done += min(max(offset, starts[tp]), ends[tp])
     return GroupProgress(done, sum(ends.values()))
 
 

@@ -143,24 +143,22 @@ class WorkerMetrics:
             self.month_efficiency.labels(month.operator_id).set(month.efficiency_pct / 100)
             self.month_days.labels(month.operator_id).set(month.days_closed)
         for status in sends.statuses:
-            self._see(status)
-            self._latency("vehicle-status", now, status.ts)
+            self._latency("vehicle-status", now, self._see(status))
 
     def observe_watermarks(self, partition: int, max_events: dict[str, float]) -> None:
         for source, event_time in max_events.items():
             self.watermark.labels(str(partition), source).set(event_time)
             self._newest_event = max(self._newest_event, event_time)
 
-    def _latency(self, output: str, now: float, event_time) -> None:
+    def _latency(self, output: str, now: float, event_time: dt.datetime | float | None) -> None:
         if event_time is None:
             return
-        if isinstance(event_time, str):
-            event_time = dt.datetime.fromisoformat(event_time)
         if isinstance(event_time, dt.datetime):
             event_time = event_time.timestamp()
         self.latency.labels(output).observe(max(0.0, now - event_time))
 
-    def _see(self, status: VehicleStatus) -> None:
+    def _see(self, status: VehicleStatus) -> float:
+        """Keep the vehicle's latest status for the gauges; its event time."""
         at = dt.datetime.fromisoformat(status.ts).timestamp()
         self._seen[status.vehicle_id] = _Seen(
             status.operator_id, status.route_id or "", "" if status.direction_id is None else str(status.direction_id),
@@ -168,6 +166,7 @@ class WorkerMetrics:
         if status.headway_s is not None and status.scheduled_headway_s and status.route_id is not None:
             self.headway_ratio.labels(status.route_id, str(status.direction_id)).set(
                 status.headway_s / status.scheduled_headway_s)
+        return at
 
     # --- counted at scrape time -----------------------------------------------------------
 
