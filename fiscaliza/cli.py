@@ -216,14 +216,18 @@ def _stream_settings():
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option(help="where to write the demo's files")] = Path("fiscaliza-demo"),
-    date: Annotated[str, typer.Option(help="service date to simulate")] = "2026-12-01",
+    date: Annotated[Optional[str], typer.Option(
+        help="service date to simulate (default: the last service day before today)")] = None,
     seed: Annotated[int, typer.Option(help="random seed")] = 7,
 ) -> None:
     """Simulate a day of the João Neiva sample with faults, replay it, summarize."""
-    from fiscaliza.demo import run_demo
+    from fiscaliza.demo import DemoError, default_demo_day, run_demo
     from simulator import SimulationError
 
-    day = _date(date, "--date")
+    try:
+        day = _date(date, "--date") if date else default_demo_day()
+    except DemoError as exc:
+        fail(str(exc))
     try:
         run_demo(out, day, seed)
     except SimulationError as exc:

@@ -30,12 +30,35 @@ def simulate_files(feed_path: Path | None, fleet_path: Path | None, settings: Si
     return simulate(feed, fleet, settings, out, progress=progress)
 
 
+class DemoError(Exception):
+    """The demo cannot run as asked (a one-line message for the user)."""
+
+
+def last_service_day_before(feed, today: dt.date) -> dt.date:
+    """The sample's last service day before `today`: the demo's default, so that its autos
+    are lavrados and can be contested today."""
+    from gtfs import service_dates
+
+    days = feed.dates
+    before = service_dates(feed, days[0], today - dt.timedelta(days=1)) if days else []
+    if not before:
+        raise DemoError(f"the sample's calendar starts on {days[0] if days else '?'}, not before today "
+                        f"({today}): pass --date")
+    return before[-1]
+
+
+def default_demo_day() -> dt.date:
+    """`last_service_day_before` today, today as the clock reads it in the feed's timezone."""
+    feed = load_feed(joao_neiva()[0])
+    return last_service_day_before(feed, dt.datetime.now(feed.timezone).date())
+
+
 def run_demo(out: Path, date: dt.date, seed: int) -> None:
     console = Console()
     feed_path, fleet_path = joao_neiva()
     telemetry_dir, results_dir = out / "telemetry", out / "replay"
     settings = SimulationSettings(date, date, seed, DEMO_FAULTS, DEMO_INPUT_FAULTS)
-    console.print(f"[bold]fiscaliza demo[/bold] — rede de exemplo de João Neiva, {date.isoformat()}")
+    console.print(f"[bold]fiscaliza demo[/bold] — rede de exemplo de João Neiva, {date:%d/%m/%Y}")
     with Progress("Simulando telemetria") as progress:
         simulated = simulate_files(feed_path, fleet_path, settings, telemetry_dir, progress=progress.update)
     console.print(f"Simulados {simulated.pings} registros de tacógrafo e {simulated.catraca_readings} de catraca "
@@ -55,6 +78,7 @@ def run_demo(out: Path, date: dt.date, seed: int) -> None:
     print_demo_dockets(dockets, console)
 
 
+DEMO_WEB_ADDRESS = "http://127.0.0.1:8000"  # fiscaliza serve's default host and port
 DEMO_ACCOUNTS = (  # username, full name, role, operator, matrícula
     ("fiscal", "Fiscal de demonstração", "fiscal", None, "0001"),
     ("gestor", "Gestor de demonstração", "gestor", None, None),
@@ -64,7 +88,7 @@ DEMO_ACCOUNTS = (  # username, full name, role, operator, matrícula
 @dataclass
 class DemoDockets:
     database: Path
-    labels: list[tuple[str, str, str, int]]  # number, code, operator, UFIR
+    labels: list[tuple[str, str, str, int, str]]  # number, code, operator, UFIR, next deadline
     files: list[Path]
     accounts: list[tuple[str, str, str]]  # username, role, password
     public_key: Path  # the demo Órgão's published key, for fiscaliza verify
@@ -83,11 +107,12 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     from dockets.config import calendar_for, issuer_name
     from dockets.db import open_store
     from dockets.export import export_files, lavrar_drafts
-    from dockets.service import Actor
+    from dockets.service import Actor, status_of
     from dockets.sink import ingest_replay, records_of
     from dockets.store import Docket
     from dockets.signing import create_key, load_key, public_path
     from dockets.users import create_user
+    from dockets.workflow import next_deadline
     from fiscaliza.replay import load_context
 
     out.mkdir(parents=True, exist_ok=True)
@@ -125,11 +150,16 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
                       signer=signer)
     files = export_files(sessions, out)
     with sessions() as session:
-        labels = [(d.label, d.code, d.operator_id, d.fine_ufir)
+        labels = [(d.label, d.code, d.operator_id, d.fine_ufir,
+                   _deadline_text(next_deadline(status_of(d), calendar, today=today)))
                   for d in session.query(Docket).order_by(Docket.number)]
     if progress:
         progress(1, 1)
     return DemoDockets(database, labels, files, accounts, public_path(key_path), key_path, audit_key_path, lavrados)
+
+
+def _deadline_text(deadline: tuple[str, dt.date] | None) -> str:
+    return f"{deadline[0].removeprefix('Prazo de ')} até {deadline[1]:%d/%m/%Y}" if deadline else "—"
 
 
 def fiscaliza_command() -> str:
@@ -148,10 +178,10 @@ def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
     command = fiscaliza_command()
     table = Table(title="Autos de infração lavrados" if dockets.lavrados else
                   "Autos de infração em rascunho (o dia simulado ainda não chegou: nenhum ato é datado no futuro)")
-    for column in ("auto nº", "código", "operadora", "multa (UFIR)"):
+    for column in ("auto nº", "código", "operadora", "multa (UFIR)", "próximo prazo"):
         table.add_column(column, justify="right" if column == "multa (UFIR)" else "left")
-    for label, code, operator, ufir in dockets.labels:
-        table.add_row(label, code, operator, str(ufir))
+    for label, code, operator, ufir, deadline in dockets.labels:
+        table.add_row(label, code, operator, str(ufir), deadline)
     console.print(table)
     # soft_wrap: paths and commands stay on one line, to be copied
     console.print(f"PDFs e pacotes de evidências em {dockets.database.parent}/", soft_wrap=True)
@@ -159,14 +189,15 @@ def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
     if bundle is not None:
         console.print(f"Confira um pacote (integridade, assinatura, regra reexecutada): "
                       f"{command} verify {bundle} --public-key {dockets.public_key}", soft_wrap=True)
-    console.print(f"Sistema web: {command} serve --db sqlite:///{dockets.database} --no-secure-cookies "
-                  f"--signing-key {dockets.signing_key} --audit-key {dockets.audit_key} "
-                  "(e abra http://127.0.0.1:8000)", soft_wrap=True)
     console.print(f"Registro de auditoria: {command} audit verify --db sqlite:///{dockets.database} "
                   f"--audit-key {dockets.audit_key}", soft_wrap=True)
+    # the web app last: what a new user does next is open it and log in
     accounts = Table(title="Contas de demonstração (senhas geradas nesta execução)")
     for column in ("usuário", "perfil", "senha"):
         accounts.add_column(column, no_wrap=True)
     for username, role, password in dockets.accounts:
         accounts.add_row(username, role, password)
     console.print(accounts)
+    console.print(f"Sistema web: {command} serve --db sqlite:///{dockets.database} --no-secure-cookies "
+                  f"--signing-key {dockets.signing_key} --audit-key {dockets.audit_key}", soft_wrap=True)
+    console.print(f"e abra {DEMO_WEB_ADDRESS} com uma das contas acima.", soft_wrap=True)

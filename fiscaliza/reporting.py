@@ -55,7 +55,7 @@ def print_replay_summary(result, out: Path, console: Console | None = None) -> N
     scheduled = schedule_counts(result)
     realized = Counter((t.route_id, t.direction_id) for t in result.trips)
     matched = Counter((t.route_id, t.direction_id) for t in result.trips if t.trip_id is not None)
-    dates = ", ".join(d.isoformat() for d in result.service_dates) or "none"
+    dates = ", ".join(f"{d:%d/%m/%Y}" for d in result.service_dates) or "nenhum"
     table = Table(title=f"Viagens por linha e sentido — dias de operação: {dates}")
     for column in ("linha", "sentido", "programadas", "realizadas", "casadas com a programação"):
         table.add_column(column, justify="right" if column != "linha" else "left")
@@ -120,8 +120,8 @@ def print_infractions(result, console: Console) -> None:
     table = Table(title=f"Infrações por código — multa prevista das confirmadas (UFIR = {ufir_text}), devida só "
                         "quando o auto for lavrado e a decisão final")
     for column in ("código", "infração", "nº", "situação", "UFIR", "R$"):
-        if column == "infração":  # the law's text, to its first words: the code names it in full
-            table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=24)
+        if column == "infração":  # the law's words in full, wrapped: a cut text can change its meaning
+            table.add_column(column, overflow="fold", ratio=1)
         else:
             table.add_column(column, justify="left" if column in ("código", "situação") else "right",
                              no_wrap=column in ("UFIR", "R$"))

@@ -256,10 +256,28 @@ def _frequencies(df: pd.DataFrame | None) -> tuple[Frequency, ...]:
     )
 
 
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
 def _service_days(raw) -> dict[str, frozenset[dt.date]]:
+    """Each service's dates, by the GTFS rules: calendar.txt's weekdays between its start
+    and end dates, then calendar_dates.txt's additions (1) and removals (2). Done per
+    service over date ranges: gtfs-kit's per-date `get_active_services` takes a second for
+    a two-year calendar, and every feed load paid it."""
     days: dict[str, set[dt.date]] = {}
-    for datestr in gk.get_dates(raw):
-        date = dt.datetime.strptime(datestr, "%Y%m%d").date()
-        for service_id in gk.get_active_services(raw, datestr):
-            days.setdefault(str(service_id), set()).add(date)
-    return {service_id: frozenset(dates) for service_id, dates in days.items()}
+    calendar = raw.calendar if raw.calendar is not None else pd.DataFrame(columns=["service_id"])
+    for row in calendar.itertuples(index=False):
+        running = {i for i, name in enumerate(_WEEKDAYS) if int(getattr(row, name)) == 1}
+        dates = pd.date_range(pd.to_datetime(str(row.start_date), format="%Y%m%d"),
+                              pd.to_datetime(str(row.end_date), format="%Y%m%d"))
+        days.setdefault(str(row.service_id), set()).update(
+            d.date() for d in dates[np.isin(dates.day_of_week, list(running))])
+    exceptions = raw.calendar_dates if raw.calendar_dates is not None else pd.DataFrame(columns=["service_id"])
+    for row in exceptions.itertuples(index=False):
+        date = dt.datetime.strptime(str(row.date), "%Y%m%d").date()
+        service = days.setdefault(str(row.service_id), set())
+        if int(row.exception_type) == 1:
+            service.add(date)
+        else:
+            service.discard(date)
+    return {service_id: frozenset(dates) for service_id, dates in days.items() if dates}

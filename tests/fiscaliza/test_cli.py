@@ -146,9 +146,9 @@ def test_simulate_end_before_start_exits_2(tmp_path):
 
 
 def test_simulate_and_demo_on_a_day_without_service_exit_2(tmp_path):
-    assert_bad_input(fiscaliza("simulate", "--out", tmp_path / "sim", "--start", "2026-11-26"), "no service")
-    assert_bad_input(fiscaliza("demo", "--out", tmp_path / "demo", "--date", "2026-11-26"),
-                     "--date 2026-11-26", "no service")
+    assert_bad_input(fiscaliza("simulate", "--out", tmp_path / "sim", "--start", "2026-12-06"), "no service")
+    assert_bad_input(fiscaliza("demo", "--out", tmp_path / "demo", "--date", "2026-12-06"),
+                     "--date 2026-12-06", "no service")
 
 
 def test_empty_or_all_rejected_input_says_there_was_no_data(tmp_path):
@@ -251,7 +251,7 @@ def test_good_replay_timetabled_trips_carry_deviation_headway_trips_do_not(repla
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(start=st.sampled_from(["2026-12-01", "2026-11-26", "2026-13-01", "hoje", ""]),
+@given(start=st.sampled_from(["2026-12-01", "2026-12-06", "2026-13-01", "hoje", ""]),
        end=st.sampled_from([None, "2026-12-01", "2026-11-30", "x"]),
        ping=st.sampled_from(["10", "0", "-3", "abc"]),
        fault=st.sampled_from([None, "detour", "teleport", ""]))

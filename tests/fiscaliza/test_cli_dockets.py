@@ -17,7 +17,9 @@ from cli_helpers import assert_bad_input, fiscaliza
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
-    result = fiscaliza("demo", "--out", out)
+    # a fixed day, so the counts below hold whatever today is (the default day, the last
+    # service day before today, is run by the web app's contest-flow test)
+    result = fiscaliza("demo", "--out", out, "--date", "2026-12-01")
     assert result.returncode == 0, result.stderr
     return out, result.stdout
 
@@ -33,6 +35,10 @@ def test_demo_ends_by_writing_the_autos_and_telling_where(demo):
     assert all(p.read_bytes().startswith(b"%PDF") for p in pdfs)
     assert "Autos de infração lavrados" in stdout and str(autos) in " ".join(stdout.split())
     assert "fiscaliza serve --db" in " ".join(stdout.split())
+    # it ends with what a new user does next: the accounts, then the web app and its address
+    last_lines = stdout.rstrip().splitlines()[-2:]
+    assert "serve --db" in last_lines[0] and "abra http://127.0.0.1:8000 com uma das contas acima" in last_lines[1]
+    assert "Contas de demonstração" in stdout.split("Sistema web:")[0].rsplit("Registro de auditoria", 1)[-1]
     # its audit record verifies, with the key beside the store, as the demo prints
     said = " ".join(stdout.split())
     assert f"fiscaliza audit verify --db sqlite:///{autos / 'autos.sqlite3'} --audit-key" in said

@@ -92,7 +92,7 @@ def test_boolean_for_number_refused_naming_field():
 
 def test_string_holiday_refused_naming_field():
     with pytest.raises(PolicyError, match=r"municipal_holidays"):
-        parse_policy(edited("municipal_holidays = [2026-12-08]", 'municipal_holidays = ["2026-12-08"]'), "p.toml")
+        parse_policy(edited("municipal_holidays = [2026-12-08, 2027-12-08]", 'municipal_holidays = ["2026-12-08"]'), "p.toml")
 
 
 @pytest.mark.parametrize("zone", ["America/Nowhere", "", "../../etc/passwd"])

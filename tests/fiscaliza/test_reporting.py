@@ -24,7 +24,7 @@ def infraction(code, status, n, evidence=None):
 
 
 def summary(*infractions) -> str:
-    console = Console(record=True, width=120)
+    console = Console(record=True, width=200)
     print_infractions(SimpleNamespace(policy=POLICY, feed=FEED, infractions=list(infractions)), console)
     return console.export_text()
 

@@ -234,3 +234,29 @@ def test_exact_times_windows_only_on_request(tiny):
 
 def test_saturday_has_no_frequency_windows(tiny):
     assert frequency_windows(tiny, SATURDAY, include_exact=True) == ()
+
+
+def _gtfs_kit_service_days(path):
+    """The reference: gtfs-kit's own answer, asked date by date (slow, so not used to load)."""
+    import gtfs_kit as gk
+
+    raw = gk.read_feed(path, dist_units="m")
+    days = {}
+    for text in gk.get_dates(raw):
+        for service_id in gk.get_active_services(raw, text):
+            days.setdefault(str(service_id), set()).add(dt.datetime.strptime(text, "%Y%m%d").date())
+    return {service_id: frozenset(dates) for service_id, dates in days.items()}
+
+
+def test_service_days_agree_with_gtfs_kit_date_by_date(tmp_path):
+    import shutil
+
+    from fiscaliza.samples import joao_neiva
+
+    # the tiny feed with its calendar.txt dropped: a service defined by calendar_dates alone
+    only_dates = shutil.copytree(TINY, tmp_path / "only-dates")
+    (only_dates / "calendar.txt").unlink()
+    for path in (TINY, joao_neiva()[0], only_dates):
+        expected = _gtfs_kit_service_days(path)
+        assert expected, path
+        assert load_feed(path).service_days == expected, path

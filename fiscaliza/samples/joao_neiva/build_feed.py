@@ -11,7 +11,7 @@ and converted to WGS 84. Distances (shape_dist_traveled) are metres in EPSG:3198
 measured on the coordinates as written (7 decimals), so they agree with what a
 consumer projecting the feed to EPSG:31984 measures.
 
-Only the standard library, pyproj and shapely are needed to build; the --check
+Only the standard library, pyproj, shapely and holidays are needed to build; the --check
 option also uses gtfs-kit.
 """
 
@@ -46,7 +46,10 @@ MIN_LEG = 25.0
 AVG_SPEED_KMH = 17.0  # terminal to terminal, dwell included
 TIMEPOINT_DWELL = 20  # s, at the two intermediate timepoints
 LAYOVER_MIN = 6  # min, minimum at a terminal between two trips of a block
-START_DATE, END_DATE = "20261201", "20261231"
+# The current and the next year, so the demo always finds a recent service day to contest.
+START_DATE, END_DATE = "20260101", "20271231"
+# The sample's municipal holiday (illustrative; the policy lists the same dates).
+MUNICIPAL_HOLIDAYS = {"20261208": "Feriado municipal", "20271208": "Feriado municipal"}
 
 # --------------------------------------------------------------------------------------
 # Street network (fictional names, plausible for a town in the interior of Espírito Santo)
@@ -419,6 +422,22 @@ def build_profile(stops: list[PlacedStop], length: float) -> Profile:
 # --------------------------------------------------------------------------------------
 # Writing
 # --------------------------------------------------------------------------------------
+def holidays_on_weekdays() -> dict[str, str]:
+    """Weekday holidays of the sample's years, YYYYMMDD -> name: the national and Espírito
+    Santo public holidays (the `holidays` library, as the docket calendar uses) and the
+    municipal one. On them the buses run the Saturday timetable."""
+    import datetime as dt
+
+    import holidays
+
+    first, last = dt.date.fromisoformat(START_DATE), dt.date.fromisoformat(END_DATE)
+    official = holidays.country_holidays("BR", subdiv="ES", years=range(first.year, last.year + 1),
+                                         categories=(holidays.PUBLIC,), language="pt_BR")
+    named = {day.strftime("%Y%m%d"): name for day, name in official.items()} | MUNICIPAL_HOLIDAYS
+    return {day: name for day, name in named.items()
+            if START_DATE <= day <= END_DATE and dt.datetime.strptime(day, "%Y%m%d").weekday() < 5}
+
+
 def write_csv(path: Path, header: list[str], rows: list[list]) -> None:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -551,19 +570,15 @@ def build() -> dict:
     write_csv(
         FEED_DIR / "calendar_dates.txt",
         ["service_id", "date", "exception_type"],
-        [
-            ["DU", "20261208", 2],  # feriado municipal (illustrative date)
-            ["SAB", "20261208", 1],
-            ["DU", "20261225", 2],  # Natal
-            ["SAB", "20261225", 1],
-        ],
+        [[service, day, exception] for day in sorted(holidays_on_weekdays())
+         for service, exception in (("DU", 2), ("SAB", 1))],
     )
     write_csv(
         FEED_DIR / "feed_info.txt",
         ["feed_publisher_name", "feed_publisher_url", "feed_lang", "feed_start_date", "feed_end_date",
          "feed_version"],
         [["Fiscaliza – dados de exemplo (fictícios)", "https://example.org/fiscaliza", "pt",
-          START_DATE, END_DATE, "jn-sample-2026-12"]],
+          START_DATE, END_DATE, "jn-sample-2026-2027"]],
     )
 
     # ---- trips & stop_times ------------------------------------------------------
@@ -678,7 +693,8 @@ def check(result: dict) -> None:
 
     # trips per date
     for date, expect in (("20261201", "DU"), ("20261205", "SAB"), ("20261208", "SAB"), ("20261225", "SAB"),
-                         ("20261206", None)):
+                         ("20261206", None), ("20260102", "DU"), ("20270326", "SAB"),
+                         ("20271231", "DU")):
         tr = feed.get_trips(date)
         services = set(tr["service_id"]) if tr is not None else set()
         want = {expect} if expect else set()

@@ -1,0 +1,38 @@
+"""The demo's default day: the sample's last service day before today, so that what it
+lavra today can be contested today."""
+
+import datetime as dt
+
+import pytest
+
+from fiscaliza.demo import DemoError, last_service_day_before
+from fiscaliza.samples import joao_neiva
+from gtfs import load_feed
+
+D = dt.date
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_feed(joao_neiva()[0])
+
+
+@pytest.mark.parametrize("today, expected", [
+    (D(2026, 12, 2), D(2026, 12, 1)),  # Wednesday -> Tuesday
+    (D(2026, 12, 7), D(2026, 12, 5)),  # Monday -> Saturday (no Sunday service)
+    (D(2026, 12, 27), D(2026, 12, 26)),  # Sunday -> Saturday
+    (D(2026, 12, 26), D(2026, 12, 25)),  # Saturday -> Natal, which runs the Saturday timetable
+    (D(2027, 6, 15), D(2027, 6, 14)),  # the next year is covered too
+    (D(2030, 1, 1), D(2027, 12, 31)),  # after the sample's calendar: its last day
+])
+def test_the_default_day_is_the_last_service_day_before_today(sample, today, expected):
+    assert last_service_day_before(sample, today) == expected
+
+
+def test_the_sample_covers_the_current_and_the_next_year(sample):
+    assert sample.dates[0] == D(2026, 1, 1) and sample.dates[-1] == D(2027, 12, 31)
+
+
+def test_before_the_sample_calendar_there_is_no_default_day(sample):
+    with pytest.raises(DemoError, match="pass --date"):
+        last_service_day_before(sample, D(2026, 1, 1))
