@@ -69,16 +69,18 @@ def unfollowed_passes(vehicle_id: str, fixes: tuple[Fix, ...] | list[Fix], geofe
     x = np.fromiter((f.x for f in fixes), float, len(fixes))
     y = np.fromiter((f.y for f in fixes), float, len(fixes))
     found = []
-    for itinerary in geofences.itineraries.values():
-        found += _passes(vehicle_id, fixes, t, x, y, itinerary, rules, silent_after)
+    for itinerary, on_corridor in geofences.on_corridors(x, y):
+        found += _passes(vehicle_id, fixes, t, x, y, itinerary, on_corridor, rules, silent_after)
     return sorted(found, key=lambda p: (p.first_t, p.shape_id))
 
 
-def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, rules: TripRules, silent_after: bool):
-    on_corridor = itinerary.distance(x, y) <= itinerary.corridor_m
+def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.ndarray, rules: TripRules,
+            silent_after: bool):
     if on_corridor.sum() < 2:
         return []
-    progress = itinerary.locate(x, y)
+    # located only where on the corridor: every use below is of a fix on it
+    progress = np.full(len(t), np.nan)
+    progress[on_corridor] = itinerary.locate(x[on_corridor], y[on_corridor])
     in_origin = itinerary.origin.contains(x, y)
     in_destination = itinerary.destination.contains(x, y)
     read = without_noise(on_corridor, rules.max_noise_pings)

@@ -149,3 +149,23 @@ def test_for_route_selects_itineraries_of_that_route():
     assert fences.for_route("T") == (t,)
     assert fences.for_route("X") == ()
     assert fences.for_route(None) == (t, u)
+
+
+def test_on_corridors_gives_each_near_itinerary_with_exactly_its_corridor_test():
+    # T runs along y = 0, U along y = 300 (x 0..1000), V along y = 0 but with a 20 m corridor
+    import dataclasses
+
+    t = _itinerary("T")
+    u = dataclasses.replace(_itinerary("U"), line=LineString([(0, 300), (1000, 300)]))
+    v = dataclasses.replace(_itinerary("V"), corridor_m=20.0)
+    fences = Geofences(itineraries={"T:0:L": t, "U:0:L": u, "V:0:L": v}, speed_zones=(),
+                       default_speed_limit_kmh=60)
+    # 50 m off T (its corridor's edge, inside); 50.1 m (outside); 250 m off T = 50 m off U;
+    # 20 m off T and V; 600 m away from everything
+    x, y = _xy((500, 50), (500, 50.1), (500, 250), (100, 20), (500, 900))
+    near = {i.pattern.route_id: mask.tolist() for i, mask in fences.on_corridors(x, y)}
+    assert near == {"T": [True, False, False, True, False], "U": [False, False, True, False, False],
+                    "V": [False, False, False, True, False]}
+    for itinerary, mask in fences.on_corridors(x, y):  # the same answer as each itinerary's own test
+        assert mask.tolist() == itinerary.in_corridor(x, y).tolist()
+    assert fences.on_corridors(*_xy((500, 900))) == []
