@@ -28,7 +28,10 @@ from fiscaliza.policy import Policy, parse_policy
 from gtfs import Feed, load_feed
 from telemetry import Rejection, decode
 
-CHART_KINDS = ("velocidade", "disco", "mapa", "catraca")
+CHART_KINDS = ("velocidade", "disco", "mapa")
+# The PDF's charts: the web app lists CHART_KINDS with its own titles, and learns the
+# catraca chart when it names it (web/views.py CHART_TITLES).
+PDF_CHART_KINDS = (*CHART_KINDS, "catraca")
 # The codes whose facts are the catraca's readings: their auto charts the counter and seal.
 CATRACA_CODES = frozenset({"D-19", "D-21"})
 # The speed chart shows this much before and after the infraction's interval.
@@ -157,7 +160,7 @@ def _vehicle_shown(docket: Docket) -> str | None:
 def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
     """One of the auto's graphics as PNG, or None when the docket has none of that kind
     (no bundle; no vehicle for the tachograph charts)."""
-    if kind not in CHART_KINDS:
+    if kind not in PDF_CHART_KINDS:
         raise ValueError(f"unknown chart kind {kind!r}")
     if bundle is None:
         return None
@@ -314,7 +317,7 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
         plates = {**evidence.plates, **plates}
         tz = evidence.feed.timezone
         route = evidence.feed.routes.get(docket.route_id or "")
-        for kind in CHART_KINDS:
+        for kind in PDF_CHART_KINDS:
             png = chart_png(docket, bundle, kind)
             if png is not None:
                 graphics[kind] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
