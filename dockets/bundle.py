@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo
 
 from dockets.signing import SigningKey, check
 from fiscaliza import __version__
+from dockets import ptbr
 from fiscaliza.fleet import Vehicle
 from telemetry import Rejection, decode
 
@@ -295,6 +296,8 @@ class Verdict:
     reproduced: bool
     authentic: bool = False  # signed by one of the Órgão's published keys
     findings: list[str] = field(default_factory=list)  # pt-BR, one per check
+    # what the re-run gave otherwise: (campo, no pacote, reexecutado), pt-BR
+    differences: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def upheld(self) -> bool:
@@ -306,8 +309,26 @@ class Verdict:
 # Fields whose equality proves the same infraction: the contract's fields.
 # detected_at is not compared: it is when the live stream's watermark reached the facts,
 # which depends on the rest of the stream (other operators, the next day), not on them.
-_COMPARED = ("code", "group", "fine_ufir", "operator_id", "route_id", "direction_id", "trip_id",
-             "vehicle_id", "service_date", "occurred_at", "lat", "lon", "description")
+_COMPARED = {"code": "código", "group": "grupo", "fine_ufir": "multa (UFIR)", "operator_id": "empresa operadora",
+             "route_id": "linha", "direction_id": "sentido", "trip_id": "viagem", "vehicle_id": "veículo",
+             "service_date": "dia de operação", "occurred_at": "data e hora", "lat": "latitude",
+             "lon": "longitude", "description": "descrição"}
+
+# The contract's statuses as the Código Disciplinar's reader says them.
+STATUS_PT = {"provisional": "provisória", "confirmed": "confirmada", "exempt_art45": "isenta (art. 45)",
+             "justified": "justificada", "withdrawn": "retirada"}
+
+
+def _status(value: str) -> str:
+    return STATUS_PT.get(value, value)
+
+
+def _shown(value) -> str:
+    """A recorded value for a side-by-side comparison: short, and plain JSON (not Python)."""
+    if value is None:
+        return "—"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "…"
 
 
 def verify_bundle(data: bytes, trusted: Mapping | None = None) -> Verdict:
@@ -345,18 +366,24 @@ def verify_bundle(data: bytes, trusted: Mapping | None = None) -> Verdict:
         result = replay(inputs)
     rerun = {i.infraction_id: infraction_record(i) for i in result.infractions}
     again = rerun.get(recorded["infraction_id"])
+    rerun_of = f"A regra {recorded['code']} foi reexecutada sobre {result.messages} mensagens do pacote"
     if again is None:
-        verdict.findings.append("A infração NÃO foi reproduzida: o reprocessamento do pacote não a gera.")
+        verdict.findings.append(f"{rerun_of} e não gerou esta infração (identificador "
+                                f"{recorded['infraction_id']}): NÃO reproduzida.")
         return verdict
-    verdict.findings.append(f"A regra {recorded['code']} foi reexecutada sobre {result.messages} mensagens do pacote "
-                            f"e gerou a mesma infração (identificador {recorded['infraction_id']}).")
-    differing = [name for name in _COMPARED if again.get(name) != recorded.get(name)]
-    if differing:
-        verdict.findings.append(f"Campos divergentes: {', '.join(differing)}.")
+    verdict.differences = [(name, _shown(recorded.get(key)), _shown(again.get(key)))
+                           for key, name in _COMPARED.items() if again.get(key) != recorded.get(key)]
+    if verdict.differences:
+        verdict.findings.append(f"{rerun_of} e gerou um registro de mesmo identificador ({recorded['infraction_id']}) "
+                                f"com {len(verdict.differences)} campo(s) diferente(s) do pacote: NÃO reproduzida.")
         return verdict
     status_ok = _status_reproduced(recorded, again, verdict.findings)
-    evidence_ok = _evidence_reproduced(recorded, again, verdict.findings)
+    evidence_ok = _evidence_reproduced(recorded, again, verdict)
     verdict.reproduced = status_ok and evidence_ok
+    verdict.findings.insert(2, f"{rerun_of}: " + (
+        f"gerou a mesma infração (identificador {recorded['infraction_id']})." if verdict.reproduced else
+        f"gerou um registro de mesmo identificador ({recorded['infraction_id']}) que diverge do pacote: "
+        "NÃO reproduzida."))
     return verdict
 
 
@@ -364,13 +391,17 @@ def _without_art45(evidence: dict) -> dict:
     return {k: v for k, v in evidence.items() if k != "art45"}
 
 
-def _evidence_reproduced(recorded: dict, again: dict, findings: list[str]) -> bool:
+def _evidence_reproduced(recorded: dict, again: dict, verdict: Verdict) -> bool:
+    from dockets.labels import label
+
     if _without_art45(again["evidence"]) != _without_art45(recorded["evidence"]):
         keys = sorted(k for k in set(again["evidence"]) | set(recorded["evidence"])
                       if again["evidence"].get(k) != recorded["evidence"].get(k) and k != "art45")
-        findings.append(f"Evidências divergentes: {', '.join(keys)}.")
+        verdict.differences += [(f"evidência: {label(k).text if label(k) else k}", _shown(recorded["evidence"].get(k)),
+                                 _shown(again["evidence"].get(k))) for k in keys]
+        verdict.findings.append(f"Evidências recalculadas diferentes das registradas em {len(keys)} item(ns).")
         return False
-    findings.append("As evidências recalculadas são idênticas às registradas.")
+    verdict.findings.append("As evidências recalculadas são idênticas às registradas.")
     return True
 
 
@@ -382,18 +413,20 @@ def _status_reproduced(recorded: dict, again: dict, findings: list[str]) -> bool
         due = art45["start_of_operation"] or art45["efficiency_pct"] < art45["min_efficiency_pct"]
         expected = "confirmed" if due else "exempt_art45"
         findings.append(
-            f"Art. 45: eficiência do mês {art45['month']} registrada em {art45['efficiency_pct']:.3f} % "
-            f"(mínimo {art45['min_efficiency_pct']:.1f} %), início da operação: "
-            f"{'sim' if art45['start_of_operation'] else 'não'} → situação {expected}. "
+            f"Art. 45: eficiência do mês {art45['month'][5:]}/{art45['month'][:4]} registrada em "
+            f"{ptbr.amount(art45['efficiency_pct'], 3)} % (mínimo {ptbr.amount(art45['min_efficiency_pct'], 3)} %), "
+            "início da operação: "
+            f"{'sim' if art45['start_of_operation'] else 'não'} → situação {_status(expected)}. "
             "Os km do mês vêm do registro; a telemetria do mês não está no pacote.")
         if recorded["status"] != expected:
-            findings.append(f"Situação registrada {recorded['status']} não confere com o art. 45.")
+            findings.append(f"Situação registrada {_status(recorded['status'])} não confere com o art. 45.")
             return False
         return True
     if again["status"] != recorded["status"]:
-        findings.append(f"Situação divergente: registrada {recorded['status']}, recalculada {again['status']}.")
+        findings.append(f"Situação divergente: registrada {_status(recorded['status'])}, "
+                        f"recalculada {_status(again['status'])}.")
         return False
-    findings.append(f"Situação reproduzida: {again['status']}.")
+    findings.append(f"Situação reproduzida: {_status(again['status'])}.")
     return True
 
 

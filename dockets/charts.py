@@ -6,7 +6,8 @@ pictures printed on the auto's PDF:
 
 - `speed_time_chart`: the linear tachograph chart, speed against local time;
 - `tachograph_disc`: the familiar 24-hour circular disc (disco diagrama) of one day;
-- `track_map`: the recorded track over the itinerary and its tolerated corridor.
+- `track_map`: the recorded track over the itinerary and its tolerated corridor;
+- `catraca_chart`: the turnstile's counter and seal over the day (D-19, D-21).
 
 Each is a pure function, data in and PNG bytes out, sized for an A4 page with 2 cm
 margins (17 cm wide at 150 dpi, so font sizes in points are the printed sizes). They
@@ -41,6 +42,8 @@ from matplotlib.ticker import MultipleLocator
 from matplotlib.transforms import Bbox, blended_transform_factory
 from pyproj import CRS, Transformer
 
+from dockets import ptbr
+
 __all__ = [
     "DISC_PX",
     "DPI",
@@ -50,6 +53,8 @@ __all__ = [
     "SPEED_CHART_PX",
     "Itinerary",
     "Track",
+    "Turnstile",
+    "catraca_chart",
     "speed_time_chart",
     "tachograph_disc",
     "track_map",
@@ -99,6 +104,22 @@ class Track:
             raise ValueError("Track: t, lat, lon and speed_kmh must have the same length")
         if any(x.tzinfo is None or x.utcoffset() is None for x in self.t):
             raise ValueError("Track: times must be timezone-aware")
+
+
+@dataclass(frozen=True)
+class Turnstile:
+    """A vehicle's catraca readings, time-ordered; times are tz-aware."""
+
+    t: tuple[datetime, ...]
+    counter: tuple[int, ...]
+    seal_intact: tuple[bool, ...]
+    fault: tuple[bool, ...]
+
+    def __post_init__(self) -> None:
+        if not len(self.counter) == len(self.seal_intact) == len(self.fault) == len(self.t):
+            raise ValueError("Turnstile: t, counter, seal_intact and fault must have the same length")
+        if any(x.tzinfo is None or x.utcoffset() is None for x in self.t):
+            raise ValueError("Turnstile: times must be timezone-aware")
 
 
 @dataclass(frozen=True)
@@ -221,19 +242,9 @@ def _title(fig: Figure, title: str) -> float:
     return top - len(lines) * line_px / fig.bbox.height
 
 
-def _num(value: float, decimals: int = 0) -> str:
-    """Brazilian number format: 1.234,5."""
-    text = f"{value:,.{decimals}f}"
-    return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
-
-
-def _amount(value: float) -> str:
-    """A measured value for a label: no decimals when whole, else one (60 km/h, 37,5 m)."""
-    return _num(value, 0 if float(value).is_integer() else 1)
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{_num(n)} {one if n == 1 else many}"
+_num = ptbr.number
+_amount = ptbr.amount  # no decimals when whole, else one (60 km/h, 37,5 m)
+_plural = ptbr.plural
 
 
 def _duration(seconds: float) -> str:
@@ -891,4 +902,133 @@ def track_map(
         fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, (legend_px - 10) / height), ncol=3,
                    frameon=False, prop={"family": _FONT, "size": _NOTE_PT + 0.5}, handlelength=2.2,
                    columnspacing=1.8, borderaxespad=0)
+    return _png(fig)
+
+
+# ------------------------------------------------------------------------- catraca
+
+CATRACA_CHART_PX = (1004, 600)  # 17.0 x 10.2 cm
+_SERVICE_FILL = "#e3edf7"
+_SEAL_OK = "#8bbf7a"
+
+
+def catraca_chart(
+    record: Turnstile,
+    *,
+    window: tuple[datetime, datetime],
+    highlight: tuple[datetime, datetime] | None = None,
+    in_service: Sequence[tuple[datetime, datetime]] = (),
+    tz: ZoneInfo,
+    title: str,
+    max_silence_s: float,
+) -> bytes:
+    """The catraca over `window`: its counter (cumulative passages) as a step line, and
+    below it a strip with the seal's state between readings (green intact, red broken)
+    and a strip of the periods in service. Readings reporting a fault are red crosses;
+    stretches without readings longer than `max_silence_s` are hatched grey, never
+    joined; `highlight` (the infraction) is shaded on every strip. Returns PNG bytes of
+    CATRACA_CHART_PX."""
+    w0, w1 = _interval(window, "window")
+    if w1 <= w0:
+        raise ValueError("window must not be empty")
+    n = len(record.t)
+    s = np.fromiter((x.timestamp() for x in record.t), dtype=float, count=n)
+    order = np.argsort(s, kind="stable")
+    s = s[order]
+    counter = np.asarray(record.counter, dtype=float).reshape(n)[order]
+    intact = np.asarray(record.seal_intact, dtype=bool).reshape(n)[order]
+    fault = np.asarray(record.fault, dtype=bool).reshape(n)[order]
+    inside = (s >= w0) & (s <= w1)
+    x = _mpl_dates(s)
+    x0, x1 = _mpl_dates(np.array([w0, w1]))
+    gaps = _gap_starts(s, max_silence_s)
+
+    handles: list = [Line2D([], [], color=_SPEED_COLOR, linewidth=1.3, marker="o", markersize=2.4,
+                            label="Contador da catraca")]
+    handles.append(Patch(facecolor=_SEAL_OK, label="Lacre íntegro"))
+    if (~intact[inside]).any():
+        handles.append(Patch(facecolor=_RED, label="Lacre rompido"))
+    if fault[inside].any():
+        handles.append(Line2D([], [], linestyle="none", marker="X", markersize=8, color=_RED,
+                              markeredgecolor="white", label="Catraca em falha"))
+    if len(gaps):
+        handles.append(Patch(facecolor=_GAP_FILL, edgecolor="#9a9a9a", hatch="////",
+                             label=f"Sem registro (> {ptbr.duration(max_silence_s)})"))
+    if highlight is not None:
+        handles.append(Patch(facecolor=_HIGHLIGHT_FILL, edgecolor=_LIMIT_COLOR, linewidth=0.8,
+                             label="Período da infração"))
+
+    fig = _figure(CATRACA_CHART_PX)
+    title_bottom = _title(fig, title)
+    width, height = fig.bbox.width, fig.bbox.height
+    fig.text(0.985, 8 / height, _plural(int(inside.sum()), "leitura exibida", "leituras exibidas"), ha="right",
+             va="bottom", fontsize=_NOTE_PT, fontfamily=_FONT, color="#555555")
+    legend = _legend_rows(fig, handles, y_px=30, width_px=width - 40, loc="lower center", handlelength=2.2,
+                          columnspacing=1.5)
+    legend_top = 30 + legend.get_window_extent(fig.canvas.get_renderer()).height
+    left, right = 120 / width, 18 / width
+    strip = 22 / height
+    bottom = (legend_top + 64) / height
+    service_ax = fig.add_axes((left, bottom, 1 - left - right, strip))
+    seal_ax = fig.add_axes((left, bottom + strip + 6 / height, 1 - left - right, strip), sharex=service_ax)
+    top0 = bottom + 2 * strip + 18 / height
+    ax = fig.add_axes((left, top0, 1 - left - right, title_bottom - 14 / height - top0), sharex=service_ax)
+    ax.set_xlim(x0, x1)
+
+    for a, b in in_service:
+        sa, sb = _mpl_dates(np.array([a.timestamp(), b.timestamp()]))
+        service_ax.axvspan(sa, sb, facecolor=_SPEED_COLOR, alpha=0.55, linewidth=0)
+        ax.axvspan(sa, sb, facecolor=_SERVICE_FILL, linewidth=0, zorder=0.2)
+    # The seal's state holds from a reading to the next, unless the catraca fell silent.
+    silent = set(gaps.tolist())
+    for i in range(n - 1):
+        if i not in silent:
+            seal_ax.axvspan(x[i], x[i + 1], facecolor=_SEAL_OK if intact[i] else _RED, linewidth=0)
+    for i in np.flatnonzero(~intact):
+        seal_ax.axvline(x[i], color=_RED, linewidth=1.2)
+    for target in (ax, seal_ax, service_ax):
+        for a in gaps:
+            target.axvspan(x[a], x[a + 1], facecolor=_GAP_FILL, edgecolor="#9a9a9a", hatch="////", linewidth=0,
+                           zorder=0.4)
+        if highlight is not None:
+            h0, h1 = _interval(highlight, "highlight")
+            hx0, hx1 = _mpl_dates(np.array([h0, h1]))
+            if hx1 - hx0 < (x1 - x0) / 300:  # an instant: wide enough to be seen
+                hx0, hx1 = hx0 - (x1 - x0) / 600, hx1 + (x1 - x0) / 600
+            target.axvspan(hx0, hx1, facecolor=_HIGHLIGHT_FILL, edgecolor=_LIMIT_COLOR, linewidth=0.8, zorder=0.5,
+                           alpha=0.8)
+    if inside.any():
+        ax.step(_break_at(x, gaps), _break_at(counter, gaps), where="post", color=_SPEED_COLOR, linewidth=1.3,
+                zorder=4)
+        ax.plot(x[inside], counter[inside], linestyle="none", marker="o", markersize=2.4, color=_SPEED_COLOR,
+                zorder=5)
+        broken = inside & ~intact
+        ax.plot(x[broken], counter[broken], linestyle="none", marker="o", markersize=3.4, color=_RED, zorder=6)
+        ax.plot(x[inside & fault], counter[inside & fault], linestyle="none", marker="X", markersize=8,
+                color=_RED, markeredgecolor="white", zorder=7)
+        low, high = float(counter[inside].min()), float(counter[inside].max())
+        pad = max((high - low) * 0.08, 5.0)
+        ax.set_ylim(low - pad, high + pad)
+    else:
+        _empty_note(ax, "Sem leituras da catraca no período")
+    ax.yaxis.set_major_formatter(lambda v, _: _num(v))
+    ax.set_ylabel("Contador (passagens)", fontsize=_LABEL_PT, fontfamily=_FONT)
+    ax.grid(True, color="#d0d0d0", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.tick_params(labelbottom=False)
+    seal_ax.tick_params(labelbottom=False)
+    for strip_ax, name in ((seal_ax, "Lacre"), (service_ax, "Em serviço")):
+        strip_ax.set_yticks([])
+        strip_ax.set_ylim(0, 1)
+        strip_ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=_NOTE_PT, fontfamily=_FONT)
+    service_ax.set_xlim(x0, x1)
+    service_ax.xaxis.set_major_locator(mdates.AutoDateLocator(tz=tz, minticks=5, maxticks=12))
+    service_ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M", tz=tz))
+    first, last = _local(w0, tz).date(), _local(w1, tz).date()
+    days = first.strftime("%d/%m/%Y") + ("" if first == last else " a " + last.strftime("%d/%m/%Y"))
+    service_ax.set_xlabel(f"Horário local ({tz.key}) – {days}", fontsize=_LABEL_PT, fontfamily=_FONT)
+    for target in (ax, seal_ax, service_ax):
+        _style_ticks(target)
+        for spine in target.spines.values():
+            spine.set_color("#777777")
     return _png(fig)

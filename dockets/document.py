@@ -4,7 +4,9 @@ bundle, and the PDF with every field of art. 5 (I–VIII), rendered by weasyprin
 from __future__ import annotations
 
 import base64
+import csv
 import datetime as dt
+import io
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,7 +17,7 @@ import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pyproj import Transformer
 
-from dockets import charts, workflow
+from dockets import charts, labels, ptbr, workflow
 from dockets.audit import Head
 from dockets.bundle import Bundle, read_bundle, sha256, signature_of
 from dockets.calendar import BusinessCalendar
@@ -27,6 +29,11 @@ from gtfs import Feed, load_feed
 from telemetry import Rejection, decode
 
 CHART_KINDS = ("velocidade", "disco", "mapa")
+# The PDF's charts: the web app lists CHART_KINDS with its own titles, and learns the
+# catraca chart when it names it (web/views.py CHART_TITLES).
+PDF_CHART_KINDS = (*CHART_KINDS, "catraca")
+# The codes whose facts are the catraca's readings: their auto charts the counter and seal.
+CATRACA_CODES = frozenset({"D-19", "D-21"})
 # The speed chart shows this much before and after the infraction's interval.
 _CHART_MARGIN = dt.timedelta(minutes=20)
 _MIN_CHART_WINDOW = dt.timedelta(minutes=30)
@@ -41,6 +48,8 @@ class Evidence:
     feed: Feed
     policy: Policy
     pings: dict[str, charts.Track]  # by vehicle, time-ordered
+    turnstiles: dict[str, charts.Turnstile]  # catraca readings by vehicle, time-ordered
+    plates: dict[str, str]  # the fleet rows in the bundle: plate by vehicle
 
 
 @lru_cache(maxsize=32)
@@ -57,7 +66,27 @@ def _evidence(data: bytes) -> Evidence:
     signature = signature_of(bundle)
     signer = {k: signature[k] for k in ("key_id", "public_key")} if isinstance(signature, dict) and \
         isinstance(signature.get("key_id"), str) and isinstance(signature.get("public_key"), str) else None
-    return Evidence(sha256(data), signer, feed, policy, _tracks(bundle))
+    return Evidence(sha256(data), signer, feed, policy, _tracks(bundle), _turnstiles(bundle), _plates(bundle))
+
+
+def _plates(bundle: Bundle) -> dict[str, str]:
+    rows = csv.DictReader(io.StringIO(bundle.members.get("fleet.csv", b"").decode("utf-8")))
+    return {row["vehicle_id"]: row["plate"] for row in rows if row.get("vehicle_id") and row.get("plate")}
+
+
+def _turnstiles(bundle: Bundle) -> dict[str, charts.Turnstile]:
+    by_vehicle: dict[str, dict[float, tuple]] = {}
+    for line in bundle.lines("catraca"):
+        reading = decode("catraca", line)
+        if isinstance(reading, Rejection):
+            continue
+        by_vehicle.setdefault(reading.vehicle_id, {})[reading.epoch] = (
+            reading.ts, reading.counter, reading.seal_intact, reading.status == "fault")
+    turnstiles = {}
+    for vehicle, rows in by_vehicle.items():
+        t, counter, intact, fault = zip(*(rows[k] for k in sorted(rows)))
+        turnstiles[vehicle] = charts.Turnstile(t=t, counter=counter, seal_intact=intact, fault=fault)
+    return turnstiles
 
 
 def _tracks(bundle: Bundle) -> dict[str, charts.Track]:
@@ -131,7 +160,7 @@ def _vehicle_shown(docket: Docket) -> str | None:
 def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
     """One of the auto's graphics as PNG, or None when the docket has none of that kind
     (no bundle; no vehicle for the tachograph charts)."""
-    if kind not in CHART_KINDS:
+    if kind not in PDF_CHART_KINDS:
         raise ValueError(f"unknown chart kind {kind!r}")
     if bundle is None:
         return None
@@ -140,6 +169,22 @@ def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
     highlight = _interval(docket, tz)
     vehicle = _vehicle_shown(docket)
     track = evidence.pings.get(vehicle or "")
+    if kind == "catraca":
+        turnstile = evidence.turnstiles.get(vehicle or "")
+        if docket.code not in CATRACA_CODES or turnstile is None:
+            return None
+        in_service = [tuple(dt.datetime.fromisoformat(x) for x in pair)
+                      for pair in docket.infraction.get("evidence", {}).get("in_service") or []]
+        silences = docket.infraction.get("evidence", {}).get("silences") or []
+        if silences:  # D-19: the infraction is the silence itself, not the moment it began
+            highlight = (min(dt.datetime.fromisoformat(s["from"]) for s in silences),
+                         max(dt.datetime.fromisoformat(s["to"]) for s in silences))
+        span = [*turnstile.t, *(x for pair in in_service for x in pair)]
+        day_window = (min(span) - _CHART_MARGIN, max(span) + _CHART_MARGIN)
+        return charts.catraca_chart(turnstile, window=day_window, highlight=highlight, in_service=in_service,
+                                    tz=tz, max_silence_s=evidence.policy.d19.max_silence_s,
+                                    title=f"Catraca — contador e lacre ao longo do dia, veículo {vehicle}, "
+                                          f"{highlight[0]:%d/%m/%Y}")
     if kind == "mapa":
         empty = charts.Track(t=(), lat=(), lon=(), speed_kmh=())
         title = f"Trajeto registrado × itinerário — linha {docket.route_id or '—'}"
@@ -171,63 +216,88 @@ def _templates() -> Environment:
     return env
 
 
-# How the evidence's figures are named on the auto (keys not listed are shown as they are).
-EVIDENCE_LABELS = {
-    "max_distance_m": "distância máxima tolerada do itinerário (m)",
-    "min_travel_m": "percurso mínimo fora do itinerário (m)",
-    "min_duration_s": "duração mínima fora do itinerário (s)",
-    "stop_radius_m": "raio do ponto de parada (m)",
-    "max_interpolation_gap_s": "intervalo máximo entre registros interpolados (s)",
-    "tolerance_kmh": "tolerância de velocidade (km/h)",
-    "max_speed_kmh": "velocidade máxima registrada (km/h)",
-    "limit_kmh": "limite de velocidade da via (km/h)",
-    "from": "de", "to": "até",
-    "realized_trips": "viagens realizadas", "off_schedule_trips": "viagens fora do horário",
-    "pct_off_schedule": "percentual fora do horário (%)", "fine_formula": "cálculo da multa",
-    "max_early_s": "adiantamento máximo tolerado (s)", "max_late_s": "atraso máximo tolerado (s)",
-    "departed_at": "partida", "scheduled_key": "viagem programada", "scheduled_departure": "partida programada",
-    "block_id": "bloco", "programmed_m": "extensão programada (m)", "start_of_operation": "início da operação",
-    "match_window_s": "janela de correspondência (s)", "travel_m": "percurso (m)", "duration_s": "duração (s)",
-    "policy_version": "versão da política", "engine_version": "versão do sistema",
-    "trip_id": "viagem", "deviation_s": "desvio (s)", "vehicle_id": "veículo", "direction_id": "sentido",
-    "episodes": "episódios", "off_route_lonlat": "pontos fora do itinerário", "pings": "registros",
-    "missed_stops": "pontos de parada não atendidos", "unverifiable_stops": "pontos não verificáveis",
-    "facts": "registros da catraca", "in_service": "períodos em serviço", "trips": "viagens",
-    "justified_trips": "viagens justificadas", "realized_trips_within_window": "viagens realizadas na janela",
-    "art45": "art. 45 (eficiência do mês)", "max_silence_s": "silêncio máximo tolerado (s)",
-}
 _MAX_TABLE_ROWS = 12
 
 
-def _label(key: str) -> str:
-    return EVIDENCE_LABELS.get(key, key)
+def _humane(key: str) -> str:
+    """A key the label dictionary lacks prints as it is: visibly unnamed, and the tests
+    that read the autos' text fail on it (tests/dockets/test_labels.py, test_auto_text.py)."""
+    return key
 
 
-def _is_scalar(value) -> bool:
-    return isinstance(value, (str, int, float, bool)) or value is None
+def _value(value, key: str, parent: str | None, ctx: labels.Context) -> str:
+    found = labels.label(key, parent)
+    if found is not None:
+        return found.format(value, ctx)
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "sim" if value else "não"
+    if isinstance(value, (int, float)):
+        return ptbr.amount(value, 3)
+    if isinstance(value, list):
+        return ptbr.plural(len(value), "item", "itens") + " (no pacote de evidências)"
+    return str(value)
 
 
-def _evidence_rows(evidence: dict) -> list[dict]:
-    """The evidence for the table on the auto: scalar figures as rows, lists of records
-    (episodes, trips) as small tables; long lists of points are left to the bundle."""
+def _hidden(key: str, parent: str | None = None) -> bool:
+    found = labels.label(key, parent)
+    return found is not None and found.hidden
+
+
+def _title(key: str, parent: str | None = None) -> str:
+    found = labels.label(key, parent)
+    return found.text if found is not None else _humane(key)
+
+
+def _evidence_rows(evidence: dict, ctx: labels.Context) -> list[dict]:
+    """The evidence for the table on the auto, each figure named and written as the law
+    reads it: records (episodes, trips, readings) as small tables, an object (art. 45)
+    as its named figures; long lists of points are counted, the points left to the
+    bundle and the charts."""
     rows: list[dict] = []
     for key, value in evidence.items():
-        if key == "interval_epoch":
+        if _hidden(key):
             continue
-        if _is_scalar(value):
-            rows.append({"label": _label(key), "value": "—" if value is None else str(value)})
-        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            columns = [k for k, v in value[0].items() if _is_scalar(v)]
-            table = [[str(item.get(c, "")) for c in columns] for item in value[:_MAX_TABLE_ROWS]]
-            more = len(value) - len(table)
-            rows.append({"label": _label(key), "columns": [_label(c) for c in columns], "table": table,
-                         "more": more})
-        elif isinstance(value, list):
-            rows.append({"label": _label(key), "value": f"{len(value)} itens (no pacote de evidências)"})
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            columns = [c for c in dict.fromkeys(k for item in value for k in item) if not _hidden(c, key)]
+            table = [[_value(item.get(c), c, key, ctx) for c in columns] for item in value[:_MAX_TABLE_ROWS]]
+            rows.append({"label": _title(key), "columns": [_title(c, key) for c in columns], "table": table,
+                         "more": len(value) - len(table)})
         elif isinstance(value, dict):
-            inner = ", ".join(f"{_label(k)}: {v}" for k, v in value.items() if _is_scalar(v))
-            rows.append({"label": _label(key), "value": inner})
+            inner = "; ".join(f"{_title(k, key)}: {_value(v, k, key, ctx)}" for k, v in value.items()
+                              if not _hidden(k, key))
+            rows.append({"label": _title(key), "value": inner})
+        else:
+            rows.append({"label": _title(key), "value": _value(value, key, None, ctx)})
     return rows
+
+
+def _vehicles_named(docket: Docket) -> list[str]:
+    """The vehicles the auto names: its own, or for a route-day auto (D-13) those of the
+    trips its evidence cites, in order."""
+    if docket.vehicle_id:
+        return [docket.vehicle_id]
+    trips = docket.infraction.get("evidence", {}).get("trips") or []
+    return list(dict.fromkeys(t["vehicle_id"] for t in trips if isinstance(t, dict) and t.get("vehicle_id")))
+
+
+def _label_context(docket: Docket, policy: Policy | None) -> labels.Context:
+    from rules.anexo_i import ARTICLES
+
+    article = ARTICLES.get(docket.code)
+    step = (policy or _shipped_policy()).d13.escalation_step_pct
+    return labels.Context(day=docket.service_date, vehicle_id=docket.vehicle_id, evidence=docket.infraction.get("evidence", {}),
+                          fine_ufir=docket.fine_ufir, base_fine_ufir=article.fine_ufir if article else None,
+                          step_pct=step)
+
+
+@lru_cache(maxsize=1)
+def _shipped_policy() -> Policy:
+    """The policy an auto without its bundle is read with (the bundle carries its own)."""
+    from fiscaliza.policy import load_policy
+
+    return load_policy()
 
 
 def document_context(docket: Docket, bundle: bytes | None, *, calendar: BusinessCalendar, issuer_name: str,
@@ -238,22 +308,30 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
     route = None
     graphics = {}
     signer = None
+    policy = None
+    plates = {docket.vehicle_id: docket.plate} if docket.vehicle_id and docket.plate else {}
     if bundle is not None:
         evidence = _evidence(bundle)
         signer = evidence.signer
+        policy = evidence.policy
+        plates = {**evidence.plates, **plates}
         tz = evidence.feed.timezone
         route = evidence.feed.routes.get(docket.route_id or "")
-        for kind in CHART_KINDS:
+        for kind in PDF_CHART_KINDS:
             png = chart_png(docket, bundle, kind)
             if png is not None:
                 graphics[kind] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
     fine = fine_brl(docket.fine_ufir, docket.ufir_brl)
+    context = _label_context(docket, policy)
     return {
         "docket": docket,
         "issuer_name": issuer_name,
         "operator_name": operator_name or docket.operator_id,
         "route": route,
         "occurred_local": docket.occurred_at.astimezone(tz),
+        # written by the rules and the place finder with decimal points: the auto writes commas
+        "description": ptbr.decimal_commas(docket.description or ""),
+        "place": ptbr.decimal_commas(docket.place) if docket.place else None,
         "fine_brl": fine,
         "ufir_brl": float(docket.ufir_brl),
         "status": status,
@@ -261,7 +339,9 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
         "fiscal_name": fiscal_name,
         "fiscal_registration": fiscal_registration,
         "graficos": graphics,
-        "evidence_rows": _evidence_rows(docket.infraction.get("evidence", {})),
+        "evidence_rows": _evidence_rows(docket.infraction.get("evidence", {}), context),
+        "fine_explanation": labels.d13_fine(None, context) if docket.code == "D-13" else None,
+        "vehicles": [(v, plates.get(v)) for v in _vehicles_named(docket)],
         "bundle_sha256": docket.bundle_sha256,
         "signer": signer,
         "audit_head": audit_head,

@@ -359,6 +359,11 @@ def verify(
     print(f"Infração {verdict.code} {verdict.infraction_id}")
     for finding in verdict.findings:
         print(f"  • {finding}")
+    if verdict.differences:
+        rows = [("campo", "no pacote", "reexecutado"), *verdict.differences]
+        widths = [max(len(row[i]) for row in rows) for i in range(2)]
+        for name, recorded, rerun in rows:
+            print(f"    {name:<{widths[0]}} │ {recorded:<{widths[1]}} │ {rerun}")
     if verdict.upheld:
         print("RESULTADO: pacote íntegro, autêntico, e a infração é reproduzida")
     else:

@@ -49,3 +49,49 @@ def actors(sessions):
                                            password="senha-de-teste", operator_id=operator,
                                            registration="0042" if role == "fiscal" else None))
                 for name, (role, operator) in accounts.items()}
+
+
+# --- a simulated day with every detector's fault: an auto of each automatic code ---
+
+class EveryCodeDay:
+    """The João Neiva sample on 1 Dec 2026 (seed 7) with every fault the simulator injects
+    (one per detector), replayed with the shipped policy except art. 45's threshold at
+    100 %, so that the day's suppressed trip (98,5 % of the month's km were run) is a
+    confirmed D-22 and not exempt: one confirmed infraction of each automatic code."""
+
+    def __init__(self, root):
+        from fiscaliza.demo import simulate_files
+        from fiscaliza.policy import DEFAULT_POLICY_NAME
+        from fiscaliza.replay import ReplayInputs, infraction_record, load_context, replay
+        from fiscaliza.samples import joao_neiva
+        from importlib import resources
+        from simulator import FAULTS, SimulationSettings
+
+        date = dt.date(2026, 12, 1)
+        simulated = simulate_files(None, None, SimulationSettings(date, date, 7, tuple(FAULTS)), root / "telemetry")
+        shipped = resources.files("fiscaliza").joinpath("policies", DEFAULT_POLICY_NAME).read_text("utf-8")
+        assert "min_efficiency = 0.98" in shipped
+        policy = root / "policy.toml"
+        policy.write_text(shipped.replace("min_efficiency = 0.98", "min_efficiency = 1.0"), "utf-8")
+        feed, fleet = joao_neiva()
+        self.inputs = ReplayInputs(feed=feed, fleet=fleet, tachograph=simulated.tachograph,
+                                   catraca=simulated.catraca, policy=policy)
+        self.context = load_context(self.inputs)
+        self.result = replay(self.inputs)
+        self.records = [infraction_record(i) for i in self.result.infractions]
+
+
+@pytest.fixture(scope="session")
+def every_code_day(tmp_path_factory) -> EveryCodeDay:
+    return EveryCodeDay(tmp_path_factory.mktemp("every-code-day"))
+
+
+@pytest.fixture(scope="session")
+def every_code_sessions(every_code_day, tmp_path_factory, signing_key):
+    """A docket store of `every_code_day`'s confirmed infractions (read only: shared)."""
+    path = tmp_path_factory.mktemp("every-code-store") / "dockets.sqlite3"
+    sessions = open_test_store(f"sqlite:///{path}")
+    ingest_replay(sessions, every_code_day.inputs, every_code_day.context,
+                  [r for r in every_code_day.records], signer=signing_key)
+    yield sessions
+    sessions.kw["bind"].dispose()

@@ -239,3 +239,19 @@ def test_fiscaliza_verify_refuses_a_zip_slip_with_one_line_and_exit_2(demo_day, 
     bundle.write_bytes(_signed_alike(maker.bundle(demo_day.record("D-11")), [(f"../../../..{target}", b"x")]))
     assert_bad_input(fiscaliza("verify", bundle), "nome de arquivo não permitido")
     assert not target.exists()
+
+
+def test_a_reproduced_verdict_says_so_once_in_portuguese(demo_day, maker):
+    verdict = verify_bundle(maker.bundle(demo_day.record("D-11")))
+    assert verdict.reproduced and verdict.differences == []
+    assert "Situação reproduzida: confirmada." in verdict.findings
+    assert sum("gerou a mesma infração" in f for f in verdict.findings) == 1
+
+
+def test_a_verdict_that_differs_shows_the_values_side_by_side(demo_day, maker):
+    record = dict(demo_day.record("D-11"), fine_ufir=400)  # the rule gives 200
+    verdict = verify_bundle(maker.bundle(record))
+    assert not verdict.reproduced
+    assert verdict.differences == [("multa (UFIR)", "400", "200")]
+    assert not any("gerou a mesma infração" in f for f in verdict.findings)
+    assert any("NÃO reproduzida" in f for f in verdict.findings)

@@ -374,3 +374,34 @@ def write_samples(directory: Path = Path("/tmp")) -> list[Path]:
 if __name__ == "__main__":
     for written in write_samples(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/tmp")):
         print(written)
+
+
+# --------------------------------------------------------------------- catraca chart
+
+def _turnstile(broken_from: int | None = None, silent: tuple[int, int] | None = None):
+    from dockets.charts import Turnstile
+
+    minutes = [m for m in range(0, 180) if not (silent and silent[0] < m < silent[1])]
+    times = tuple(datetime(2026, 12, 1, 8, 0, tzinfo=TZ) + timedelta(minutes=m) for m in minutes)
+    return Turnstile(t=times, counter=tuple(1000 + m for m in minutes),
+                     seal_intact=tuple(broken_from is None or m < broken_from for m in minutes),
+                     fault=tuple(False for _ in minutes))
+
+
+def test_catraca_chart_is_a_png_of_its_size():
+    from dockets.charts import CATRACA_CHART_PX, catraca_chart
+
+    start = datetime(2026, 12, 1, 7, 40, tzinfo=TZ)
+    png = catraca_chart(_turnstile(broken_from=120), window=(start, start + timedelta(hours=3, minutes=40)),
+                        highlight=(start + timedelta(minutes=140), start + timedelta(minutes=200)),
+                        in_service=[(start + timedelta(minutes=20), start + timedelta(minutes=200))],
+                        tz=TZ, title="Catraca", max_silence_s=600)
+    assert png.startswith(b"\x89PNG") and png_size(png) == CATRACA_CHART_PX
+
+
+def test_catraca_chart_refuses_an_empty_window():
+    from dockets.charts import catraca_chart
+
+    start = datetime(2026, 12, 1, 8, 0, tzinfo=TZ)
+    with pytest.raises(ValueError):
+        catraca_chart(_turnstile(), window=(start, start), tz=TZ, title="Catraca", max_silence_s=600)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import zipfile
 from zoneinfo import ZoneInfo
 
@@ -121,7 +122,8 @@ def test_verify_a_bundle_whose_infraction_was_altered_exits_1(demo, tmp_path):
                          lambda content: json.dumps({**json.loads(content), "fine_ufir": 400}).encode())
     result = fiscaliza("verify", forged, "--public-key", out / "chave-do-orgao.pub")
     assert result.returncode == 1
-    assert "NÃO reproduzida" in result.stdout and "fine_ufir" in result.stdout
+    assert "NÃO reproduzida" in result.stdout and "gerou a mesma infração" not in result.stdout
+    assert re.search(r"multa \(UFIR\)\s+│ 400\s+│ 200", result.stdout), result.stdout  # side by side
 
 
 def test_verify_a_file_that_is_not_a_bundle_exits_2(tmp_path):
