@@ -86,12 +86,33 @@ class DeadlineView:
         return date_br(self.date)
 
 
-def next_deadline_text(status: workflow.DocketStatus, calendar: BusinessCalendar, today: dt.date) -> tuple[str, bool]:
-    found = workflow.next_deadline(status, calendar)
-    if found is None:
-        return "—", False
-    label, date = found
-    return f"{label}: {date_br(date)}", date < today
+def term_text(term: workflow.Term) -> str:
+    """"Prazo de defesa: até 21/12/2026 (faltam 13 dias úteis)"."""
+    text = f"{term.label}: até {date_br(term.date)}"
+    if term.overdue:
+        return f"{text} (vencido)"
+    if term.days_left == 0:
+        return f"{text} (vence hoje)"
+    n = term.days_left
+    unit = ("dia útil" if n == 1 else "dias úteis") if term.business_days else ("dia" if n == 1 else "dias")
+    return f"{text} ({'falta' if n == 1 else 'faltam'} {n} {unit})"
+
+
+@dataclass(frozen=True)
+class TermsView:
+    """The term running now, emphasized; the other running deadlines beside it, secondary."""
+
+    current: str
+    overdue: bool
+    others: tuple[str, ...]
+
+
+def terms_view(status: workflow.DocketStatus, calendar: BusinessCalendar, today: dt.date) -> TermsView:
+    terms = workflow.running_terms(status, calendar, today)
+    if not terms:
+        return TermsView("—", False, ())
+    first, *others = terms
+    return TermsView(term_text(first), first.overdue, tuple(f"{t.label}: até {date_br(t.date)}" for t in others))
 
 
 @dataclass(frozen=True)
@@ -106,8 +127,7 @@ class DocketRow:
     fine_brl: str
     stage: str
     stage_label: str
-    next_deadline: str
-    overdue: bool
+    terms: TermsView
     suspended: bool
 
 
@@ -116,14 +136,13 @@ def docket_rows(dockets: Iterable[Docket], operators: Mapping[str, str], calenda
     rows = []
     for docket in dockets:
         status = service.status_of(docket)
-        deadline, overdue = next_deadline_text(status, calendar, today)
         vehicle = " / ".join(v for v in (docket.vehicle_id, docket.plate) if v) or "—"
         rows.append(DocketRow(
             id=docket.id, label=docket.label, code=docket.code,
             occurred=occurred_local(docket, tz).strftime("%d/%m/%Y %H:%M"),
             operator=operators.get(docket.operator_id, docket.operator_id), vehicle=vehicle,
             fine_ufir=integer(docket.fine_ufir), fine_brl=brl(fine_brl(docket.fine_ufir, docket.ufir_brl)),
-            stage=docket.stage, stage_label=stage_label(docket.stage), next_deadline=deadline, overdue=overdue,
+            stage=docket.stage, stage_label=stage_label(docket.stage), terms=terms_view(status, calendar, today),
             suspended=status.suspenso))
     return rows
 
@@ -255,7 +274,6 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
     deadlines = [DeadlineView(field, label, getattr(running, field), DEADLINE_NOTES[field],
                               getattr(running, field) is not None and getattr(running, field) < today)
                  for field, label in workflow.DEADLINE_LABELS.items()]
-    next_text, next_overdue = next_deadline_text(status, calendar, today)
     operator = session.get(Operator, docket.operator_id)
     fiscal = session.get(User, docket.lavrado_por) if docket.lavrado_por else None
     attachments = attachment_views(session, docket.id, tz)
@@ -282,8 +300,7 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "ufir_brl": ufir_value(docket.ufir_brl),
         "deadlines": deadlines,
         "deadline_of": {d.field: d for d in deadlines},
-        "next_deadline": next_text,
-        "next_overdue": next_overdue,
+        "terms": terms_view(status, calendar, today),
         "status_dates": [(label, date_br(getattr(status, field))) for field, label in STATUS_DATES
                          if getattr(status, field) is not None],
         "fiscal": fiscal,

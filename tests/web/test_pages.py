@@ -90,8 +90,14 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     # The operator files its defence with a PDF attachment.
     operator = browser("op-trd")
     listing = text_of(operator.get("/autos"))
-    label, date = workflow.next_deadline(kit.status(d11), kit.calendar)
-    assert "0001/2026" in listing and f"{label}: {br(date)}" in listing
+    # the defence runs now (03/12 + 10 dias úteis: 4, 7, (8 holiday), 9, 10, 11, 14..18 = 18/12), first
+    # though the payment deadline (03/12 + 10 days = Sun 13/12 -> 14/12) ends earlier: that one is secondary
+    assert (expected.defesa, expected.pagamento) == (dt.date(2026, 12, 18), dt.date(2026, 12, 14))
+    assert "0001/2026" in listing
+    assert "Prazo de defesa: até 18/12/2026 (faltam 10 dias úteis) Prazo de pagamento: até 14/12/2026" in listing
+    page = text_of(operator.get(f"/autos/{d11}"))
+    assert "Prazo em curso Prazo de defesa: até 18/12/2026 (faltam 10 dias úteis)" in page
+    assert "Também corre Prazo de pagamento: até 14/12/2026" in page
     page = operator.get(f"/autos/{d11}")
     assert f"/autos/{d11}/acoes/defesa" in page.text and 'enctype="multipart/form-data"' in page.text
     disc = kit.PDF + b"disco do tacografo"
@@ -139,9 +145,10 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     assert payment == kit.calendar.add_calendar_days(dt.date(2026, 12, 15), 10)
     assert "Multa devida" in page
     assert deadline_shown(page, "Prazo de pagamento") == br(payment)
-    assert f"Próximo prazo Prazo de pagamento: {br(payment)}" in page
+    # 15/12 + 10 days = Fri 25/12 (Natal) -> Mon 28/12: 13 days left on 15/12
+    assert f"Prazo em curso Prazo de pagamento: até {br(payment)} (faltam 13 dias)" in page
     listing = text_of(operator.get("/autos"))
-    assert f"Prazo de pagamento: {br(payment)}" in listing
+    assert f"Prazo de pagamento: até {br(payment)} (faltam 13 dias)" in listing
     assert "Transportes Rio Doce 1 200 R$ 212,82" in listing  # the summary of fines due
 
     # The history lists every step, in order, with who did it and the decisions.
