@@ -63,6 +63,11 @@ DEADLINE_NOTES = {
 }
 
 
+def code_text(code: str) -> str:
+    article = ARTICLES.get(code)
+    return article.text if article else ""
+
+
 def stage_label(stage: str) -> str:
     return workflow.STAGE_LABELS[workflow.Stage(stage)]
 
@@ -120,6 +125,7 @@ class DocketRow:
     id: int
     label: str
     code: str
+    code_text: str  # the law's words for the code (Anexo I), so that a list reads without the law at hand
     occurred: str
     operator: str
     vehicle: str
@@ -138,7 +144,7 @@ def docket_rows(dockets: Iterable[Docket], operators: Mapping[str, str], calenda
         status = service.status_of(docket)
         vehicle = " / ".join(v for v in (docket.vehicle_id, docket.plate) if v) or "—"
         rows.append(DocketRow(
-            id=docket.id, label=docket.label, code=docket.code,
+            id=docket.id, label=docket.label, code=docket.code, code_text=code_text(docket.code),
             occurred=occurred_local(docket, tz).strftime("%d/%m/%Y %H:%M"),
             operator=operators.get(docket.operator_id, docket.operator_id), vehicle=vehicle,
             fine_ufir=integer(docket.fine_ufir), fine_brl=brl(fine_brl(docket.fine_ufir, docket.ufir_brl)),
@@ -295,6 +301,7 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "legal_basis": basis,
         "law_text": law_text,
         "category": article.category.value if article else "",
+        "code_text": code_text(docket.code),
         "fine_ufir": integer(docket.fine_ufir),
         "fine_brl": brl(fine_brl(docket.fine_ufir, docket.ufir_brl)),
         "ufir_brl": ufir_value(docket.ufir_brl),

@@ -283,6 +283,11 @@ def test_the_list_filters_and_formats(kit, browser):
     assert "5 auto(s)" in page
     assert "Viação Neivense" in page and "Transportes Rio Doce" in page
     assert "R$ 159,62" in page and "R$ 212,82" in page and "R$ 53,21" in page
+    # each code with the law's words (Anexo I), not the bare code
+    for code, words in (("D-11", "deixar de cumprir os itinerários fixados."),
+                        ("C-01", "dirigir com excesso de velocidade e/ou desobedecendo regras de trânsito."),
+                        ("A-07", "não completar o itinerário ou descumprir pontos de parada.")):
+        assert f"{code} {words}" in page, code
     lavrados = fiscal.get("/autos?etapa=lavrado")
     assert "2 auto(s) na etapa selecionada" in text_of(lavrados)
     assert f'href="/autos/{trd[0]}"' in lavrados.text and f'href="/autos/{vnv}"' in lavrados.text
