@@ -238,12 +238,15 @@ def _payload_details(payload: Mapping) -> tuple[str, list[str]]:
     return act_date, details
 
 
-def history_rows(session: Session, entries: list[AuditEntry], attachments: list[AttachmentView],
-                 tz: ZoneInfo) -> list[HistoryRow]:
-    names = {}
+def actor_names(session: Session, entries: list[AuditEntry]) -> dict[int, str]:
     user_ids = {e.actor_id for e in entries if e.actor_id is not None}
-    if user_ids:
-        names = dict(session.execute(select(User.id, User.full_name).where(User.id.in_(user_ids))).all())
+    if not user_ids:
+        return {}
+    return dict(session.execute(select(User.id, User.full_name).where(User.id.in_(user_ids))).all())
+
+
+def history_rows(entries: list[AuditEntry], attachments: list[AttachmentView], names: Mapping[int, str],
+                 tz: ZoneInfo) -> list[HistoryRow]:
     rows = []
     for entry in entries:
         role = ROLE_LABELS.get(entry.actor_role, entry.actor_role)
@@ -253,6 +256,29 @@ def history_rows(session: Session, entries: list[AuditEntry], attachments: list[
                                action=ACTION_NAME_LABELS.get(entry.action, entry.action), act_date=act_date,
                                details=details, attachments=[a for a in attachments if a.audit_id == entry.id]))
     return rows
+
+
+@dataclass(frozen=True)
+class PleadingView:
+    """The operator's defence or recurso as the gestor reads it beside the judgment form."""
+
+    on: str  # the act's date
+    who: str
+    text: str
+    attachments: list[AttachmentView]
+
+
+def pleading(entries: list[AuditEntry], attachments: list[AttachmentView], action: type,
+             names: Mapping[int, str]) -> PleadingView | None:
+    """The latest `action` (ApresentarDefesa or InterporRecurso) of the history: its text is
+    the note the act was recorded with, its files the attachments sent with it."""
+    entry = next((e for e in reversed(entries) if e.action == action.__name__), None)
+    if entry is None:
+        return None
+    act_date, _ = _payload_details(entry.payload or {})
+    who = names.get(entry.actor_id) or ROLE_LABELS.get(entry.actor_role, entry.actor_role)
+    return PleadingView(on=act_date, who=who, text=str((entry.payload or {}).get("note") or ""),
+                        attachments=[a for a in attachments if a.audit_id == entry.id])
 
 
 def attachment_views(session: Session, docket_id: int, tz: ZoneInfo) -> list[AttachmentView]:
@@ -284,6 +310,7 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
     fiscal = session.get(User, docket.lavrado_por) if docket.lavrado_por else None
     attachments = attachment_views(session, docket.id, tz)
     entries = service.history(session, actor, docket.id)
+    names = actor_names(session, entries)
     basis, law_text = split_legal_basis(docket)
     article = ARTICLES.get(docket.code)
     role = actor.role
@@ -312,7 +339,10 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
                          if getattr(status, field) is not None],
         "fiscal": fiscal,
         "attachments": attachments,
-        "history": history_rows(session, entries, attachments, tz),
+        "history": history_rows(entries, attachments, names, tz),
+        # beside the judgment forms: what is being judged
+        "defence": pleading(entries, attachments, workflow.ApresentarDefesa, names),
+        "appeal": pleading(entries, attachments, workflow.InterporRecurso, names),
         "allowed": allowed,
         "paper_allowed": paper,
         "today_br": date_br(today),

@@ -36,6 +36,15 @@ def app(make_app):
     return make_app(session_hours=60 * 24)
 
 
+def judged_beside(page: str, slug: str) -> str:
+    """The HTML before a judgment form (`slug`) inside the block that lays it out beside
+    what it judges."""
+    form = page.index('action="/autos/')  # the first form of the actions: the judgment, alone
+    start = page.index('<div class="judge">')
+    assert start < form and f'/acoes/{slug}"' in page[form:form + 60]
+    return page[start:form]
+
+
 def on_day(kit, iso: str) -> None:
     """The app's clock at noon of that day in João Neiva: the date the next act gets."""
     kit.clock.now = dt.datetime.fromisoformat(f"{iso}T12:00:00-03:00").astimezone(dt.UTC)
@@ -115,6 +124,10 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     # The gestor judges: procedente.
     gestor = browser("gestor")
     assert gestor.get(link).content == disc
+    # the defence, its text and its files, beside the form that judges it (not only in the history)
+    beside = judged_beside(gestor.get(f"/autos/{d11}").text, "julgar-defesa")
+    assert "Defesa a julgar" in beside and "O veículo desviou por obra na Rua Cachoeiro." in beside
+    assert f'href="{link}" download>disco-JN-2011.pdf<' in beside and "Diego Alves" in beside
     on_day(kit, "2026-12-09")
     response = gestor.post(f"/autos/{d11}/acoes/julgar-defesa",
                            {"decisao": "procedente",
@@ -132,6 +145,9 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
                              files=[("anexos", ("", b"", "application/octet-stream"))])  # no file chosen
     assert response.status_code == 303, response.text
     assert stage_of(kit, d11) == "recurso_interposto"
+    beside = judged_beside(gestor.get(f"/autos/{d11}").text, "julgar-recurso")
+    assert "Recurso a julgar" in beside and "Recorro da decisão." in beside and "Sem anexos." in beside
+    assert "O veículo desviou por obra na Rua Cachoeiro." in beside  # the defence, folded under it
     on_day(kit, "2026-12-15")
     response = gestor.post(f"/autos/{d11}/acoes/julgar-recurso",
                            {"decisao": "negar", "fundamentacao": "Mantida a decisão recorrida."})
