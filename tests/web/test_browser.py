@@ -35,29 +35,41 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def live_server(kit, make_app):
-    """(base URL, the auto of the scenario): TRD's D-11, lavrado and notified through the service layer."""
+def serve():
+    """serve(app) -> the base URL of `app` under uvicorn on a free port of 127.0.0.1; stopped
+    at the end of the test."""
     import uvicorn
 
+    servers = []
+
+    def start(app) -> str:
+        port = _free_port()
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                               lifespan="off"))
+        thread = threading.Thread(target=server.run, name="fiscaliza-web-test", daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                pytest.fail("the web app did not start under uvicorn")
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{port}"
+
+    yield start
+    for server, thread in servers:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+@pytest.fixture
+def live_server(kit, make_app, serve):
+    """(base URL, the auto of the scenario): TRD's D-11, lavrado and notified through the service layer."""
     d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
     kit.act("fiscal", d11, workflow.Lavrar(on=dt.date(2026, 12, 2)), render=True)
     kit.act("fiscal", d11, workflow.Notificar(on=dt.date(2026, 12, 3)), note="Ciência por recibo.")
     kit.clock.now = dt.datetime(2026, 12, 4, 14, 0, tzinfo=dt.UTC)  # 04/12/2026 11:00 in João Neiva
-    app = make_app(secure_cookies=False)  # plain HTTP on 127.0.0.1
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, name="fiscaliza-web-test", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("the web app did not start under uvicorn")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}", d11
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
+    return serve(make_app(secure_cookies=False)), d11  # plain HTTP on 127.0.0.1
 
 
 @pytest.fixture
@@ -87,14 +99,20 @@ def _log_out(page, base: str) -> None:
     page.wait_for_url(f"{base}/entrar")
 
 
-def test_operator_defends_and_gestor_judges(live_server, page, kit):
-    from playwright.sync_api import expect
-
-    base, d11 = live_server
+def _watch(page) -> list[str]:
+    """Console errors (a CSP violation is one) and failed loads, as the page goes."""
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.on("response", lambda response: errors.append(f"{response.status} {response.url}")
             if response.status >= 400 else None)
+    return errors
+
+
+def test_operator_defends_and_gestor_judges(live_server, page, kit):
+    from playwright.sync_api import expect
+
+    base, d11 = live_server
+    errors = _watch(page)
 
     # The operator logs in and opens its auto from the list.
     _log_in(page, base, "op-trd", kit.PASSWORD)
@@ -149,3 +167,65 @@ def test_operator_defends_and_gestor_judges(live_server, page, kit):
     expect(page.locator(f'form[action="/autos/{d11}/acoes/recurso"]')).to_be_visible()
     page.screenshot(path="/tmp/fiscaliza-browser-decisao.png", full_page=True)
     assert errors == []  # no CSP violations or failed loads
+
+
+def test_a_fiscal_draws_a_detour_on_the_itinerary_map(kit, make_app, serve, page):
+    """The detour drawn by clicking on the itinerary (vector shape and stops, no tiles)
+    reaches the store as GeoJSON, under the app's strict CSP."""
+    import json
+
+    from playwright.sync_api import expect
+    from sqlalchemy import select
+
+    from dockets.store import Occurrence
+    from fiscaliza.samples import joao_neiva
+    from gtfs import load_feed
+
+    base = serve(make_app(secure_cookies=False, feed=load_feed(joao_neiva()[0])))
+    errors = _watch(page)
+    _log_in(page, base, "fiscal", kit.PASSWORD)
+    page.goto(f"{base}/ocorrencias")
+    form = page.locator('form[action="/ocorrencias"]')
+    form.get_by_label("Tipo").select_option("authorized_detour")
+    form.get_by_label("Início").fill("2026-12-10T06:00")
+    form.get_by_label("Fim").fill("2026-12-12T22:00")
+    form.get_by_label("Linha (opcional)").fill("201")
+    form.get_by_label("Itinerário mostrado").select_option(label="Linha 201 — Centro – Vila Nova, sentido Vila Nova")
+    area = page.locator("#mapa-desvio")
+    # the itinerary as a vector line and its 11 stops as circles (Leaflet's SVG renderer)
+    expect(area.locator("svg path")).to_have_count(1 + 11)
+    box = area.bounding_box()
+    clicks = [(0.3, 0.3), (0.5, 0.6), (0.7, 0.4)]  # left to right; up, down, up
+    for fx, fy in clicks:
+        area.click(position={"x": box["width"] * fx, "y": box["height"] * fy})
+    status = page.locator("#desvio-situacao")
+    expect(status).to_have_text("3 pontos marcados: caminho do desvio pronto.")
+    # an area closes the ring; back to the path, which is what is registered
+    form.get_by_label("área do desvio (polígono)").check()
+    polygon = json.loads(page.locator("#geometry").input_value())
+    assert polygon["type"] == "Polygon" and len(polygon["coordinates"][0]) == 4
+    assert polygon["coordinates"][0][0] == polygon["coordinates"][0][-1]
+    form.get_by_label("caminho do desvio (linha)").check()
+    page.screenshot(path="/tmp/fiscaliza-browser-desvio.png", full_page=True)
+    form.get_by_label("Observação").fill("Obra na Rua Cachoeiro")
+    form.get_by_role("button", name="Registrar ocorrência").click()
+    page.wait_for_url(f"{base}/ocorrencias")
+    expect(page.locator("table.data")).to_contain_text("Desvio autorizado (com geometria)")
+
+    with kit.sessions() as session:
+        (occurrence,) = session.scalars(select(Occurrence)).all()
+    assert (occurrence.kind, occurrence.route_id, occurrence.note) == ("authorized_detour", "201",
+                                                                       "Obra na Rua Cachoeiro")
+    assert occurrence.geometry["type"] == "LineString"
+    (lon0, lat0), (lon1, lat1), (lon2, lat2) = occurrence.geometry["coordinates"]
+    # x grows with longitude, y downwards with latitude: the clicks' order and layout survive
+    assert lon0 < lon1 < lon2 and lat1 < lat2 < lat0
+    # and they lie around the itinerary the map was fitted to (its bounding box, widened by its size)
+    from web.itineraries import itineraries
+
+    line = next(i for i in itineraries(load_feed(joao_neiva()[0])) if (i["route_id"], i["direction_id"]) == ("201", 0))
+    lats, lons = [p[0] for p in line["line"]], [p[1] for p in line["line"]]
+    dlat, dlon = max(lats) - min(lats), max(lons) - min(lons)
+    for lon, lat in occurrence.geometry["coordinates"]:
+        assert min(lats) - dlat < lat < max(lats) + dlat and min(lons) - dlon < lon < max(lons) + dlon
+    assert errors == []  # no CSP violation, no failed load (Leaflet's files included)
