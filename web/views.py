@@ -91,6 +91,14 @@ class DeadlineView:
         return date_br(self.date)
 
 
+# why no deadline runs, where the stage tells
+NO_TERM = {
+    workflow.Stage.RASCUNHO: "nenhum: aguarda a lavratura",
+    workflow.Stage.DEFESA_APRESENTADA: "nenhum: a defesa aguarda julgamento",
+    workflow.Stage.RECURSO_INTERPOSTO: "nenhum: o recurso aguarda julgamento",
+} | {stage: "nenhum: processo encerrado" for stage in workflow.CLOSED_STAGES}
+
+
 def term_text(term: workflow.Term) -> str:
     """"Prazo de defesa: até 21/12/2026 (faltam 13 dias úteis)"."""
     text = f"{term.label}: até {date_br(term.date)}"
@@ -115,7 +123,7 @@ class TermsView:
 def terms_view(status: workflow.DocketStatus, calendar: BusinessCalendar, today: dt.date) -> TermsView:
     terms = workflow.running_terms(status, calendar, today)
     if not terms:
-        return TermsView("—", False, ())
+        return TermsView(NO_TERM.get(status.stage, "—"), False, ())
     first, *others = terms
     return TermsView(term_text(first), first.overdue, tuple(f"{t.label}: até {date_br(t.date)}" for t in others))
 
