@@ -229,3 +229,162 @@ def test_a_fiscal_draws_a_detour_on_the_itinerary_map(kit, make_app, serve, page
     for lon, lat in occurrence.geometry["coordinates"]:
         assert min(lats) - dlat < lat < max(lats) + dlat and min(lons) - dlon < lon < max(lons) + dlon
     assert errors == []  # no CSP violation, no failed load (Leaflet's files included)
+
+
+# --- the whole contest on the demo's own store, with today's date -------------------------------
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """What `fiscaliza demo` writes, for its service day before today: the autos lavrados
+    today by the demo's fiscal, the demo accounts and keys (DemoDockets)."""
+    from zoneinfo import ZoneInfo
+
+    from fiscaliza.demo import DEMO_FAULTS, DEMO_INPUT_FAULTS, simulate_files, write_demo_dockets
+    from fiscaliza.replay import ReplayInputs, replay
+    from fiscaliza.samples import joao_neiva
+    from gtfs import load_feed
+    from simulator import SimulationSettings
+
+    feed_path, fleet_path = joao_neiva()
+    today = dt.datetime.now(ZoneInfo("America/Sao_Paulo")).date()
+    past = [d for d in load_feed(feed_path).dates if d < today]
+    if not past:
+        pytest.skip(f"the sample feed has no service day before {today}")
+    day = max(past)
+    root = tmp_path_factory.mktemp("demo")
+    simulated = simulate_files(None, None, SimulationSettings(day, day, 1, DEMO_FAULTS, DEMO_INPUT_FAULTS),
+                               root / "telemetry")
+    inputs = ReplayInputs(feed=feed_path, fleet=fleet_path, tachograph=simulated.tachograph,
+                          catraca=simulated.catraca)
+    dockets = write_demo_dockets(inputs, replay(inputs), root / "autos", day)
+    assert dockets.lavrados
+    return dockets
+
+
+def test_the_whole_contest_on_the_demo_store_today(demo, serve, page):
+    """Ciência, defence with an attachment, judgment, recurso, its judgment and the payment,
+    each by the role the law gives it, every act dated today by the server's real clock
+    (the workflow lets them all fall on one day: a date may equal the last act's, and no
+    act waits for a deadline to end) — on the store and accounts `fiscaliza demo` made,
+    served as `fiscaliza serve` serves it."""
+    from zoneinfo import ZoneInfo
+
+    from playwright.sync_api import expect
+    from sqlalchemy import select
+
+    from dockets import service
+    from dockets.anchors import FileAnchorLog, default_destination
+    from dockets.audit import load_audit_key
+    from dockets.signing import load_key
+    from dockets.store import Docket
+    from web.server import build_config
+    from web.app import create_app
+
+    url = f"sqlite:///{demo.database}"
+    config = build_config(url, secure_cookies=False, audit_key=load_audit_key(demo.audit_key),
+                          anchors=FileAnchorLog(Path(default_destination(url, anchors=None, kafka_bootstrap=None))),
+                          signer=load_key(demo.signing_key))
+    today = dt.datetime.now(ZoneInfo(config.timezone)).date()
+    with config.sessions() as session:
+        docket = session.scalars(select(Docket).where(Docket.operator_id == "TRD").order_by(Docket.number)).first()
+        docket_id, label = docket.id, docket.label
+        assert service.status_of(docket).lavrado_em == today
+    passwords = {username: password for username, _, password in demo.accounts}
+    base = serve(create_app(config))
+    errors = _watch(page)
+    auto = f"{base}/autos/{docket_id}"
+
+    def act(username: str, slug: str, fill) -> None:
+        _log_in(page, base, username, passwords[username])
+        page.goto(auto)
+        # today's act, not the gestor's late registration of a paper one (same action, class "late")
+        form = page.locator(f'form[action="/autos/{docket_id}/acoes/{slug}"]:not(.late)')
+        fill(form)
+        form.locator('button[type="submit"]').click()
+        page.wait_for_url(f"{auto}?feito={slug}")
+        expect(page.get_by_role("status")).to_contain_text("Ato registrado")
+
+    # the fiscal registers the operator's ciência, today
+    act("fiscal", "ciencia", lambda form: form.get_by_label("entrega ao autuado", exact=False).check())
+    expect(page.locator(".summary .stage")).to_have_text("Notificado")
+    _log_out(page, base)
+
+    # the operator's list puts the defence first, with its days left; the payment is secondary
+    defesa = config.calendar.add_business_days(today, 10)
+    pagamento = config.calendar.add_calendar_days(today, 10)
+    _log_in(page, base, "trd", passwords["trd"])
+    row = page.get_by_role("row", name=label)
+    expect(row.locator("strong.term-now")).to_have_text(
+        f"Prazo de defesa: até {defesa:%d/%m/%Y} (faltam 10 dias úteis)")
+    expect(row).to_contain_text(f"Prazo de pagamento: até {pagamento:%d/%m/%Y}")
+    page.screenshot(path="/tmp/fiscaliza-browser-demo-lista.png", full_page=True)
+    _log_out(page, base)
+
+    def defence(form):
+        form.get_by_label("Texto da defesa").fill("O desvio seguiu a orientação do agente de trânsito no local.")
+        form.get_by_label("Anexos (opcional)").set_input_files(
+            files=[{"name": "boletim.pdf", "mimeType": "application/pdf", "buffer": b"%PDF-1.4\n%%EOF\n"}])
+
+    act("trd", "defesa", defence)
+    expect(page.locator(".summary .stage")).to_have_text("Defesa apresentada")
+    expect(page.locator(".summary strong.term-now")).to_have_text("nenhum: a defesa aguarda julgamento")
+    _log_out(page, base)
+
+    # the gestor reads the defence and its attachment beside the judgment form
+    def judge(form):
+        form.get_by_label("Auto procedente", exact=False).check()
+        form.get_by_label("Fundamentação").fill("Não há registro de orientação do trânsito nem ocorrência no dia.")
+
+    _log_in(page, base, "gestor", passwords["gestor"])
+    page.goto(auto)
+    beside = page.locator(".judge").filter(has=page.locator('form[action$="/acoes/julgar-defesa"]'))
+    expect(beside.locator("article.pleading")).to_contain_text("orientação do agente de trânsito")
+    with page.expect_download() as download:
+        beside.get_by_role("link", name="boletim.pdf").click()
+    assert Path(download.value.path()).read_bytes() == b"%PDF-1.4\n%%EOF\n"
+    page.screenshot(path="/tmp/fiscaliza-browser-demo-julgar.png", full_page=True)
+    _log_out(page, base)
+    act("gestor", "julgar-defesa", judge)
+    expect(page.locator(".summary .stage")).to_have_text("Julgado procedente")
+    _log_out(page, base)
+
+    # the operator appeals; the recurso runs first now
+    _log_in(page, base, "trd", passwords["trd"])
+    page.goto(auto)
+    expect(page.locator(".summary strong.term-now")).to_have_text(
+        f"Prazo de recurso: até {config.calendar.add_business_days(today, 10):%d/%m/%Y} (faltam 10 dias úteis)")
+    _log_out(page, base)
+    act("trd", "recurso", lambda form: form.get_by_label("Razões do recurso").fill("A decisão ignorou o boletim."))
+    expect(page.locator(".summary .stage")).to_have_text("Recurso interposto")
+    _log_out(page, base)
+
+    # the gestor reads the recurso beside its form and denies it: the fine is due
+    def deny(form):
+        form.get_by_label("Negar provimento", exact=False).check()
+        form.get_by_label("Fundamentação").fill("O boletim não registra o desvio.")
+
+    _log_in(page, base, "gestor", passwords["gestor"])
+    page.goto(auto)
+    expect(page.locator(".judge article.pleading")).to_contain_text("A decisão ignorou o boletim.")
+    _log_out(page, base)
+    act("gestor", "julgar-recurso", deny)
+    expect(page.locator(".summary .stage")).to_have_text("Multa devida")
+    expect(page.locator(".summary strong.term-now")).to_contain_text(
+        f"Prazo de pagamento: até {config.calendar.add_calendar_days(today, 10):%d/%m/%Y}")
+    _log_out(page, base)
+    # the gestor registers the payment; the operator sees the auto paid
+    act("gestor", "pagamento", lambda form: form.get_by_label("Comprovante ou guia", exact=False).fill("DAM 2026/123"))
+    expect(page.locator(".summary .stage")).to_have_text("Pago")
+    _log_out(page, base)
+    _log_in(page, base, "trd", passwords["trd"])
+    page.goto(auto)
+    expect(page.locator(".summary .stage")).to_have_text("Pago")
+    expect(page.locator("#acoes")).to_have_count(0)  # nothing left to do
+    page.screenshot(path="/tmp/fiscaliza-browser-demo-pago.png", full_page=True)
+
+    with config.sessions() as session:
+        status = service.status_of(session.get(Docket, docket_id))
+    assert status.stage.value == "pago"
+    assert {status.lavrado_em, status.notificado_em, status.defesa_em, status.julgado_em, status.recurso_em,
+            status.recurso_julgado_em, status.pago_em} == {today}
+    assert errors == []
