@@ -190,7 +190,8 @@ def test_a_fiscal_draws_a_detour_on_the_itinerary_map(kit, make_app, serve, page
     form.get_by_label("Início").fill("2026-12-10T06:00")
     form.get_by_label("Fim").fill("2026-12-12T22:00")
     form.get_by_label("Linha (opcional)").fill("201")
-    form.get_by_label("Itinerário mostrado").select_option(label="Linha 201 — Centro – Vila Nova, sentido Vila Nova")
+    form.get_by_label("Itinerário mostrado").select_option(
+        label="Linha 201 — Centro – Vila Nova, sentido Vila Nova")
     area = page.locator("#mapa-desvio")
     # the itinerary as a vector line and its 11 stops as circles (Leaflet's SVG renderer)
     expect(area.locator("svg path")).to_have_count(1 + 11)
@@ -333,7 +334,7 @@ def test_the_whole_contest_on_the_demo_store_today(demo, serve, page):
     # the gestor reads the defence and its attachment beside the judgment form
     def judge(form):
         form.get_by_label("Auto procedente", exact=False).check()
-        form.get_by_label("Fundamentação").fill("Não há registro de orientação do trânsito nem ocorrência no dia.")
+        form.get_by_label("Fundamentação").fill("Não há registro de orientação do trânsito nem de ocorrência.")
 
     _log_in(page, base, "gestor", passwords["gestor"])
     page.goto(auto)
