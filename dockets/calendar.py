@@ -134,6 +134,18 @@ class BusinessCalendar:
             d = self.next_business_day(d + _ONE_DAY)
         return d
 
+    def business_days_between(self, start: dt.date, end: dt.date) -> int:
+        """How many business days fall after `start` up to and including `end` (0 when
+        `end` is not after `start`): the inverse of `add_business_days`, so that
+        `business_days_between(s, add_business_days(s, n)) == n`. A deadline's remaining
+        days ("faltam N dias úteis") as of `start`."""
+        count = 0
+        d = start + _ONE_DAY
+        while d <= end:
+            count += self.is_business_day(d)
+            d += _ONE_DAY
+        return count
+
     def add_calendar_days(self, start: dt.date, n: int) -> dt.date:
         """The deadline of n (calendar) days counted from `start`.
 

@@ -7,7 +7,7 @@ them encoded with `encode_action`, and `fold` rebuilds the status from it.
 
 Stages change only through actions, never with the passage of time: a `notificado` auto
 whose defence deadline lapsed stays `notificado` (its payment deadline is then the one
-that matters); `deadlines` and `next_deadline` tell what is running.
+that matters); `deadlines`, `next_deadline` and `running_terms` tell what is running.
 
 Interpretations of the law (the code is terse; these choices are deliberate):
 
@@ -320,6 +320,44 @@ def next_deadline(
         return None
     date, label = min(candidates, key=lambda c: c[0])  # min keeps the first of equal dates
     return label, date
+
+
+class Term(msgspec.Struct, frozen=True, kw_only=True):
+    """A running deadline as the operator (and the Órgão) should read it today."""
+
+    field: str  # a `Deadlines` field
+    label: str  # pt-BR, from DEADLINE_LABELS
+    date: dt.date
+    business_days: bool  # counted in dias úteis (notificação, defesa, recurso) or in days (pagamento)
+    days_left: int  # after today up to `date`, in the term's own unit; 0 on its last day and once ended
+    overdue: bool  # `date` is before today
+
+
+def _term(field: str, date: dt.date, calendar: BusinessCalendar, today: dt.date) -> Term:
+    business = field != "pagamento"
+    left = calendar.business_days_between(today, date) if business else max(0, (date - today).days)
+    return Term(field=field, label=DEADLINE_LABELS[field], date=date, business_days=business, days_left=left,
+                overdue=date < today)
+
+
+def running_terms(status: DocketStatus, calendar: BusinessCalendar, today: dt.date) -> tuple[Term, ...]:
+    """The deadlines running on `today`, the one that matters now first; empty if none runs.
+
+    The first is the earliest act of the process still open today, in the order the
+    process walks (notificação, defesa, recurso, pagamento), not the earliest date:
+    while `notificado` the payment deadline (10 days) often ends before the defence's
+    (10 dias úteis), yet the defence is what the operator can still do and what decides
+    whether anything is paid. When every deadline has ended, the last one of that
+    order is first, overdue (a lapsed defence leaves the payment deadline). The others
+    follow as secondary, by date, without the ones that have ended."""
+    running = deadlines(status, calendar)
+    terms = [_term(field, date, calendar, today) for field in DEADLINE_LABELS
+             if (date := getattr(running, field)) is not None]
+    if not terms:
+        return ()
+    current = next((t for t in terms if not t.overdue), terms[-1])
+    others = sorted((t for t in terms if t is not current and not t.overdue), key=lambda t: t.date)
+    return (current, *others)
 
 
 # --- transitions ---------------------------------------------------------------------------

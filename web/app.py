@@ -1,5 +1,6 @@
 """The web app: autos de infração for the Órgão Gerencial's fiscais and gestores and for the
-operators' representatives (FastAPI + Jinja2, server-rendered pages, no JavaScript).
+operators' representatives (FastAPI + Jinja2, server-rendered pages; the one script, the
+detour map of the occurrences form, is a static file).
 
 `create_app(WebConfig(...))` builds an app over a docket store; nothing is global. Every
 docket, file and action goes through `dockets.service`, which scopes an operator to its
@@ -54,6 +55,7 @@ from dockets.store import Docket, DocketPdf, EvidenceBundle, Operator
 from rules.anexo_i import ARTICLES
 from web import auth, fiscal, views
 from web.format import ROLE_LABELS, as_aware, datetime_br
+from web.itineraries import itineraries
 from web.forms import ACTION_FORMS, CIENCIA_MEANS, SLUG_OF, FormError, build_action, late_registration
 from web.security import (
     JPEG,
@@ -146,6 +148,15 @@ class _Web:
                                       window=dt.timedelta(minutes=config.login_window_minutes),
                                       lockout=dt.timedelta(minutes=config.login_lockout_minutes))
         self._lock = threading.Lock()
+        self._itineraries: list[dict] | None = None
+
+    def itineraries(self) -> list[dict]:
+        """The feed's itineraries for the detour map (none without a feed), computed once."""
+        if self.config.feed is None:
+            return []
+        if self._itineraries is None:
+            self._itineraries = itineraries(self.config.feed)
+        return self._itineraries
 
     def now(self) -> dt.datetime:
         return as_aware(self.config.clock())
@@ -637,7 +648,8 @@ def _install_fiscal_routes(app: FastAPI, web: _Web) -> None:
                      "start": datetime_br(o.start, web.tz), "end": datetime_br(o.end, web.tz),
                      "route_id": o.route_id or "—", "vehicle_id": o.vehicle_id or "—", "note": o.note or "",
                      "geometry": o.geometry is not None} for o in occurrences]
-        return web.render(request, "ocorrencias.html", {"rows": rows, "kinds": fiscal.OCCURRENCE_KINDS}, status)
+        return web.render(request, "ocorrencias.html", {"rows": rows, "kinds": fiscal.OCCURRENCE_KINDS,
+                                                        "itineraries": web.itineraries()}, status)
 
     @app.get("/ocorrencias", response_class=HTMLResponse)
     def occurrences(request: Request, user: PageUser):

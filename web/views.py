@@ -63,6 +63,11 @@ DEADLINE_NOTES = {
 }
 
 
+def code_text(code: str) -> str:
+    article = ARTICLES.get(code)
+    return article.text if article else ""
+
+
 def stage_label(stage: str) -> str:
     return workflow.STAGE_LABELS[workflow.Stage(stage)]
 
@@ -86,12 +91,41 @@ class DeadlineView:
         return date_br(self.date)
 
 
-def next_deadline_text(status: workflow.DocketStatus, calendar: BusinessCalendar, today: dt.date) -> tuple[str, bool]:
-    found = workflow.next_deadline(status, calendar)
-    if found is None:
-        return "—", False
-    label, date = found
-    return f"{label}: {date_br(date)}", date < today
+# why no deadline runs, where the stage tells
+NO_TERM = {
+    workflow.Stage.RASCUNHO: "nenhum: aguarda a lavratura",
+    workflow.Stage.DEFESA_APRESENTADA: "nenhum: a defesa aguarda julgamento",
+    workflow.Stage.RECURSO_INTERPOSTO: "nenhum: o recurso aguarda julgamento",
+} | {stage: "nenhum: processo encerrado" for stage in workflow.CLOSED_STAGES}
+
+
+def term_text(term: workflow.Term) -> str:
+    """"Prazo de defesa: até 21/12/2026 (faltam 13 dias úteis)"."""
+    text = f"{term.label}: até {date_br(term.date)}"
+    if term.overdue:
+        return f"{text} (vencido)"
+    if term.days_left == 0:
+        return f"{text} (vence hoje)"
+    n = term.days_left
+    unit = ("dia útil" if n == 1 else "dias úteis") if term.business_days else ("dia" if n == 1 else "dias")
+    return f"{text} ({'falta' if n == 1 else 'faltam'} {n} {unit})"
+
+
+@dataclass(frozen=True)
+class TermsView:
+    """The term running now, emphasized; the other running deadlines beside it, secondary."""
+
+    current: str
+    overdue: bool
+    others: tuple[str, ...]
+
+
+def terms_view(status: workflow.DocketStatus, calendar: BusinessCalendar, today: dt.date) -> TermsView:
+    terms = workflow.running_terms(status, calendar, today)
+    if not terms:
+        return TermsView(NO_TERM.get(status.stage, "—"), False, ())
+    first, *others = terms
+    return TermsView(term_text(first), first.overdue, tuple(f"{t.label}: até {date_br(t.date)}" for t in others))
 
 
 @dataclass(frozen=True)
@@ -99,6 +133,7 @@ class DocketRow:
     id: int
     label: str
     code: str
+    code_text: str  # the law's words for the code (Anexo I), so that a list reads without the law at hand
     occurred: str
     operator: str
     vehicle: str
@@ -106,8 +141,7 @@ class DocketRow:
     fine_brl: str
     stage: str
     stage_label: str
-    next_deadline: str
-    overdue: bool
+    terms: TermsView
     suspended: bool
 
 
@@ -116,14 +150,13 @@ def docket_rows(dockets: Iterable[Docket], operators: Mapping[str, str], calenda
     rows = []
     for docket in dockets:
         status = service.status_of(docket)
-        deadline, overdue = next_deadline_text(status, calendar, today)
         vehicle = " / ".join(v for v in (docket.vehicle_id, docket.plate) if v) or "—"
         rows.append(DocketRow(
-            id=docket.id, label=docket.label, code=docket.code,
+            id=docket.id, label=docket.label, code=docket.code, code_text=code_text(docket.code),
             occurred=occurred_local(docket, tz).strftime("%d/%m/%Y %H:%M"),
             operator=operators.get(docket.operator_id, docket.operator_id), vehicle=vehicle,
             fine_ufir=integer(docket.fine_ufir), fine_brl=brl(fine_brl(docket.fine_ufir, docket.ufir_brl)),
-            stage=docket.stage, stage_label=stage_label(docket.stage), next_deadline=deadline, overdue=overdue,
+            stage=docket.stage, stage_label=stage_label(docket.stage), terms=terms_view(status, calendar, today),
             suspended=status.suspenso))
     return rows
 
@@ -213,12 +246,15 @@ def _payload_details(payload: Mapping) -> tuple[str, list[str]]:
     return act_date, details
 
 
-def history_rows(session: Session, entries: list[AuditEntry], attachments: list[AttachmentView],
-                 tz: ZoneInfo) -> list[HistoryRow]:
-    names = {}
+def actor_names(session: Session, entries: list[AuditEntry]) -> dict[int, str]:
     user_ids = {e.actor_id for e in entries if e.actor_id is not None}
-    if user_ids:
-        names = dict(session.execute(select(User.id, User.full_name).where(User.id.in_(user_ids))).all())
+    if not user_ids:
+        return {}
+    return dict(session.execute(select(User.id, User.full_name).where(User.id.in_(user_ids))).all())
+
+
+def history_rows(entries: list[AuditEntry], attachments: list[AttachmentView], names: Mapping[int, str],
+                 tz: ZoneInfo) -> list[HistoryRow]:
     rows = []
     for entry in entries:
         role = ROLE_LABELS.get(entry.actor_role, entry.actor_role)
@@ -228,6 +264,29 @@ def history_rows(session: Session, entries: list[AuditEntry], attachments: list[
                                action=ACTION_NAME_LABELS.get(entry.action, entry.action), act_date=act_date,
                                details=details, attachments=[a for a in attachments if a.audit_id == entry.id]))
     return rows
+
+
+@dataclass(frozen=True)
+class PleadingView:
+    """The operator's defence or recurso as the gestor reads it beside the judgment form."""
+
+    on: str  # the act's date
+    who: str
+    text: str
+    attachments: list[AttachmentView]
+
+
+def pleading(entries: list[AuditEntry], attachments: list[AttachmentView], action: type,
+             names: Mapping[int, str]) -> PleadingView | None:
+    """The latest `action` (ApresentarDefesa or InterporRecurso) of the history: its text is
+    the note the act was recorded with, its files the attachments sent with it."""
+    entry = next((e for e in reversed(entries) if e.action == action.__name__), None)
+    if entry is None:
+        return None
+    act_date, _ = _payload_details(entry.payload or {})
+    who = names.get(entry.actor_id) or ROLE_LABELS.get(entry.actor_role, entry.actor_role)
+    return PleadingView(on=act_date, who=who, text=str((entry.payload or {}).get("note") or ""),
+                        attachments=[a for a in attachments if a.audit_id == entry.id])
 
 
 def attachment_views(session: Session, docket_id: int, tz: ZoneInfo) -> list[AttachmentView]:
@@ -255,11 +314,11 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
     deadlines = [DeadlineView(field, label, getattr(running, field), DEADLINE_NOTES[field],
                               getattr(running, field) is not None and getattr(running, field) < today)
                  for field, label in workflow.DEADLINE_LABELS.items()]
-    next_text, next_overdue = next_deadline_text(status, calendar, today)
     operator = session.get(Operator, docket.operator_id)
     fiscal = session.get(User, docket.lavrado_por) if docket.lavrado_por else None
     attachments = attachment_views(session, docket.id, tz)
     entries = service.history(session, actor, docket.id)
+    names = actor_names(session, entries)
     basis, law_text = split_legal_basis(docket)
     article = ARTICLES.get(docket.code)
     role = actor.role
@@ -277,18 +336,21 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "legal_basis": basis,
         "law_text": law_text,
         "category": article.category.value if article else "",
+        "code_text": code_text(docket.code),
         "fine_ufir": integer(docket.fine_ufir),
         "fine_brl": brl(fine_brl(docket.fine_ufir, docket.ufir_brl)),
         "ufir_brl": ufir_value(docket.ufir_brl),
         "deadlines": deadlines,
         "deadline_of": {d.field: d for d in deadlines},
-        "next_deadline": next_text,
-        "next_overdue": next_overdue,
+        "terms": terms_view(status, calendar, today),
         "status_dates": [(label, date_br(getattr(status, field))) for field, label in STATUS_DATES
                          if getattr(status, field) is not None],
         "fiscal": fiscal,
         "attachments": attachments,
-        "history": history_rows(session, entries, attachments, tz),
+        "history": history_rows(entries, attachments, names, tz),
+        # beside the judgment forms: what is being judged
+        "defence": pleading(entries, attachments, workflow.ApresentarDefesa, names),
+        "appeal": pleading(entries, attachments, workflow.InterporRecurso, names),
         "allowed": allowed,
         "paper_allowed": paper,
         "today_br": date_br(today),

@@ -224,3 +224,23 @@ def test_calendar_days_ending_in_carnival_move_past_ash_wednesday(cal, cal_no_op
     assert cal.add_calendar_days(D(2027, 1, 30), 10) == D(2027, 2, 11)
     # without pontos facultativos Tue 9 is a business day
     assert cal_no_optional.add_calendar_days(D(2027, 1, 30), 10) == D(2027, 2, 9)
+
+
+# --- business days left ------------------------------------------------------------------
+
+
+def test_business_days_between_skips_weekend_and_the_municipal_holiday(cal):
+    # Wed 2/12 -> Mon 21/12: 3, 4, 7, (8 holiday), 9, 10, 11, 14..18, 21 = 12 business days
+    assert cal.business_days_between(D(2026, 12, 2), D(2026, 12, 21)) == 12
+
+
+def test_business_days_between_same_day_past_and_next(cal):
+    assert cal.business_days_between(D(2026, 12, 21), D(2026, 12, 21)) == 0
+    assert cal.business_days_between(D(2026, 12, 22), D(2026, 12, 21)) == 0
+    assert cal.business_days_between(D(2026, 12, 4), D(2026, 12, 7)) == 1  # Fri -> Mon
+
+
+@pytest.mark.parametrize("start", [D(2026, 12, 2), D(2026, 12, 5), D(2026, 12, 23), D(2027, 2, 5)])
+@pytest.mark.parametrize("n", [0, 1, 5, 10])
+def test_business_days_between_inverts_add_business_days(cal, start, n):
+    assert cal.business_days_between(start, cal.add_business_days(start, n)) == n

@@ -46,6 +46,7 @@ from dockets.workflow import (
     encode_action,
     fold,
     next_deadline,
+    running_terms,
 )
 
 D = dt.date
@@ -525,3 +526,50 @@ def test_fold_passes_the_recorded_first_time_fact_to_the_anistia():
     assert fold(log, CAL, first_time=True).stage is Stage.ANISTIADO
     with pytest.raises(WorkflowError, match="pela primeira vez"):
         fold(log, CAL)
+
+
+# --- the term running now (what the operator's list and page put first) ------------------------
+
+
+def _terms(status, today):
+    return [(t.field, t.date, t.days_left, t.overdue) for t in running_terms(status, CAL, today)]
+
+
+def test_notified_the_defence_runs_first_though_payment_ends_earlier():
+    # ciência Thu 3/12: pagamento 3/12 + 10 = Sun 13/12 -> Mon 14/12; defesa 18/12.
+    # On Fri 4/12 the defence has 7, (8 holiday), 9, 10, 11, 14..18 = 9 dias úteis left;
+    # the payment 10 days (5/12 .. 14/12).
+    assert _terms(at(Stage.NOTIFICADO), D(2026, 12, 4)) == [
+        ("defesa", D(2026, 12, 18), 9, False), ("pagamento", D(2026, 12, 14), 10, False)]
+
+
+def test_notified_after_the_payment_date_the_defence_alone_runs():
+    # Tue 15/12: 16, 17, 18 = 3 dias úteis left; the payment's 14/12 has ended and is not shown
+    assert _terms(at(Stage.NOTIFICADO), D(2026, 12, 15)) == [("defesa", D(2026, 12, 18), 3, False)]
+    # its last day: 0 left, not overdue
+    assert _terms(at(Stage.NOTIFICADO), D(2026, 12, 18)) == [("defesa", D(2026, 12, 18), 0, False)]
+
+
+def test_notified_with_every_deadline_ended_the_payment_is_first_and_overdue():
+    assert _terms(at(Stage.NOTIFICADO), D(2026, 12, 19)) == [("pagamento", D(2026, 12, 14), 0, True)]
+
+
+def test_judged_the_appeal_runs_first_then_the_payment():
+    status = at(Stage.JULGADO_PROCEDENTE)  # julgado Mon 21/12: recurso 8/1/2027, pagamento 18/1/2027
+    terms = running_terms(status, CAL, D(2026, 12, 22))
+    assert [(t.field, t.date, t.business_days) for t in terms] == [
+        ("recurso", D(2027, 1, 8), True), ("pagamento", D(2027, 1, 18), False)]
+    assert terms[0].label == "Prazo de recurso"
+    # Mon 11/1: the recurso ended, the payment runs (12..18/1 = 7 days)
+    assert _terms(status, D(2027, 1, 11)) == [("pagamento", D(2027, 1, 18), 7, False)]
+
+
+def test_lavrado_runs_the_notification_and_a_pending_decision_runs_nothing():
+    assert _terms(at(Stage.LAVRADO), D(2026, 12, 1)) == [("notificacao", D(2026, 12, 7), 4, False)]
+    for stage in (Stage.RASCUNHO, Stage.DEFESA_APRESENTADA, Stage.RECURSO_INTERPOSTO, *CLOSED):
+        assert running_terms(at(stage), CAL, D(2026, 12, 22)) == (), stage
+
+
+def test_suspended_notified_auto_runs_only_the_defence():
+    status = apply(at(Stage.NOTIFICADO), sample(SuspenderJudicial, D(2026, 12, 4)), CAL)
+    assert _terms(status, D(2026, 12, 4)) == [("defesa", D(2026, 12, 18), 9, False)]

@@ -35,29 +35,41 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def live_server(kit, make_app):
-    """(base URL, the auto of the scenario): TRD's D-11, lavrado and notified through the service layer."""
+def serve():
+    """serve(app) -> the base URL of `app` under uvicorn on a free port of 127.0.0.1; stopped
+    at the end of the test."""
     import uvicorn
 
+    servers = []
+
+    def start(app) -> str:
+        port = _free_port()
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                               lifespan="off"))
+        thread = threading.Thread(target=server.run, name="fiscaliza-web-test", daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                pytest.fail("the web app did not start under uvicorn")
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{port}"
+
+    yield start
+    for server, thread in servers:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+@pytest.fixture
+def live_server(kit, make_app, serve):
+    """(base URL, the auto of the scenario): TRD's D-11, lavrado and notified through the service layer."""
     d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
     kit.act("fiscal", d11, workflow.Lavrar(on=dt.date(2026, 12, 2)), render=True)
     kit.act("fiscal", d11, workflow.Notificar(on=dt.date(2026, 12, 3)), note="Ciência por recibo.")
     kit.clock.now = dt.datetime(2026, 12, 4, 14, 0, tzinfo=dt.UTC)  # 04/12/2026 11:00 in João Neiva
-    app = make_app(secure_cookies=False)  # plain HTTP on 127.0.0.1
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, name="fiscaliza-web-test", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("the web app did not start under uvicorn")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}", d11
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
+    return serve(make_app(secure_cookies=False)), d11  # plain HTTP on 127.0.0.1
 
 
 @pytest.fixture
@@ -87,14 +99,20 @@ def _log_out(page, base: str) -> None:
     page.wait_for_url(f"{base}/entrar")
 
 
-def test_operator_defends_and_gestor_judges(live_server, page, kit):
-    from playwright.sync_api import expect
-
-    base, d11 = live_server
+def _watch(page) -> list[str]:
+    """Console errors (a CSP violation is one) and failed loads, as the page goes."""
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.on("response", lambda response: errors.append(f"{response.status} {response.url}")
             if response.status >= 400 else None)
+    return errors
+
+
+def test_operator_defends_and_gestor_judges(live_server, page, kit):
+    from playwright.sync_api import expect
+
+    base, d11 = live_server
+    errors = _watch(page)
 
     # The operator logs in and opens its auto from the list.
     _log_in(page, base, "op-trd", kit.PASSWORD)
@@ -149,3 +167,225 @@ def test_operator_defends_and_gestor_judges(live_server, page, kit):
     expect(page.locator(f'form[action="/autos/{d11}/acoes/recurso"]')).to_be_visible()
     page.screenshot(path="/tmp/fiscaliza-browser-decisao.png", full_page=True)
     assert errors == []  # no CSP violations or failed loads
+
+
+def test_a_fiscal_draws_a_detour_on_the_itinerary_map(kit, make_app, serve, page):
+    """The detour drawn by clicking on the itinerary (vector shape and stops, no tiles)
+    reaches the store as GeoJSON, under the app's strict CSP."""
+    import json
+
+    from playwright.sync_api import expect
+    from sqlalchemy import select
+
+    from dockets.store import Occurrence
+    from fiscaliza.samples import joao_neiva
+    from gtfs import load_feed
+
+    base = serve(make_app(secure_cookies=False, feed=load_feed(joao_neiva()[0])))
+    errors = _watch(page)
+    _log_in(page, base, "fiscal", kit.PASSWORD)
+    page.goto(f"{base}/ocorrencias")
+    form = page.locator('form[action="/ocorrencias"]')
+    form.get_by_label("Tipo").select_option("authorized_detour")
+    form.get_by_label("Início").fill("2026-12-10T06:00")
+    form.get_by_label("Fim").fill("2026-12-12T22:00")
+    form.get_by_label("Linha (opcional)").fill("201")
+    form.get_by_label("Itinerário mostrado").select_option(
+        label="Linha 201 — Centro – Vila Nova, sentido Vila Nova")
+    area = page.locator("#mapa-desvio")
+    # the itinerary as a vector line and its 11 stops as circles (Leaflet's SVG renderer)
+    expect(area.locator("svg path")).to_have_count(1 + 11)
+    box = area.bounding_box()
+    clicks = [(0.3, 0.3), (0.5, 0.6), (0.7, 0.4)]  # left to right; up, down, up
+    for fx, fy in clicks:
+        area.click(position={"x": box["width"] * fx, "y": box["height"] * fy})
+    status = page.locator("#desvio-situacao")
+    expect(status).to_have_text("3 pontos marcados: caminho do desvio pronto.")
+    # an area closes the ring; back to the path, which is what is registered
+    form.get_by_label("área do desvio (polígono)").check()
+    polygon = json.loads(page.locator("#geometry").input_value())
+    assert polygon["type"] == "Polygon" and len(polygon["coordinates"][0]) == 4
+    assert polygon["coordinates"][0][0] == polygon["coordinates"][0][-1]
+    form.get_by_label("caminho do desvio (linha)").check()
+    page.screenshot(path="/tmp/fiscaliza-browser-desvio.png", full_page=True)
+    form.get_by_label("Observação").fill("Obra na Rua Cachoeiro")
+    form.get_by_role("button", name="Registrar ocorrência").click()
+    page.wait_for_url(f"{base}/ocorrencias")
+    expect(page.locator("table.data")).to_contain_text("Desvio autorizado (com geometria)")
+
+    with kit.sessions() as session:
+        (occurrence,) = session.scalars(select(Occurrence)).all()
+    assert (occurrence.kind, occurrence.route_id, occurrence.note) == ("authorized_detour", "201",
+                                                                       "Obra na Rua Cachoeiro")
+    assert occurrence.geometry["type"] == "LineString"
+    (lon0, lat0), (lon1, lat1), (lon2, lat2) = occurrence.geometry["coordinates"]
+    # x grows with longitude, y downwards with latitude: the clicks' order and layout survive
+    assert lon0 < lon1 < lon2 and lat1 < lat2 < lat0
+    # and they lie around the itinerary the map was fitted to (its bounding box, widened by its size)
+    from web.itineraries import itineraries
+
+    line = next(i for i in itineraries(load_feed(joao_neiva()[0])) if (i["route_id"], i["direction_id"]) == ("201", 0))
+    lats, lons = [p[0] for p in line["line"]], [p[1] for p in line["line"]]
+    dlat, dlon = max(lats) - min(lats), max(lons) - min(lons)
+    for lon, lat in occurrence.geometry["coordinates"]:
+        assert min(lats) - dlat < lat < max(lats) + dlat and min(lons) - dlon < lon < max(lons) + dlon
+    assert errors == []  # no CSP violation, no failed load (Leaflet's files included)
+
+
+# --- the whole contest on the demo's own store, with today's date -------------------------------
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """What `fiscaliza demo` writes, for its service day before today: the autos lavrados
+    today by the demo's fiscal, the demo accounts and keys (DemoDockets)."""
+    from zoneinfo import ZoneInfo
+
+    from fiscaliza.demo import DEMO_FAULTS, DEMO_INPUT_FAULTS, simulate_files, write_demo_dockets
+    from fiscaliza.replay import ReplayInputs, replay
+    from fiscaliza.samples import joao_neiva
+    from gtfs import load_feed
+    from simulator import SimulationSettings
+
+    feed_path, fleet_path = joao_neiva()
+    today = dt.datetime.now(ZoneInfo("America/Sao_Paulo")).date()
+    past = [d for d in load_feed(feed_path).dates if d < today]
+    if not past:
+        pytest.skip(f"the sample feed has no service day before {today}")
+    day = max(past)
+    root = tmp_path_factory.mktemp("demo")
+    simulated = simulate_files(None, None, SimulationSettings(day, day, 1, DEMO_FAULTS, DEMO_INPUT_FAULTS),
+                               root / "telemetry")
+    inputs = ReplayInputs(feed=feed_path, fleet=fleet_path, tachograph=simulated.tachograph,
+                          catraca=simulated.catraca)
+    dockets = write_demo_dockets(inputs, replay(inputs), root / "autos", day)
+    assert dockets.lavrados
+    return dockets
+
+
+def test_the_whole_contest_on_the_demo_store_today(demo, serve, page):
+    """Ciência, defence with an attachment, judgment, recurso, its judgment and the payment,
+    each by the role the law gives it, every act dated today by the server's real clock
+    (the workflow lets them all fall on one day: a date may equal the last act's, and no
+    act waits for a deadline to end) — on the store and accounts `fiscaliza demo` made,
+    served as `fiscaliza serve` serves it."""
+    from zoneinfo import ZoneInfo
+
+    from playwright.sync_api import expect
+    from sqlalchemy import select
+
+    from dockets import service
+    from dockets.anchors import FileAnchorLog, default_destination
+    from dockets.audit import load_audit_key
+    from dockets.signing import load_key
+    from dockets.store import Docket
+    from web.server import build_config
+    from web.app import create_app
+
+    url = f"sqlite:///{demo.database}"
+    config = build_config(url, secure_cookies=False, audit_key=load_audit_key(demo.audit_key),
+                          anchors=FileAnchorLog(Path(default_destination(url, anchors=None, kafka_bootstrap=None))),
+                          signer=load_key(demo.signing_key))
+    today = dt.datetime.now(ZoneInfo(config.timezone)).date()
+    with config.sessions() as session:
+        docket = session.scalars(select(Docket).where(Docket.operator_id == "TRD").order_by(Docket.number)).first()
+        docket_id, label = docket.id, docket.label
+        assert service.status_of(docket).lavrado_em == today
+    passwords = {username: password for username, _, password in demo.accounts}
+    base = serve(create_app(config))
+    errors = _watch(page)
+    auto = f"{base}/autos/{docket_id}"
+
+    def act(username: str, slug: str, fill) -> None:
+        _log_in(page, base, username, passwords[username])
+        page.goto(auto)
+        # today's act, not the gestor's late registration of a paper one (same action, class "late")
+        form = page.locator(f'form[action="/autos/{docket_id}/acoes/{slug}"]:not(.late)')
+        fill(form)
+        form.locator('button[type="submit"]').click()
+        page.wait_for_url(f"{auto}?feito={slug}")
+        expect(page.get_by_role("status")).to_contain_text("Ato registrado")
+
+    # the fiscal registers the operator's ciência, today
+    act("fiscal", "ciencia", lambda form: form.get_by_label("entrega ao autuado", exact=False).check())
+    expect(page.locator(".summary .stage")).to_have_text("Notificado")
+    _log_out(page, base)
+
+    # the operator's list puts the defence first, with its days left; the payment is secondary
+    defesa = config.calendar.add_business_days(today, 10)
+    pagamento = config.calendar.add_calendar_days(today, 10)
+    _log_in(page, base, "trd", passwords["trd"])
+    row = page.get_by_role("row", name=label)
+    expect(row.locator("strong.term-now")).to_have_text(
+        f"Prazo de defesa: até {defesa:%d/%m/%Y} (faltam 10 dias úteis)")
+    expect(row).to_contain_text(f"Prazo de pagamento: até {pagamento:%d/%m/%Y}")
+    page.screenshot(path="/tmp/fiscaliza-browser-demo-lista.png", full_page=True)
+    _log_out(page, base)
+
+    def defence(form):
+        form.get_by_label("Texto da defesa").fill("O desvio seguiu a orientação do agente de trânsito no local.")
+        form.get_by_label("Anexos (opcional)").set_input_files(
+            files=[{"name": "boletim.pdf", "mimeType": "application/pdf", "buffer": b"%PDF-1.4\n%%EOF\n"}])
+
+    act("trd", "defesa", defence)
+    expect(page.locator(".summary .stage")).to_have_text("Defesa apresentada")
+    expect(page.locator(".summary strong.term-now")).to_have_text("nenhum: a defesa aguarda julgamento")
+    _log_out(page, base)
+
+    # the gestor reads the defence and its attachment beside the judgment form
+    def judge(form):
+        form.get_by_label("Auto procedente", exact=False).check()
+        form.get_by_label("Fundamentação").fill("Não há registro de orientação do trânsito nem de ocorrência.")
+
+    _log_in(page, base, "gestor", passwords["gestor"])
+    page.goto(auto)
+    beside = page.locator(".judge").filter(has=page.locator('form[action$="/acoes/julgar-defesa"]'))
+    expect(beside.locator("article.pleading")).to_contain_text("orientação do agente de trânsito")
+    with page.expect_download() as download:
+        beside.get_by_role("link", name="boletim.pdf").click()
+    assert Path(download.value.path()).read_bytes() == b"%PDF-1.4\n%%EOF\n"
+    page.screenshot(path="/tmp/fiscaliza-browser-demo-julgar.png", full_page=True)
+    _log_out(page, base)
+    act("gestor", "julgar-defesa", judge)
+    expect(page.locator(".summary .stage")).to_have_text("Julgado procedente")
+    _log_out(page, base)
+
+    # the operator appeals; the recurso runs first now
+    _log_in(page, base, "trd", passwords["trd"])
+    page.goto(auto)
+    expect(page.locator(".summary strong.term-now")).to_have_text(
+        f"Prazo de recurso: até {config.calendar.add_business_days(today, 10):%d/%m/%Y} (faltam 10 dias úteis)")
+    _log_out(page, base)
+    act("trd", "recurso", lambda form: form.get_by_label("Razões do recurso").fill("A decisão ignorou o boletim."))
+    expect(page.locator(".summary .stage")).to_have_text("Recurso interposto")
+    _log_out(page, base)
+
+    # the gestor reads the recurso beside its form and denies it: the fine is due
+    def deny(form):
+        form.get_by_label("Negar provimento", exact=False).check()
+        form.get_by_label("Fundamentação").fill("O boletim não registra o desvio.")
+
+    _log_in(page, base, "gestor", passwords["gestor"])
+    page.goto(auto)
+    expect(page.locator(".judge article.pleading")).to_contain_text("A decisão ignorou o boletim.")
+    _log_out(page, base)
+    act("gestor", "julgar-recurso", deny)
+    expect(page.locator(".summary .stage")).to_have_text("Multa devida")
+    expect(page.locator(".summary strong.term-now")).to_contain_text(
+        f"Prazo de pagamento: até {config.calendar.add_calendar_days(today, 10):%d/%m/%Y}")
+    _log_out(page, base)
+    # the gestor registers the payment; the operator sees the auto paid
+    act("gestor", "pagamento", lambda form: form.get_by_label("Comprovante ou guia", exact=False).fill("DAM 2026/123"))
+    expect(page.locator(".summary .stage")).to_have_text("Pago")
+    _log_out(page, base)
+    _log_in(page, base, "trd", passwords["trd"])
+    page.goto(auto)
+    expect(page.locator(".summary .stage")).to_have_text("Pago")
+    expect(page.locator("#acoes")).to_have_count(0)  # nothing left to do
+    page.screenshot(path="/tmp/fiscaliza-browser-demo-pago.png", full_page=True)
+
+    with config.sessions() as session:
+        status = service.status_of(session.get(Docket, docket_id))
+    assert status.stage.value == "pago"
+    assert {status.lavrado_em, status.notificado_em, status.defesa_em, status.julgado_em, status.recurso_em,
+            status.recurso_julgado_em, status.pago_em} == {today}
+    assert errors == []

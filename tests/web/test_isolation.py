@@ -448,7 +448,9 @@ def test_cookies_and_security_headers(kit, browser):
         assert headers["x-content-type-options"] == "nosniff"
         assert headers["x-frame-options"] == "DENY"
         assert "frame-ancestors 'none'" in headers["content-security-policy"]
-        assert "script-src" not in headers["content-security-policy"]  # default-src 'none': no scripts at all
+        # scripts only from the app's own files (the detour map): nothing inline, no other origin
+        assert "script-src 'self';" in headers["content-security-policy"]
+        assert not any(word in headers["content-security-policy"] for word in ("unsafe", "http", "data:", "*"))
         assert headers["cache-control"] == "no-store"
         assert "strict-transport-security" in headers
     assert "<script" not in responses[1].text and " style=" not in responses[1].text

@@ -36,6 +36,15 @@ def app(make_app):
     return make_app(session_hours=60 * 24)
 
 
+def judged_beside(page: str, slug: str) -> str:
+    """The HTML before a judgment form (`slug`) inside the block that lays it out beside
+    what it judges."""
+    form = page.index('action="/autos/')  # the first form of the actions: the judgment, alone
+    start = page.index('<div class="judge">')
+    assert start < form and f'/acoes/{slug}"' in page[form:form + 60]
+    return page[start:form]
+
+
 def on_day(kit, iso: str) -> None:
     """The app's clock at noon of that day in João Neiva: the date the next act gets."""
     kit.clock.now = dt.datetime.fromisoformat(f"{iso}T12:00:00-03:00").astimezone(dt.UTC)
@@ -90,8 +99,14 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     # The operator files its defence with a PDF attachment.
     operator = browser("op-trd")
     listing = text_of(operator.get("/autos"))
-    label, date = workflow.next_deadline(kit.status(d11), kit.calendar)
-    assert "0001/2026" in listing and f"{label}: {br(date)}" in listing
+    # the defence runs now (03/12 + 10 dias úteis: 4, 7, (8 holiday), 9, 10, 11, 14..18 = 18/12), first
+    # though the payment deadline (03/12 + 10 days = Sun 13/12 -> 14/12) ends earlier: that one is secondary
+    assert (expected.defesa, expected.pagamento) == (dt.date(2026, 12, 18), dt.date(2026, 12, 14))
+    assert "0001/2026" in listing
+    assert "Prazo de defesa: até 18/12/2026 (faltam 10 dias úteis) Prazo de pagamento: até 14/12/2026" in listing
+    page = text_of(operator.get(f"/autos/{d11}"))
+    assert "Prazo em curso Prazo de defesa: até 18/12/2026 (faltam 10 dias úteis)" in page
+    assert "Também corre Prazo de pagamento: até 14/12/2026" in page
     page = operator.get(f"/autos/{d11}")
     assert f"/autos/{d11}/acoes/defesa" in page.text and 'enctype="multipart/form-data"' in page.text
     disc = kit.PDF + b"disco do tacografo"
@@ -109,6 +124,10 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     # The gestor judges: procedente.
     gestor = browser("gestor")
     assert gestor.get(link).content == disc
+    # the defence, its text and its files, beside the form that judges it (not only in the history)
+    beside = judged_beside(gestor.get(f"/autos/{d11}").text, "julgar-defesa")
+    assert "Defesa a julgar" in beside and "O veículo desviou por obra na Rua Cachoeiro." in beside
+    assert f'href="{link}" download>disco-JN-2011.pdf<' in beside and "Diego Alves" in beside
     on_day(kit, "2026-12-09")
     response = gestor.post(f"/autos/{d11}/acoes/julgar-defesa",
                            {"decisao": "procedente",
@@ -126,6 +145,9 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
                              files=[("anexos", ("", b"", "application/octet-stream"))])  # no file chosen
     assert response.status_code == 303, response.text
     assert stage_of(kit, d11) == "recurso_interposto"
+    beside = judged_beside(gestor.get(f"/autos/{d11}").text, "julgar-recurso")
+    assert "Recurso a julgar" in beside and "Recorro da decisão." in beside and "Sem anexos." in beside
+    assert "O veículo desviou por obra na Rua Cachoeiro." in beside  # the defence, folded under it
     on_day(kit, "2026-12-15")
     response = gestor.post(f"/autos/{d11}/acoes/julgar-recurso",
                            {"decisao": "negar", "fundamentacao": "Mantida a decisão recorrida."})
@@ -139,9 +161,10 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     assert payment == kit.calendar.add_calendar_days(dt.date(2026, 12, 15), 10)
     assert "Multa devida" in page
     assert deadline_shown(page, "Prazo de pagamento") == br(payment)
-    assert f"Próximo prazo Prazo de pagamento: {br(payment)}" in page
+    # 15/12 + 10 days = Fri 25/12 (Natal) -> Mon 28/12: 13 days left on 15/12
+    assert f"Prazo em curso Prazo de pagamento: até {br(payment)} (faltam 13 dias)" in page
     listing = text_of(operator.get("/autos"))
-    assert f"Prazo de pagamento: {br(payment)}" in listing
+    assert f"Prazo de pagamento: até {br(payment)} (faltam 13 dias)" in listing
     assert "Transportes Rio Doce 1 200 R$ 212,82" in listing  # the summary of fines due
 
     # The history lists every step, in order, with who did it and the decisions.
@@ -276,6 +299,11 @@ def test_the_list_filters_and_formats(kit, browser):
     assert "5 auto(s)" in page
     assert "Viação Neivense" in page and "Transportes Rio Doce" in page
     assert "R$ 159,62" in page and "R$ 212,82" in page and "R$ 53,21" in page
+    # each code with the law's words (Anexo I), not the bare code
+    for code, words in (("D-11", "deixar de cumprir os itinerários fixados."),
+                        ("C-01", "dirigir com excesso de velocidade e/ou desobedecendo regras de trânsito."),
+                        ("A-07", "não completar o itinerário ou descumprir pontos de parada.")):
+        assert f"{code} {words}" in page, code
     lavrados = fiscal.get("/autos?etapa=lavrado")
     assert "2 auto(s) na etapa selecionada" in text_of(lavrados)
     assert f'href="/autos/{trd[0]}"' in lavrados.text and f'href="/autos/{vnv}"' in lavrados.text

@@ -1,0 +1,48 @@
+"""How the pages word a running term (web.views): pure, no store."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from dockets import workflow
+from dockets.calendar import BusinessCalendar
+from web.views import term_text, terms_view
+
+D = dt.date
+CAL = BusinessCalendar.for_municipality("ES", [D(2026, 12, 8)])
+
+
+def term(field: str, date: dt.date, days_left: int, overdue: bool = False) -> workflow.Term:
+    return workflow.Term(field=field, label=workflow.DEADLINE_LABELS[field], date=date,
+                         business_days=field != "pagamento", days_left=days_left, overdue=overdue)
+
+
+@pytest.mark.parametrize(("given", "text"), [
+    (term("defesa", D(2026, 12, 21), 13), "Prazo de defesa: até 21/12/2026 (faltam 13 dias úteis)"),
+    (term("recurso", D(2026, 12, 21), 1), "Prazo de recurso: até 21/12/2026 (falta 1 dia útil)"),
+    (term("pagamento", D(2026, 12, 21), 1), "Prazo de pagamento: até 21/12/2026 (falta 1 dia)"),
+    (term("pagamento", D(2026, 12, 28), 13), "Prazo de pagamento: até 28/12/2026 (faltam 13 dias)"),
+    (term("defesa", D(2026, 12, 21), 0), "Prazo de defesa: até 21/12/2026 (vence hoje)"),
+    (term("pagamento", D(2026, 12, 14), 0, True), "Prazo de pagamento: até 14/12/2026 (vencido)"),
+])
+def test_term_text(given, text):
+    assert term_text(given) == text
+
+
+def test_a_notified_auto_shows_the_defence_first_and_the_payment_beside_it():
+    # ciência Thu 3/12: defesa 18/12 (the 8th is a municipal holiday), pagamento Mon 14/12
+    status = workflow.fold([workflow.Lavrar(D(2026, 12, 1)), workflow.Notificar(D(2026, 12, 3))], CAL)
+    view = terms_view(status, CAL, D(2026, 12, 4))
+    assert view.current == "Prazo de defesa: até 18/12/2026 (faltam 9 dias úteis)" and not view.overdue
+    assert view.others == ("Prazo de pagamento: até 14/12/2026",)
+
+
+def test_no_running_term_says_why():
+    status = workflow.fold([workflow.Lavrar(D(2026, 12, 1)), workflow.Notificar(D(2026, 12, 3)),
+                            workflow.ApresentarDefesa(D(2026, 12, 4))], CAL)
+    assert terms_view(status, CAL, D(2026, 12, 4)).current == "nenhum: a defesa aguarda julgamento"
+    paid = workflow.fold([workflow.Lavrar(D(2026, 12, 1)), workflow.Notificar(D(2026, 12, 3)),
+                          workflow.RegistrarPagamento(D(2026, 12, 4))], CAL)
+    assert terms_view(paid, CAL, D(2026, 12, 4)).current == "nenhum: processo encerrado"
