@@ -112,7 +112,7 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     from dockets.store import Docket
     from dockets.signing import create_key, load_key, public_path
     from dockets.users import create_user
-    from dockets.workflow import next_deadline
+    from dockets.workflow import running_terms
     from fiscaliza.replay import load_context
 
     out.mkdir(parents=True, exist_ok=True)
@@ -151,15 +151,19 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     files = export_files(sessions, out)
     with sessions() as session:
         labels = [(d.label, d.code, d.operator_id, d.fine_ufir,
-                   _deadline_text(next_deadline(status_of(d), calendar, today=today)))
+                   _deadline_text(running_terms(status_of(d), calendar, today)))
                   for d in session.query(Docket).order_by(Docket.number)]
     if progress:
         progress(1, 1)
     return DemoDockets(database, labels, files, accounts, public_path(key_path), key_path, audit_key_path, lavrados)
 
 
-def _deadline_text(deadline: tuple[str, dt.date] | None) -> str:
-    return f"{deadline[0].removeprefix('Prazo de ')} até {deadline[1]:%d/%m/%Y}" if deadline else "—"
+def _deadline_text(terms) -> str:
+    """The term running now (the first of `workflow.running_terms`), as the web app shows it."""
+    if not terms:
+        return "—"
+    term = terms[0]
+    return f"{term.label.removeprefix('Prazo de ')} até {term.date:%d/%m/%Y}"
 
 
 def fiscaliza_command() -> str:
