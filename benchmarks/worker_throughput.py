@@ -71,15 +71,23 @@ def changelog_bytes(bootstrap: str, topic: str) -> tuple[int, int]:
     return records, size
 
 
-def worker_rate(bootstrap: str, total: int) -> tuple[float, tuple[int, int]]:
+def worker_rate(bootstrap: str, total: int, extra_args: list[str] = (), workers: int = 1
+                ) -> tuple[float, tuple[int, int]]:
+    """Sustained events/s of `workers` worker processes of one app (from the first
+    committed input offset to the last: startup and recovery excluded) and what their
+    vehicles changelog holds then."""
     app_id = f"bench-{uuid.uuid4().hex[:8]}"
-    datadir = tempfile.TemporaryDirectory(prefix=f"{app_id}-data-")  # the worker's Faust data directory
-    env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id,
-           "FISCALIZA_DATADIR": datadir.name,
-           "FISCALIZA_BACKFILL": "1"}  # simulated days, some still to come on the sample's calendar
-    log = open(tempfile.mktemp(suffix=".log"), "w")
-    worker = subprocess.Popen([sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning"],
-                              env=env, stdout=log, stderr=subprocess.STDOUT)
+    datadirs = [tempfile.TemporaryDirectory(prefix=f"{app_id}-data-") for _ in range(workers)]
+    logs, processes = [], []
+    for n, datadir in enumerate(datadirs):
+        env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id,
+               "FISCALIZA_DATADIR": datadir.name,  # each worker's own Faust data directory
+               "FISCALIZA_BACKFILL": "1"}  # simulated days, some still to come on the sample's calendar
+        log = open(tempfile.mktemp(suffix=f"-worker{n}.log"), "w")
+        logs.append(log)
+        processes.append(subprocess.Popen(
+            [sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning", *extra_args],
+            env=env, stdout=log, stderr=subprocess.STDOUT))
     try:
         first_time, first_done = None, 0
         while True:
@@ -90,14 +98,18 @@ def worker_rate(bootstrap: str, total: int) -> tuple[float, tuple[int, int]]:
             if done >= total:
                 rate = (done - first_done) / (now - first_time)
                 return rate, changelog_bytes(bootstrap, f"{app_id}-vehicles-changelog")
-            if worker.poll() is not None:
-                raise SystemExit(f"the worker stopped; see {log.name}")
+            if any(p.poll() is not None for p in processes):
+                raise SystemExit(f"a worker stopped; see {', '.join(log.name for log in logs)}")
             time.sleep(0.2)
     finally:
-        worker.terminate()
-        worker.wait(timeout=60)
-        log.close()
-        datadir.cleanup()
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=60)
+        for log in logs:
+            log.close()
+        for datadir in datadirs:
+            datadir.cleanup()
 
 
 def main() -> None:

@@ -69,5 +69,9 @@ class Engine:
             inbound = [Matched(m) if isinstance(m, DayMatched) else m for m in sends.to_vehicles]
             self._route(vehicle_step(self._vehicle_stage, inbound, self.occurrences, self.sources), out)
 
+    def vehicle_states(self) -> list[VehicleState]:
+        """The vehicles' states as they stand (what the workers keep in their table)."""
+        return list(self._vehicles.values())
+
     def covered_dates(self):
         return sorted(self._dates)

@@ -42,7 +42,7 @@ from trips.matching import Match, ServiceDay, live_matches, service_day, unmatch
 from trips.detection import departure_time
 from trips.model import DetectedTrip, Fix, Track
 from trips.tracker import advance_track, new_track
-from trips.unfollowed import unfollowed_passes
+from trips.unfollowed import CorridorMemo, unfollowed_passes
 
 
 class Held(msgspec.Struct, frozen=True):
@@ -168,6 +168,9 @@ class VehicleStage:
         self._lateness = ctx.policy.stream.allowed_lateness_s
         self._days: dict[dt.date, ServiceDay] = {}
         self._marks: dict[str, tuple[float, ...]] = {}
+        # per vehicle, the corridor geometry of its open track measured so far: a cache, not
+        # state (a restarted worker measures again and finds the same)
+        self._corridor_memos: dict[str, CorridorMemo] = {}
 
     @property
     def watermark(self) -> float | None:
@@ -595,7 +598,9 @@ class VehicleStage:
     def _unfollowed(self, state: VehicleState, fixes, silent_after: bool) -> list[TripUnfollowed]:
         """The unfollowed passes in `fixes` not told yet, or grown since (trips.unfollowed);
         a stretch the track no longer holds cannot be found again and is forgotten."""
-        found = unfollowed_passes(state.vehicle_id, fixes, self.ctx.geofences, self.ctx.policy.trips, silent_after)
+        memo = self._corridor_memos.setdefault(state.vehicle_id, CorridorMemo())
+        found = unfollowed_passes(state.vehicle_id, fixes, self.ctx.geofences, self.ctx.policy.trips, silent_after,
+                                  memo)
         operator = self.ctx.fleet[state.vehicle_id].operator_id
         told = []
         for passage in found:

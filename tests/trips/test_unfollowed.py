@@ -120,3 +120,22 @@ def test_a_vehicle_back_at_the_start_after_a_silence_is_two_stretches_not_one_tr
     assert [(p.first_t - T0, p.last_t - T0) for p in found] == [(0, 690), (3090, 3820)]
     # the second may have left between the first's last fix and its own first
     assert (found[1].earliest_departure, found[1].latest_departure) == (T0 + 690, T0 + 3090)
+
+
+def test_a_memo_of_the_fixes_already_measured_changes_no_answer():
+    from trips.unfollowed import CorridorMemo
+
+    # the track as the engine passes it: growing beat by beat, silences in it, then cut at
+    # its front (a trip closed) and then replaced by other positions (off the corridor)
+    track = cut(WHOLE, 410, 600)
+    shifted = along([(0, 0), (60, 0), (760, 7000), (820, 7000)], off=400.0)
+    # the same times 400 m away (off every corridor): a memo of these must not serve `track`
+    far = [Fix(f.t, f.x + 400, f.y - 400, f.speed_kmh, f.route_id, f.msg_id) for f in track]
+    calls = [track[:n] for n in (5, 20, 21, 40, len(track))] + [track[10:], track[10:30], shifted[:50], shifted,
+                                                                 far, track, far[:30], track[:40]]
+    memo = CorridorMemo()
+    for fixes in calls:
+        for silent_after in (False, True):
+            remembered = unfollowed_passes("v", fixes, GEOFENCES, RULES, silent_after, memo)
+            assert remembered == unfollowed_passes("v", fixes, GEOFENCES, RULES, silent_after)
+    assert any(unfollowed_passes("v", fixes, GEOFENCES, RULES, True) for fixes in calls)  # not all empty

@@ -1,0 +1,151 @@
+"""The city-scale benchmark (#16): one run, each figure next to its baseline.
+
+    python -m benchmarks [--vehicles 150] [--seed 1] [--work DIR] [--bootstrap HOST:PORT]
+
+1. Builds (or reuses, in `--work`) the metropolitan network of `benchmarks.metro` and
+   its simulated morning peak.
+2. Replay: events/s through the whole core (`benchmarks.replay_run`, a child process)
+   against a decode-only pass over the same files; the replay's peak RSS; the vehicle
+   states' packed sizes (largest and median), sampled during the replay.
+3. Worker, when a broker answers at `--bootstrap`: events/s of one `fiscaliza worker`
+   against a raw aiokafka consume + decode over the same topics, then of two workers on
+   four partitions; the vehicles changelog's bytes per input event.
+
+Prints one table and writes `benchmarks/results.json` (the shape #16 fixes). Figures are
+only comparable within one run: the ratios are the measure, not the absolute rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _child(*args: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.replay_run", *args], check=True,
+                          capture_output=True, text=True, cwd=HERE.parent)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def network(work: Path, vehicles: int, seed: int) -> tuple[Path, dict]:
+    from benchmarks import metro
+
+    summary_path = work / "summary.json"
+    if summary_path.exists():
+        return work, json.loads(summary_path.read_text())
+    summary = metro.build(work, vehicles, seed)
+    summary_path.write_text(json.dumps(summary))
+    return work, summary
+
+
+def replay_figures(work: Path) -> tuple[dict, dict]:
+    files = [str(work / "telemetry" / "tachograph.jsonl"), str(work / "telemetry" / "catraca.jsonl")]
+    decoded = _child("--decode-only", *files)
+    replayed = _child(str(work / "feed"), str(work / "fleet.csv"), *files)
+    rate, decode_rate = replayed["events"] / replayed["seconds"], decoded["events"] / decoded["seconds"]
+    sizes = replayed["state_sizes"] or [0]
+    replay = {"events": replayed["events"], "events_per_s": round(rate), "decode_events_per_s": round(decode_rate),
+              "ratio_to_decode": round(rate / decode_rate, 4), "peak_rss_mb": round(replayed["peak_rss_mb"], 1)}
+    state = {"max_bytes_per_vehicle": max(sizes), "median_bytes_per_vehicle": round(statistics.median(sizes))}
+    return replay, state
+
+
+def broker_answers(bootstrap: str) -> bool:
+    host, _, port = bootstrap.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=2).close()
+        return True
+    except OSError:
+        return False
+
+
+def worker_figures(work: Path, bootstrap: str) -> tuple[dict, dict]:
+    import asyncio
+
+    from benchmarks.worker_throughput import INPUTS, baseline, worker_rate
+    from streams.admin import create_topics, delete_topics, group_progress, publish, publish_end_of_input
+
+    delete_topics(bootstrap)
+    create_topics(bootstrap, 4, 1)
+    for topic in INPUTS:
+        publish(bootstrap, topic, work / "telemetry" / f"{topic}.jsonl")
+    publish_end_of_input(bootstrap)
+    total = group_progress(bootstrap, "nobody", INPUTS).end
+    raw = asyncio.run(baseline(bootstrap, total))
+    feed_args = ["--feed", str(work / "feed"), "--fleet", str(work / "fleet.csv")]
+    one, (records, size) = worker_rate(bootstrap, total, extra_args=feed_args)
+    two, _ = worker_rate(bootstrap, total, extra_args=feed_args, workers=2)
+    worker = {"events_per_s": round(one), "raw_events_per_s": round(raw), "ratio_to_raw": round(one / raw, 4),
+              "two_workers_events_per_s": round(two), "two_workers_ratio": round(two / one, 2)}
+    return worker, {"changelog_bytes_per_event": round(size / total, 1), "changelog_records": records}
+
+
+def machine() -> dict:
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+
+
+def commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE.parent)
+    dirty = subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True, cwd=HERE.parent).stdout
+    return done.stdout.strip() + ("+changes" if dirty.strip() else "")
+
+
+def table(results: dict) -> str:
+    rows = [("replay events/s", results["replay"]["events_per_s"], "decode only",
+             results["replay"]["decode_events_per_s"], results["replay"]["ratio_to_decode"], "≥ 100,000 and ≥ 0.10"),
+            ("replay peak RSS (MB)", results["replay"]["peak_rss_mb"], "", "", "", ""),
+            ("state per vehicle, largest (B)", results["state"]["max_bytes_per_vehicle"], "", "", "", "≤ 65,536"),
+            ("state per vehicle, median (B)", results["state"]["median_bytes_per_vehicle"], "", "", "", "")]
+    if "events_per_s" in results["worker"]:
+        w = results["worker"]
+        rows += [("worker events/s", w["events_per_s"], "raw aiokafka", w["raw_events_per_s"], w["ratio_to_raw"],
+                  "≥ 20,000 and ≥ 0.15"),
+                 ("2 workers events/s", w["two_workers_events_per_s"], "1 worker", w["events_per_s"],
+                  w["two_workers_ratio"], "≥ 1.6"),
+                 ("changelog bytes / event", results["state"]["changelog_bytes_per_event"], "", "", "", "≤ 1,024")]
+    header = ("measure", "value", "baseline", "baseline value", "ratio", "target")
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths))]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)) for row in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vehicles", type=int, default=150, help="about 15 per route; 1500 for the full city")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", type=Path, help="where the network and its telemetry are kept between runs")
+    parser.add_argument("--bootstrap", default=os.environ.get("FISCALIZA_KAFKA_BOOTSTRAP", "127.0.0.1:19092"))
+    parser.add_argument("--out", type=Path, default=HERE / "results.json")
+    args = parser.parse_args(argv)
+    work = args.work or Path(f"/tmp/fiscaliza-bench-{args.vehicles}-{args.seed}")
+    work, summary = network(work, args.vehicles, args.seed)
+    print(f"network: {summary}", flush=True)
+    replay, state = replay_figures(work)
+    worker: dict = {}
+    if broker_answers(args.bootstrap):
+        worker, changelog = worker_figures(work, args.bootstrap)
+        state.update(changelog)
+    else:
+        worker = {"skipped": f"no broker at {args.bootstrap} (scripts/kafka start)"}
+    results = {"network": summary, "replay": replay, "worker": worker, "state": state,
+               "latency": {"skipped": "not measured yet on the metropolitan network (benchmarks/live_latency.py "
+                                      "measures it on the sample)"},
+               "machine": machine(), "commit": commit()}
+    print(table(results))
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"written: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""One replay of a network's telemetry, measured from inside its own process (run by
+`python -m benchmarks` as a child, so its peak RSS is its own):
+
+    python -m benchmarks.replay_run FEED FLEET TACHOGRAPH CATRACA   -> one JSON line
+    python -m benchmarks.replay_run --decode-only TACHOGRAPH CATRACA -> one JSON line
+
+The replay is `fiscaliza.replay.replay`'s loop (same sorted input, same engine, same
+batch size) with the vehicle states' sizes sampled every SAMPLE_EVERY batches, as the
+worker would pack them into its table; the sampling time is left out of the rate. The
+decode-only pass reads the same files and decodes every line with the same decoder.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+SAMPLE_EVERY = 10  # batches of fiscaliza.replay.BATCH messages
+
+
+def peak_rss_mb() -> float:
+    # VmHWM, not getrusage: ru_maxrss survives exec and could be a parent's
+    return int(re.search(r"VmHWM:\s+(\d+) kB", Path("/proc/self/status").read_text()).group(1)) / 1024
+
+
+def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path) -> dict:
+    from engine.core import Engine
+    from engine.stored import pack
+    from fiscaliza.replay import BATCH, RUN, ReplayInputs, SortedInput, load_context
+
+    started = time.perf_counter()
+    inputs = ReplayInputs(feed=feed, fleet=fleet, tachograph=tachograph, catraca=catraca)
+    context = load_context(inputs)
+    loaded = time.perf_counter()
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    sizes: list[int] = []
+    sampling = 0.0
+    infractions = 0
+    with SortedInput(inputs, RUN) as messages:
+        stream = iter(messages)
+        for n in itertools.count(1):
+            batch = list(itertools.islice(stream, BATCH))
+            if not batch:
+                break
+            infractions += len(engine.ingest(batch).infractions)
+            if n % SAMPLE_EVERY == 0:
+                before = time.perf_counter()
+                sizes += [len(pack(state)) for state in engine.vehicle_states()]
+                sampling += time.perf_counter() - before
+        events = messages.count + len(messages.rejected)
+    infractions += len(engine.close().infractions)
+    finished = time.perf_counter()
+    return {"events": events, "seconds": finished - loaded - sampling, "load_seconds": loaded - started,
+            "peak_rss_mb": peak_rss_mb(), "state_sizes": sizes, "infraction_changes": infractions}
+
+
+def decode_run(tachograph: Path, catraca: Path) -> dict:
+    from telemetry import decode
+
+    started = time.perf_counter()
+    events = 0
+    for source, path in (("tachograph", tachograph), ("catraca", catraca)):
+        with open(path, "rb") as lines:
+            for line in lines:
+                decode(source, line.rstrip(b"\n"))
+                events += 1
+    return {"events": events, "seconds": time.perf_counter() - started, "peak_rss_mb": peak_rss_mb()}
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if args[0] == "--decode-only":
+        result = decode_run(*map(Path, args[1:3]))
+    else:
+        result = replay_run(*map(Path, args[:4]))
+    print(json.dumps(result))
