@@ -69,7 +69,7 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
     for a, b in speeding_episodes(t, speed, limit, policy):
         peak = a + int(np.argmax(speed[a : b + 1] - limit[a : b + 1]))
         trip = next((tf for tf in facts.trips if tf.departed_at <= t[a] <= tf.arrived_at), None)
-        fix = facts.fixes[peak]
+        fix = facts.fixes[a]  # art. 5 III: the place and the time of one record, the episode's first
         over = [i for i in range(a, b + 1) if speed[i] > limit[i] + policy.c01.tolerance_kmh]
         agreement = displacement_agreement(t, x, y, speed, over, policy.c01.max_ping_gap_s)
         if agreement is None or abs(agreement[0] - agreement[1]) > policy.c01.speed_agreement_kmh:

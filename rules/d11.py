@@ -79,7 +79,7 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
     farthest = first + int(np.argmax(distance[first : last + 1]))
     travel, duration = _measure(t, x, y, first, last)
     all_off = np.concatenate([np.arange(a, b + 1) for a, b in episodes])
-    fix = facts.fixes[farthest]
+    fix = facts.fixes[first]  # art. 5 III: the place and the time of one record, the episode's first
     return [make_infraction(
         CODE, policy, identity=trip_identity(facts),
         operator_id=facts.operator_id, route_id=realized.route_id, direction_id=realized.direction_id,

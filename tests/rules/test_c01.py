@@ -186,8 +186,9 @@ def test_evidence_has_max_speed_limit_and_ping_ids_yields_infraction():
     assert [p["speed_kmh"] for p in ev["pings"]] == [70.0, 84.0, 75.0]
     assert ev["from"] == "2026-12-01T06:00:10-03:00" and ev["to"] == "2026-12-01T06:00:30-03:00"
     assert ev["policy_version"] == POLICY.version
-    # lat/lon of the fastest ping (index 2)
-    assert (found[0].lat, found[0].lon) == (round(-19.755 + 2e-4, 7), -40.374)
+    # lat/lon of the ping at occurred_at, the episode's first (index 1): one record's place and time
+    assert (found[0].lat, found[0].lon) == (round(-19.755 + 1e-4, 7), -40.374)
+    assert found[0].occurred_at.isoformat() == ev["from"]
     assert "84 km/h" in found[0].description and "60 km/h" in found[0].description
 
 
