@@ -19,6 +19,21 @@ from simulator import SimulationSettings, simulate
 
 DEMO_FAULTS = ("detour", "late_departure", "suppressed_trip", "speeding", "broken_seal")
 DEMO_INPUT_FAULTS = ("malformed", "duplicates", "out_of_order")
+FAULTS_PT = {  # what the demo injected, as the manager reads it
+    "detour": "desvio de itinerário (D-11)",
+    "stop_bypass": "ponto de parada não atendido (A-07)",
+    "late_departure": "partida atrasada (D-13)",
+    "en_route_lateness": "atraso em ponto de controle (B-04)",
+    "suppressed_trip": "viagem não realizada (D-22)",
+    "frequency_shortfall": "partida de frequência não realizada (D-12)",
+    "broken_seal": "lacre da catraca rompido (D-21)",
+    "silent_catraca": "catraca sem registros (D-19)",
+    "speeding": "excesso de velocidade (C-01)",
+    "malformed": "mensagens malformadas",
+    "duplicates": "mensagens duplicadas",
+    "out_of_order": "mensagens fora de ordem",
+    "gps_gap": "falha de GPS",
+}
 
 
 def simulate_files(feed_path: Path | None, fleet_path: Path | None, settings: SimulationSettings, out: Path,
@@ -47,6 +62,12 @@ def last_service_day_before(feed, today: dt.date) -> dt.date:
     return before[-1]
 
 
+def day_is_over(day: dt.date, today: dt.date) -> bool:
+    """The demo lavra a day's autos only once the day is over: today's service is still
+    running, and an auto never comes before the fact it states."""
+    return day < today
+
+
 def default_demo_day() -> dt.date:
     """`last_service_day_before` today, today as the clock reads it in the feed's timezone."""
     feed = load_feed(joao_neiva()[0])
@@ -61,12 +82,13 @@ def run_demo(out: Path, date: dt.date, seed: int) -> None:
     console.print(f"[bold]fiscaliza demo[/bold] — rede de exemplo de João Neiva, {date:%d/%m/%Y}")
     with Progress("Simulando telemetria") as progress:
         simulated = simulate_files(feed_path, fleet_path, settings, telemetry_dir, progress=progress.update)
-    console.print(f"Simulados {simulated.pings} registros de tacógrafo e {simulated.catraca_readings} de catraca "
-                  f"({simulated.runs} viagens executadas). Falhas injetadas:")
+    console.print(f"Simulados {simulated.pings:,} registros de tacógrafo e {simulated.catraca_readings:,} de catraca "
+                  f"({simulated.runs} viagens executadas). Falhas injetadas:".replace(",", "."))
     for fault in simulated.injected:
         target = fault.get("trip_id") or ""
         vehicle = fault.get("vehicle_id") or ""
-        console.print(f"  • {fault['fault']} {target} {vehicle}".rstrip())
+        name = FAULTS_PT.get(fault["fault"], fault["fault"])
+        console.print(f"  • {name}{': viagem ' + target if target else ''}{', veículo ' + vehicle if vehicle else ''}")
     inputs = ReplayInputs(feed=feed_path, fleet=fleet_path, tachograph=simulated.tachograph,
                           catraca=simulated.catraca)
     with Progress("Reprocessando") as progress:
@@ -141,10 +163,10 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
             if role == "fiscal":
                 fiscal = Actor.of(user)
     calendar = calendar_for(context.policy)
-    # acts are dated by the clock: the autos are lavrados today (a demo of a day still to
-    # come leaves them as drafts: an act is never dated in the future)
+    # acts are dated by the clock: the autos are lavrados today (a demo of today or of a day
+    # still to come leaves them as drafts: no auto for what may not have happened yet)
     today = dt.datetime.now(context.policy.tz).date()
-    lavrados = today >= date
+    lavrados = day_is_over(date, today)
     if lavrados:
         lavrar_drafts(sessions, fiscal, today, calendar=calendar, issuer_name=issuer_name(context.policy),
                       signer=signer)
@@ -181,7 +203,7 @@ def fiscaliza_command() -> str:
 def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
     command = fiscaliza_command()
     table = Table(title="Autos de infração lavrados" if dockets.lavrados else
-                  "Autos de infração em rascunho (o dia simulado ainda não chegou: nenhum ato é datado no futuro)")
+                  "Autos de infração em rascunho (o dia simulado ainda não terminou: nenhum auto antes do fato)")
     for column in ("auto nº", "código", "operadora", "multa (UFIR)", "próximo prazo"):
         table.add_column(column, justify="right" if column == "multa (UFIR)" else "left")
     for label, code, operator, ufir, deadline in dockets.labels:

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
-from fiscaliza.money import brl
+from fiscaliza.money import brl, fine_brl
 from rules.anexo_i import ARTICLES
 from gtfs.schedule import frequency_windows, scheduled_trips
 
@@ -128,15 +128,19 @@ def print_infractions(result, console: Console) -> None:
     by_code: dict[str, list] = {}
     for infraction in result.infractions:
         by_code.setdefault(infraction.code, []).append(infraction)
-    total = 0
+    # each auto's fine is rounded to the cent on its own (as the auto states it), and the
+    # sums add those: rounding a sum could differ by a cent from the autos it sums
+    total, total_brl = 0, 0
     for code, records in sorted(by_code.items()):
         status = Counter(i.status for i in records)
-        due = sum(i.fine_ufir for i in records if i.status == "confirmed")
-        total += due
+        confirmed = [i for i in records if i.status == "confirmed"]
+        due = sum(i.fine_ufir for i in confirmed)
+        due_brl = sum(fine_brl(i.fine_ufir, ufir) for i in confirmed)
+        total, total_brl = total + due, total_brl + due_brl
         situation = ", ".join(f"{count} {_status_pt(name, records)}" for name, count in sorted(status.items()))
         article = ARTICLES.get(code)
-        table.add_row(code, article.text if article else "", str(len(records)), situation, str(due), brl(due * ufir))
-    table.add_row("total", "", str(len(result.infractions)), "", str(total), brl(total * ufir))
+        table.add_row(code, article.text if article else "", str(len(records)), situation, str(due), brl(due_brl))
+    table.add_row("total", "", str(len(result.infractions)), "", str(total), brl(total_brl))
     console.print(table)
     operators = Table(title="Por operadora — multa prevista das confirmadas")
     for column in ("operadora", "infrações", "confirmadas", "UFIR", "R$"):
@@ -146,6 +150,7 @@ def print_infractions(result, console: Console) -> None:
         mine = [i for i in result.infractions if i.operator_id == operator]
         confirmed = [i for i in mine if i.status == "confirmed"]
         due = sum(i.fine_ufir for i in confirmed)
+        due_brl = sum(fine_brl(i.fine_ufir, ufir) for i in confirmed)
         name = result.feed.agencies[operator].name if operator in result.feed.agencies else operator
-        operators.add_row(f"{operator} — {name}", str(len(mine)), str(len(confirmed)), str(due), brl(due * ufir))
+        operators.add_row(f"{operator} — {name}", str(len(mine)), str(len(confirmed)), str(due), brl(due_brl))
     console.print(operators)

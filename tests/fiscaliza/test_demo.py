@@ -36,3 +36,21 @@ def test_the_sample_covers_the_current_and_the_next_year(sample):
 def test_before_the_sample_calendar_there_is_no_default_day(sample):
     with pytest.raises(DemoError, match="pass --date"):
         last_service_day_before(sample, D(2026, 1, 1))
+
+
+@pytest.mark.parametrize("day, lavrados", [
+    (D(2026, 12, 1), True),  # yesterday: over, its autos are lavrados today
+    (D(2026, 12, 2), False),  # today: its service still runs (a 22:07 event may be to come)
+    (D(2026, 12, 3), False),  # tomorrow
+])
+def test_autos_are_lavrados_only_for_a_day_that_is_over(day, lavrados):
+    from fiscaliza.demo import day_is_over
+
+    assert day_is_over(day, D(2026, 12, 2)) is lavrados
+
+
+def test_every_fault_the_simulator_injects_has_its_portuguese_name():
+    from fiscaliza.demo import FAULTS_PT
+    from simulator.faults import FAULTS, INPUT_FAULTS
+
+    assert set(FAULTS) | set(INPUT_FAULTS) <= set(FAULTS_PT)

@@ -42,6 +42,16 @@ def test_only_confirmed_infractions_count_in_the_fine_foreseen_per_code_and_oper
     assert "multa prevista" in text and "devida" in text
 
 
+def test_sums_add_the_fines_each_auto_states_rounded_to_the_cent():
+    # three C-01 of 150 UFIR: each auto R$ 159,615 -> R$ 159,62, together R$ 478,86; the
+    # rounded sum 450 × 1,0641 = R$ 478,845 -> R$ 478,85 would be a cent off the autos
+    text = summary(*(infraction("C-01", CONFIRMED, n) for n in (1, 2, 3)))
+    total = next(line for line in text.splitlines() if line.startswith("│ total"))
+    assert "R$ 478,86" in total
+    operator = next(line for line in text.splitlines() if "VNV — Viação Neivense" in line)
+    assert "R$ 478,86" in operator
+
+
 def test_an_art45_exemption_on_an_incomplete_month_says_it_is_provisional():
     incomplete = infraction("D-22", EXEMPT_ART45, 2, {"art45": {"month_complete": False}})
     assert "provisória(s): mês incompleto" in " ".join(summary(incomplete).split())
