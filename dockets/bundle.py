@@ -50,6 +50,11 @@ class BundleError(ValueError):
     """The file is not a readable evidence bundle, or its contents fail their digests."""
 
 
+class BundleAltered(BundleError):
+    """A readable bundle whose files are not the ones its manifest lists: an answer of the
+    check (not upheld), not a file that cannot be checked."""
+
+
 @dataclass(frozen=True)
 class RawLines:
     """Raw telemetry lines of one source, as received."""
@@ -217,12 +222,12 @@ def read_bundle(data: bytes) -> Bundle:
             raise BundleError(f"o registro da infração não tem {key}")
     extra = sorted(set(members) - set(listed) - {MANIFEST, SIGNATURE})
     if extra:
-        raise BundleError(f"arquivos não listados no manifesto: {', '.join(extra)}")
+        raise BundleAltered(f"arquivos não listados no manifesto: {', '.join(extra)}")
     for name, digest in sorted(listed.items()):
         if name not in members:
-            raise BundleError(f"arquivo ausente do pacote: {name[:120]}")
+            raise BundleAltered(f"arquivo ausente do pacote: {name[:120]}")
         if sha256(members[name]) != digest:
-            raise BundleError(f"o arquivo {name} foi alterado: SHA-256 não confere com o manifesto")
+            raise BundleAltered(f"o arquivo {name} foi alterado: SHA-256 não confere com o manifesto")
     return Bundle(manifest=manifest, infraction=infraction, members=members)
 
 

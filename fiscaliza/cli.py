@@ -337,7 +337,7 @@ def verify(
     the rule re-run on the bundle alone. Exit 0 only if all three hold, 1 if not.
 
     Given an auto's PDF, check that it is the one the Órgão signed (exit 0) or not (1)."""
-    from dockets.bundle import BundleError, verify_bundle
+    from dockets.bundle import BundleAltered, BundleError, verify_bundle
     from dockets.signing import SigningError, key_id, load_public_key
     from fiscaliza.replay import InputError
 
@@ -353,6 +353,11 @@ def verify(
         _verify_pdf(bundle, data, signature, trusted)
     try:
         verdict = verify_bundle(data, trusted)
+    except BundleAltered as exc:  # checked, and found altered: the check's answer (exit 1)
+        print(f"Pacote {bundle.name}")
+        print(f"  • Integridade: {exc}")
+        print("RESULTADO: pacote ADULTERADO: a infração não pode ser reproduzida a partir dele")
+        raise typer.Exit(1)
     except (BundleError, InputError) as exc:
         fail(f"{bundle}: {exc}")
     print(f"Pacote {bundle.name} — SHA-256 {verdict.bundle_sha256}")

@@ -95,6 +95,20 @@ def test_verify_a_forged_bundle_with_a_recomputed_manifest_fails_authenticity_ex
     assert "Autenticidade NÃO comprovada" in result.stdout and "conteúdo assinado foi alterado" in result.stdout
 
 
+def test_verify_a_bundle_altered_after_its_manifest_is_a_failed_check_exit_1(demo, tmp_path):
+    # before: exit 2, as if the file could not be checked; it was checked, and is altered
+    out, _ = demo
+    source = sorted((out / "autos").glob("*-D-11-evidencias.zip"))[0]
+    altered = tmp_path / "alterado.zip"
+    with zipfile.ZipFile(source) as original, zipfile.ZipFile(altered, "w") as copy:
+        for name in original.namelist():
+            data = original.read(name)
+            copy.writestr(name, data.replace(b"JN-2014", b"JN-2013") if name == "tachograph.jsonl" else data)
+    result = fiscaliza("verify", altered, "--public-key", out / "chave-do-orgao.pub")
+    assert result.returncode == 1, result.stderr
+    assert "tachograph.jsonl foi alterado" in result.stdout and "pacote ADULTERADO" in result.stdout
+
+
 def test_verify_with_a_rotated_out_key_still_upholds_old_bundles(demo, tmp_path):
     # a new key is created and published; the old public key stays published beside it
     out, _ = demo
