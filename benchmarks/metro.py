@@ -246,7 +246,12 @@ def write_feed(out: Path, vehicles: int, seed: int) -> dict:
                 trip_id = f"{route.route_id}-{direction}-FREQ"
                 trip_rows.append([route.route_id, "PICO", trip_id, headsign, direction, "", shape_id])
                 stop_time_rows += _stop_times(trip_id, PEAK_START_S, stop_ids, stop_at, running_s)
-                frequency_rows.append([trip_id, _hms(PEAK_START_S), _hms(last_departure + 1), headway_s, 0])
+                # the window ends where the next departure would be, as real feeds write it (an
+                # end one second after the last departure puts that departure at the window's
+                # edge, and its terminal exit, seconds later, outside: a D-12 the data made up)
+                departures = (last_departure - PEAK_START_S) // headway_s + 1
+                frequency_rows.append([trip_id, _hms(PEAK_START_S), _hms(PEAK_START_S + departures * headway_s),
+                                       headway_s, 0])
         if not route.headway_based:
             departures = [(d, t) for d in (0, 1) for t in range(PEAK_START_S, PEAK_END_S - running_s + 1, headway_s)]
             for b, block in enumerate(_chain(departures, running_s)):

@@ -73,3 +73,11 @@ def test_faults_come_at_a_rate_per_run():
     assert faults.count("detour") == 6 and faults.count("late_departure") == 20
     assert faults.count("frequency_shortfall") == 1
     assert set(metro.fault_list(10)) == set(metro.FAULTS_PER_1000_RUNS)  # at least one of each
+
+
+def test_frequency_windows_end_where_the_next_departure_would_be(network):
+    # an end one second after the last departure put that departure on the window's edge:
+    # its terminal exit, seconds later, fell outside and made a D-12 of a trip that ran
+    _, _, feed = network
+    for window in feed.frequencies:
+        assert (window.end_s - window.start_s) % window.headway_s == 0, window
