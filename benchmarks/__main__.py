@@ -39,10 +39,18 @@ def _child(*args: str) -> dict:
 def network(work: Path, vehicles: int, seed: int) -> tuple[Path, dict]:
     from benchmarks import metro
 
+    import hashlib
+    import shutil
+
+    # reused only if built by this very generator: a changed generator builds anew
+    generator = hashlib.sha256(Path(metro.__file__).read_bytes()).hexdigest()[:16]
     summary_path = work / "summary.json"
     if summary_path.exists():
-        return work, json.loads(summary_path.read_text())
-    summary = metro.build(work, vehicles, seed)
+        summary = json.loads(summary_path.read_text())
+        if summary.get("generator") == generator:
+            return work, summary
+        shutil.rmtree(work)
+    summary = metro.build(work, vehicles, seed) | {"generator": generator}
     summary_path.write_text(json.dumps(summary))
     return work, summary
 
