@@ -29,8 +29,7 @@ from gtfs import Feed, load_feed
 from telemetry import Rejection, decode
 
 CHART_KINDS = ("velocidade", "disco", "mapa")
-# The PDF's charts: the web app lists CHART_KINDS with its own titles, and learns the
-# catraca chart when it names it (web/views.py CHART_TITLES).
+# The auto's charts, on the PDF and on the web page (web/views.py CHART_TITLES names each).
 PDF_CHART_KINDS = (*CHART_KINDS, "catraca")
 # The codes whose facts are the catraca's readings: their auto charts the counter and seal.
 CATRACA_CODES = frozenset({"D-19", "D-21"})
@@ -300,6 +299,39 @@ def _shipped_policy() -> Policy:
     return load_policy()
 
 
+@dataclass(frozen=True)
+class Wording:
+    """How an auto reads as law, the same on its PDF and on its web page: the rule's and
+    the place finder's text with decimal commas, the vehicles it names with their plates,
+    the evidence named by the label dictionary, D-13's escalation in words."""
+
+    description: str
+    place: str | None
+    vehicles: list[tuple[str, str | None]]  # (número de ordem, placa or None)
+    evidence_rows: list[dict]
+    fine_explanation: str | None
+
+
+def wording(docket: Docket, bundle: bytes | None) -> Wording:
+    """The auto's wording, read with its bundle's policy and fleet (the shipped policy and
+    the docket's own plate without a bundle)."""
+    plates = {docket.vehicle_id: docket.plate} if docket.vehicle_id and docket.plate else {}
+    policy = None
+    if bundle is not None:
+        evidence = _evidence(bundle)
+        policy = evidence.policy
+        plates = {**evidence.plates, **plates}
+    context = _label_context(docket, policy)
+    return Wording(
+        # written by the rules and the place finder with decimal points: the auto writes commas
+        description=ptbr.decimal_commas(docket.description or ""),
+        place=ptbr.decimal_commas(docket.place) if docket.place else None,
+        vehicles=[(v, plates.get(v)) for v in _vehicles_named(docket)],
+        evidence_rows=_evidence_rows(docket.infraction.get("evidence", {}), context),
+        fine_explanation=labels.d13_fine(None, context) if docket.code == "D-13" else None,
+    )
+
+
 def document_context(docket: Docket, bundle: bytes | None, *, calendar: BusinessCalendar, issuer_name: str,
                      fiscal_name: str | None = None, fiscal_registration: str | None = None,
                      operator_name: str | None = None, audit_head: Head | None = None) -> dict:
@@ -308,13 +340,9 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
     route = None
     graphics = {}
     signer = None
-    policy = None
-    plates = {docket.vehicle_id: docket.plate} if docket.vehicle_id and docket.plate else {}
     if bundle is not None:
         evidence = _evidence(bundle)
         signer = evidence.signer
-        policy = evidence.policy
-        plates = {**evidence.plates, **plates}
         tz = evidence.feed.timezone
         route = evidence.feed.routes.get(docket.route_id or "")
         for kind in PDF_CHART_KINDS:
@@ -322,16 +350,15 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
             if png is not None:
                 graphics[kind] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
     fine = fine_brl(docket.fine_ufir, docket.ufir_brl)
-    context = _label_context(docket, policy)
+    words = wording(docket, bundle)
     return {
         "docket": docket,
         "issuer_name": issuer_name,
         "operator_name": operator_name or docket.operator_id,
         "route": route,
         "occurred_local": docket.occurred_at.astimezone(tz),
-        # written by the rules and the place finder with decimal points: the auto writes commas
-        "description": ptbr.decimal_commas(docket.description or ""),
-        "place": ptbr.decimal_commas(docket.place) if docket.place else None,
+        "description": words.description,
+        "place": words.place,
         "fine_brl": fine,
         "ufir_brl": float(docket.ufir_brl),
         "status": status,
@@ -339,9 +366,9 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
         "fiscal_name": fiscal_name,
         "fiscal_registration": fiscal_registration,
         "graficos": graphics,
-        "evidence_rows": _evidence_rows(docket.infraction.get("evidence", {}), context),
-        "fine_explanation": labels.d13_fine(None, context) if docket.code == "D-13" else None,
-        "vehicles": [(v, plates.get(v)) for v in _vehicles_named(docket)],
+        "evidence_rows": words.evidence_rows,
+        "fine_explanation": words.fine_explanation,
+        "vehicles": words.vehicles,
         "bundle_sha256": docket.bundle_sha256,
         "signer": signer,
         "audit_head": audit_head,

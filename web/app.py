@@ -45,7 +45,7 @@ from dockets import service, workflow
 from dockets.anchors import AnchorLog
 from dockets.audit import AuditKey
 from dockets.calendar import BusinessCalendar
-from dockets.document import CHART_KINDS
+from dockets.document import PDF_CHART_KINDS, wording
 from dockets.service import DocketError, Forbidden, NotFound
 from dockets.signing import SigningKey
 from gtfs import Feed
@@ -192,7 +192,7 @@ class _Web:
     def available_charts(self, docket: Docket, bundle: EvidenceBundle | None) -> list[str]:
         if bundle is None:
             return []
-        return [kind for kind in CHART_KINDS if self.chart_png(docket, bundle, kind) is not None]
+        return [kind for kind in PDF_CHART_KINDS if self.chart_png(docket, bundle, kind) is not None]
 
 
 def _web(request: Request) -> _Web:
@@ -512,7 +512,8 @@ def _install_docket_routes(app: FastAPI, web: _Web) -> None:
             pdf_signed = has_pdf and session.scalar(select(DocketPdf.signature.is_not(None))
                                                     .where(DocketPdf.docket_id == docket.id))
             context = views.docket_context(session, docket, actor=user.actor, calendar=config.calendar,
-                                           today=web.today(), tz=web.tz, charts=web.available_charts(docket, bundle))
+                                           today=web.today(), tz=web.tz, charts=web.available_charts(docket, bundle),
+                                           wording=wording(docket, bundle.data if bundle else None))
         done = ACTION_FORMS.get(feito)
         return web.render(request, "auto.html", {
             **context, "has_pdf": has_pdf, "pdf_signed": bool(pdf_signed), "has_bundle": bundle is not None, "today": web.today().isoformat(),
@@ -555,7 +556,7 @@ def _install_docket_routes(app: FastAPI, web: _Web) -> None:
     def docket_chart(docket_id: DocketId, kind: str, user: FileUser):
         with config.sessions() as session:
             docket = service.get_docket(session, user.actor, docket_id)
-            if kind not in CHART_KINDS:
+            if kind not in PDF_CHART_KINDS:
                 raise NotFound("Gráfico não encontrado.")
             bundle = service.bundle_of(session, user.actor, docket.id)
             png = web.chart_png(docket, bundle, kind)

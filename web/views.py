@@ -31,12 +31,15 @@ CHART_TITLES = {
     "velocidade": "Tacógrafo: velocidade × tempo",
     "disco": "Disco diagrama de 24 horas",
     "mapa": "Trajeto registrado × itinerário",
+    "catraca": "Catraca: contador e lacre ao longo do dia",
 }
 CHART_ALTS = {
     "velocidade": "Gráfico da velocidade registrada pelo tacógrafo ao longo do tempo, com o intervalo da "
                   "infração destacado",
     "disco": "Disco diagrama de 24 horas do tacógrafo do veículo no dia da infração",
     "mapa": "Mapa do trajeto registrado pelo veículo sobre o itinerário da linha e seu corredor de tolerância",
+    "catraca": "Registros da catraca no dia da infração: contador de passagens, estado do lacre e períodos em "
+               "serviço, com o período da infração destacado",
 }
 EXTRA_ACTION_LABELS = {
     "Registrar": "Infração registrada (detecção automática)",
@@ -308,7 +311,8 @@ def split_legal_basis(docket: Docket) -> tuple[str, str]:
 
 
 def docket_context(session: Session, docket: Docket, *, actor: service.Actor, calendar: BusinessCalendar,
-                   today: dt.date, tz: ZoneInfo, charts: list[str]) -> dict:
+                   today: dt.date, tz: ZoneInfo, charts: list[str], wording) -> dict:
+    """`wording` is the auto's `dockets.document.Wording`: the page reads as the PDF does."""
     status = service.status_of(docket)
     running = workflow.deadlines(status, calendar)
     deadlines = [DeadlineView(field, label, getattr(running, field), DEADLINE_NOTES[field],
@@ -358,4 +362,9 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "relato": evidence.get("relato") if docket.source == service.MANUAL else None,
         "manual_fiscal": evidence.get("fiscal") if docket.source == service.MANUAL else None,
         "driver_id": evidence.get("driver_id"),
+        "description": wording.description,
+        "place": wording.place,
+        "vehicles": wording.vehicles,
+        "evidence_rows": wording.evidence_rows,
+        "fine_explanation": wording.fine_explanation,
     }

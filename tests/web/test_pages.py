@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from dockets import workflow
+from dockets import ptbr, workflow
 from dockets.signing import check
 from dockets.store import AuditEntry, Docket, Occurrence
 from web.format import brl, fine_brl
@@ -263,8 +263,9 @@ def test_the_docket_page_shows_every_field_of_art_5(kit, browser):
         "I — Empresa operadora", "Transportes Rio Doce (TRD)",
         "II — Linha, número de ordem e placa do veículo", f"Linha {docket.route_id}",
         f"Veículo nº de ordem {docket.vehicle_id} · placa {docket.plate}",
-        "III — Local, data e hora", docket.place, local.strftime("%d/%m/%Y às %H:%M:%S") + " (horário de Brasília)",
-        "IV — Infrator", "V — Descrição da infração e dispositivo legal violado", docket.description,
+        "III — Local, data e hora", ptbr.decimal_commas(docket.place), local.strftime("%d/%m/%Y às %H:%M:%S") + " (horário de Brasília)",
+        "IV — Infrator", "V — Descrição da infração e dispositivo legal violado",
+        ptbr.decimal_commas(docket.description),
         "Grupo “C”, C-01; multa conforme art. 3º", "C-01 — dirigir com excesso de velocidade",
         "VI — Valor da multa", "150 UFIR × R$ 1,0641 = R$ 159,62",
         "VII — Assinatura do autuado", "VIII — Representante credenciado do Órgão Gerencial",
@@ -525,3 +526,37 @@ def test_the_gestor_verifies_the_audit_record_and_sees_the_first_break(kit, brow
     assert page.status_code == 409
     assert f"Registro rompido. auto 0001/2026 (id {d11}) difere do seu último registro de auditoria em: fine_ufir" \
         in text_of(page)
+
+
+def test_the_docket_page_reads_as_the_pdf(kit, browser):
+    """The web page of an auto has the PDF's wording (dockets.document.wording): decimal
+    commas, the vehicles and plates the auto names, D-13's escalation in words, the
+    catraca chart of D-19/D-21 and the evidence named by the label dictionary."""
+    gestor = browser("gestor")
+    ids = kit.dockets_of("TRD") + kit.dockets_of("VNV")
+    pages = {d: (kit.code(d), gestor.get(f"/autos/{d}")) for d in ids}
+    for docket_id, (code, response) in pages.items():
+        assert response.status_code == 200, code
+        page = text_of(response)
+        assert not re.search(r"lat\. -?\d+\.\d", page), (code, re.search(r"lat\. -?\d+\.\d+", page))
+        assert not re.search(r"(?<![\w.])\d+\.\d+ (min|m|km|km/h|s|%)\b", page), code
+        assert not re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", page), code  # no ISO timestamp
+        evidence = re.search(r"Evidências \(art\. 6º\)(.*?)Prazos", page).group(1)
+        assert not re.search(r"\b[a-z]+_[a-z_]+\b", evidence), (code, re.findall(r"\b[a-z]+_[a-z_]+\b", evidence))
+        assert not re.search(r"\b(True|False|None)\b|\[\{|\{'", evidence), code
+        assert "Registros que constatam a infração" in page, code
+    d13 = next(d for d, (code, _) in pages.items() if code == "D-13")
+    page = text_of(pages[d13][1])
+    assert "Veículo nº de ordem JN-1011 · placa RQB4E17" in page
+    assert "Veículo nº de ordem — · placa —" not in page
+    assert ("Cálculo da multa majorada: multa de 200 UFIR acrescida de 100 % a cada 10 % de viagens fora do "
+            "horário: 1 de 68 viagens realizadas = 1,47 % das viagens → nenhum acréscimo → 200 UFIR") in page
+    d21 = next(d for d, (code, _) in pages.items() if code == "D-21")
+    assert f'src="/autos/{d21}/graficos/catraca.png"' in pages[d21][1].text
+    assert "Catraca: contador e lacre ao longo do dia" in text_of(pages[d21][1])
+    chart = gestor.get(f"/autos/{d21}/graficos/catraca.png")
+    assert chart.status_code == 200 and chart.content.startswith(b"\x89PNG")
+    # a chart the auto has not (a speeding auto has no catraca facts) is not found
+    c01 = next(d for d, (code, _) in pages.items() if code == "C-01")
+    assert "catraca.png" not in pages[c01][1].text
+    assert gestor.get(f"/autos/{c01}/graficos/catraca.png").status_code == 404
