@@ -328,11 +328,29 @@ def _status(value: str) -> str:
     return STATUS_PT.get(value, value)
 
 
-def _shown(value) -> str:
-    """A recorded value for a side-by-side comparison: short, and plain JSON (not Python)."""
+def _shown(value, key: str | None = None, evidence: bool = False) -> str:
+    """A recorded value for a side-by-side comparison, written as the auto writes it: an
+    evidence value by its label's formatter, a record's field in Brazilian notation; short.
+    Anything a formatter cannot read is shown as plain JSON (never as Python)."""
+    from dockets import labels, ptbr
+
     if value is None:
         return "—"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    try:
+        if evidence and (known := labels.label(key)) is not None:
+            text = known.format(value, labels.Context())
+        elif key == "occurred_at":
+            text = ptbr.instant(dt.datetime.fromisoformat(value))
+        elif key == "service_date":
+            text = ptbr.date(dt.date.fromisoformat(value))
+        elif key == "description":
+            text = ptbr.decimal_commas(value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            text = ptbr.amount(value, 7 if key in ("lat", "lon") else 3)
+        else:
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 80 else text[:77] + "…"
 
 
@@ -376,7 +394,7 @@ def verify_bundle(data: bytes, trusted: Mapping | None = None) -> Verdict:
         verdict.findings.append(f"{rerun_of} e não gerou esta infração (identificador "
                                 f"{recorded['infraction_id']}): NÃO reproduzida.")
         return verdict
-    verdict.differences = [(name, _shown(recorded.get(key)), _shown(again.get(key)))
+    verdict.differences = [(name, _shown(recorded.get(key), key), _shown(again.get(key), key))
                            for key, name in _COMPARED.items() if again.get(key) != recorded.get(key)]
     if verdict.differences:
         verdict.findings.append(f"{rerun_of} e gerou um registro de mesmo identificador ({recorded['infraction_id']}) "
@@ -402,8 +420,9 @@ def _evidence_reproduced(recorded: dict, again: dict, verdict: Verdict) -> bool:
     if _without_art45(again["evidence"]) != _without_art45(recorded["evidence"]):
         keys = sorted(k for k in set(again["evidence"]) | set(recorded["evidence"])
                       if again["evidence"].get(k) != recorded["evidence"].get(k) and k != "art45")
-        verdict.differences += [(f"evidência: {label(k).text if label(k) else k}", _shown(recorded["evidence"].get(k)),
-                                 _shown(again["evidence"].get(k))) for k in keys]
+        verdict.differences += [(f"evidência: {label(k).text if label(k) else k}",
+                                 _shown(recorded["evidence"].get(k), k, evidence=True),
+                                 _shown(again["evidence"].get(k), k, evidence=True)) for k in keys]
         verdict.findings.append(f"Evidências recalculadas diferentes das registradas em {len(keys)} item(ns).")
         return False
     verdict.findings.append("As evidências recalculadas são idênticas às registradas.")

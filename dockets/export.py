@@ -40,7 +40,7 @@ def export_files(sessions: sessionmaker[Session], out: Path) -> list[Path]:
     with sessions() as session:
         for docket in session.scalars(select(Docket).where(Docket.number.is_not(None))
                                       .order_by(Docket.year, Docket.number)):
-            stem = f"auto-{docket.year}-{docket.number:04d}-{docket.code}"
+            stem = docket.file_stem
             pdf = session.get(DocketPdf, docket.id)
             if pdf is not None:
                 path = out / f"{stem}.pdf"

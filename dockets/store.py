@@ -128,6 +128,12 @@ class Docket(Base):
         """The auto's number as printed: 0007/2026, or the draft's id."""
         return f"{self.number:04d}/{self.year}" if self.number else f"rascunho {self.id}"
 
+    @property
+    def file_stem(self) -> str:
+        """The name its files share wherever they are written or downloaded (export, web):
+        auto-2026-0007-D-11 (.pdf, -evidencias.zip), or the draft's."""
+        return f"auto-{self.year}-{self.number:04d}-{self.code}" if self.number else f"rascunho-{self.id}-{self.code}"
+
 
 class EvidenceBundle(Base):
     __tablename__ = "evidence_bundles"

@@ -528,7 +528,7 @@ def _install_docket_routes(app: FastAPI, web: _Web) -> None:
         with config.sessions() as session:
             docket = service.get_docket(session, user.actor, docket_id)
             pdf = service.pdf_of(session, user.actor, docket.id)
-            name = f"auto-{docket.number:04d}-{docket.year}.pdf" if docket.number else f"auto-{docket.id}.pdf"
+            name = f"{docket.file_stem}.pdf"
             data = pdf.data
         return Response(data, media_type="application/pdf", headers={"Content-Disposition": _attachment_header(name)})
 
@@ -539,7 +539,7 @@ def _install_docket_routes(app: FastAPI, web: _Web) -> None:
             pdf = service.pdf_of(session, user.actor, docket.id)
             if pdf.signature is None:
                 raise NotFound("Este PDF não foi assinado.")
-            name = f"auto-{docket.number:04d}-{docket.year}.pdf.assinatura.json"
+            name = f"{docket.file_stem}.pdf.assinatura.json"
             data = json.dumps(pdf.signature, indent=1) + "\n"
         return Response(data, media_type="application/json", headers={"Content-Disposition": _attachment_header(name)})
 
@@ -548,8 +548,9 @@ def _install_docket_routes(app: FastAPI, web: _Web) -> None:
         with config.sessions() as session:
             bundle = service.bundle_of(session, user.actor, docket_id)
             data, digest = bundle.data, bundle.sha256
+            name = f"{session.get(Docket, docket_id).file_stem}-evidencias.zip"
         return Response(data, media_type="application/zip",
-                        headers={"Content-Disposition": _attachment_header("evidencias.zip"),
+                        headers={"Content-Disposition": _attachment_header(name),
                                  "X-Evidence-SHA256": digest})
 
     @app.get("/autos/{docket_id}/graficos/{kind}.png")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 
 import pytest
@@ -255,3 +256,19 @@ def test_a_verdict_that_differs_shows_the_values_side_by_side(demo_day, maker):
     assert verdict.differences == [("multa (UFIR)", "400", "200")]
     assert not any("gerou a mesma infração" in f for f in verdict.findings)
     assert any("NÃO reproduzida" in f for f in verdict.findings)
+
+
+def test_differing_values_are_written_as_the_auto_writes_them(demo_day, maker):
+    # before: "2026-12-01T09:40:21-03:00 │ 2026-12-01T09:44:21-03:00" and "95.0 │ 80.0"
+    recorded = demo_day.record("C-01")
+    evidence = dict(recorded["evidence"], max_speed_kmh=95.5)
+    record = dict(recorded, occurred_at=recorded["occurred_at"][:10] + "T06:00:00-03:00", evidence=evidence)
+    verdict = verify_bundle(maker.bundle(record))
+    shown = dict((name, (mine, rerun)) for name, mine, rerun in verdict.differences)
+    assert shown["data e hora"][0] == "01/12/2026 06:00:00"
+    assert re.fullmatch(r"01/12/2026 \d\d:\d\d:\d\d", shown["data e hora"][1])
+    # the evidence differs too, but the record's fields are compared first: fix them and look again
+    verdict = verify_bundle(maker.bundle(dict(recorded, evidence=evidence)))
+    shown = dict((name, (mine, rerun)) for name, mine, rerun in verdict.differences)
+    assert shown["evidência: maior velocidade registrada"][0] == "95,5 km/h"
+    assert shown["evidência: maior velocidade registrada"][1].endswith(" km/h")

@@ -74,7 +74,7 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     pdf = fiscal.get(f"/autos/{d11}/auto.pdf")
     assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
     assert pdf.headers["content-type"] == "application/pdf"
-    assert 'filename="auto-0001-2026.pdf"' in pdf.headers["content-disposition"]
+    assert 'filename="auto-2026-0001-D-11.pdf"' in pdf.headers["content-disposition"]  # as the export names it
     # the PDF issued is signed by the Órgão (#13 item 2), its signature offered beside it
     assert "a assinatura do Órgão" in page
     signature = fiscal.get(f"/autos/{d11}/auto.pdf.assinatura.json")
@@ -269,7 +269,8 @@ def test_the_docket_page_shows_every_field_of_art_5(kit, browser):
         "Grupo “C”, C-01; multa conforme art. 3º", "C-01 — dirigir com excesso de velocidade",
         "VI — Valor da multa", "150 UFIR × R$ 1,0641 = R$ 159,62",
         "VII — Assinatura do autuado", "VIII — Representante credenciado do Órgão Gerencial",
-        f"SHA-256 do pacote de evidências: {docket.bundle_sha256}", "fiscaliza verify evidencias.zip",
+        f"SHA-256 do pacote de evidências: {docket.bundle_sha256}",
+        f"fiscaliza verify {docket.file_stem}-evidencias.zip --public-key chave-do-orgao.pub",
     ):
         assert fragment in page, fragment
     assert local.strftime("%H:%M:%S") == "13:04:23"  # the demo's speeding episode, local time
@@ -281,6 +282,8 @@ def test_the_docket_page_shows_every_field_of_art_5(kit, browser):
         assert chart.headers["cache-control"] == "no-store"
     bundle = operator.get(f"/autos/{c01}/evidencias.zip")
     assert bundle.status_code == 200 and kit.sha256(bundle.content) == docket.bundle_sha256
+    # downloaded under the name the page's command uses (and the export writes)
+    assert f'filename="{docket.file_stem}-evidencias.zip"' in bundle.headers["content-disposition"]
     assert f'href="/autos/{c01}/evidencias.zip"' in response.text
     # a route-level auto (D-13, no vehicle of its own) charts the vehicle of its off-schedule trip
     vnv = kit.dockets_of("VNV")[0]
