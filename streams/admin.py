@@ -60,6 +60,43 @@ def create_topics(bootstrap: str, partitions: int, replication: int,
         admin.close()
 
 
+def create_changelog_topics(bootstrap: str, app, replication: int, timeout_s: float = 15.0) -> dict[str, str]:
+    """Create the app's table changelogs before the worker joins its group, with the
+    configuration Faust would give them (compacted, the table's partitions and extra
+    configs). Faust creates them itself at start, but a topic just created may be missing
+    from the metadata the partition assignor reads ("Ignoring missing topic"): a global
+    table then never gets its partitions and the worker waits for its recovery forever
+    (seen in the worker tests, idle for 300 s). Created here, they are in the metadata
+    before the group is joined. Returns name -> 'created' | 'exists'."""
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin",
+                                 request_timeout_ms=int(timeout_s * 1000),
+                                 bootstrap_timeout_ms=int(timeout_s * 1000))
+    except KafkaError as exc:
+        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+    try:
+        existing = set(admin.list_topics())
+        outcome = {}
+        for table in app.tables.values():
+            topic = table.changelog_topic
+            name = topic.get_topic_name()
+            if name in existing:
+                outcome[name] = "exists"
+                continue
+            try:
+                admin.create_topics([NewTopic(name, topic.partitions, replication,
+                                              topic_configs={"cleanup.policy": "compact", **(topic.config or {})})])
+                outcome[name] = "created"
+            except TopicAlreadyExistsError:  # another worker of the app, starting at once
+                outcome[name] = "exists"
+        _await_partitions(admin, [n for n, o in outcome.items() if o == "created"], timeout_s)
+        return outcome
+    except KafkaError as exc:
+        raise StreamError(f"Kafka at {bootstrap} refused: {exc}") from None
+    finally:
+        admin.close()
+
+
 def _await_partitions(admin: KafkaAdminClient, names: list[str], timeout_s: float) -> None:
     """Creation is asynchronous: a topic may be listed with no partitions yet for a
     moment (seen once in the tests), and a worker started then would not find them."""

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import faust
 
 from engine.values import Context
+from streams.admin import StreamError, create_changelog_topics
 from streams.app import create_app
 from streams.logs import logging_config
 from streams.settings import Settings
+
+
+log = logging.getLogger(__name__)
 
 
 def banner(ctx: Context, settings: Settings) -> str:
@@ -30,6 +35,10 @@ def run_worker(ctx: Context, settings: Settings, loglevel: str = "info") -> None
     """Run until SIGTERM/SIGINT; Faust stops the agents and commits offsets on the way out."""
     app = create_app(ctx, settings)
     print(banner(ctx, settings), file=sys.stderr, flush=True)
+    try:
+        create_changelog_topics(settings.bootstrap, app, settings.replication)
+    except StreamError as exc:  # Kafka not up yet: Faust creates them itself, as it waits for it
+        log.warning("changelog topics not created before start: %s", exc)
     worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
                           logging_config=logging_config(loglevel))
     worker.execute_from_commandline()

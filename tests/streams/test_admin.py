@@ -105,3 +105,30 @@ def test_group_progress_counts_what_a_group_committed_against_the_end_offsets(ka
     # a group that never committed has done nothing; a topic not there yet is empty
     assert group_progress(kafka_bootstrap, f"never-{group}", ["occurrences"]).lag == 10
     assert group_progress(kafka_bootstrap, group, ["no-such-topic"]) == GroupProgress(0, 0)
+
+
+def test_the_tables_changelogs_exist_compacted_before_the_worker_joins(kafka_bootstrap):
+    # Faust creates them at start, but the assignor may not see them yet in the metadata:
+    # a global table then never got its partitions and the worker waited forever
+    from fiscaliza.replay import ReplayInputs, load_context
+    from fiscaliza.samples import joao_neiva
+    from streams.admin import create_changelog_topics
+    from streams.app import create_app
+    from streams.settings import Settings
+
+    feed, fleet = joao_neiva()
+    settings = Settings(bootstrap=kafka_bootstrap, app_id=f"changelogs-{uuid.uuid4().hex[:8]}", partitions=4)
+    app = create_app(load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=None)), settings)
+    names = {f"{settings.app_id}-{table}-changelog" for table in ("vehicles", "operators", "partitions",
+                                                                   "occurrences-table")}
+    assert create_changelog_topics(kafka_bootstrap, app, 1) == dict.fromkeys(names, "created")
+    assert create_changelog_topics(kafka_bootstrap, app, 1) == dict.fromkeys(names, "exists")
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    try:
+        assert {t["name"]: len(t["partitions"]) for t in admin.describe_topics(sorted(names))} == dict.fromkeys(names, 4)
+        vehicles = f"{settings.app_id}-vehicles-changelog"
+        config = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, vehicles)])["topic"][vehicles]
+        assert config["cleanup.policy"]["value"] == "compact"
+        assert config["max.message.bytes"]["value"] == "16777216"  # the state's own limit, as Faust sets it
+    finally:
+        admin.close()
