@@ -144,10 +144,9 @@ def room(kafka_bootstrap, reset_topics, postgres_cluster, tmp_path):
     sim = simulate(load_feed(feed_path), load_fleet(fleet_path),
                    SimulationSettings(DAY, DAY, seed=7, faults=DEMO_FAULTS, input_faults=DEMO_INPUT_FAULTS), tmp_path)
     reset_topics(kafka_bootstrap)
-    rest = {}
+    mornings, rest = {}, {}
     for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca)):
-        morning, rest[topic] = _split(path, MOMENT, tmp_path)
-        publish(kafka_bootstrap, topic, morning)
+        mornings[topic], rest[topic] = _split(path, MOMENT, tmp_path)
 
     worker_port, ops_port, prometheus_port = _free_port(), _free_port(), _free_port()
     env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": kafka_bootstrap, "FISCALIZA_APP_ID": APP_ID,
@@ -174,6 +173,19 @@ def room(kafka_bootstrap, reset_topics, postgres_cluster, tmp_path):
              f"--web.listen-address=127.0.0.1:{prometheus_port}"],
             stdout=logs["prometheus"].open("wb"), stderr=subprocess.STDOUT))
 
+        # the morning arrives once Prometheus scrapes the idle worker, as live data would: a
+        # counter first scraped after the worker had already counted everything shows no
+        # increase() (the worker, started faster, once got through the morning before it)
+        def worker_scraped() -> bool:
+            try:
+                return len(_query(prometheus_port, 'up{job="fiscaliza-workers"} == 1')) == 1
+            except OSError:  # Prometheus not listening yet
+                return False
+
+        _wait(worker_scraped, 120, "Prometheus does not scrape the worker", logs["prometheus"])
+        time.sleep(2)  # a scrape or two of the counters at zero
+        for topic, morning in mornings.items():
+            publish(kafka_bootstrap, topic, morning)
         _wait(lambda: caught_up(kafka_bootstrap), 480, "the worker has not consumed the morning", logs["worker"])
 
         def live_rows() -> int:
