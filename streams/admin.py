@@ -32,32 +32,9 @@ def topic_configs(topic: Topic) -> dict[str, str]:
 def create_topics(bootstrap: str, partitions: int, replication: int,
                   names: Iterable[str] | None = None, timeout_s: float = 15.0) -> dict[str, str]:
     """Create the topics that do not exist yet; returns name -> 'created' | 'exists'."""
-    try:
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin",
-                                 request_timeout_ms=int(timeout_s * 1000),
-                                 bootstrap_timeout_ms=int(timeout_s * 1000))
-    except KafkaError as exc:
-        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
-    try:
-        existing = set(admin.list_topics())
-        outcome = {}
-        for name in names or TOPICS:
-            topic = TOPICS[name]
-            if name in existing:
-                outcome[name] = "exists"
-                continue
-            try:
-                count = 1 if topic.single_partition else partitions
-                admin.create_topics([NewTopic(name, count, replication, topic_configs=topic_configs(topic))])
-                outcome[name] = "created"
-            except TopicAlreadyExistsError:
-                outcome[name] = "exists"
-        _await_partitions(admin, [n for n, o in outcome.items() if o == "created"], timeout_s)
-        return outcome
-    except KafkaError as exc:
-        raise StreamError(f"Kafka at {bootstrap} refused: {exc}") from None
-    finally:
-        admin.close()
+    specs = [NewTopic(name, 1 if TOPICS[name].single_partition else partitions, replication,
+                      topic_configs=topic_configs(TOPICS[name])) for name in names or TOPICS]
+    return _create_missing(bootstrap, specs, timeout_s)
 
 
 def create_changelog_topics(bootstrap: str, app, replication: int, timeout_s: float = 15.0) -> dict[str, str]:
@@ -68,6 +45,15 @@ def create_changelog_topics(bootstrap: str, app, replication: int, timeout_s: fl
     table then never gets its partitions and the worker waits for its recovery forever
     (seen in the worker tests, idle for 300 s). Created here, they are in the metadata
     before the group is joined. Returns name -> 'created' | 'exists'."""
+    specs = [NewTopic(table.changelog_topic.get_topic_name(), table.changelog_topic.partitions, replication,
+                      topic_configs={"cleanup.policy": "compact", **(table.changelog_topic.config or {})})
+             for table in app.tables.values()]
+    return _create_missing(bootstrap, specs, timeout_s)
+
+
+def _create_missing(bootstrap: str, specs: list[NewTopic], timeout_s: float) -> dict[str, str]:
+    """Create each topic of `specs` that does not exist yet (another process may create
+    it at the same moment: that is 'exists' too), and wait until all show partitions."""
     try:
         admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin",
                                  request_timeout_ms=int(timeout_s * 1000),
@@ -77,18 +63,15 @@ def create_changelog_topics(bootstrap: str, app, replication: int, timeout_s: fl
     try:
         existing = set(admin.list_topics())
         outcome = {}
-        for table in app.tables.values():
-            topic = table.changelog_topic
-            name = topic.get_topic_name()
-            if name in existing:
-                outcome[name] = "exists"
+        for spec in specs:
+            if spec.name in existing:
+                outcome[spec.name] = "exists"
                 continue
             try:
-                admin.create_topics([NewTopic(name, topic.partitions, replication,
-                                              topic_configs={"cleanup.policy": "compact", **(topic.config or {})})])
-                outcome[name] = "created"
-            except TopicAlreadyExistsError:  # another worker of the app, starting at once
-                outcome[name] = "exists"
+                admin.create_topics([spec])
+                outcome[spec.name] = "created"
+            except TopicAlreadyExistsError:
+                outcome[spec.name] = "exists"
         _await_partitions(admin, [n for n, o in outcome.items() if o == "created"], timeout_s)
         return outcome
     except KafkaError as exc:

@@ -16,11 +16,12 @@ def itineraries(feed: Feed) -> list[dict]:
     `route_id`, `direction_id`, `name` (pt-BR), `line` as [lat, lon] pairs (Leaflet's order)
     and `stops` ({name, lat, lon}) in the order a trip serves them."""
     projector = Projector(feed.epsg)
+    first_trip = {}  # (route, direction, shape) -> its first trip by trip_id: one pass over the trips
+    for trip in sorted(feed.trips.values(), key=lambda t: t.trip_id):
+        first_trip.setdefault((trip.route_id, trip.direction_id, trip.shape_id), trip)
     found = []
     for pattern in sorted(feed.patterns, key=lambda p: (p.route_id, p.direction_id, p.shape_id)):
-        trip = next((t for t in sorted(feed.trips.values(), key=lambda t: t.trip_id)
-                     if (t.route_id, t.direction_id, t.shape_id) == (pattern.route_id, pattern.direction_id,
-                                                                     pattern.shape_id)), None)
+        trip = first_trip.get((pattern.route_id, pattern.direction_id, pattern.shape_id))
         if trip is None:
             continue
         coords = np.asarray(feed.shapes[pattern.shape_id].line.coords)
