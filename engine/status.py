@@ -20,6 +20,7 @@ from engine.assemble import service_date_of
 from engine.triplog import arrived_before
 from engine.values import Context
 from trips.matching import ServiceDay, live_matches
+from trips.memo import TrackMemo, measured
 from trips.model import DetectedTrip
 
 
@@ -101,27 +102,29 @@ def _headway(state) -> dict:
     return dict(headway_s=headway, scheduled_headway_s=ahead.scheduled_headway_s, vehicle_ahead=ahead.ahead_vehicle_id)
 
 
-def open_trip(fixes, ctx: Context):
+def open_trip(fixes, ctx: Context, memo: TrackMemo | None = None):
     """The itinerary the vehicle is running: the latest exit from an origin terminal
     zone among the track's fixes (since the last arrival), on the console's line when
     the newest ping names one. None while it stands in a terminal or runs nothing.
-    (itinerary, index of the last fix in the origin zone, distance of each fix to the shape)."""
-    n = len(fixes)
-    x = np.fromiter((f.x for f in fixes), float, n)
-    y = np.fromiter((f.y for f in fixes), float, n)
+    (itinerary, index of the last fix in the origin zone, distance of each fix to the shape).
+    `memo`: see trips.memo."""
+    measures = measured(fixes, ctx.geofences, memo)
+    entered = measures.zones_entered
     declared = fixes[-1].route_id
     best = None
     for itinerary in ctx.geofences.itineraries.values():
         if declared is not None and itinerary.pattern.route_id != declared:
             continue
-        inside = itinerary.origin.contains(x, y)
+        if id(itinerary.origin) not in entered:
+            continue  # never in its origin: no exit from it
+        inside = measures.inside(itinerary.origin)
         if inside[-1]:
             continue  # still in (or back in) its origin terminal
         exits = np.flatnonzero(inside[:-1] & ~inside[1:])
         if not len(exits):
             continue
         e = int(exits[-1])
-        distance = itinerary.distance(x, y)
+        distance = measures.distance(itinerary)
         on = int((distance[e:] <= itinerary.corridor_m).sum())
         if best is None or (e, on) > (best[1], best[3]):
             best = (itinerary, e, distance, on)

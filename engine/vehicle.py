@@ -42,7 +42,8 @@ from trips.matching import Match, ServiceDay, live_matches, service_day, unmatch
 from trips.detection import departure_time
 from trips.model import DetectedTrip, Fix, Track
 from trips.tracker import advance_track, new_track
-from trips.unfollowed import CorridorMemo, unfollowed_passes
+from trips.memo import TrackMemo, measured
+from trips.unfollowed import unfollowed_passes
 
 
 class Held(msgspec.Struct, frozen=True):
@@ -170,7 +171,7 @@ class VehicleStage:
         self._marks: dict[str, tuple[float, ...]] = {}
         # per vehicle, the corridor geometry of its open track measured so far: a cache, not
         # state (a restarted worker measures again and finds the same)
-        self._corridor_memos: dict[str, CorridorMemo] = {}
+        self._track_memos: dict[str, TrackMemo] = {}
 
     @property
     def watermark(self) -> float | None:
@@ -513,7 +514,8 @@ class VehicleStage:
             self.partition.quiet[state.vehicle_id] = state.released["tachograph"]
         if mine.detected or readings:
             mine.findings += self._catraca_episodes(state, occurrences)
-        running = open_trip(state.track.fixes, self.ctx) if state.track and state.track.fixes else None
+        running = open_trip(state.track.fixes, self.ctx, self._memo(state)) \
+            if state.track and state.track.fixes else None
         mine.departed += self._departure(state, running)
         if batch:
             mine.findings += self._judge_running(state, running, occurrences)
@@ -537,7 +539,8 @@ class VehicleStage:
         self._save(state)
         if state.departure is None or state.departure[0] != message.departed_at:
             return []
-        running = open_trip(state.track.fixes, self.ctx) if state.track and state.track.fixes else None
+        running = open_trip(state.track.fixes, self.ctx, self._memo(state)) \
+            if state.track and state.track.fixes else None
         status = vehicle_status(state, self.ctx, self._day, running)
         return [status] if status is not None else []
 
@@ -586,7 +589,7 @@ class VehicleStage:
     def _advance(self, state: VehicleState, batch: list[Fix], occurrences, out: VehicleOutput) -> list[TripDetected]:
         track = state.track or new_track(state.vehicle_id)
         fixes = list(track.fixes) + batch  # the open trip's fixes and the new ones, in order
-        state.track, trips = advance_track(track, batch, self.ctx.geofences, self.ctx.policy.trips)
+        state.track, trips = advance_track(track, batch, self.ctx.geofences, self.ctx.policy.trips, self._memo(state))
         out.unfollowed += self._unfollowed(state, fixes, silent_after=False)
         for trip in trips:
             out.findings += self._judge_arrival(state, trip, fixes, occurrences)
@@ -598,9 +601,8 @@ class VehicleStage:
     def _unfollowed(self, state: VehicleState, fixes, silent_after: bool) -> list[TripUnfollowed]:
         """The unfollowed passes in `fixes` not told yet, or grown since (trips.unfollowed);
         a stretch the track no longer holds cannot be found again and is forgotten."""
-        memo = self._corridor_memos.setdefault(state.vehicle_id, CorridorMemo())
         found = unfollowed_passes(state.vehicle_id, fixes, self.ctx.geofences, self.ctx.policy.trips, silent_after,
-                                  memo)
+                                  self._memo(state))
         operator = self.ctx.fleet[state.vehicle_id].operator_id
         told = []
         for passage in found:
@@ -613,6 +615,10 @@ class VehicleStage:
         oldest = state.track.fixes[0].t if state.track.fixes else np.inf
         state.unfollowed = {k: v for k, v in state.unfollowed.items() if float(k.rsplit("|", 1)[1]) >= oldest}
         return told
+
+    def _memo(self, state: VehicleState) -> TrackMemo:
+        """The vehicle's track geometry measured so far (trips.memo): a cache, not state."""
+        return self._track_memos.setdefault(state.vehicle_id, TrackMemo(self.ctx.geofences))
 
     def _itinerary(self, route_id: str, direction_id: int, shape_id: str):
         return self.ctx.geofences.itineraries[f"{route_id}:{direction_id}:{shape_id}"]
@@ -811,8 +817,10 @@ class VehicleStage:
         if match.scheduled is None:
             return []
         fixes = state.track.fixes[exit_index:]
+        track = measured(state.track.fixes, self.ctx.geofences, self._memo(state))
         facts = TripFacts(match, itinerary, self.ctx.fleet[state.vehicle_id].operator_id, fixes,
-                          self.ctx.feed.timezone, day.start_epoch)
+                          self.ctx.feed.timezone, day.start_epoch,
+                          measured=tuple(a[exit_index:] for a in (track.t, track.x, track.y, track.progress(itinerary))))
         found = [r for r in safe_detect(CATALOGUE["B-04"], facts, self.ctx.policy, date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
         for record in finish(found, occurrences, self.ctx.policy, self._projector):

@@ -28,6 +28,10 @@ class CircleZone:
     def contains(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return self.distance(x, y) <= self.radius_m
 
+    @property
+    def bounds(self) -> tuple[float, float, float, float]:
+        return (self.x - self.radius_m, self.y - self.radius_m, self.x + self.radius_m, self.y + self.radius_m)
+
 
 @dataclass(frozen=True)
 class PolygonZone:
@@ -44,6 +48,10 @@ class PolygonZone:
 
     def contains(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.asarray(shapely.intersects_xy(self.polygon, np.asarray(x), np.asarray(y)), dtype=bool)
+
+    @property
+    def bounds(self) -> tuple[float, float, float, float]:
+        return tuple(self.polygon.bounds)
 
 
 Zone = CircleZone | PolygonZone
@@ -120,6 +128,35 @@ class Geofences:
             mask = np.zeros(len(points), dtype=bool)
             mask[near] = True
             found.append((itinerary, mask))
+        return found
+
+    @functools.cached_property
+    def _terminal_index(self) -> tuple[tuple[Zone, ...], shapely.STRtree]:
+        zones = tuple({id(z): z for i in self.itineraries.values() for z in (i.origin, i.destination)}.values())
+        # a millimetre around each bound: a position on a zone's edge is never left out by rounding
+        return zones, shapely.STRtree([shapely.box(*zone.bounds).buffer(1e-3, join_style="mitre") for zone in zones])
+
+    @functools.cached_property
+    def terminal_zone_ids(self) -> frozenset[int]:
+        return frozenset(id(zone) for zone in self._terminal_index[0])
+
+    def in_terminal_zones(self, x: np.ndarray, y: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """The itineraries' terminal zones with a position inside, by id, each with the mask
+        of the positions that are (exactly `zone.contains`): one spatial-index query on the
+        zones' bounds, the exact test only where a bound holds a position."""
+        zones, tree = self._terminal_index
+        if len(x) == 0 or not zones:
+            return []
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        position, which = tree.query(shapely.points(x, y))
+        found = []
+        for index in np.unique(which):
+            zone = zones[index]
+            near = position[which == index]
+            mask = np.zeros(len(x), dtype=bool)
+            mask[near[zone.contains(x[near], y[near])]] = True
+            if mask.any():
+                found.append((id(zone), mask))
         return found
 
     def for_route(self, route_id: str | None) -> tuple[Itinerary, ...]:

@@ -24,8 +24,8 @@ CODE = "B-04"
 
 def timepoint_passages(facts: TripFacts, policy: Policy) -> list[dict]:
     """Scheduled against observed time at each timepoint after the origin."""
-    t, x, y = facts.arrays()
-    progress = facts.itinerary.locate(x, y)
+    t, _, _ = facts.arrays()
+    progress = facts.progress()
     day_start = facts.day_start
     radius = policy.a07.stop_radius_m
     stops = facts.scheduled.stops

@@ -7,7 +7,7 @@ beyond them, so a rule can be re-run on the facts alone (the evidence bundle).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -29,6 +29,10 @@ class TripFacts:
     fixes: tuple[Fix, ...]  # from the last ping before the departure to the arrival ping
     tz: ZoneInfo
     day_start: float  # epoch of GTFS time 0 of the trip's service date
+    # the fixes' t, x, y and progress along the itinerary, when the engine has them measured
+    # already (trips.memo); else measured from the fixes. Never part of the facts' value.
+    measured: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = \
+        field(default=None, compare=False, repr=False)
 
     @property
     def realized(self):
@@ -47,9 +51,18 @@ class TripFacts:
         return self.match.detected.arrived_at
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self.measured is not None:
+            return self.measured[:3]
         n = len(self.fixes)
         return (np.fromiter((f.t for f in self.fixes), float, n), np.fromiter((f.x for f in self.fixes), float, n),
                 np.fromiter((f.y for f in self.fixes), float, n))
+
+    def progress(self) -> np.ndarray:
+        """Metres along the itinerary's shape of each fix."""
+        if self.measured is not None:
+            return self.measured[3]
+        _, x, y = self.arrays()
+        return self.itinerary.locate(x, y)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import shapely
 
 from fiscaliza.policy import TripRules
 from geofences.zones import CircleZone, Geofences, Itinerary, Zone
+from trips.memo import TrackMemo, measured
 from trips.model import DetectedTrip, Fix
 
 
@@ -22,20 +23,23 @@ def detect_trips(
     geofences: Geofences,
     rules: TripRules,
     not_before: float | None = None,
+    memo: TrackMemo | None = None,
 ) -> list[DetectedTrip]:
     """All realized trips in `fixes` (sorted by time), non-overlapping, by arrival.
 
     Trips departing before `not_before` (the end of the previous trip) are ignored.
+    `memo`: the geometry of these fixes already measured (trips.memo), else measured now.
     """
     if len(fixes) < 2:
         return []
-    t = np.fromiter((f.t for f in fixes), float, len(fixes))
-    x = np.fromiter((f.x for f in fixes), float, len(fixes))
-    y = np.fromiter((f.y for f in fixes), float, len(fixes))
+    measures = measured(fixes, geofences, memo)
+    t, x, y = measures.t, measures.x, measures.y
     routes = [f.route_id for f in fixes]
     candidates: list[DetectedTrip] = []
+    entered = measures.zones_entered
     for itinerary in geofences.itineraries.values():
-        candidates.extend(_candidates(vehicle_id, fixes, t, x, y, routes, itinerary, rules))
+        if id(itinerary.origin) in entered and id(itinerary.destination) in entered:  # else no trip
+            candidates.extend(_candidates(vehicle_id, fixes, t, x, y, routes, itinerary, rules, measures))
     # Earliest arrival first; on equal arrivals the better-covered itinerary wins.
     candidates.sort(key=lambda c: (c.arrived_at, -c.coverage, c.route_id, c.direction_id, c.shape_id))
     accepted: list[DetectedTrip] = []
@@ -47,17 +51,17 @@ def detect_trips(
     return accepted
 
 
-def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules: TripRules):
-    in_origin = itinerary.origin.contains(x, y)
-    in_destination = itinerary.destination.contains(x, y)
+def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules: TripRules, measures: TrackMemo):
+    in_origin = measures.inside(itinerary.origin)
+    in_destination = measures.inside(itinerary.destination)
     if not in_origin.any() or not in_destination.any():
         return []
     exits = np.flatnonzero(in_origin[:-1] & ~in_origin[1:])  # last ping inside before leaving
     arrivals = np.flatnonzero(in_destination & ~np.concatenate(([False], in_destination[:-1])))
     if len(exits) == 0 or len(arrivals) == 0:
         return []
-    distance = itinerary.distance(x, y)
-    progress = itinerary.locate(x, y)
+    distance = measures.distance(itinerary)
+    progress = measures.progress(itinerary)
     on_corridor = distance <= itinerary.corridor_m
     route_id = itinerary.pattern.route_id
 

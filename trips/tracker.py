@@ -14,6 +14,7 @@ import numpy as np
 from fiscaliza.policy import TripRules
 from geofences.zones import Geofences
 from trips.detection import detect_trips
+from trips.memo import TrackMemo
 from trips.model import DetectedTrip, Fix, Track
 
 
@@ -22,10 +23,12 @@ def new_track(vehicle_id: str) -> Track:
 
 
 def advance_track(
-    track: Track, batch: list[Fix] | tuple[Fix, ...], geofences: Geofences, rules: TripRules
+    track: Track, batch: list[Fix] | tuple[Fix, ...], geofences: Geofences, rules: TripRules,
+    memo: TrackMemo | None = None,
 ) -> tuple[Track, list[DetectedTrip]]:
+    """`memo`: see trips.memo (the answer is the same without it)."""
     fixes = track.fixes + tuple(batch)
-    trips = detect_trips(track.vehicle_id, fixes, geofences, rules, not_before=track.last_arrival)
+    trips = detect_trips(track.vehicle_id, fixes, geofences, rules, not_before=track.last_arrival, memo=memo)
     last_arrival = trips[-1].arrived_at if trips else track.last_arrival
     # Keep what a future trip may still need: pings after the last arrival, and no
     # older than the longest possible trip before the newest ping.

@@ -25,6 +25,7 @@ import numpy as np
 from fiscaliza.policy import TripRules
 from geofences.zones import Geofences, Itinerary
 from trips.detection import departure_time, without_noise
+from trips.memo import TrackMemo, measured
 from trips.model import Fix
 
 
@@ -57,70 +58,33 @@ class UnfollowedPass(msgspec.Struct, frozen=True):
             and self.earliest_departure - window_s <= departure <= self.latest_departure + window_s
 
 
-class CorridorMemo:
-    """The corridor geometry of a vehicle's fixes from the previous call, so that the next
-    call, on the same fixes and some more, measures only the new ones (the open track is
-    scanned at every beat and only grows at its end). Kept by the caller between calls,
-    never in the vehicle's state: it is only a cache, the answer is the same without it."""
-
-    __slots__ = ("x", "y", "near")
-
-    def __init__(self) -> None:
-        self.x = self.y = np.empty(0)
-        self.near: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # itinerary key -> (on corridor, progress)
-
-
-def _geometry(x: np.ndarray, y: np.ndarray, geofences: Geofences, memo: CorridorMemo | None
-              ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per itinerary with a fix on its corridor: which fixes are, and their progress along
-    it (NaN off the corridor). With a memo of a prefix of these very positions, only the
-    positions after it are measured."""
-    kept = len(memo.x) if memo is not None else 0
-    if not (0 < kept <= len(x) and np.array_equal(memo.x, x[:kept]) and np.array_equal(memo.y, y[:kept])):
-        kept = 0
-    old = memo.near if kept else {}
-    new = {}
-    for itinerary, on_corridor in geofences.on_corridors(x[kept:], y[kept:]):
-        progress = np.full(len(on_corridor), np.nan)
-        progress[on_corridor] = itinerary.locate(x[kept:][on_corridor], y[kept:][on_corridor])
-        new[itinerary.pattern.key] = (on_corridor, progress)
-    near = {}
-    for key in old.keys() | new.keys():
-        before = old.get(key, (np.zeros(kept, dtype=bool), np.full(kept, np.nan)))
-        after = new.get(key, (np.zeros(len(x) - kept, dtype=bool), np.full(len(x) - kept, np.nan)))
-        near[key] = (np.concatenate((before[0], after[0])), np.concatenate((before[1], after[1])))
-    if memo is not None:
-        memo.x, memo.y, memo.near = x, y, near
-    return near
-
-
 def unfollowed_passes(vehicle_id: str, fixes: tuple[Fix, ...] | list[Fix], geofences: Geofences,
-                      rules: TripRules, silent_after: bool, memo: CorridorMemo | None = None
+                      rules: TripRules, silent_after: bool, memo: TrackMemo | None = None
                       ) -> list[UnfollowedPass]:
     """The unfollowed passes ending in `fixes` (time-ordered). `silent_after`: no fix can
     follow the last one within `max_coverage_gap_s` (the watermark has passed it, or the
     input ended), so a stretch ending there ends in a silence; otherwise a stretch still
-    running at the last fix is not over and is left for later. `memo`: see CorridorMemo."""
+    running at the last fix is not over and is left for later. `memo`: see trips.memo."""
     if len(fixes) < 2:
         return []
-    t = np.fromiter((f.t for f in fixes), float, len(fixes))
-    x = np.fromiter((f.x for f in fixes), float, len(fixes))
-    y = np.fromiter((f.y for f in fixes), float, len(fixes))
-    near = _geometry(x, y, geofences, memo)
+    measures = measured(fixes, geofences, memo)
+    t, x, y = measures.t, measures.x, measures.y
+    near = measures.corridors()
     found = []
-    for itinerary in geofences.itineraries.values():  # the feed's order, as without a memo
+    for itinerary in geofences.itineraries.values():  # the feed's order, whatever the memo's
         if itinerary.pattern.key in near:
             on_corridor, progress = near[itinerary.pattern.key]
-            found += _passes(vehicle_id, fixes, t, x, y, itinerary, on_corridor, progress, rules, silent_after)
+            found += _passes(vehicle_id, fixes, t, x, y, itinerary, on_corridor, progress, rules, silent_after,
+                             measures)
     return sorted(found, key=lambda p: (p.first_t, p.shape_id))
 
 
 def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.ndarray, progress: np.ndarray,
-            rules: TripRules, silent_after: bool):
+            rules: TripRules, silent_after: bool, measures: TrackMemo):
     if on_corridor.sum() < 2:
         return []
-    in_origin = itinerary.origin.contains(x, y)
-    in_destination = itinerary.destination.contains(x, y)
+    in_origin = measures.inside(itinerary.origin)
+    in_destination = measures.inside(itinerary.destination)
     read = without_noise(on_corridor, rules.max_noise_pings)
     gap = rules.max_coverage_gap_s
     found = []

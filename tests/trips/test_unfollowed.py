@@ -123,19 +123,25 @@ def test_a_vehicle_back_at_the_start_after_a_silence_is_two_stretches_not_one_tr
 
 
 def test_a_memo_of_the_fixes_already_measured_changes_no_answer():
-    from trips.unfollowed import CorridorMemo
+    from trips.memo import TrackMemo
 
     # the track as the engine passes it: growing beat by beat, silences in it, then cut at
-    # its front (a trip closed) and then replaced by other positions (off the corridor)
+    # its front (a trip closed) and then replaced by other positions (off the corridor),
+    # as the very objects measured before and as equal copies
     track = cut(WHOLE, 410, 600)
     shifted = along([(0, 0), (60, 0), (760, 7000), (820, 7000)], off=400.0)
     # the same times 400 m away (off every corridor): a memo of these must not serve `track`
     far = [Fix(f.t, f.x + 400, f.y - 400, f.speed_kmh, f.route_id, f.msg_id) for f in track]
+    copies = [Fix(f.t, f.x, f.y, f.speed_kmh, f.route_id, f.msg_id) for f in WHOLE]
+    back = along([(820, 7000), (900, 7000), (1600, 0), (1660, 0)])  # C back to A on the same streets
     calls = [track[:n] for n in (5, 20, 21, 40, len(track))] + [track[10:], track[10:30], shifted[:50], shifted,
                                                                  far, track, far[:30], track[:40]]
-    memo = CorridorMemo()
+    calls += [WHOLE[:n] for n in (30, 80, 83)] + [copies[:90], WHOLE + back[:40], copies + back, (WHOLE + back)[70:]]
+    memo = TrackMemo(GEOFENCES)
     for fixes in calls:
         for silent_after in (False, True):
             remembered = unfollowed_passes("v", fixes, GEOFENCES, RULES, silent_after, memo)
             assert remembered == unfollowed_passes("v", fixes, GEOFENCES, RULES, silent_after)
+        assert detect_trips("v", fixes, GEOFENCES, RULES, memo=memo) == detect_trips("v", fixes, GEOFENCES, RULES)
     assert any(unfollowed_passes("v", fixes, GEOFENCES, RULES, True) for fixes in calls)  # not all empty
+    assert len(detect_trips("v", WHOLE + back, GEOFENCES, RULES, memo=memo)) == 2  # A to C, then C to A

@@ -1,0 +1,143 @@
+"""Each fix of a vehicle's open track measured against the geofences once, not at every beat.
+
+The engine reads a vehicle's open track at every beat (trip detection, the running trip,
+the unfollowed passes), and the track only changes at its ends: new fixes come after the
+last, and a closed trip cuts fixes off the front. `TrackMemo` keeps, per vehicle, the
+measures of the fixes it has seen (zone membership, distance to and progress along each
+itinerary, which corridors a fix is on) and, given the track again, measures only the
+fixes it has not seen. It is a cache held by the caller, never in the vehicle's state:
+every answer is the one a fresh memo gives (the measures are per fix), and a track that
+is not the previous one cut at the front and grown at the end is measured anew.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from geofences.zones import Geofences, Itinerary, Zone
+from trips.model import Fix
+
+
+class TrackMemo:
+    __slots__ = ("geofences", "fixes", "t", "x", "y", "_columns", "_corridors", "_corridors_len", "_zones", "_zones_len")
+
+    def __init__(self, geofences: Geofences) -> None:
+        self.geofences = geofences
+        self.fixes: Sequence[Fix] = ()
+        self.t = self.x = self.y = np.empty(0)
+        self._columns: dict[tuple[str, int], np.ndarray] = {}
+        # itinerary key -> (on its corridor, progress along it; NaN off the corridor)
+        self._corridors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._corridors_len = 0
+        # id of a terminal zone with a fix inside -> which fixes are (the others: none is)
+        self._zones: dict[int, np.ndarray] = {}
+        self._zones_len = 0
+
+    def over(self, fixes: Sequence[Fix]) -> TrackMemo:
+        """The memo positioned on `fixes` (time-ordered): what it kept of them is kept."""
+        n = len(fixes)
+        start = int(np.searchsorted(self.t, fixes[0].t, side="left")) if n and len(self.t) else 0
+        shared = min(len(self.t) - start, n)
+        if shared > 0 and all(map(operator.is_, itertools.islice(self.fixes, start, start + shared),
+                                  itertools.islice(fixes, shared))):
+            # the very fixes measured before (the engine passes the same objects): only the
+            # new ones are read
+            t, x, y = (np.concatenate((known[start:start + shared], fresh))
+                       for known, fresh in zip((self.t, self.x, self.y), _arrays(fixes[shared:])))
+        else:
+            t, x, y = _arrays(fixes)
+            if shared <= 0 or not (np.array_equal(self.t[start:start + shared], t[:shared])
+                                   and np.array_equal(self.x[start:start + shared], x[:shared])
+                                   and np.array_equal(self.y[start:start + shared], y[:shared])):
+                start, shared = 0, 0
+        self._columns = {key: column[start:start + shared] for key, column in self._columns.items()
+                         if shared and len(column) > start}
+        kept = max(0, min(self._corridors_len - start, shared))
+        self._corridors = {key: (on[start:start + kept], progress[start:start + kept])
+                           for key, (on, progress) in self._corridors.items() if kept} if kept else {}
+        self._corridors_len = kept
+        kept = max(0, min(self._zones_len - start, shared))
+        self._zones = {key: inside[start:start + kept] for key, inside in self._zones.items()
+                       if inside[start:start + kept].any()}
+        self._zones_len = kept
+        self.fixes, self.t, self.x, self.y = fixes, t, x, y
+        return self
+
+    @property
+    def zones_entered(self) -> set[int]:
+        """Ids of the terminal zones with a fix of the track inside."""
+        self.inside_terminals()
+        return set(self._zones)
+
+    def _column(self, key: tuple[str, int], measure: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+        column = self._columns.get(key)
+        if column is None or len(column) < len(self.t):
+            done = 0 if column is None else len(column)
+            fresh = measure(self.x[done:], self.y[done:])
+            column = fresh if column is None else np.concatenate((column, fresh))
+            column.flags.writeable = False  # shared by every reader of the track
+            self._columns[key] = column
+        return column
+
+    def inside(self, zone: Zone) -> np.ndarray:
+        """Which fixes are inside `zone` (a terminal zone of the geofences' itineraries is
+        found by one spatial query for all of them; any other zone is tested on its own)."""
+        if id(zone) not in self.geofences.terminal_zone_ids:
+            return self._column(("inside", id(zone)), zone.contains)
+        inside = self.inside_terminals().get(id(zone))
+        return inside if inside is not None else np.zeros(len(self.t), dtype=bool)
+
+    def inside_terminals(self) -> dict[int, np.ndarray]:
+        """Per terminal zone (by id) with a fix inside: which fixes are."""
+        done, n = self._zones_len, len(self.t)
+        if done < n:
+            fresh = dict(self.geofences.in_terminal_zones(self.x[done:], self.y[done:]))
+            merged = {}
+            for key in self._zones.keys() | fresh.keys():
+                before = self._zones.get(key, np.zeros(done, dtype=bool))
+                merged[key] = np.concatenate((before, fresh.get(key, np.zeros(n - done, dtype=bool))))
+                merged[key].flags.writeable = False
+            self._zones, self._zones_len = merged, n
+        return self._zones
+
+    def distance(self, itinerary: Itinerary) -> np.ndarray:
+        return self._column(("distance", id(itinerary)), itinerary.distance)
+
+    def progress(self, itinerary: Itinerary) -> np.ndarray:
+        return self._column(("progress", id(itinerary)), itinerary.locate)
+
+    def corridors(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per itinerary with a fix on its corridor: which fixes are, and their progress
+        along it (NaN off the corridor); one spatial query for the fixes not yet measured."""
+        done, n = self._corridors_len, len(self.t)
+        if done < n:
+            x, y = self.x[done:], self.y[done:]
+            fresh = {}
+            for itinerary, on_corridor in self.geofences.on_corridors(x, y):
+                progress = np.full(len(on_corridor), np.nan)
+                progress[on_corridor] = itinerary.locate(x[on_corridor], y[on_corridor])
+                fresh[itinerary.pattern.key] = (on_corridor, progress)
+            merged = {}
+            for key in self._corridors.keys() | fresh.keys():
+                before = self._corridors.get(key, (np.zeros(done, dtype=bool), np.full(done, np.nan)))
+                after = fresh.get(key, (np.zeros(n - done, dtype=bool), np.full(n - done, np.nan)))
+                merged[key] = (np.concatenate((before[0], after[0])), np.concatenate((before[1], after[1])))
+            self._corridors, self._corridors_len = merged, n
+        return self._corridors
+
+
+def _arrays(fixes: Sequence[Fix]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = len(fixes)
+    return (np.fromiter((f.t for f in fixes), float, n), np.fromiter((f.x for f in fixes), float, n),
+            np.fromiter((f.y for f in fixes), float, n))
+
+
+def measured(fixes: Sequence[Fix], geofences: Geofences, memo: TrackMemo | None) -> TrackMemo:
+    """`memo` positioned on `fixes`, or a fresh one (the same answers, measured now)."""
+    if memo is None or memo.geofences is not geofences:
+        memo = TrackMemo(geofences)
+    return memo.over(fixes)
