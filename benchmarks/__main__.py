@@ -9,7 +9,9 @@
    states' packed sizes (largest and median), sampled during the replay.
 3. Worker, when a broker answers at `--bootstrap`: events/s of one `fiscaliza worker`
    against a raw aiokafka consume + decode over the same topics, then of two workers on
-   four partitions; the vehicles changelog's bytes per input event.
+   four partitions; the vehicles changelog's bytes per input event. Then latency per
+   code and the changelog's bytes per event at the recorded pace x`--pace`
+   (`benchmarks.live_pace`).
 
 Prints one table and writes `benchmarks/results.json` (the shape #16 fixes). Figures are
 only comparable within one run: the ratios are the measure, not the absolute rates.
@@ -26,6 +28,8 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from benchmarks import live_pace
 
 HERE = Path(__file__).resolve().parent
 
@@ -120,6 +124,7 @@ def table(results: dict) -> str:
                  ("2 workers events/s", w["two_workers_events_per_s"], "1 worker", w["events_per_s"],
                   w["two_workers_ratio"], "≥ 1.6"),
                  ("changelog bytes / event", results["state"]["changelog_bytes_per_event"], "", "", "", "≤ 1,024")]
+    rows += live_pace.rows(results)
     header = ("measure", "value", "baseline", "baseline value", "ratio", "target")
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths))]
@@ -134,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, help="where the network and its telemetry are kept between runs")
     parser.add_argument("--bootstrap", default=os.environ.get("FISCALIZA_KAFKA_BOOTSTRAP", "127.0.0.1:19092"))
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
+    parser.add_argument("--pace", type=float, default=60.0, help="the live section's recorded pace, compressed")
     args = parser.parse_args(argv)
     work = args.work or Path(f"/tmp/fiscaliza-bench-{args.vehicles}-{args.seed}")
     work, summary = network(work, args.vehicles, args.seed)
@@ -143,13 +149,17 @@ def main(argv: list[str] | None = None) -> int:
     if broker_answers(args.bootstrap):
         worker, changelog = worker_figures(work, args.bootstrap)
         state.update(changelog)
+        latency = live_pace.measure(work, args.bootstrap, args.pace)
+        state["changelog_bytes_per_event_live"] = latency.pop("changelog_bytes_per_event_live")
     else:
         worker = {"skipped": f"no broker at {args.bootstrap} (scripts/kafka start)"}
+        latency = {"skipped": worker["skipped"]}
     results = {"network": summary, "replay": replay, "worker": worker, "state": state,
-               "latency": {"skipped": "not measured yet on the metropolitan network (benchmarks/live_latency.py "
-                                      "measures it on the sample)"},
+               "latency": latency,
                "machine": machine(), "commit": commit()}
     print(table(results))
+    if "d11_target" in latency:
+        print(latency["d11_target"])
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"written: {args.out}")
     return 0

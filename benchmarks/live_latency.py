@@ -1,7 +1,7 @@
 """Benchmark (not a test): a live worker on a real broker, fed at the recorded pace.
 
     scripts/kafka start
-    python benchmarks/live_latency.py [--pace 60] [--bootstrap 127.0.0.1:19092]
+    python -m benchmarks.live_latency [--pace 60] [--bootstrap 127.0.0.1:19092]
 
 Simulates a weekday of the sample network with a detour, a bypassed stop and
 speeding, starts a worker (`fiscaliza worker`, a separate process) on fresh topics,
@@ -23,51 +23,21 @@ import datetime as dt
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-from kafka import KafkaConsumer, KafkaProducer
-
-from engine.vehicle import message_id
+from benchmarks.live_pace import (INPUTS, first_emissions, in_event_order, percentile, publish_paced, read_topic,
+                                  trip_latencies)
+from benchmarks.worker_throughput import start_worker
 from fiscaliza.fleet import load_fleet
 from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
 from simulator import SimulationSettings, simulate
 from streams.admin import create_topics, delete_topics, group_progress
-from telemetry import TachographPing, decode
 
 FAULTS = ("detour", "stop_bypass", "speeding")
-INPUTS = ("tachograph", "catraca")
-
-
-def stream(sim, start: float, end: float) -> list[tuple[float, str, bytes, object]]:
-    """Both inputs' lines within [start, end), in event-time order: (epoch, topic, line, body)."""
-    lines = []
-    for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca)):
-        for line in Path(path).read_bytes().splitlines():
-            body = decode(topic, line)
-            if start <= body.epoch < end:
-                lines.append((body.epoch, topic, line, body))
-    lines.sort(key=lambda item: (item[0], item[1]))
-    return lines
-
-
-def read_topic(bootstrap: str, topic: str) -> list:
-    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                             enable_auto_commit=False, consumer_timeout_ms=5000)
-    try:
-        return list(consumer)
-    finally:
-        consumer.close()
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def describe(name: str, values: list[float], floor: float) -> str:
@@ -90,33 +60,19 @@ def main() -> None:
                    SimulationSettings(day, day, seed=args.seed, faults=FAULTS), Path(tmp.name))
     departures = [f["scheduled_departure"] for f in json.loads(sim.manifest.read_text())["faults"]]
     start, end = min(departures) - 2700, max(departures) + 5400
-    lines = stream(sim, start, end)
+    lines = in_event_order({"tachograph": sim.tachograph, "catraca": sim.catraca}, start, end)
     delete_topics(args.bootstrap)
     create_topics(args.bootstrap, 4, 1)
 
     app_id = f"live-{uuid.uuid4().hex[:8]}"
     datadir = tempfile.TemporaryDirectory(prefix=f"{app_id}-data-")
-    env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": args.bootstrap, "FISCALIZA_APP_ID": app_id,
-           "FISCALIZA_DATADIR": datadir.name,
-           "FISCALIZA_BACKFILL": "1"}  # a simulated day, dated as simulated, not by today's clock
-    log = open(tempfile.mktemp(suffix=".log"), "w")
-    worker = subprocess.Popen([sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning"],
-                              env=env, stdout=log, stderr=subprocess.STDOUT)
-    producer = KafkaProducer(bootstrap_servers=args.bootstrap, linger_ms=5)
-    sent_at: dict[str, float] = {}  # tachograph message id -> wall time it was published
+    worker, log = start_worker(args.bootstrap, app_id, datadir.name)
     try:
         time.sleep(25)  # the worker joins its group and is assigned the partitions
         if worker.poll() is not None:
             raise SystemExit(f"the worker stopped; see {log.name}")
-        wall0, event0 = time.time(), lines[0][0]
-        for epoch, topic, line, body in lines:
-            delay = (epoch - event0) / args.pace - (time.time() - wall0)
-            if delay > 0:
-                time.sleep(delay)
-            producer.send(topic, key=body.vehicle_id.encode(), value=line)
-            if isinstance(body, TachographPing):
-                sent_at[message_id(body)] = time.time()
-        producer.flush()
+        wall0 = time.time()
+        sent = publish_paced(args.bootstrap, lines, args.pace, 4)
         wall = time.time() - wall0
         time.sleep(max(15.0, 1200 / args.pace))  # the last trips' watermark
         while group_progress(args.bootstrap, app_id, INPUTS).committed < len(lines):
@@ -125,32 +81,20 @@ def main() -> None:
         infractions = read_topic(args.bootstrap, "infractions")
         changelog = read_topic(args.bootstrap, f"{app_id}-vehicles-changelog")
     finally:
-        producer.close()
         worker.terminate()
         worker.wait(timeout=60)
         log.close()
         datadir.cleanup()
         tmp.cleanup()
 
-    to_trip = []
-    for record in operator_events:
-        message = json.loads(record.value)
-        if message.get("type") == "trip_detected" and message["trip"]["last_msg_id"] in sent_at:
-            to_trip.append(record.timestamp / 1000 - sent_at[message["trip"]["last_msg_id"]])
-    by_ping = {}
-    for msg_id, at in sent_at.items():
-        vehicle, rest = msg_id.split("/", 1)
-        by_ping[(vehicle, round(dt.datetime.fromisoformat(rest.split("#")[0]).timestamp()))] = at
+    to_trip = trip_latencies([(r.timestamp / 1000, json.loads(r.value)) for r in operator_events], sent)
     to_record: dict[str, list[float]] = {}
-    first_seen: set[str] = set()
-    for record in infractions:
-        value = json.loads(record.value)
-        if value["infraction_id"] in first_seen or value["code"] not in ("D-11", "A-07", "B-04"):
+    for at, value in first_emissions([(r.timestamp / 1000, json.loads(r.value)) for r in infractions]):
+        if value["code"] not in ("D-11", "A-07", "B-04"):
             continue
-        first_seen.add(value["infraction_id"])
-        ping = (value["vehicle_id"], round(dt.datetime.fromisoformat(value["detected_at"]).timestamp()))
-        if ping in by_ping:
-            to_record.setdefault(value["code"], []).append(record.timestamp / 1000 - by_ping[ping])
+        published = sent.vehicle_reached(value["vehicle_id"], dt.datetime.fromisoformat(value["detected_at"]).timestamp())
+        if published is not None:
+            to_record.setdefault(value["code"], []).append(at - published)
     size = sum(len(r.value or b"") for r in changelog)
     floor = 600 / args.pace
     hours = (end - start) / 3600

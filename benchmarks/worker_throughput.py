@@ -24,6 +24,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import IO
 
 from aiokafka import AIOKafkaConsumer
 from kafka import KafkaConsumer
@@ -71,6 +72,18 @@ def changelog_bytes(bootstrap: str, topic: str) -> tuple[int, int]:
     return records, size
 
 
+def start_worker(bootstrap: str, app_id: str, datadir: str, extra_args=(), name: str = "-worker"
+                 ) -> tuple[subprocess.Popen, IO[str]]:
+    """A `fiscaliza worker` process of app `app_id` and its log file (stdout and stderr)."""
+    env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id,
+           "FISCALIZA_DATADIR": datadir,  # each worker's own Faust data directory
+           "FISCALIZA_BACKFILL": "1"}  # simulated days, dated as simulated, not by today's clock
+    log = open(tempfile.mktemp(suffix=f"{name}.log"), "w")
+    process = subprocess.Popen([sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning", *extra_args],
+                               env=env, stdout=log, stderr=subprocess.STDOUT)
+    return process, log
+
+
 def worker_rate(bootstrap: str, total: int, extra_args: list[str] = (), workers: int = 1
                 ) -> tuple[float, tuple[int, int]]:
     """Sustained events/s of `workers` worker processes of one app (from the first
@@ -80,14 +93,9 @@ def worker_rate(bootstrap: str, total: int, extra_args: list[str] = (), workers:
     datadirs = [tempfile.TemporaryDirectory(prefix=f"{app_id}-data-") for _ in range(workers)]
     logs, processes = [], []
     for n, datadir in enumerate(datadirs):
-        env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id,
-               "FISCALIZA_DATADIR": datadir.name,  # each worker's own Faust data directory
-               "FISCALIZA_BACKFILL": "1"}  # simulated days, some still to come on the sample's calendar
-        log = open(tempfile.mktemp(suffix=f"-worker{n}.log"), "w")
+        process, log = start_worker(bootstrap, app_id, datadir.name, extra_args, f"-worker{n}")
         logs.append(log)
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning", *extra_args],
-            env=env, stdout=log, stderr=subprocess.STDOUT))
+        processes.append(process)
     try:
         first_time, first_done = None, 0
         while True:
