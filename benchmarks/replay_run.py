@@ -1,13 +1,16 @@
 """One replay of a network's telemetry, measured from inside its own process (run by
 `python -m benchmarks` as a child, so its peak RSS is its own):
 
-    python -m benchmarks.replay_run FEED FLEET TACHOGRAPH CATRACA   -> one JSON line
+    python -m benchmarks.replay_run FEED FLEET TACHOGRAPH CATRACA [BATCH] -> one JSON line
     python -m benchmarks.replay_run --decode-only TACHOGRAPH CATRACA -> one JSON line
 
 The replay is `fiscaliza.replay.replay`'s loop (same sorted input, same engine, same
 batch size) with the vehicle states' sizes sampled every SAMPLE_EVERY batches, as the
-worker would pack them into its table; the sampling time is left out of the rate. The
-decode-only pass reads the same files and decodes every line with the same decoder.
+worker would pack them into its table; the sampling time is left out of the rate. BATCH
+(messages per engine call, default the replay's) set to about one second of the fleet's
+telemetry gives the live worker's granularity: at live pace each take of the vehicle
+agent brings about one ping per vehicle, so every message pays a vehicle's whole beat.
+The decode-only pass reads the same files and decodes every line with the same decoder.
 """
 
 from __future__ import annotations
@@ -27,27 +30,32 @@ def peak_rss_mb() -> float:
     return int(re.search(r"VmHWM:\s+(\d+) kB", Path("/proc/self/status").read_text()).group(1)) / 1024
 
 
-def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path) -> dict:
+def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path, batch_size: int | None = None) -> dict:
     from engine.core import Engine
     from engine.stored import pack
     from fiscaliza.replay import BATCH, RUN, ReplayInputs, SortedInput, load_context
 
+    batch_size = batch_size or BATCH
     started = time.perf_counter()
     inputs = ReplayInputs(feed=feed, fleet=fleet, tachograph=tachograph, catraca=catraca)
     context = load_context(inputs)
     loaded = time.perf_counter()
+    cpu_loaded = time.process_time()
     engine = Engine(context, frozenset({"tachograph", "catraca"}))
     sizes: list[int] = []
     sampling = 0.0
+    first = last = None
     infractions = 0
     with SortedInput(inputs, RUN) as messages:
         stream = iter(messages)
         for n in itertools.count(1):
-            batch = list(itertools.islice(stream, BATCH))
+            batch = list(itertools.islice(stream, batch_size))
             if not batch:
                 break
+            first = batch[0].body.epoch if first is None else first
+            last = batch[-1].body.epoch
             infractions += len(engine.ingest(batch).infractions)
-            if n % SAMPLE_EVERY == 0:
+            if n % max(1, SAMPLE_EVERY * BATCH // batch_size) == 0:
                 before = time.perf_counter()
                 sizes += [len(pack(state)) for state in engine.vehicle_states()]
                 sampling += time.perf_counter() - before
@@ -55,6 +63,8 @@ def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path) -> dict
     infractions += len(engine.close().infractions)
     finished = time.perf_counter()
     return {"events": events, "seconds": finished - loaded - sampling, "load_seconds": loaded - started,
+            "cpu_seconds": time.process_time() - cpu_loaded - sampling, "batch": batch_size,
+            "event_span_s": (last - first) if first is not None else 0.0,
             "peak_rss_mb": peak_rss_mb(), "state_sizes": sizes, "infraction_changes": infractions}
 
 
@@ -76,5 +86,5 @@ if __name__ == "__main__":
     if args[0] == "--decode-only":
         result = decode_run(*map(Path, args[1:3]))
     else:
-        result = replay_run(*map(Path, args[:4]))
+        result = replay_run(*map(Path, args[:4]), *(int(a) for a in args[4:5]))
     print(json.dumps(result))
