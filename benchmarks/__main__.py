@@ -8,7 +8,8 @@
    against a decode-only pass over the same files; the replay's peak RSS; the vehicle
    states' packed sizes (largest and median), sampled during the replay.
 3. Worker, when a broker answers at `--bootstrap`: events/s of one `fiscaliza worker`
-   against a raw aiokafka consume + decode over the same topics, then of two workers on
+   against a raw aiokafka consume + decode over the same topics and against a trivial
+   Faust agent's (`benchmarks.faust_floor`: Faust's own ceiling), then of two workers on
    four partitions; the vehicles changelog's bytes per input event. Then latency per
    code and the changelog's bytes per event at the recorded pace x`--pace`
    (`benchmarks.live_pace`).
@@ -98,6 +99,7 @@ def broker_answers(bootstrap: str) -> bool:
 def worker_figures(work: Path, bootstrap: str) -> tuple[dict, dict]:
     import asyncio
 
+    from benchmarks.faust_floor import floor_rates
     from benchmarks.worker_throughput import INPUTS, baseline, worker_rate
     from streams.admin import create_topics, delete_topics, group_progress, publish, publish_end_of_input
 
@@ -108,11 +110,13 @@ def worker_figures(work: Path, bootstrap: str) -> tuple[dict, dict]:
     publish_end_of_input(bootstrap)
     total = group_progress(bootstrap, "nobody", INPUTS).end
     raw = asyncio.run(baseline(bootstrap, total))
+    floor = floor_rates(bootstrap, total)
     feed_args = ["--feed", str(work / "feed"), "--fleet", str(work / "fleet.csv")]
     one, (records, size) = worker_rate(bootstrap, total, extra_args=feed_args)
     two, _ = worker_rate(bootstrap, total, extra_args=feed_args, workers=2)
     worker = {"events_per_s": round(one), "raw_events_per_s": round(raw), "ratio_to_raw": round(one / raw, 4),
-              "two_workers_events_per_s": round(two), "two_workers_ratio": round(two / one, 2)}
+              "two_workers_events_per_s": round(two), "two_workers_ratio": round(two / one, 2),
+              "faust_floor_events_per_s": floor, "ratio_to_faust_floor": round(one / max(floor.values()), 4)}
     return worker, {"changelog_bytes_per_event": round(size / total, 1), "changelog_records": records}
 
 
@@ -138,8 +142,11 @@ def table(results: dict) -> str:
             ("state per vehicle, median (B)", results["state"]["median_bytes_per_vehicle"], "", "", "", "")]
     if "events_per_s" in results["worker"]:
         w = results["worker"]
+        best = max(w["faust_floor_events_per_s"].items(), key=lambda item: item[1])
         rows += [("worker events/s", w["events_per_s"], "raw aiokafka", w["raw_events_per_s"], w["ratio_to_raw"],
                   "≥ 20,000 and ≥ 0.15"),
+                 ("worker events/s", w["events_per_s"], f"trivial Faust agent (best variant: {best[0]})", best[1],
+                  w["ratio_to_faust_floor"], ""),
                  ("2 workers events/s", w["two_workers_events_per_s"], "1 worker", w["events_per_s"],
                   w["two_workers_ratio"], "≥ 1.6"),
                  ("changelog bytes / event", results["state"]["changelog_bytes_per_event"], "", "", "", "≤ 1,024")]
