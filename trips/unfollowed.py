@@ -70,13 +70,28 @@ def unfollowed_passes(vehicle_id: str, fixes: tuple[Fix, ...] | list[Fix], geofe
     measures = measured(fixes, geofences, memo)
     t, x, y = measures.t, measures.x, measures.y
     near = measures.corridors()
+    followed = _followed_so_far(t, rules, silent_after)
     found = []
     for itinerary in geofences.itineraries.values():  # the feed's order, whatever the memo's
         if itinerary.pattern.key in near:
             on_corridor, progress = near[itinerary.pattern.key]
+            if followed and not on_corridor[0]:
+                continue
             found += _passes(vehicle_id, fixes, t, x, y, itinerary, on_corridor, progress, rules, silent_after,
                              measures)
     return sorted(found, key=lambda p: (p.first_t, p.shape_id))
+
+
+def _followed_so_far(t: np.ndarray, rules: TripRules, silent_after: bool) -> bool:
+    """No silence in the track and more fixes to come: no two fixes a stretch can join
+    (at most `max_noise_pings` + 1 apart) are further apart than `max_coverage_gap_s`, nor
+    a stretch and the fixes around it, and none ends in a silence. Then a stretch can be
+    unfollowed only for want of what came before the track's first fix: only an itinerary
+    whose corridor holds that fix can have a pass (the common case at each beat, read
+    without scanning the others)."""
+    if silent_after:
+        return False
+    return float(np.diff(t).max()) * (rules.max_noise_pings + 1) <= rules.max_coverage_gap_s
 
 
 def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.ndarray, progress: np.ndarray,
@@ -90,14 +105,15 @@ def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.nd
     found = []
     for run in _runs(read, t, progress, on_corridor, rules):
         first, last = int(run[0]), int(run[-1])
-        declared = {fixes[i].route_id for i in run if fixes[i].route_id is not None}
-        if declared and itinerary.pattern.route_id not in declared:
-            continue  # the driver's console says another line
-        before = t[first] - t[first - 1] if first > 0 else np.inf
         after = t[last + 1] - t[last] if last + 1 < len(t) else (np.inf if silent_after else None)
         if after is None:
             continue  # still running: not over yet
-        exits = [int(i) for i in run[:-1] if in_origin[i] and not in_origin[i + 1]]
+        declared = {fixes[i].route_id for i in run.tolist()} - {None}
+        if declared and itinerary.pattern.route_id not in declared:
+            continue  # the driver's console says another line
+        before = t[first] - t[first - 1] if first > 0 else np.inf
+        leaving = run[:-1]
+        exits = leaving[in_origin[leaving] & ~in_origin[leaving + 1]].tolist()
         arrived = bool(in_destination[run].any())
         if not exits and before <= gap:
             continue  # joined the itinerary mid-way, seen doing so: no departure to hide
@@ -147,8 +163,10 @@ def _runs(read: np.ndarray, t, progress, on_corridor, rules: TripRules) -> list[
         return []
     jitter = 2 * rules.corridor_m
     top_speed = rules.max_plausible_speed_kmh / 3.6
-    runs, current, reach = [], [int(read[0])], progress[read[0]]
-    for a, b in zip(read[:-1].tolist(), read[1:].tolist()):
+    t, progress = t.tolist(), progress.tolist()  # Python floats: the same arithmetic, read faster one by one
+    read = read.tolist()
+    runs, current, reach = [], [read[0]], progress[read[0]]
+    for a, b in zip(read[:-1], read[1:]):
         elapsed = t[b] - t[a]
         goes_on = b - a <= rules.max_noise_pings + 1 and elapsed <= rules.max_trip_duration_s \
             and progress[b] >= reach - jitter and progress[b] - progress[a] <= top_speed * elapsed + jitter
