@@ -1,0 +1,92 @@
+"""The track memo (trips.memo): every measure it gives is the one taken afresh.
+
+The tiny fixture feed's itineraries run along shape L (3000 m east, then 4000 m north)
+with terminal zones of 100 m; the tracks below wander across it, so some fixes are in
+the zones and on the corridors, others not.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import shapely
+
+from fiscaliza.policy import load_policy
+from geofences import build_geofences
+from gtfs import load_feed
+from trips import Fix
+from trips.memo import TrackMemo, measured
+
+FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
+GEOFENCES = build_geofences(FEED, load_policy())
+ITINERARIES = list(GEOFENCES.itineraries.values())
+T0 = 1_764_576_000.0
+
+
+def wander(n: int, seed: int) -> list[Fix]:
+    """n fixes 10 s apart along shape L from stop A to stop C, up to 120 m off it either side."""
+    rng = np.random.default_rng(seed)
+    line = FEED.shapes["L"].line
+    points = shapely.line_interpolate_point(line, np.linspace(0, line.length, n))
+    x = shapely.get_x(points) + rng.uniform(-120, 120, n)
+    y = shapely.get_y(points) + rng.uniform(-120, 120, n)
+    return [Fix(T0 + 10 * i, float(a), float(b), 30.0, None, f"v/{i}") for i, (a, b) in enumerate(zip(x, y))]
+
+
+def fresh(fixes) -> dict:
+    x = np.array([f.x for f in fixes])
+    y = np.array([f.y for f in fixes])
+    out = {}
+    for it in ITINERARIES:
+        out[("origin", it.pattern.key)] = it.origin.contains(x, y)
+        out[("destination", it.pattern.key)] = it.destination.contains(x, y)
+        out[("distance", it.pattern.key)] = it.distance(x, y)
+        out[("progress", it.pattern.key)] = it.locate(x, y)
+    return out
+
+
+def remembered(memo: TrackMemo) -> dict:
+    out = {}
+    for it in ITINERARIES:
+        out[("origin", it.pattern.key)] = memo.inside(it.origin)
+        out[("destination", it.pattern.key)] = memo.inside(it.destination)
+        out[("distance", it.pattern.key)] = memo.distance(it)
+        out[("progress", it.pattern.key)] = memo.progress(it)
+    return out
+
+
+def test_the_memo_measures_as_a_fresh_look_at_the_track_however_it_grew_or_was_cut():
+    track = wander(120, seed=3)
+    elsewhere = [Fix(f.t, f.x + 900, f.y - 700, f.speed_kmh, f.route_id, f.msg_id) for f in track]
+    copies = [Fix(f.t, f.x, f.y, f.speed_kmh, f.route_id, f.msg_id) for f in track]
+    # growing, cut at the front, grown again, the same times elsewhere, equal copies
+    calls = [track[:10], track[:11], track[:40], track[15:40], track[15:90], elsewhere[15:90], track[20:95],
+             copies[20:100], track[60:], track[:30]]
+    memo = TrackMemo(GEOFENCES)
+    entered, on_corridor = 0, 0
+    for fixes in calls:
+        expected = fresh(fixes)
+        got = remembered(measured(fixes, GEOFENCES, memo))
+        for key, values in expected.items():
+            np.testing.assert_array_equal(got[key], values, err_msg=str(key))
+        entered += sum(int(v.any()) for k, v in expected.items() if k[0] in ("origin", "destination"))
+        on_corridor += sum(int((v <= 50).any() and (v > 50).any()) for k, v in expected.items() if k[0] == "distance")
+    # the tracks enter terminal zones and go on and off corridors: every measure was put to the test
+    assert entered >= 5 and on_corridor >= 5
+
+
+def test_a_memo_given_other_geofences_starts_afresh():
+    other = build_geofences(FEED, load_policy())
+    memo = measured(wander(30, seed=5), GEOFENCES, None)
+    again = measured(wander(30, seed=5), other, memo)
+    assert again is not memo and again.geofences is other
+
+
+def test_the_measures_it_shares_cannot_be_written_to():
+    memo = measured(wander(30, seed=7), GEOFENCES, None)
+    progress = memo.progress(ITINERARIES[0])
+    try:
+        progress[0] = -1.0
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a reader could change what every other reader of the track sees")
