@@ -3,6 +3,8 @@ FROM python:3.11.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 WORKDIR /app
 COPY pyproject.toml README.md ./
+COPY kernel ./kernel
+COPY samples ./samples
 COPY fiscaliza ./fiscaliza
 COPY telemetry ./telemetry
 COPY gtfs ./gtfs

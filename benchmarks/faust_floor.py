@@ -73,10 +73,10 @@ def sustained_rate(marks: list[tuple[int, float]], size: int) -> float:
 def run_child(variant: str, bootstrap: str, total: int, out: Path, datadir: str) -> None:
     import faust
 
+    from kernel.settings import StreamSettings
     from streams.app import STATE_MAX_BYTES, App
     from streams.consumer import Consumer, Transport
     from streams.logs import logging_config
-    from streams.settings import Settings
     from telemetry import decode
 
     class DirectConsumer(Consumer):
@@ -96,7 +96,7 @@ def run_child(variant: str, bootstrap: str, total: int, out: Path, datadir: str)
     size = batch_size(variant)
     direct = variant.endswith("_direct")
     variant_kind = variant.removesuffix("_direct")
-    settings = Settings(bootstrap=bootstrap)
+    settings = StreamSettings(bootstrap=bootstrap)
     app = (DirectApp if direct else App)(
         f"faust-floor-{variant}-{uuid.uuid4().hex[:8]}",  # a fresh group: from the start
         broker=f"kafka://{settings.bootstrap}",

@@ -28,12 +28,19 @@ import time
 import uuid
 from pathlib import Path
 
-from benchmarks.live_pace import (INPUTS, first_emissions, in_event_order, percentile, publish_paced, read_topic,
-                                  trip_latencies)
+from benchmarks.live_pace import (
+    INPUTS,
+    first_emissions,
+    in_event_order,
+    percentile,
+    publish_paced,
+    read_topic,
+    trip_latencies,
+)
 from benchmarks.worker_throughput import start_worker
-from fiscaliza.fleet import load_fleet
-from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 from streams.admin import create_topics, delete_topics, group_progress
 

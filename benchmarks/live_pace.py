@@ -44,7 +44,7 @@ from pathlib import Path
 
 from kafka import KafkaConsumer, KafkaProducer
 
-from streams.app import partition_of  # the partition Kafka's default partitioner gives a key
+from kernel.partitioning import partition_of
 
 INPUTS = ("tachograph", "catraca")
 OPERATOR_CODES = frozenset({"D-12", "D-13", "D-22"})  # judged by the operator stage, over all partitions
@@ -67,7 +67,7 @@ def in_event_order(paths: dict[str, Path], start: float = float("-inf"), end: fl
     then file order); a line that does not decode stays beside its predecessor."""
     import msgspec
 
-    from streams.admin import _Keyed, _key_and_time  # what `fiscaliza publish` keys a line by
+    from streams.admin import _key_and_time, _Keyed  # what `fiscaliza publish` keys a line by
     from telemetry import Rejection, decode
 
     keyed = msgspec.json.Decoder(_Keyed)
@@ -278,7 +278,7 @@ def measure(work: Path, bootstrap: str, pace: float = 60.0, partitions: int = 4,
     """The live section of results.json (`latency`, with `changelog_bytes_per_event_live`
     for `state`): a worker on fresh topics fed the network's telemetry at `pace`."""
     from benchmarks.worker_throughput import changelog_bytes, start_worker
-    from fiscaliza.policy import load_policy
+    from kernel.policy import load_policy
     from streams.admin import create_topics, delete_topics, group_progress
 
     lateness = load_policy().stream.allowed_lateness_s  # the worker runs the default policy

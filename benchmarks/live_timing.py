@@ -27,11 +27,12 @@ from pathlib import Path
 import msgspec
 
 from engine import Engine
+from engine.loading import load_context
 from engine.stored import pack
-from fiscaliza.fleet import load_fleet
-from fiscaliza.replay import ReplayInputs, load_context, read_messages, replay
-from fiscaliza.samples import joao_neiva
+from fiscaliza.replay import ReplayInputs, read_messages, replay
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 from telemetry import decode
 

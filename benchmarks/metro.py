@@ -285,8 +285,8 @@ def _stop_times(trip_id: str, start_s: int, stop_ids: list[str], stop_at: np.nda
 
 def write_fleet(feed_dir: Path, path: Path) -> dict[str, int]:
     """The vehicles the peak needs, per operator, as the simulator's planner assigns them."""
-    from fiscaliza.fleet import Vehicle, load_fleet
     from gtfs import load_feed
+    from kernel.fleet import Vehicle, load_fleet
     from simulator.plan import plan_day
 
     feed = load_feed(feed_dir)
@@ -313,8 +313,8 @@ def fault_list(runs: int) -> tuple[str, ...]:
 
 def build(out: Path, vehicles: int, seed: int, progress=None) -> dict:
     """Feed, fleet and simulated peak telemetry in `out` (feed/, fleet.csv, telemetry/)."""
-    from fiscaliza.fleet import load_fleet
     from gtfs import load_feed
+    from kernel.fleet import load_fleet
     from simulator import SimulationSettings, simulate
     from simulator.plan import plan_day
 

@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from fiscaliza.fleet import load_fleet
-from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 
 # The child's peak RSS is read from /proc (VmHWM): getrusage's ru_maxrss survives exec on

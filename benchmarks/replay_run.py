@@ -32,8 +32,9 @@ def peak_rss_mb() -> float:
 
 def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path, batch_size: int | None = None) -> dict:
     from engine.core import Engine
+    from engine.loading import load_context
     from engine.stored import pack
-    from fiscaliza.replay import BATCH, RUN, ReplayInputs, SortedInput, load_context
+    from fiscaliza.replay import BATCH, RUN, ReplayInputs, SortedInput
 
     batch_size = batch_size or BATCH
     started = time.perf_counter()

@@ -30,10 +30,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from fiscaliza.fleet import load_fleet
 from fiscaliza.replay import ReplayInputs, replay
-from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 
 DAY = dt.date(2026, 12, 1)

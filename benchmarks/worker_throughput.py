@@ -29,9 +29,9 @@ from typing import IO
 from aiokafka import AIOKafkaConsumer
 from kafka import KafkaConsumer
 
-from fiscaliza.fleet import load_fleet
-from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 from streams.admin import create_topics, delete_topics, group_progress, publish, publish_end_of_input
 from telemetry import decode

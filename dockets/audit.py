@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 
 from dockets.signing import write_secret
 from dockets.store import Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle
+from kernel.errors import FiscalizaError
 
 GENESIS = "0" * 64
 KEY_BYTES = 32
@@ -40,7 +41,7 @@ SESSION_KEY = "audit_key"  # session.info: the AuditKey every writer needs
 SESSION_HEAD = "audit_head"  # session.info: the Head written in this transaction, anchored at commit
 
 
-class AuditError(Exception):
+class AuditError(FiscalizaError):
     """A missing key, or a record that does not verify (message in pt-BR, for the gestor)."""
 
 

@@ -21,24 +21,28 @@ import re
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from dockets.signing import SigningKey, check
-from fiscaliza import __version__
 from dockets import ptbr
-from fiscaliza.fleet import Vehicle
+from dockets.signing import SigningKey, check
+from kernel import __version__
+from kernel.errors import FiscalizaError
+from kernel.fleet import Vehicle
+from kernel.inputs import StaticInputs
+from kernel.policy import policy_bytes
 from telemetry import Rejection, decode
+from telemetry.files import TelemetryFiles, numbered_lines
+from telemetry.validation import SOURCES as TELEMETRY_SOURCES
 
 FORMAT = "fiscaliza-evidence-bundle/1"
 SIGNATURE_FORMAT = "fiscaliza-signature/1"
 MANIFEST = "manifest.json"
 SIGNATURE = "signature.json"  # the Órgão's signature of the manifest (dockets.signing)
 INFRACTION = "infraction.json"
-SOURCES = ("tachograph", "catraca", "occurrences")
 # The zip's fixed timestamp: a bundle's bytes depend only on its contents.
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 # Telemetry of a service day: from its local midnight to 06:00 the next day, so a trip
@@ -46,7 +50,7 @@ _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 _DAY_END_MARGIN = dt.timedelta(hours=30)
 
 
-class BundleError(ValueError):
+class BundleError(FiscalizaError, ValueError):
     """The file is not a readable evidence bundle, or its contents fail their digests."""
 
 
@@ -111,14 +115,6 @@ def feed_files(feed: Path) -> dict[str, bytes]:
         return {Path(n).name: archive.read(n) for n in sorted(archive.namelist()) if n.endswith(".txt")}
 
 
-def policy_bytes(policy: Path | None) -> bytes:
-    if policy is not None:
-        return Path(policy).read_bytes()
-    from fiscaliza.policy import DEFAULT_POLICY_NAME
-
-    return resources.files("fiscaliza").joinpath("policies", DEFAULT_POLICY_NAME).read_bytes()
-
-
 def build_bundle(*, infraction: Mapping, feed: Mapping[str, bytes], fleet: bytes, policy: bytes,
                  telemetry: Iterable[RawLines], geofences: bytes | None = None,
                  signer: SigningKey | None = None) -> bytes:
@@ -177,7 +173,7 @@ class Bundle:
 
 # What a bundle may hold (`build_bundle`): fixed names, and the feed's flat .txt files.
 _FIXED_NAMES = frozenset({MANIFEST, SIGNATURE, INFRACTION, "fleet.csv", "policy.toml", "geofences.geojson",
-                          *(f"{source}.jsonl" for source in SOURCES)})
+                          *(f"{source}.jsonl" for source in TELEMETRY_SOURCES)})
 _FEED_NAME = re.compile(r"feed/[a-z0-9_]{1,64}\.txt")
 # Limits checked on the zip's directory before anything is decompressed (a zip bomb of
 # 2.4 MB holding 2 GiB of zeros used to be read whole into memory): a service day of an
@@ -354,11 +350,23 @@ def _shown(value, key: str | None = None, evidence: bool = False) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
 
 
-def verify_bundle(data: bytes, trusted: Mapping | None = None) -> Verdict:
+class Rerun(Protocol):
+    """The engine re-run on a bundle's own files (the replay, passed in by the entry
+    point: the dockets do not depend on the command line's runner)."""
+
+    def __call__(self, static: StaticInputs, telemetry: TelemetryFiles) -> RerunResult: ...
+
+
+class RerunResult(Protocol):
+    infractions: Sequence  # rules.model.Infraction, the final state per id
+    messages: int
+
+
+def verify_bundle(data: bytes, trusted: Mapping | None = None, *, rerun: Rerun) -> Verdict:
     """Three separate findings: integrity (the files against the manifest), authenticity
     (the manifest signed by one of the `trusted` public keys, by key id) and reproduction
-    (the engine re-run on the bundle's own inputs gives its infraction)."""
-    from fiscaliza.replay import ReplayInputs, infraction_record, replay
+    (`rerun`, the whole replay, on the bundle's own inputs gives its infraction)."""
+    from rules.model import infraction_record
 
     bundle = read_bundle(data)
     recorded = bundle.infraction
@@ -375,20 +383,22 @@ def verify_bundle(data: bytes, trusted: Mapping | None = None) -> Verdict:
             target = root / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
-        inputs = ReplayInputs(
+        static = StaticInputs(
             feed=root / "feed",
             fleet=root / "fleet.csv",
-            tachograph=root / "tachograph.jsonl",
-            catraca=(root / "catraca.jsonl") if "catraca.jsonl" in bundle.members else None,
-            occurrences=(root / "occurrences.jsonl") if "occurrences.jsonl" in bundle.members else None,
             policy=root / "policy.toml",
             geofences=(root / "geofences.geojson") if "geofences.geojson" in bundle.members else None,
         )
-        if not inputs.tachograph.exists():
-            inputs.tachograph.write_bytes(b"")
-        result = replay(inputs)
-    rerun = {i.infraction_id: infraction_record(i) for i in result.infractions}
-    again = rerun.get(recorded["infraction_id"])
+        telemetry = TelemetryFiles(
+            tachograph=root / "tachograph.jsonl",
+            catraca=(root / "catraca.jsonl") if "catraca.jsonl" in bundle.members else None,
+            occurrences=(root / "occurrences.jsonl") if "occurrences.jsonl" in bundle.members else None,
+        )
+        if not telemetry.tachograph.exists():
+            telemetry.tachograph.write_bytes(b"")
+        result = rerun(static, telemetry)
+    records = {i.infraction_id: infraction_record(i) for i in result.infractions}
+    again = records.get(recorded["infraction_id"])
     rerun_of = f"A regra {recorded['code']} foi reexecutada sobre {result.messages} mensagens do pacote"
     if again is None:
         verdict.findings.append(f"{rerun_of} e não gerou esta infração (identificador "
@@ -457,9 +467,10 @@ def _status_reproduced(recorded: dict, again: dict, findings: list[str]) -> bool
 class FileTelemetry:
     """The replay's input files as the source of bundles' raw lines (read once)."""
 
-    def __init__(self, inputs):
-        self.sources = tuple(source for source in SOURCES if getattr(inputs, source) is not None)
-        self._raw = {source: list(iter_file_lines(getattr(inputs, source))) for source in self.sources}
+    def __init__(self, files: TelemetryFiles):
+        present = files.present()
+        self.sources = tuple(present)
+        self._raw = {source: [line for _, line in numbered_lines(path)] for source, path in present.items()}
 
     def lines(self, source: str, vehicles: frozenset[str], window: tuple[float, float]) -> tuple[bytes, ...]:
         return select_lines(source, self._raw[source], vehicles, window)
@@ -482,9 +493,9 @@ class BundleMaker:
         self._selected: dict[tuple, tuple[RawLines, ...]] = {}
 
     @classmethod
-    def for_replay(cls, inputs, fleet: Mapping[str, Vehicle], timezone: str,
-                   signer: SigningKey | None = None) -> BundleMaker:
-        return cls(FileTelemetry(inputs), feed=inputs.feed, policy=inputs.policy, geofences=inputs.geofences,
+    def for_files(cls, static: StaticInputs, telemetry: TelemetryFiles, fleet: Mapping[str, Vehicle], timezone: str,
+                  signer: SigningKey | None = None) -> BundleMaker:
+        return cls(FileTelemetry(telemetry), feed=static.feed, policy=static.policy, geofences=static.geofences,
                    fleet=fleet, timezone=timezone, signer=signer)
 
     def bundle(self, record: Mapping) -> bytes:
@@ -499,13 +510,3 @@ class BundleMaker:
                                         for source in self.telemetry.sources)
         return build_bundle(infraction=record, feed=self._feed, fleet=fleet_csv(vehicles), policy=self._policy,
                             telemetry=self._selected[key], geofences=self._geofences, signer=self.signer)
-
-
-def iter_file_lines(path: Path | None) -> Iterator[bytes]:
-    if path is None:
-        return
-    with open(path, "rb") as handle:
-        for raw in handle:
-            line = raw.rstrip(b"\r\n")
-            if line.strip():
-                yield line

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dockets.calendar import BusinessCalendar
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 
 
 def calendar_for(policy: Policy) -> BusinessCalendar:
@@ -14,3 +14,8 @@ def calendar_for(policy: Policy) -> BusinessCalendar:
 
 def issuer_name(policy: Policy) -> str:
     return f"Prefeitura Municipal de {policy.policy.municipality} — Órgão Gerencial do Transporte Coletivo"
+
+
+def municipality_name(policy: Policy) -> str:
+    """The municipality as the pages' header names it."""
+    return f"Prefeitura Municipal de {policy.policy.municipality} — {policy.policy.state}"

@@ -14,10 +14,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from dockets import audit
 from dockets.anchors import AnchorLog
 from dockets.audit import AuditKey
+from kernel.settings import DEFAULT_DB_URL
 
 log = logging.getLogger(__name__)
 
-DEFAULT_URL = "sqlite:///fiscaliza-dockets.sqlite3"
+DEFAULT_URL = DEFAULT_DB_URL
 
 
 def make_engine(url: str) -> Engine:

@@ -23,9 +23,9 @@ from dockets.bundle import Bundle, read_bundle, sha256, signature_of
 from dockets.calendar import BusinessCalendar
 from dockets.service import status_of
 from dockets.store import Docket
-from fiscaliza.money import brl, fine_brl
-from fiscaliza.policy import Policy, parse_policy
 from gtfs import Feed, load_feed
+from kernel.money import brl, fine_brl
+from kernel.policy import Policy, parse_policy
 from telemetry import Rejection, decode
 
 CHART_KINDS = ("velocidade", "disco", "mapa")
@@ -294,7 +294,7 @@ def _label_context(docket: Docket, policy: Policy | None) -> labels.Context:
 @lru_cache(maxsize=1)
 def _shipped_policy() -> Policy:
     """The policy an auto without its bundle is read with (the bundle carries its own)."""
-    from fiscaliza.policy import load_policy
+    from kernel.policy import load_policy
 
     return load_policy()
 

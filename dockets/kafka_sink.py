@@ -14,16 +14,18 @@ import time
 from collections.abc import Callable
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.partitioner.default import murmur2
 from sqlalchemy.orm import Session, sessionmaker
 
-from dockets.bundle import SOURCES, BundleMaker, select_lines
-from dockets.signing import SigningKey
+from dockets.bundle import BundleMaker, select_lines
 from dockets.occurrences import occurrence_record, pending_publication
 from dockets.place import place_finder
 from dockets.service import IngestReport, ensure_operators, ingest
 from dockets.service import utcnow as service_now
+from dockets.signing import SigningKey
 from engine import Context
+from kernel.inputs import StaticInputs
+from kernel.partitioning import partition_of
+from telemetry.validation import SOURCES as TELEMETRY_SOURCES
 
 log = logging.getLogger("fiscaliza.dockets")
 GROUP = "fiscaliza-dockets"
@@ -41,7 +43,7 @@ class KafkaTelemetry:
 
     def __init__(self, bootstrap: str, inputs: frozenset[str]):
         self.bootstrap = bootstrap
-        self.sources = tuple(s for s in SOURCES if s in inputs or s == "occurrences")
+        self.sources = tuple(s for s in TELEMETRY_SOURCES if s in inputs or s == "occurrences")
 
     def lines(self, source: str, vehicles: frozenset[str], window: tuple[float, float]) -> tuple[bytes, ...]:
         consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, group_id=None,
@@ -51,9 +53,8 @@ class KafkaTelemetry:
             if not partitions:
                 return ()
             if source != "occurrences":
-                # the producers' partitioner (kafka-python and Java): murmur2 of the key
-                partitions = sorted({partitions[(murmur2(v.encode()) & 0x7FFFFFFF) % len(partitions)]
-                                     for v in vehicles})
+                # the producers' partitioner: where each vehicle's messages are
+                partitions = sorted({partitions[partition_of(v, len(partitions))] for v in vehicles})
             assigned = [TopicPartition(source, p) for p in partitions]
             consumer.assign(assigned)
             since = int((window[0] - _CLOCK_SKEW_S) * 1000)
@@ -157,7 +158,7 @@ def publish_occurrences(sessions: sessionmaker[Session], producer: KafkaProducer
         return len(pending)
 
 
-def kafka_bundle_maker(context: Context, inputs, bootstrap: str, sources: frozenset[str],
+def kafka_bundle_maker(context: Context, inputs: StaticInputs, bootstrap: str, sources: frozenset[str],
                        signer: SigningKey | None = None) -> BundleMaker:
     return BundleMaker(KafkaTelemetry(bootstrap, sources), feed=inputs.feed, policy=inputs.policy,
                        geofences=inputs.geofences, fleet=context.fleet, timezone=context.policy.policy.timezone,

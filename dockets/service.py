@@ -22,13 +22,14 @@ from dockets import audit as audit_log
 from dockets import workflow
 from dockets.calendar import BusinessCalendar
 from dockets.signing import SigningKey
-from dockets.store import AuditEntry, Attachment, Docket, DocketPdf, EvidenceBundle, Operator, User, YearCounter
+from dockets.store import Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle, Operator, User, YearCounter
+from kernel.errors import FiscalizaError
 
 AUTOMATIC, MANUAL = "automatico", "manual"
 SYSTEM_ROLE = "sistema"
 
 
-class DocketError(Exception):
+class DocketError(FiscalizaError):
     """A refused request, with a message for the user (pt-BR)."""
 
 

@@ -19,10 +19,12 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from kernel.errors import FiscalizaError
+
 ALGORITHM = "Ed25519"
 
 
-class SigningError(ValueError):
+class SigningError(FiscalizaError, ValueError):
     """A key file that cannot be created or read as an Ed25519 key."""
 
 

@@ -11,10 +11,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from dockets.bundle import BundleMaker
 from dockets.place import place_finder
-from dockets.signing import SigningKey
 from dockets.service import IngestReport, ensure_operators, ingest
+from dockets.signing import SigningKey
 from engine import Context
-from fiscaliza.replay import ReplayInputs, infraction_record
+from kernel.inputs import StaticInputs
+from rules.model import infraction_record
+from telemetry.files import TelemetryFiles
 
 
 def read_infractions(path: Path) -> list[dict]:
@@ -23,11 +25,11 @@ def read_infractions(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def ingest_replay(sessions: sessionmaker[Session], inputs: ReplayInputs, context: Context,
+def ingest_replay(sessions: sessionmaker[Session], static: StaticInputs, telemetry: TelemetryFiles, context: Context,
                   records: Iterable[Mapping], signer: SigningKey | None = None) -> IngestReport:
-    """Store the confirmed infractions of a replay over `inputs`, bundling the raw lines
-    of those same input files (signed by `signer`). Running it twice adds nothing."""
-    maker = BundleMaker.for_replay(inputs, context.fleet, context.policy.policy.timezone, signer=signer)
+    """Store the confirmed infractions of a replay over `static` and `telemetry`, bundling
+    the raw lines of those same files (signed by `signer`). Running it twice adds nothing."""
+    maker = BundleMaker.for_files(static, telemetry, context.fleet, context.policy.policy.timezone, signer=signer)
     plates = {v.vehicle_id: v.plate for v in context.fleet.values()}
     with sessions.begin() as session:
         ensure_operators(session, {a.agency_id: a.name for a in context.feed.agencies.values()})

@@ -45,6 +45,7 @@ from collections.abc import Iterable
 import msgspec
 
 from dockets.calendar import BusinessCalendar
+from kernel.errors import FiscalizaError
 
 NOTIFICATION_BUSINESS_DAYS = 5  # art. 5 §3º
 DEFENCE_BUSINESS_DAYS = 10  # art. 7º
@@ -52,7 +53,7 @@ APPEAL_BUSINESS_DAYS = 10  # art. 7º §3º
 PAYMENT_DAYS = 10  # art. 8º, calendar days
 
 
-class WorkflowError(ValueError):
+class WorkflowError(FiscalizaError, ValueError):
     """An act the Código Disciplinar does not allow now; `message` is shown to the user (pt-BR)."""
 
     def __init__(self, message: str) -> None:

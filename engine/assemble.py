@@ -11,10 +11,11 @@ import numpy as np
 
 from engine.messages import MatchRecord
 from engine.values import Context
+from gtfs.schedule import ServiceDay
 from rules.facts import ServiceDayFacts, TripFacts
 from telemetry import Occurrence
-from trips.matching import Match, ServiceDay, service_date_for
-from trips.model import DetectedTrip, Fix
+from trips.matching import service_date_for
+from trips.model import DetectedTrip, Fix, Match
 from trips.unfollowed import UnfollowedPass
 
 

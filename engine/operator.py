@@ -19,20 +19,27 @@ import msgspec
 
 from engine.assemble import day_km, match_record, month_of, operator_day, service_date_of, service_day_facts
 from engine.changelog import at_most_provisional, emit_change, settle
-from engine.messages import (DayMatched, Heartbeat, OperatorInput, TripDeparted, TripDetected, TripUnfollowed,
-                             VehicleAhead)
+from engine.messages import (
+    DayMatched,
+    Heartbeat,
+    OperatorInput,
+    TripDeparted,
+    TripDetected,
+    TripUnfollowed,
+    VehicleAhead,
+)
 from engine.status import MonthEfficiency, month_efficiency
 from engine.values import Context
 from gtfs.projection import Projector
+from gtfs.schedule import ServiceDay, service_day
 from rules.art45 import MonthKm, close_month
-from rules.evaluate import evaluate_service_day
 from rules.catalogue import CATALOGUE
 from rules.d13 import is_off_schedule
-from rules.evaluate import safe_detect
+from rules.evaluate import evaluate_service_day, safe_detect
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, frequency_window
-from trips.matching import ServiceDay, live_matches, match_service_day_full, service_day
+from trips.matching import live_matches, match_service_day_full
 from trips.model import DetectedTrip, RealizedTrip
 from trips.unfollowed import UnfollowedPass
 

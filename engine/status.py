@@ -19,7 +19,8 @@ import numpy as np
 from engine.assemble import service_date_of
 from engine.triplog import arrived_before
 from engine.values import Context
-from trips.matching import ServiceDay, live_matches
+from gtfs.schedule import ServiceDay
+from trips.matching import live_matches
 from trips.memo import TrackMemo, measured
 from trips.model import DetectedTrip
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fiscaliza.fleet import Vehicle
-from fiscaliza.policy import Policy
 from geofences.zones import Geofences
 from gtfs.model import Feed
+from kernel.fleet import Vehicle
+from kernel.policy import Policy
 from rules.model import Infraction, InsufficientEvidence
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing
 from trips.model import RealizedTrip

@@ -25,24 +25,23 @@ import numpy as np
 from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change, settle
 from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep, over_episodes
-from engine.messages import (DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected, TripUnfollowed,
-                             VehicleAhead)
+from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected, TripUnfollowed, VehicleAhead
 from engine.status import VehicleStatus, open_trip, vehicle_status
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
 from gtfs.projection import Projector
-from rules.catalogue import CATALOGUE
+from gtfs.schedule import ServiceDay, service_day
 from rules import d19, d21
-from rules.catalogue import rules_for
+from rules.catalogue import CATALOGUE, rules_for
 from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, finish, rejustify, safe_detect
 from rules.facts import Standing, TripFacts, VehicleDayFacts, in_service_from, within
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode, message_id
-from trips.matching import Match, ServiceDay, live_matches, service_day, unmatched_realization
 from trips.detection import departure_time
-from trips.model import DetectedTrip, Fix, Track
-from trips.tracker import advance_track, new_track
+from trips.matching import live_matches, unmatched_realization
 from trips.memo import TrackMemo, measured
+from trips.model import DetectedTrip, Fix, Match, Track
+from trips.tracker import advance_track, new_track
 from trips.unfollowed import unfollowed_passes
 
 

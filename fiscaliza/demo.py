@@ -10,11 +10,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from fiscaliza.fleet import load_fleet
 from fiscaliza.replay import ReplayInputs, replay, write_outputs
 from fiscaliza.reporting import Progress, print_replay_summary
-from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
+from kernel.errors import FiscalizaError
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 
 DEMO_FAULTS = ("detour", "late_departure", "suppressed_trip", "speeding", "broken_seal")
@@ -45,7 +46,7 @@ def simulate_files(feed_path: Path | None, fleet_path: Path | None, settings: Si
     return simulate(feed, fleet, settings, out, progress=progress)
 
 
-class DemoError(Exception):
+class DemoError(FiscalizaError):
     """The demo cannot run as asked (a one-line message for the user)."""
 
 
@@ -130,12 +131,12 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     from dockets.db import open_store
     from dockets.export import export_files, lavrar_drafts
     from dockets.service import Actor, status_of
+    from dockets.signing import create_key, load_key, public_path
     from dockets.sink import ingest_replay, records_of
     from dockets.store import Docket
-    from dockets.signing import create_key, load_key, public_path
     from dockets.users import create_user
     from dockets.workflow import running_terms
-    from fiscaliza.replay import load_context
+    from engine.loading import load_context
 
     out.mkdir(parents=True, exist_ok=True)
     database = out / "autos.sqlite3"
@@ -150,7 +151,7 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     audit_key = load_audit_key(audit_key_path) if audit_key_path.exists() else create_audit_key(audit_key_path)
     sessions = open_store(f"sqlite:///{database}", audit_key=audit_key, anchors=anchors)
     context = load_context(inputs)
-    ingest_replay(sessions, inputs, context, records_of(result.infractions), signer=signer)
+    ingest_replay(sessions, inputs.static, inputs.telemetry, context, records_of(result.infractions), signer=signer)
     accounts = []
     with sessions.begin() as session:
         for username, name, role, operator, registration in DEMO_ACCOUNTS + tuple(

@@ -17,24 +17,25 @@ from pathlib import Path
 
 import msgspec
 
-from engine import Context, Emitted, Engine, Message
-from fiscaliza.fleet import FleetError, Vehicle, load_fleet
-from fiscaliza.policy import Policy, PolicyError, load_policy
-from geofences import GeofenceError, build_geofences
-from gtfs import Feed, FeedError, load_feed
-from rules.model import Infraction, InsufficientEvidence
+from engine import Emitted, Engine, Message
+from engine.loading import load_context
+from gtfs import Feed
+from kernel.errors import InputError
+from kernel.fleet import Vehicle
+from kernel.inputs import StaticInputs
+from kernel.policy import Policy
+from rules.model import Infraction, InsufficientEvidence, infraction_record
 from telemetry import Rejection, decode, to_builtins
-from trips.model import RealizedTrip
+from telemetry.files import TelemetryFiles, numbered_lines
+from trips.model import RealizedTrip, trip_record
 
 BATCH = 2000  # messages per engine call; results do not depend on it
 
 
-class InputError(ValueError):
-    """A bad argument or unreadable input file: the CLI's exit code 2."""
-
-
 @dataclass(frozen=True)
 class ReplayInputs:
+    """The replay's arguments: its static inputs and its telemetry files, in one value."""
+
     feed: Path
     fleet: Path
     tachograph: Path
@@ -42,6 +43,19 @@ class ReplayInputs:
     occurrences: Path | None = None
     policy: Path | None = None
     geofences: Path | None = None
+
+    @classmethod
+    def of(cls, static: StaticInputs, telemetry: TelemetryFiles) -> ReplayInputs:
+        return cls(static.feed, static.fleet, telemetry.tachograph, telemetry.catraca, telemetry.occurrences,
+                   static.policy, static.geofences)
+
+    @property
+    def static(self) -> StaticInputs:
+        return StaticInputs(self.feed, self.fleet, self.policy, self.geofences)
+
+    @property
+    def telemetry(self) -> TelemetryFiles:
+        return TelemetryFiles(self.tachograph, self.catraca, self.occurrences)
 
 
 @dataclass
@@ -57,18 +71,6 @@ class ReplayResult:
     months: list = field(default_factory=list)  # each operator's art. 45 month, latest per operator and month
     messages: int = 0
     service_dates: list[dt.date] = field(default_factory=list)
-
-
-def load_context(inputs: ReplayInputs) -> Context:
-    """Policy, feed, fleet and geofences, or InputError with a one-line reason."""
-    try:
-        policy = load_policy(inputs.policy)
-        feed = load_feed(inputs.feed)
-        fleet = load_fleet(inputs.fleet, operators=set(feed.agencies))
-        geofences = build_geofences(feed, policy, inputs.geofences)
-    except (PolicyError, FeedError, FleetError, GeofenceError) as exc:
-        raise InputError(str(exc)) from None
-    return Context(feed=feed, geofences=geofences, policy=policy, fleet=fleet)
 
 
 _SOURCE_RANK = {"occurrences": 0, "tachograph": 1, "catraca": 2}
@@ -95,14 +97,10 @@ class SortedInput:
         self._encoder = msgspec.msgpack.Encoder()
 
     def __enter__(self) -> "SortedInput":
-        files = [("tachograph", self.inputs.tachograph), ("catraca", self.inputs.catraca),
-                 ("occurrences", self.inputs.occurrences)]
         buffer: list[tuple] = []
         try:
-            for source, path in files:
-                if path is None:
-                    continue
-                for location, line in _lines(path):
+            for source, path in self.inputs.telemetry.present().items():
+                for location, line in numbered_lines(path):
                     body = decode(source, line, location)
                     if isinstance(body, Rejection):
                         self.rejected.append(body)
@@ -158,22 +156,10 @@ def read_messages(inputs: ReplayInputs, run_size: int = RUN) -> tuple[list[Messa
         return list(messages), messages.rejected
 
 
-def _lines(path: Path) -> Iterator[tuple[str, bytes]]:
-    try:
-        handle = open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            line = raw.rstrip(b"\r\n")
-            if line.strip():
-                yield f"{path.name}:{number}", line
-
-
 def replay(
     inputs: ReplayInputs, progress: Callable[[int, int], None] | None = None, run_size: int = RUN
 ) -> ReplayResult:
-    context = load_context(inputs)
+    context = load_context(inputs.static)
     engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if inputs.catraca else set())))
     with SortedInput(inputs, run_size) as messages:
         out = Emitted(rejected=list(messages.rejected))
@@ -201,6 +187,12 @@ def replay(
     )
 
 
+def rerun(static: StaticInputs, telemetry: TelemetryFiles) -> ReplayResult:
+    """The replay over static inputs and telemetry files given apart (an evidence
+    bundle's re-run: `dockets.bundle.verify_bundle` receives it)."""
+    return replay(ReplayInputs.of(static, telemetry))
+
+
 def final_state(changes: list[Infraction]) -> list[Infraction]:
     """The change log reduced to the latest record per infraction_id, in a stable order."""
     latest = {i.infraction_id: i for i in changes}
@@ -209,30 +201,6 @@ def final_state(changes: list[Infraction]) -> list[Infraction]:
 
 def _trip_order(trip: RealizedTrip):
     return (trip.service_date, trip.route_id, trip.direction_id, trip.departed_at, trip.vehicle_id)
-
-
-def trip_record(trip: RealizedTrip) -> dict:
-    """A trips.jsonl line, exactly the fields of the contract."""
-    return {
-        "vehicle_id": trip.vehicle_id,
-        "route_id": trip.route_id,
-        "direction_id": trip.direction_id,
-        "trip_id": trip.trip_id,
-        "service_date": trip.service_date.isoformat(),
-        "departed_at": trip.departed_at.isoformat(timespec="seconds"),
-        "arrived_at": trip.arrived_at.isoformat(timespec="seconds"),
-        "departure_deviation_s": trip.departure_deviation_s,
-        "coverage": trip.coverage,
-    }
-
-
-def infraction_record(infraction: Infraction) -> dict:
-    """An infractions.jsonl line: the contract's fields; times with the feed's offset."""
-    record = msgspec.to_builtins(infraction)
-    record["occurred_at"] = infraction.occurred_at.isoformat(timespec="seconds")
-    if infraction.detected_at is not None:
-        record["detected_at"] = infraction.detected_at.isoformat(timespec="seconds")
-    return record
 
 
 def write_outputs(result: ReplayResult, out_dir: Path) -> None:

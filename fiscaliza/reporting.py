@@ -11,9 +11,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
-from fiscaliza.money import brl, fine_brl
-from rules.anexo_i import ARTICLES
 from gtfs.schedule import frequency_windows, scheduled_trips
+from kernel.money import brl, fine_brl
+from rules.anexo_i import ARTICLES
 
 
 class Progress:

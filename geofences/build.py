@@ -18,13 +18,14 @@ import numpy as np
 import shapely
 from shapely.geometry import shape as geojson_shape
 
-from fiscaliza.policy import Policy
 from geofences.zones import CircleZone, Geofences, Itinerary, PolygonZone, SpeedZone, Zone
 from gtfs.model import Feed
 from gtfs.projection import Projector
+from kernel.errors import FiscalizaError
+from kernel.policy import Policy
 
 
-class GeofenceError(ValueError):
+class GeofenceError(FiscalizaError, ValueError):
     """A geofence override file is unreadable or invalid."""
 
 

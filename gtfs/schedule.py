@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from gtfs.model import Feed, FrequencyWindow, ScheduledStop, ScheduledTrip
@@ -112,3 +113,48 @@ def frequency_windows(feed: Feed, date: dt.date, *, include_exact: bool = False)
         )
     windows.sort(key=lambda w: (w.route_id, w.direction_id, w.start_s))
     return tuple(windows)
+
+
+@dataclass(frozen=True)
+class ServiceDay:
+    """The schedule of one date, indexed for matching."""
+
+    date: dt.date
+    start_epoch: float  # GTFS time 0 of the date
+    trips: tuple[ScheduledTrip, ...]
+    windows: tuple[FrequencyWindow, ...]
+
+    def departure_epoch(self, trip: ScheduledTrip) -> float:
+        return self.start_epoch + trip.departure_s
+
+    def span(self, route_id: str, direction_id: int) -> tuple[float, float] | None:
+        """First and last scheduled departure (or window bound) of a route and direction."""
+        times = [t.departure_s for t in self.trips if (t.route_id, t.direction_id) == (route_id, direction_id)]
+        times += [s for w in self.windows if (w.route_id, w.direction_id) == (route_id, direction_id)
+                  for s in (w.start_s, w.end_s)]
+        if not times:
+            return None
+        return self.start_epoch + min(times), self.start_epoch + max(times)
+
+    def scheduled_span(self) -> tuple[float | None, float | None]:
+        """First departure and last arrival of the whole day, as epochs."""
+        starts = [t.departure_s for t in self.trips] + [w.start_s for w in self.windows]
+        ends = [t.arrival_s for t in self.trips] + [w.end_s for w in self.windows]
+        if not starts:
+            return None, None
+        return self.start_epoch + min(starts), self.start_epoch + max(ends)
+
+    @property
+    def close_epoch(self) -> float:
+        """When everything scheduled on the date has had time to happen."""
+        last = max([t.arrival_s for t in self.trips] + [w.end_s for w in self.windows] + [86400])
+        return self.start_epoch + last
+
+
+def service_day(feed: Feed, date: dt.date) -> ServiceDay:
+    return ServiceDay(
+        date=date,
+        start_epoch=service_day_start(date, feed.timezone).timestamp(),
+        trips=scheduled_trips(feed, date),
+        windows=frequency_windows(feed, date),
+    )

@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import shapely
 
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 from rules.facts import TripFacts, iso, local, trip_identity
-from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, Rule, make_infraction, number
 from trips.detection import along_shape, without_noise
 
 CODE = "A-07"
@@ -125,5 +125,6 @@ RULE = Rule(
     scope="trip",
     detect=detect,
     justified_by=frozenset({"road_closure", "authorized_detour", "accident"}),
-    summary="Viagem realizada cujo trajeto comprovadamente passou longe de um dos seus pontos de parada.",
+    summary=lambda p: (f"Viagem realizada cujo trajeto comprovadamente passou a mais de {number(p.a07.stop_radius_m)} m "
+                       "de um dos seus pontos de parada."),
 )

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 
 import msgspec
 
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 from rules.model import CONFIRMED, EXEMPT_ART45, PROVISIONAL, Infraction
-
 
 EFFICIENCY_ROUNDING = 1e-9
 

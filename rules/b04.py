@@ -15,9 +15,9 @@ import datetime as dt
 
 import numpy as np
 
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 from rules.facts import TripFacts, iso, local
-from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction
 
 CODE = "B-04"
 
@@ -103,5 +103,6 @@ RULE = Rule(
     scope="matched_trip",
     detect=detect,
     justified_by=frozenset({"road_closure", "authorized_detour", "accident", "breakdown", "other"}),
-    summary="Viagem que partiu no horário e passou adiantada ou atrasada num ponto de controle posterior.",
+    summary=lambda p: (f"Viagem que partiu no horário e passou num ponto de controle posterior mais de "
+                       f"{duration(p.b04.max_early_s)} adiantada ou {duration(p.b04.max_late_s)} atrasada."),
 )

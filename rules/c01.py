@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 from rules.facts import VehicleDayFacts, iso, kmh, local
-from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
 
 CODE = "C-01"
 
@@ -116,5 +116,6 @@ RULE = Rule(
     scope="vehicle_day",
     detect=detect,
     justified_by=frozenset(),
-    summary="Velocidade do tacógrafo acima do limite da zona + 7 km/h em 2 registros seguidos por 10 s ou mais.",
+    summary=lambda p: (f"Velocidade do tacógrafo acima do limite da zona + {number(p.c01.tolerance_kmh)} km/h em "
+                       f"{p.c01.min_consecutive_pings} registros seguidos por {duration(p.c01.min_episode_s)} ou mais."),
 )

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 from rules.facts import TripFacts, iso, local, trip_identity
-from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
 
 CODE = "D-11"
 
@@ -110,5 +110,6 @@ RULE = Rule(
     scope="trip",
     detect=detect,
     justified_by=frozenset({"authorized_detour", "road_closure", "accident"}),
-    summary="Mais de 50 m fora do traçado da viagem por pelo menos 300 m e 60 s.",
+    summary=lambda p: (f"Mais de {number(p.d11.max_distance_m)} m fora do traçado da viagem por pelo menos "
+                       f"{number(p.d11.min_travel_m)} m e {duration(p.d11.min_duration_s)}."),
 )

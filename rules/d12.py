@@ -10,7 +10,7 @@ known only between two fixes, may lie inside it and would make up the shortfall.
 
 from __future__ import annotations
 
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 from rules.facts import ServiceDayFacts, iso, local, unfollowed_evidence
 from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
 
@@ -94,5 +94,5 @@ RULE = Rule(
     scope="service_day",
     detect=detect,
     justified_by=frozenset({"road_closure", "accident", "breakdown", "other"}),
-    summary="Partidas realizadas numa janela de frequência abaixo de ceil(duração / intervalo).",
+    summary=lambda p: "Partidas realizadas numa janela de frequência abaixo de ceil(duração / intervalo).",
 )

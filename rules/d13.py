@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 from rules.anexo_i import ARTICLES
 from rules.facts import ServiceDayFacts, iso, local
 from rules.justification import covering
-from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
 
 CODE = "D-13"
+# Occurrence kinds that justify a trip off schedule (motivo justificado)
+JUSTIFIED_BY = frozenset({"road_closure", "accident", "breakdown", "other"})
 
 
 def escalated_fine(base_ufir: int, off: int, realized: int, step_pct: float) -> int:
@@ -52,7 +54,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
             if not is_off_schedule(tf.realized.departure_deviation_s, policy):
                 continue
             scheduled = tf.departed_at - tf.realized.departure_deviation_s
-            occurrences = covering(CODE, facts.occurrences, route_id, tf.realized.vehicle_id,
+            occurrences = covering(JUSTIFIED_BY, facts.occurrences, route_id, tf.realized.vehicle_id,
                                    min(scheduled, tf.departed_at), max(scheduled, tf.departed_at))
             (justified if occurrences else off).append((tf, [o.id for o in occurrences]))
         if not off:
@@ -102,7 +104,9 @@ RULE = Rule(
     code=CODE,
     scope="service_day",
     detect=detect,
-    justified_by=frozenset({"road_closure", "accident", "breakdown", "other"}),
-    summary="Partidas do terminal de origem adiantadas ou atrasadas além da tolerância, por linha e dia.",
+    justified_by=JUSTIFIED_BY,
+    summary=lambda p: (f"Partidas do terminal de origem mais de {duration(p.d13.max_early_s)} adiantadas ou "
+                       f"{duration(p.d13.max_late_s)} atrasadas, por linha e dia; a multa cresce 100 % a cada "
+                       f"{number(p.d13.escalation_step_pct)} % das viagens fora do horário."),
     aggregates_trips=True,
 )

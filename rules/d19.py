@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 from rules.facts import VehicleDayFacts, iso, local, within
-from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction
 
 CODE = "D-19"
 RETENTION = "retenção do veículo (Lei 867/1998, art. 44, III)"
@@ -106,5 +106,6 @@ RULE = Rule(
     scope="vehicle_day",
     detect=detect,
     justified_by=frozenset(),
-    summary="Em serviço, catraca silenciosa por mais de 600 s ou em falha; retenção do veículo (art. 44, III).",
+    summary=lambda p: (f"Em serviço, catraca silenciosa por mais de {duration(p.d19.max_silence_s)} ou em falha; "
+                       "retenção do veículo (art. 44, III)."),
 )

@@ -21,7 +21,7 @@ Sensor faults that look like a counter going back accuse no one:
 
 from __future__ import annotations
 
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 from rules.facts import VehicleDayFacts, iso, local, within
 from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
 from telemetry import message_id
@@ -122,5 +122,5 @@ RULE = Rule(
     scope="vehicle_day",
     detect=detect,
     justified_by=frozenset(),
-    summary="Em serviço, a catraca informa o lacre rompido ou o contador volta atrás.",
+    summary=lambda p: "Em serviço, a catraca informa o lacre rompido ou o contador volta atrás.",
 )

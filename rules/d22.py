@@ -8,9 +8,9 @@ trip cannot be told from absence of data: insufficient evidence, not an infracti
 
 from __future__ import annotations
 
-from fiscaliza.policy import Policy
+from kernel.policy import Policy
 from rules.facts import ServiceDayFacts, iso, local, unfollowed_evidence
-from rules.model import PROVISIONAL, Finding, InsufficientEvidence, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, PROVISIONAL, Rule, make_infraction, number
 
 CODE = "D-22"
 
@@ -89,5 +89,6 @@ RULE = Rule(
     scope="service_day",
     detect=detect,
     justified_by=frozenset({"road_closure", "accident", "breakdown", "other"}),
-    summary="Viagem programada (quadro de horários) sem viagem realizada casada com ela.",
+    summary=lambda p: ("Viagem programada (quadro de horários) sem viagem realizada casada com ela; isenta no mês de "
+                       f"eficiência de ao menos {number(100 * p.art45.min_efficiency)} % (art. 45)."),
 )

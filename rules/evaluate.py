@@ -10,8 +10,8 @@ import logging
 
 import msgspec
 
-from fiscaliza.policy import Policy
 from gtfs.projection import Projector
+from kernel.policy import Policy
 from rules.catalogue import CATALOGUE, rules_for
 from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts
 from rules.justification import justify
@@ -51,7 +51,8 @@ def rejustify(infraction: Infraction, occurrences, policy: Policy, projector: Pr
     covers it turns it `justified` (DESIGN.md, Timing)."""
     if infraction.status != CONFIRMED or CATALOGUE[infraction.code].aggregates_trips:
         return infraction
-    return justify(infraction, occurrences, projector, policy.trips.corridor_m)
+    return justify(infraction, CATALOGUE[infraction.code].justified_by, occurrences, projector,
+                   policy.trips.corridor_m)
 
 
 def evaluate_vehicle_day(trips: list[TripFacts], vehicle: VehicleDayFacts | None, occurrences,
@@ -70,7 +71,7 @@ def evaluate_vehicle_day(trips: list[TripFacts], vehicle: VehicleDayFacts | None
 def finish(findings: list[Finding], occurrences, policy: Policy, projector: Projector) -> list[Finding]:
     """Occurrences applied (motivo justificado); evidence as plain JSON values."""
     return [
-        justify(f, occurrences, projector, policy.trips.corridor_m)
+        justify(f, CATALOGUE[f.code].justified_by, occurrences, projector, policy.trips.corridor_m)
         if isinstance(f, Infraction) and not CATALOGUE[f.code].aggregates_trips
         else msgspec.structs.replace(f, evidence=plain(f.evidence)) if isinstance(f, InsufficientEvidence)
         else f

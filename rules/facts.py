@@ -15,9 +15,9 @@ import numpy as np
 
 from geofences.zones import Itinerary
 from gtfs.model import ScheduledTrip
+from gtfs.schedule import ServiceDay
 from telemetry import CatracaReading, Occurrence
-from trips.matching import Match, ServiceDay
-from trips.model import Fix
+from trips.model import Fix, Match
 from trips.unfollowed import UnfollowedPass
 
 

@@ -19,15 +19,14 @@ from rules.model import JUSTIFIED, Infraction
 from telemetry import Occurrence
 
 
-def covering(code: str, occurrences, route_id: str | None, vehicle_id: str | None, start: float, end: float,
-             off_route_lonlat: list[tuple[float, float]] | None = None, projector: Projector | None = None,
-             corridor_m: float = 0.0, kinds: frozenset[str] | None = None) -> list[Occurrence]:
-    from rules.catalogue import CATALOGUE  # the catalogue imports the rules, which import this
-
-    allowed = kinds if kinds is not None else CATALOGUE[code].justified_by
+def covering(kinds: frozenset[str], occurrences, route_id: str | None, vehicle_id: str | None, start: float,
+             end: float, off_route_lonlat: list[tuple[float, float]] | None = None, projector: Projector | None = None,
+             corridor_m: float = 0.0) -> list[Occurrence]:
+    """The occurrences of the `kinds` that justify the code (its rule's `justified_by`,
+    passed in: this module sits below the catalogue) covering these facts."""
     found = []
     for occurrence in occurrences:
-        if occurrence.kind not in allowed:
+        if occurrence.kind not in kinds:
             continue
         if occurrence.start_epoch > end or occurrence.end_epoch < start:
             continue
@@ -48,10 +47,11 @@ def covering(code: str, occurrences, route_id: str | None, vehicle_id: str | Non
     return sorted(found, key=lambda o: o.id)
 
 
-def justify(infraction: Infraction, occurrences, projector: Projector, corridor_m: float) -> Infraction:
-    """The infraction, `justified` if a registered occurrence covers its facts."""
+def justify(infraction: Infraction, kinds: frozenset[str], occurrences, projector: Projector,
+            corridor_m: float) -> Infraction:
+    """The infraction, `justified` if a registered occurrence of the `kinds` covers its facts."""
     start, end = infraction.evidence.get("interval_epoch", (infraction.occurred_at.timestamp(),) * 2)
-    found = covering(infraction.code, occurrences, infraction.route_id, infraction.vehicle_id, start, end,
+    found = covering(kinds, occurrences, infraction.route_id, infraction.vehicle_id, start, end,
                      infraction.evidence.get("off_route_lonlat"), projector, corridor_m)
     if not found:
         return infraction

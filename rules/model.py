@@ -10,8 +10,8 @@ from typing import Any
 
 import msgspec
 
-from fiscaliza import __version__
-from fiscaliza.policy import Policy
+from kernel import __version__
+from kernel.policy import Policy
 from rules.anexo_i import ARTICLES
 
 PROVISIONAL = "provisional"
@@ -150,10 +150,29 @@ class Rule:
     detect: Callable[..., list[Finding]]
     # Occurrence kinds that justify it (motivo justificado); empty: none can.
     justified_by: frozenset[str]
-    summary: str  # how the rule reads the telemetry, pt-BR
+    summary: Callable[[Policy], str]  # how the rule reads the telemetry, pt-BR, with the policy's numbers
     # An aggregate over trips (D-13) applies occurrences to each trip itself.
     aggregates_trips: bool = False
 
     @property
     def article(self):
         return ARTICLES[self.code]
+
+
+def infraction_record(infraction: Infraction) -> dict:
+    """An infractions.jsonl line: the contract's fields; times with the feed's offset."""
+    record = msgspec.to_builtins(infraction)
+    record["occurred_at"] = infraction.occurred_at.isoformat(timespec="seconds")
+    if infraction.detected_at is not None:
+        record["detected_at"] = infraction.detected_at.isoformat(timespec="seconds")
+    return record
+
+
+def number(value: float) -> str:
+    """A threshold as a rule's summary writes it: Brazilian decimal comma, no trailing zeros."""
+    return f"{value:g}".replace(".", ",")
+
+
+def duration(seconds: float) -> str:
+    """A threshold in seconds, in minutes when it is whole minutes."""
+    return f"{number(seconds / 60)} min" if seconds >= 60 and seconds % 60 == 0 else f"{number(seconds)} s"

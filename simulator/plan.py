@@ -5,12 +5,13 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, replace
 
-from fiscaliza.fleet import Vehicle
 from gtfs.model import Feed, ScheduledStop
 from gtfs.schedule import frequency_windows, scheduled_trips, service_day_start
+from kernel.errors import FiscalizaError
+from kernel.fleet import Vehicle
 
 
-class PlanError(ValueError):
+class PlanError(FiscalizaError, ValueError):
     pass
 
 

@@ -10,19 +10,19 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from fiscaliza.fleet import Vehicle
 from gtfs.model import Feed
 from gtfs.projection import Projector
 from gtfs.schedule import frequency_windows, service_dates, service_day_start
+from kernel.errors import FiscalizaError
+from kernel.fleet import Vehicle
 from simulator.faults import FAULTS, INPUT_FAULTS, Injection, corrupt_lines, inject
 from simulator.motion import LateralOffset, legs_of, positions, progress_at
 from simulator.plan import Duty, PlanError, plan_day
 
-
 DEADHEAD_OFFSET_M = 300.0
 
 
-class SimulationError(ValueError):
+class SimulationError(FiscalizaError, ValueError):
     """The simulation cannot be made as asked; the message says why."""
 
 

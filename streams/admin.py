@@ -13,10 +13,11 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 
+from kernel.errors import FiscalizaError
 from streams.topics import END_OF_INPUT_KEY, TOPICS, Topic
 
 
-class StreamError(RuntimeError):
+class StreamError(FiscalizaError, RuntimeError):
     """The broker cannot be reached or refused an operation; the message says which."""
 
 

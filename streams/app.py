@@ -13,10 +13,9 @@ import time
 from collections import defaultdict
 
 import faust
+import msgspec
 from faust.sensors.prometheus import setup_prometheus_sensors
 from faust.stores.memory import Store as MemoryStore
-import msgspec
-from kafka.partitioner.default import murmur2
 from prometheus_client import CollectorRegistry
 
 from engine.messages import DayMatched, Heartbeat, OperatorInput, ToVehicle
@@ -25,22 +24,18 @@ from engine.routing import EndOfInput, Matched, Sends, VehicleInbound, operator_
 from engine.stored import pack, unpack
 from engine.values import Context, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
-from fiscaliza.replay import infraction_record, trip_record
-from rules.model import Infraction, InsufficientEvidence
+from kernel.partitioning import partition_of
+from kernel.settings import StreamSettings
+from rules.model import Infraction, InsufficientEvidence, infraction_record
 from streams.consumer import Transport
 from streams.metrics import WorkerMetrics
-from streams.settings import Settings
 from streams.topics import END_OF_INPUT_KEY
 from telemetry import Occurrence, Rejection, decode, to_builtins
+from trips.model import trip_record
 
 log = logging.getLogger("fiscaliza.worker")
 
 STATE_MAX_BYTES = 16 * 1024 * 1024
-
-
-def partition_of(key: str | bytes, partitions: int) -> int:
-    """The partition Kafka's default (murmur2) partitioner gives a key."""
-    return (murmur2(key if isinstance(key, bytes) else key.encode()) & 0x7FFFFFFF) % partitions
 
 
 def partition_key(partition: int, partitions: int) -> str:
@@ -72,7 +67,7 @@ class Shell:
     behind its back (state from one worker, progress from the other).
     """
 
-    def __init__(self, ctx: Context, settings: Settings, vehicles, operators, partitions, occurrences):
+    def __init__(self, ctx: Context, settings: StreamSettings, vehicles, operators, partitions, occurrences):
         self.ctx, self.settings = ctx, settings
         self.vehicles, self.operators, self.partitions, self.occurrences = vehicles, operators, partitions, occurrences
         self._vehicle_decoder = msgspec.msgpack.Decoder(VehicleState)
@@ -171,7 +166,7 @@ class App(faust.App):
         return Transport(self.conf.broker_consumer, self)
 
 
-def create_app(ctx: Context, settings: Settings) -> faust.App:
+def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
     app = App(
         settings.app_id,
         broker=f"kafka://{settings.bootstrap}",

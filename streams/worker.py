@@ -8,16 +8,15 @@ import sys
 import faust
 
 from engine.values import Context
+from kernel.settings import StreamSettings
 from streams.admin import StreamError, create_changelog_topics
 from streams.app import create_app
 from streams.logs import logging_config
-from streams.settings import Settings
-
 
 log = logging.getLogger(__name__)
 
 
-def banner(ctx: Context, settings: Settings) -> str:
+def banner(ctx: Context, settings: StreamSettings) -> str:
     routes = ", ".join(sorted(ctx.feed.routes))
     return "\n".join([
         "fiscaliza worker",
@@ -31,7 +30,7 @@ def banner(ctx: Context, settings: Settings) -> str:
     ])
 
 
-def run_worker(ctx: Context, settings: Settings, loglevel: str = "info") -> None:
+def run_worker(ctx: Context, settings: StreamSettings, loglevel: str = "info") -> None:
     """Run until SIGTERM/SIGINT; Faust stops the agents and commits offsets on the way out."""
     app = create_app(ctx, settings)
     print(banner(ctx, settings), file=sys.stderr, flush=True)

@@ -69,9 +69,10 @@ class DemoDay:
     """The demo day of `fiscaliza demo` (seed 7): its input files, context and replay."""
 
     def __init__(self, root: Path):
+        from engine.loading import load_context
         from fiscaliza.demo import DEMO_FAULTS, DEMO_INPUT_FAULTS, simulate_files
-        from fiscaliza.replay import ReplayInputs, load_context, replay
-        from fiscaliza.samples import joao_neiva
+        from fiscaliza.replay import ReplayInputs, replay
+        from samples import joao_neiva
         from simulator import SimulationSettings
 
         self.date = dt.date(2026, 12, 1)
@@ -84,7 +85,7 @@ class DemoDay:
         self.result = replay(self.inputs)
 
     def records(self) -> list[dict]:
-        from fiscaliza.replay import infraction_record
+        from rules.model import infraction_record
 
         return [infraction_record(i) for i in self.result.infractions]
 

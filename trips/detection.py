@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import shapely
 
-from fiscaliza.policy import TripRules
 from geofences.zones import CircleZone, Geofences, Itinerary, Zone
+from kernel.policy import TripRules
 from trips.memo import TrackMemo, measured
 from trips.model import DetectedTrip, Fix
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 
 from gtfs.model import FrequencyWindow
-from trips.matching import ServiceDay
+from gtfs.schedule import ServiceDay
 
 
 def frequency_window(day: ServiceDay, route_id: str, direction_id: int, departed_at: float) -> FrequencyWindow | None:

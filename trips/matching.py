@@ -12,60 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from fiscaliza.policy import TripRules
-from gtfs.model import Feed, FrequencyWindow, ScheduledTrip
-from gtfs.schedule import frequency_windows, scheduled_trips, service_day_start
-from trips.model import DetectedTrip, RealizedTrip
-
-
-@dataclass(frozen=True)
-class ServiceDay:
-    """The schedule of one date, indexed for matching."""
-
-    date: dt.date
-    start_epoch: float  # GTFS time 0 of the date
-    trips: tuple[ScheduledTrip, ...]
-    windows: tuple[FrequencyWindow, ...]
-
-    def departure_epoch(self, trip: ScheduledTrip) -> float:
-        return self.start_epoch + trip.departure_s
-
-    def span(self, route_id: str, direction_id: int) -> tuple[float, float] | None:
-        """First and last scheduled departure (or window bound) of a route and direction."""
-        times = [t.departure_s for t in self.trips if (t.route_id, t.direction_id) == (route_id, direction_id)]
-        times += [s for w in self.windows if (w.route_id, w.direction_id) == (route_id, direction_id)
-                  for s in (w.start_s, w.end_s)]
-        if not times:
-            return None
-        return self.start_epoch + min(times), self.start_epoch + max(times)
-
-    def scheduled_span(self) -> tuple[float | None, float | None]:
-        """First departure and last arrival of the whole day, as epochs."""
-        starts = [t.departure_s for t in self.trips] + [w.start_s for w in self.windows]
-        ends = [t.arrival_s for t in self.trips] + [w.end_s for w in self.windows]
-        if not starts:
-            return None, None
-        return self.start_epoch + min(starts), self.start_epoch + max(ends)
-
-    @property
-    def close_epoch(self) -> float:
-        """When everything scheduled on the date has had time to happen."""
-        last = max([t.arrival_s for t in self.trips] + [w.end_s for w in self.windows] + [86400])
-        return self.start_epoch + last
-
-
-def service_day(feed: Feed, date: dt.date) -> ServiceDay:
-    return ServiceDay(
-        date=date,
-        start_epoch=service_day_start(date, feed.timezone).timestamp(),
-        trips=scheduled_trips(feed, date),
-        windows=frequency_windows(feed, date),
-    )
+from gtfs.model import FrequencyWindow, ScheduledTrip
+from gtfs.schedule import ServiceDay
+from kernel.policy import TripRules
+from trips.model import DetectedTrip, Match, RealizedTrip
 
 
 def service_date_for(trip: DetectedTrip, days: dict[dt.date, ServiceDay], tz: ZoneInfo, window_s: float) -> dt.date:
@@ -89,16 +43,6 @@ def service_date_for(trip: DetectedTrip, days: dict[dt.date, ServiceDay], tz: Zo
             if best is None or distance < best[0]:
                 best = (distance, date)
     return best[1] if best else local
-
-
-@dataclass(frozen=True)
-class Match:
-    """A realized trip with what it was matched to (the facts the rules read)."""
-
-    detected: DetectedTrip
-    realized: RealizedTrip
-    scheduled: ScheduledTrip | None
-    window: FrequencyWindow | None
 
 
 def match_service_day(

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import msgspec
+
+from gtfs.model import FrequencyWindow, ScheduledTrip
 
 
 class Fix(msgspec.Struct, frozen=True, array_like=True):
@@ -59,3 +62,28 @@ class RealizedTrip(msgspec.Struct, frozen=True):
     coverage: float
     shape_id: str
     scheduled_key: str | None = None  # which scheduled departure (exact_times=1 share trip_ids)
+
+
+def trip_record(trip: RealizedTrip) -> dict:
+    """A trips.jsonl line, exactly the fields of the contract."""
+    return {
+        "vehicle_id": trip.vehicle_id,
+        "route_id": trip.route_id,
+        "direction_id": trip.direction_id,
+        "trip_id": trip.trip_id,
+        "service_date": trip.service_date.isoformat(),
+        "departed_at": trip.departed_at.isoformat(timespec="seconds"),
+        "arrived_at": trip.arrived_at.isoformat(timespec="seconds"),
+        "departure_deviation_s": trip.departure_deviation_s,
+        "coverage": trip.coverage,
+    }
+
+
+@dataclass(frozen=True)
+class Match:
+    """A realized trip with what it was matched to (the facts the rules read)."""
+
+    detected: DetectedTrip
+    realized: RealizedTrip
+    scheduled: ScheduledTrip | None
+    window: FrequencyWindow | None

@@ -11,8 +11,8 @@ import bisect
 
 import numpy as np
 
-from fiscaliza.policy import TripRules
 from geofences.zones import Geofences
+from kernel.policy import TripRules
 from trips.detection import detect_trips
 from trips.memo import TrackMemo
 from trips.model import DetectedTrip, Fix, Track

@@ -22,8 +22,8 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
-from fiscaliza.policy import TripRules
 from geofences.zones import Geofences, Itinerary
+from kernel.policy import TripRules
 from trips.detection import departure_time, without_noise
 from trips.memo import TrackMemo, measured
 from trips.model import Fix

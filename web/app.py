@@ -45,18 +45,20 @@ from dockets import service, workflow
 from dockets.anchors import AnchorLog
 from dockets.audit import AuditKey
 from dockets.calendar import BusinessCalendar
+from dockets.config import issuer_name, municipality_name
 from dockets.document import PDF_CHART_KINDS, wording
-from dockets.service import DocketError, Forbidden, NotFound
+from dockets.service import DocketError, Forbidden, NotFound, utcnow
 from dockets.signing import SigningKey
+from dockets.store import Docket, DocketPdf, EvidenceBundle, Operator
 from gtfs import Feed
+from kernel.policy import Policy
 from ops import gtfs_rt
 from ops.store import LiveVehicle
-from dockets.store import Docket, DocketPdf, EvidenceBundle, Operator
 from rules.anexo_i import ARTICLES
 from web import auth, fiscal, views
 from web.format import ROLE_LABELS, as_aware, datetime_br
-from web.itineraries import itineraries
 from web.forms import ACTION_FORMS, CIENCIA_MEANS, SLUG_OF, FormError, build_action, late_registration
+from web.itineraries import itineraries
 from web.security import (
     JPEG,
     MAX_FILES,
@@ -76,29 +78,21 @@ from web.throttle import LoginThrottle
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ISSUER = "Órgão Gerencial — Prefeitura Municipal de João Neiva"
 PAGE_SIZE = 100
 MAX_ID = 2**31 - 1
 HERE = Path(__file__).resolve().parent
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 @dataclass(frozen=True)
 class WebConfig:
     sessions: sessionmaker[Session]
     calendar: BusinessCalendar
-    issuer_name: str = DEFAULT_ISSUER
+    policy: Policy  # the municipality's: its names, timezone and UFIR value
     max_upload_bytes: int = 10 * 1024 * 1024
     allowed_upload_types: frozenset[str] = frozenset({PDF, PNG, JPEG})
     session_hours: float = 8
     secure_cookies: bool = True
-    timezone: str = "America/Sao_Paulo"
-    municipality: str = "Prefeitura Municipal de João Neiva — ES"
-    ufir_brl: float = 1.0641  # for manual infractions (the policy's value)
-    fleet: Mapping[str, Any] = field(default_factory=dict)  # vehicle_id -> fiscaliza.fleet.Vehicle
+    fleet: Mapping[str, Any] = field(default_factory=dict)  # vehicle_id -> kernel.fleet.Vehicle
     clock: Callable[[], dt.datetime] = utcnow  # aware UTC "now": sessions and the default date of acts
     chart_cache_size: int = 64
     # Login throttling (web.throttle): after this many failed logins within the window, a
@@ -114,6 +108,22 @@ class WebConfig:
     anchors: AnchorLog | None = None
     # the static GTFS feed: with it, the public GTFS-Realtime feed is served from the live tables
     feed: Feed | None = None
+
+    @property
+    def issuer_name(self) -> str:
+        return issuer_name(self.policy)
+
+    @property
+    def municipality(self) -> str:
+        return municipality_name(self.policy)
+
+    @property
+    def timezone(self) -> str:
+        return self.policy.policy.timezone
+
+    @property
+    def ufir_brl(self) -> float:  # for manual infractions
+        return self.policy.policy.ufir_brl
 
 
 # --- errors the handlers turn into responses -----------------------------------------------
@@ -141,7 +151,8 @@ class _Web:
         self.env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(),
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.globals.update(role_labels=ROLE_LABELS, municipality=config.municipality,
-                                issuer_name=config.issuer_name)
+                                issuer_name=config.issuer_name, law=config.policy.policy.name,
+                                timezone=config.timezone)
         self._charts: OrderedDict[tuple, bytes | None] = OrderedDict()
         self.throttle = LoginThrottle(max_failures=config.login_max_failures,
                                       max_failures_per_ip=config.login_max_failures_per_ip,

@@ -6,7 +6,7 @@ import datetime as dt
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
-from fiscaliza.money import brl, fine_brl  # noqa: F401  (the pages' money)
+from kernel.money import brl, fine_brl  # noqa: F401  (the pages' money)
 
 ROLE_LABELS = {
     "fiscal": "Fiscal",

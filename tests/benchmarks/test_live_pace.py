@@ -8,9 +8,16 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks.live_pace import (SentLog, d11_verdict, first_emissions, in_event_order, per_code, percentile,
-                                  trip_latencies)
-from streams.app import partition_of
+from benchmarks.live_pace import (
+    SentLog,
+    d11_verdict,
+    first_emissions,
+    in_event_order,
+    per_code,
+    percentile,
+    trip_latencies,
+)
+from kernel.partitioning import partition_of
 
 T0 = 1796115600.0  # 2026-12-01T07:00:00-03:00
 

@@ -32,7 +32,7 @@ def test_the_reduced_network_has_ten_routes_of_both_kinds_and_three_operators(ne
 
 def test_the_fleet_is_what_the_peak_needs(network):
     out, summary, feed = network
-    from fiscaliza.fleet import load_fleet
+    from kernel.fleet import load_fleet
 
     fleet = load_fleet(out / "fleet.csv", operators=set(feed.agencies))
     duties = plan_day(feed, metro.SERVICE_DATE, fleet)

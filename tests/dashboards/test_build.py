@@ -7,6 +7,7 @@ import pytest
 
 from dashboards.build import OUT, build
 
+
 @pytest.fixture(scope="module")
 def exported(demo_day, tmp_path_factory) -> set[str]:
     """The sample names the worker's, ops sink's and docket sink's /metrics expose."""
@@ -122,7 +123,7 @@ def test_every_live_sql_panel_returns_rows_on_fresh_live_tables(pg_sessions, dem
     silent = msgspec.structs.replace(statuses[0], ts=(now - dt.timedelta(minutes=20)).isoformat())
     trips = [msgspec.structs.replace(t, service_date=local_today, departed_at=now - dt.timedelta(hours=1, minutes=i),
                                      arrived_at=now - dt.timedelta(minutes=i)) for i, t in enumerate(demo_day.result.trips)]
-    from fiscaliza.replay import trip_record
+    from trips.model import trip_record
 
     write_batch(engine, {
         "vehicle-status": [row_of("vehicle-status", msgspec.json.encode(s), "x", {}) for s in [*fresh, silent]],
@@ -146,10 +147,10 @@ def test_every_compliance_sql_panel_returns_rows_on_the_demo_days_records(pg_ses
     import sqlalchemy as sa
     from grafana import interpolate
 
-    from fiscaliza.replay import infraction_record
     from ops.db import migrate
     from ops.rows import row_of
     from ops.sink import write_batch
+    from rules.model import infraction_record
 
     engine = pg_sessions.kw["bind"]
     migrate(engine)

@@ -28,9 +28,9 @@ import yaml
 
 from dashboards.build import build
 from fiscaliza.demo import DEMO_FAULTS, DEMO_INPUT_FAULTS
-from fiscaliza.fleet import load_fleet
-from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 from streams.admin import group_progress, publish, publish_end_of_input
 

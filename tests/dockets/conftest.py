@@ -6,9 +6,9 @@ import datetime as dt
 import shutil
 
 import pytest
+from stores import open_test_store
 
 from dockets.calendar import BusinessCalendar
-from stores import open_test_store
 from dockets.sink import ingest_replay
 
 
@@ -21,7 +21,7 @@ def calendar() -> BusinessCalendar:
 def demo_store_file(demo_day, tmp_path_factory, signing_key):
     path = tmp_path_factory.mktemp("store") / "dockets.sqlite3"
     sessions = open_test_store(f"sqlite:///{path}")
-    ingest_replay(sessions, demo_day.inputs, demo_day.context, demo_day.records(), signer=signing_key)
+    ingest_replay(sessions, demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context, demo_day.records(), signer=signing_key)
     sessions.kw["bind"].dispose()
     return path
 
@@ -60,16 +60,17 @@ class EveryCodeDay:
     confirmed D-22 and not exempt: one confirmed infraction of each automatic code."""
 
     def __init__(self, root):
+        from engine.loading import load_context
         from fiscaliza.demo import simulate_files
-        from fiscaliza.policy import DEFAULT_POLICY_NAME
-        from fiscaliza.replay import ReplayInputs, infraction_record, load_context, replay
-        from fiscaliza.samples import joao_neiva
-        from importlib import resources
+        from fiscaliza.replay import ReplayInputs, replay
+        from kernel.policy import shipped_policy_path
+        from rules.model import infraction_record
+        from samples import joao_neiva
         from simulator import FAULTS, SimulationSettings
 
         date = dt.date(2026, 12, 1)
         simulated = simulate_files(None, None, SimulationSettings(date, date, 7, tuple(FAULTS)), root / "telemetry")
-        shipped = resources.files("fiscaliza").joinpath("policies", DEFAULT_POLICY_NAME).read_text("utf-8")
+        shipped = shipped_policy_path().read_text("utf-8")
         assert "min_efficiency = 0.98" in shipped
         policy = root / "policy.toml"
         policy.write_text(shipped.replace("min_efficiency = 0.98", "min_efficiency = 1.0"), "utf-8")
@@ -91,7 +92,7 @@ def every_code_sessions(every_code_day, tmp_path_factory, signing_key):
     """A docket store of `every_code_day`'s confirmed infractions (read only: shared)."""
     path = tmp_path_factory.mktemp("every-code-store") / "dockets.sqlite3"
     sessions = open_test_store(f"sqlite:///{path}")
-    ingest_replay(sessions, every_code_day.inputs, every_code_day.context,
+    ingest_replay(sessions, every_code_day.inputs.static, every_code_day.inputs.telemetry, every_code_day.context,
                   [r for r in every_code_day.records], signer=signing_key)
     yield sessions
     sessions.kw["bind"].dispose()

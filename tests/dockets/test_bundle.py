@@ -6,17 +6,21 @@ import io
 import json
 import re
 import zipfile
+from functools import partial
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dockets.bundle import BundleError, BundleMaker, read_bundle, sha256, verify_bundle
+from fiscaliza.replay import rerun
+
+verify = partial(verify_bundle, rerun=rerun)  # the bundle re-run by the replay, as `fiscaliza verify` does
 
 
 @pytest.fixture(scope="module")
 def maker(demo_day):
-    return BundleMaker.for_replay(demo_day.inputs, demo_day.context.fleet, demo_day.context.policy.policy.timezone)
+    return BundleMaker.for_files(demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context.fleet, demo_day.context.policy.policy.timezone)
 
 
 def _rewrite(data: bytes, name: str, change, *, fix_manifest: bool) -> bytes:
@@ -37,7 +41,7 @@ def _rewrite(data: bytes, name: str, change, *, fix_manifest: bool) -> bytes:
 
 def test_the_same_infraction_gives_the_same_bundle_bytes(demo_day, maker):
     record = demo_day.record("D-11")
-    again = BundleMaker.for_replay(demo_day.inputs, demo_day.context.fleet, "America/Sao_Paulo")
+    again = BundleMaker.for_files(demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context.fleet, "America/Sao_Paulo")
     assert sha256(maker.bundle(record)) == sha256(again.bundle(record))
 
 
@@ -57,7 +61,7 @@ def test_a_bundle_holds_only_the_accused_operators_vehicles_on_that_day(demo_day
 @pytest.mark.parametrize("code", ["A-07", "C-01", "D-11", "D-13", "D-21"])
 def test_every_confirmed_demo_infraction_is_reproduced_from_its_bundle_alone(demo_day, maker, code):
     record = demo_day.record(code)
-    verdict = verify_bundle(maker.bundle(record))
+    verdict = verify(maker.bundle(record))
     assert verdict.reproduced, verdict.findings
     assert verdict.infraction_id == record["infraction_id"]
 
@@ -65,14 +69,14 @@ def test_every_confirmed_demo_infraction_is_reproduced_from_its_bundle_alone(dem
 def test_a_d22_exemption_is_checked_against_the_months_recorded_figures(demo_day, maker):
     record = demo_day.record("D-22")
     assert record["status"] == "exempt_art45"  # 98.548 % ≥ 98 % and not the first trip of the day
-    verdict = verify_bundle(maker.bundle(record))
+    verdict = verify(maker.bundle(record))
     assert verdict.reproduced, verdict.findings
     assert any("Art. 45" in f for f in verdict.findings)
 
 
 def test_a_d22_whose_status_contradicts_art45_is_not_reproduced(demo_day, maker):
     record = dict(demo_day.record("D-22"), status="confirmed")  # exempt by its own figures
-    verdict = verify_bundle(maker.bundle(record))
+    verdict = verify(maker.bundle(record))
     assert not verdict.reproduced
 
 
@@ -81,7 +85,7 @@ def test_a_changed_telemetry_line_breaks_the_manifest(demo_day, maker):
     forged = _rewrite(data, "tachograph.jsonl", lambda b: b.replace(b'"speed_kmh":', b'"speed_kmh": ', 1),
                       fix_manifest=False)
     with pytest.raises(BundleError, match="tachograph.jsonl foi alterado"):
-        verify_bundle(forged)
+        verify(forged)
 
 
 def test_forged_telemetry_with_a_resigned_manifest_is_not_reproduced(demo_day, maker):
@@ -95,7 +99,7 @@ def test_forged_telemetry_with_a_resigned_manifest_is_not_reproduced(demo_day, m
                           if not (b"JN-2014" in line and json.loads(line)["ts"] in off_route)) + b"\n"
 
     forged = _rewrite(data, "tachograph.jsonl", drop, fix_manifest=True)
-    verdict = verify_bundle(forged)
+    verdict = verify(forged)
     assert not verdict.reproduced
     assert verdict.bundle_sha256 != sha256(data)
 
@@ -146,7 +150,7 @@ def test_a_member_named_outside_the_bundle_format_is_refused_and_nothing_is_writ
 
     data = _signed_alike(maker.bundle(demo_day.record("D-11")), [(name, b"echo pwned\n")])
     with pytest.raises(BundleError, match="nome de arquivo não permitido"):
-        verify_bundle(data)
+        verify(data)
     assert not Path("/tmp/fiscaliza-zip-slip").exists() and not Path("/fiscaliza-zip-slip.txt").exists()
 
 
@@ -198,7 +202,7 @@ def test_an_infraction_record_that_is_not_one_is_a_bundle_error_not_a_traceback(
     manifest["files"]["infraction.json"] = sha256(content)
     members["manifest.json"] = json.dumps(manifest).encode()
     with pytest.raises(BundleError, match=message):
-        verify_bundle(_zip(list(members.items()), zipfile.ZIP_STORED))
+        verify(_zip(list(members.items()), zipfile.ZIP_STORED))
 
 
 _NAMES = ["manifest.json", "infraction.json", "fleet.csv", "policy.toml", "tachograph.jsonl", "feed/stops.txt",
@@ -243,7 +247,7 @@ def test_fiscaliza_verify_refuses_a_zip_slip_with_one_line_and_exit_2(demo_day, 
 
 
 def test_a_reproduced_verdict_says_so_once_in_portuguese(demo_day, maker):
-    verdict = verify_bundle(maker.bundle(demo_day.record("D-11")))
+    verdict = verify(maker.bundle(demo_day.record("D-11")))
     assert verdict.reproduced and verdict.differences == []
     assert "Situação reproduzida: confirmada." in verdict.findings
     assert sum("gerou a mesma infração" in f for f in verdict.findings) == 1
@@ -251,7 +255,7 @@ def test_a_reproduced_verdict_says_so_once_in_portuguese(demo_day, maker):
 
 def test_a_verdict_that_differs_shows_the_values_side_by_side(demo_day, maker):
     record = dict(demo_day.record("D-11"), fine_ufir=400)  # the rule gives 200
-    verdict = verify_bundle(maker.bundle(record))
+    verdict = verify(maker.bundle(record))
     assert not verdict.reproduced
     assert verdict.differences == [("multa (UFIR)", "400", "200")]
     assert not any("gerou a mesma infração" in f for f in verdict.findings)
@@ -263,12 +267,12 @@ def test_differing_values_are_written_as_the_auto_writes_them(demo_day, maker):
     recorded = demo_day.record("C-01")
     evidence = dict(recorded["evidence"], max_speed_kmh=95.5)
     record = dict(recorded, occurred_at=recorded["occurred_at"][:10] + "T06:00:00-03:00", evidence=evidence)
-    verdict = verify_bundle(maker.bundle(record))
+    verdict = verify(maker.bundle(record))
     shown = dict((name, (mine, rerun)) for name, mine, rerun in verdict.differences)
     assert shown["data e hora"][0] == "01/12/2026 06:00:00"
     assert re.fullmatch(r"01/12/2026 \d\d:\d\d:\d\d", shown["data e hora"][1])
     # the evidence differs too, but the record's fields are compared first: fix them and look again
-    verdict = verify_bundle(maker.bundle(dict(recorded, evidence=evidence)))
+    verdict = verify(maker.bundle(dict(recorded, evidence=evidence)))
     shown = dict((name, (mine, rerun)) for name, mine, rerun in verdict.differences)
     assert shown["evidência: maior velocidade registrada"][0] == "95,5 km/h"
     assert shown["evidência: maior velocidade registrada"][1].endswith(" km/h")

@@ -34,6 +34,7 @@ from dockets.charts import (
     tachograph_disc,
     track_map,
 )
+from samples import joao_neiva
 
 TZ = ZoneInfo("America/Sao_Paulo")
 EPSG = 31984
@@ -251,7 +252,7 @@ def test_unsorted_pings_are_sorted():
 
 # ------------------------------------------------------------------------ samples
 
-SAMPLE_FEED = Path(__file__).resolve().parents[2] / "fiscaliza" / "samples" / "joao_neiva" / "feed"
+SAMPLE_FEED = joao_neiva()[0]
 
 
 def _sample_itinerary(shape_id: str = "101-0", trip_id: str = "101-DU-0-0700") -> Itinerary:

@@ -12,9 +12,9 @@ from sqlalchemy import select
 
 from dockets import workflow
 from dockets.document import chart_png, make_renderer
-from fiscaliza.money import brl
 from dockets.service import perform
 from dockets.store import Docket, DocketPdf, EvidenceBundle
+from kernel.money import brl
 
 PNG = b"\x89PNG\r\n\x1a\n"
 ISSUER = "Prefeitura Municipal de João Neiva — Órgão Gerencial do Transporte Coletivo"

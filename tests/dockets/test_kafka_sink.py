@@ -10,9 +10,9 @@ import uuid
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from sqlalchemy import select
+from stores import open_test_store
 
 from dockets.bundle import BundleMaker
-from stores import open_test_store
 from dockets.kafka_sink import kafka_bundle_maker, run_sink
 from dockets.store import Docket
 from streams.admin import publish
@@ -43,7 +43,7 @@ def test_the_kafka_sink_makes_the_same_autos_with_the_same_bundles_as_the_files(
     report = run_sink(sessions, demo_day.context, maker, published, group=group, idle_exit_s=5)
     # 6 infraction records: 5 confirmed become autos, the exempt D-22 does not
     assert (len(report.created), report.not_confirmed) == (5, 1)
-    files = BundleMaker.for_replay(demo_day.inputs, demo_day.context.fleet, "America/Sao_Paulo")
+    files = BundleMaker.for_files(demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context.fleet, "America/Sao_Paulo")
     expected = {r["infraction_id"]: files.bundle(r) for r in demo_day.records() if r["status"] == "confirmed"}
     with sessions() as session:
         stored = {d.infraction_id: d.bundle_sha256 for d in session.scalars(select(Docket))}

@@ -7,14 +7,24 @@ import datetime as dt
 import pytest
 import sqlalchemy as sa
 from sqlalchemy import func, select
+from stores import verified_entries
 
 from dockets import workflow
-from dockets.service import (SYSTEM, Actor, DocketError, Forbidden, NotFound, get_docket, history, ingest,
-                             perform, visible)
+from dockets.audit import AuditError
+from dockets.service import (
+    SYSTEM,
+    Actor,
+    DocketError,
+    Forbidden,
+    NotFound,
+    get_docket,
+    history,
+    ingest,
+    perform,
+    visible,
+)
 from dockets.sink import ingest_replay
 from dockets.store import AuditEntry, Docket, EvidenceBundle
-from dockets.audit import AuditError
-from stores import verified_entries
 
 D = dt.date
 
@@ -42,7 +52,7 @@ def test_the_demo_day_makes_one_draft_per_confirmed_infraction_with_its_bundle(s
 
 
 def test_ingesting_the_same_infractions_again_makes_no_new_docket(sessions, demo_day):
-    report = ingest_replay(sessions, demo_day.inputs, demo_day.context, demo_day.records())
+    report = ingest_replay(sessions, demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context, demo_day.records())
     # 6 records: 5 confirmed already stored, 1 exempt_art45 (D-22) never a docket
     assert (report.created, report.already, report.not_confirmed) == ([], 5, 1)
     with sessions() as session:
@@ -222,7 +232,7 @@ def test_a_newer_record_of_a_draft_updates_it_its_bundle_and_the_audit_log(sessi
     # and again (same id) once the day's matching fills in a trip_id
     before = _draft(sessions, "D-11")
     record = dict(demo_day.record("D-11"), trip_id="101-DU-9-9999")
-    report = ingest_replay(sessions, demo_day.inputs, demo_day.context, [record])
+    report = ingest_replay(sessions, demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context, [record])
     assert (report.created, report.updated, report.already) == ([], [before.id], 0)
     after = _draft(sessions, "D-11")
     assert (after.trip_id, after.infraction) == ("101-DU-9-9999", record)
@@ -233,7 +243,7 @@ def test_a_newer_record_of_a_draft_updates_it_its_bundle_and_the_audit_log(sessi
         [entry] = [e for e in history(session, FISCAL, after.id) if e.action == "Atualizar registro"]
         assert entry.payload["changed"] == {"trip_id": "101-DU-9-9999"}
     # the same record again changes nothing
-    again = ingest_replay(sessions, demo_day.inputs, demo_day.context, [record])
+    again = ingest_replay(sessions, demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context, [record])
     assert (again.updated, again.already) == ([], 1)
 
 
@@ -242,7 +252,7 @@ def test_a_lavrado_auto_stays_as_issued_whatever_record_comes_later(sessions, de
     with sessions.begin() as session:
         perform(session, FISCAL, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
     record = dict(demo_day.record("D-11"), trip_id="101-DU-9-9999")
-    report = ingest_replay(sessions, demo_day.inputs, demo_day.context, [record])
+    report = ingest_replay(sessions, demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context, [record])
     assert (report.updated, report.already) == ([], 1)
     assert _draft(sessions, "D-11").trip_id == demo_day.record("D-11")["trip_id"]
 
@@ -250,7 +260,7 @@ def test_a_lavrado_auto_stays_as_issued_whatever_record_comes_later(sessions, de
 def test_a_draft_whose_record_turned_justified_is_not_lavrado(sessions, demo_day, calendar):
     # an occurrence registered after the infraction turns its record justified (same id)
     record = dict(demo_day.record("D-11"), status="justified")
-    report = ingest_replay(sessions, demo_day.inputs, demo_day.context, [record])
+    report = ingest_replay(sessions, demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context, [record])
     docket = _draft(sessions, "D-11")
     assert report.updated == [docket.id] and docket.infraction["status"] == "justified"
     with sessions.begin() as session, pytest.raises(DocketError, match="justified"):

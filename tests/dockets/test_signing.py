@@ -7,12 +7,16 @@ import base64
 import io
 import json
 import zipfile
+from functools import partial
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from dockets.bundle import BundleMaker, sha256, verify_bundle
 from dockets.signing import SigningError, SigningKey, check, create_key, load_key, load_public_key, public_path
+from fiscaliza.replay import rerun
+
+verify = partial(verify_bundle, rerun=rerun)  # the bundle re-run by the replay, as `fiscaliza verify` does
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +26,7 @@ def orgao(tmp_path_factory) -> SigningKey:
 
 @pytest.fixture(scope="module")
 def signed(demo_day, orgao):
-    maker = BundleMaker.for_replay(demo_day.inputs, demo_day.context.fleet, "America/Sao_Paulo", signer=orgao)
+    maker = BundleMaker.for_files(demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context.fleet, "America/Sao_Paulo", signer=orgao)
     return maker.bundle(demo_day.record("D-11"))
 
 
@@ -40,13 +44,13 @@ def zipped(members: dict[str, bytes]) -> bytes:
 
 
 def test_a_signed_bundle_is_authentic_against_the_published_key(signed, orgao):
-    verdict = verify_bundle(signed, {orgao.key_id: orgao.public})
+    verdict = verify(signed, {orgao.key_id: orgao.public})
     assert verdict.authentic and verdict.reproduced and verdict.upheld
     assert any(f"chave {orgao.key_id}" in f for f in verdict.findings)
 
 
 def test_the_same_bundle_signed_twice_is_the_same_bytes(demo_day, orgao, signed):
-    again = BundleMaker.for_replay(demo_day.inputs, demo_day.context.fleet, "America/Sao_Paulo", signer=orgao)
+    again = BundleMaker.for_files(demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context.fleet, "America/Sao_Paulo", signer=orgao)
     assert again.bundle(demo_day.record("D-11")) == signed  # Ed25519 is deterministic
 
 
@@ -56,7 +60,7 @@ def test_pings_deleted_and_the_manifest_recomputed_fail_authenticity(signed, org
     manifest = json.loads(members["manifest.json"])
     manifest["files"]["tachograph.jsonl"] = sha256(members["tachograph.jsonl"])
     members["manifest.json"] = json.dumps(manifest).encode()
-    verdict = verify_bundle(zipped(members), {orgao.key_id: orgao.public})
+    verdict = verify(zipped(members), {orgao.key_id: orgao.public})
     assert not verdict.authentic and not verdict.upheld
     assert any("conteúdo assinado foi alterado" in f for f in verdict.findings)
 
@@ -67,7 +71,7 @@ def test_a_bundle_re_signed_with_another_key_is_not_the_organs(signed, orgao):
     members = members_of(signed)
     members["signature.json"] = json.dumps({"format": "fiscaliza-signature/1", "signed": "manifest.json",
                                             **forger.sign(members["manifest.json"])}).encode()
-    verdict = verify_bundle(zipped(members), {orgao.key_id: orgao.public})
+    verdict = verify(zipped(members), {orgao.key_id: orgao.public})
     assert not verdict.authentic
     assert any("não é uma chave publicada do Órgão" in f for f in verdict.findings)
 
@@ -84,8 +88,8 @@ def test_a_malformed_signature_is_not_authentic_and_never_raises(orgao, signatur
 
 
 def test_an_unsigned_bundle_is_not_authentic(demo_day, orgao):
-    unsigned = BundleMaker.for_replay(demo_day.inputs, demo_day.context.fleet, "America/Sao_Paulo")
-    verdict = verify_bundle(unsigned.bundle(demo_day.record("D-11")), {orgao.key_id: orgao.public})
+    unsigned = BundleMaker.for_files(demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context.fleet, "America/Sao_Paulo")
+    verdict = verify(unsigned.bundle(demo_day.record("D-11")), {orgao.key_id: orgao.public})
     assert verdict.reproduced and not verdict.authentic
 
 

@@ -8,12 +8,13 @@ import shapely
 
 from engine.assemble import trip_facts
 from engine.values import Context
-from fiscaliza.fleet import Vehicle
-from fiscaliza.policy import load_policy
 from geofences import build_geofences
 from gtfs import load_feed
+from gtfs.schedule import service_day
+from kernel.fleet import Vehicle
+from kernel.policy import load_policy
 from trips import Fix, detect_trips
-from trips.matching import match_service_day_full, service_day
+from trips.matching import match_service_day_full
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 POLICY = load_policy()

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import msgspec
 
 from engine.changelog import emit_change, settle
-from fiscaliza.policy import load_policy
+from kernel.policy import load_policy
 from rules.model import PROVISIONAL, make_infraction
 
 TZ = ZoneInfo("America/Sao_Paulo")

@@ -11,7 +11,7 @@ import datetime as dt
 import json
 
 from engine.daylog import DayLog, KeptFix, add_fix, add_reading, over_episodes
-from fiscaliza.policy import load_policy
+from kernel.policy import load_policy
 from rules.facts import catraca_day
 from telemetry import decode_catraca
 from trips.model import Fix

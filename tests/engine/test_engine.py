@@ -11,8 +11,9 @@ import json
 import pytest
 
 from engine import Engine, Message
-from fiscaliza.replay import ReplayInputs, load_context
-from fiscaliza.samples import joao_neiva
+from engine.loading import load_context
+from fiscaliza.replay import ReplayInputs
+from samples import joao_neiva
 from telemetry import Rejection, decode_catraca, decode_tachograph
 
 VEHICLE = "JN-1011"

@@ -14,11 +14,12 @@ import datetime as dt
 import msgspec
 import pytest
 
+from engine.loading import load_context
 from engine.messages import Heartbeat, TripDeparted, TripDetected
 from engine.operator import OperatorStage
-from fiscaliza.replay import ReplayInputs, load_context
-from fiscaliza.samples import joao_neiva
+from fiscaliza.replay import ReplayInputs
 from rules.model import Infraction
+from samples import joao_neiva
 
 FEED_PATH, FLEET_PATH = joao_neiva()
 DAY = dt.date(2026, 12, 1)

@@ -9,11 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Engine, Message
-from fiscaliza.fleet import load_fleet
-from fiscaliza.replay import ReplayInputs, final_state, load_context, read_messages, replay, trip_record
-from fiscaliza.samples import joao_neiva
+from engine.loading import load_context
+from fiscaliza.replay import ReplayInputs, final_state, read_messages, replay
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
+from trips.model import trip_record
 
 FEED_PATH, FLEET_PATH = joao_neiva()
 DAY = dt.date(2026, 12, 1)

@@ -7,13 +7,14 @@ import datetime as dt
 
 import pytest
 
+from engine.loading import load_context
 from engine.messages import DayMatched, Heartbeat
 from engine.operator import OperatorStage
 from engine.routing import EndOfInput, Matched, operator_step, vehicle_step
 from engine.values import Message
 from engine.vehicle import PartitionState, VehicleStage
-from fiscaliza.replay import ReplayInputs, load_context
-from fiscaliza.samples import joao_neiva
+from fiscaliza.replay import ReplayInputs
+from samples import joao_neiva
 from telemetry import Rejection, decode
 
 DAY = dt.date(2026, 12, 1)

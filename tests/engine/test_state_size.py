@@ -15,11 +15,12 @@ import msgspec
 import pytest
 
 from engine import Engine
+from engine.loading import load_context
 from engine.stored import pack
-from fiscaliza.fleet import load_fleet
-from fiscaliza.replay import ReplayInputs, load_context, read_messages
-from fiscaliza.samples import joao_neiva
+from fiscaliza.replay import ReplayInputs, read_messages
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 
 FEED_PATH, FLEET_PATH = joao_neiva()

@@ -9,10 +9,11 @@ import json
 import pytest
 
 from engine import Engine
-from fiscaliza.fleet import load_fleet
-from fiscaliza.replay import ReplayInputs, load_context, read_messages, replay, write_outputs
-from fiscaliza.samples import joao_neiva
+from engine.loading import load_context
+from fiscaliza.replay import ReplayInputs, read_messages, replay, write_outputs
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 from simulator.plan import plan_day
 

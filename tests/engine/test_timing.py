@@ -15,11 +15,12 @@ import json
 import pytest
 
 from engine import Engine, Message
+from engine.loading import load_context
 from engine.messages import DayMatched
-from fiscaliza.fleet import load_fleet
-from fiscaliza.replay import ReplayInputs, final_state, load_context, read_messages, replay
-from fiscaliza.samples import joao_neiva
+from fiscaliza.replay import ReplayInputs, final_state, read_messages, replay
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 from telemetry import decode
 

@@ -11,11 +11,12 @@ import datetime as dt
 import msgspec
 import pytest
 
+from engine.loading import load_context
 from engine.messages import DayMatched
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
-from fiscaliza.replay import ReplayInputs, load_context
-from fiscaliza.samples import joao_neiva
+from fiscaliza.replay import ReplayInputs
 from rules.model import make_infraction
+from samples import joao_neiva
 
 DAY = dt.date(2026, 12, 1)
 
@@ -62,9 +63,9 @@ def test_a_day_judged_again_after_a_restart_emits_nothing(context):
 def test_an_engine_exception_dead_letters_the_message_and_the_stream_goes_on(context, tmp_path, monkeypatch):
     import engine.vehicle as vehicle_module
     from engine import Engine
-    from fiscaliza.fleet import load_fleet
     from fiscaliza.replay import read_messages, replay
     from gtfs import load_feed
+    from kernel.fleet import load_fleet
     from simulator import SimulationSettings, simulate
 
     feed_path, fleet_path = joao_neiva()
@@ -122,9 +123,9 @@ def test_a_vehicles_stream_behind_the_partition_is_taken_in_order_never_a_false_
     # consecutive readings come swapped, in separate batches: taken as they came, the counter
     # would seem to go back (a D-21). The later-arriving, earlier reading is late instead.
     from engine import Engine
-    from fiscaliza.fleet import load_fleet
     from fiscaliza.replay import read_messages
     from gtfs import load_feed
+    from kernel.fleet import load_fleet
     from simulator import SimulationSettings, simulate
     from telemetry import CatracaReading
 
@@ -205,9 +206,9 @@ def _catraca_day_with(context, tmp_path, vehicle: str, change):
     """A simulated weekday whose `vehicle` catraca counters go through `change(readings)`
     (a list of decoded readings in time order -> new list), replayed in batches (`_run`)."""
     from engine.values import Message
-    from fiscaliza.fleet import load_fleet
     from fiscaliza.replay import read_messages
     from gtfs import load_feed
+    from kernel.fleet import load_fleet
     from simulator import SimulationSettings, simulate
     from telemetry import CatracaReading
 
@@ -290,9 +291,9 @@ def _jumped(message, seconds: float):
 
 @pytest.fixture(scope="module")
 def clean_day(context, tmp_path_factory):
-    from fiscaliza.fleet import load_fleet
     from fiscaliza.replay import read_messages
     from gtfs import load_feed
+    from kernel.fleet import load_fleet
     from simulator import SimulationSettings, simulate
 
     feed_path, fleet_path = joao_neiva()
@@ -332,9 +333,10 @@ def test_a_vehicle_silent_for_hours_is_taken_at_its_next_message(context, clean_
 
 
 def test_a_held_message_is_taken_at_the_end_of_input_and_not_confirmed_by_its_own_redelivery(context):
+    import json
+
     from engine import Engine, Message
     from telemetry import decode_tachograph
-    import json
 
     def ping(hhmm: str, n: int, offset: int | None = None) -> Message:
         line = json.dumps({"vehicle_id": "JN-1011", "ts": f"2026-12-01T{hhmm}:00-03:00", "lat": -19.7574776,
@@ -439,9 +441,9 @@ def test_a_live_worker_quarantines_a_message_dated_ahead_of_its_clock(context):
 def test_a_d13_citing_a_departure_ping_that_came_in_two_versions_is_at_most_provisional(context, tmp_path):
     # the operator stage judges D-13 from departures; the vehicle stage tells it which of a
     # departure's pings came in two versions (same vehicle, time and seq, other content)
-    from fiscaliza.fleet import load_fleet
     from fiscaliza.replay import read_messages
     from gtfs import load_feed
+    from kernel.fleet import load_fleet
     from simulator import SimulationSettings, simulate
     from telemetry import message_id
 

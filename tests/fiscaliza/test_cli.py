@@ -13,14 +13,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_helpers import assert_bad_input, fiscaliza
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli_helpers import assert_bad_input, fiscaliza
-from fiscaliza.samples import joao_neiva
+from kernel.policy import shipped_policy_path
+from samples import joao_neiva
 
 TINY = Path(__file__).parent.parent / "gtfs" / "fixtures" / "tiny"
-POLICY = Path(__file__).parent.parent.parent / "fiscaliza" / "policies" / "joao-neiva.toml"
+POLICY = shipped_policy_path()
 FEED, FLEET = joao_neiva()
 TRIP_KEYS = {"vehicle_id", "route_id", "direction_id", "trip_id", "service_date", "departed_at", "arrived_at",
              "departure_deviation_s", "coverage"}

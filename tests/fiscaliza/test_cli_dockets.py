@@ -11,7 +11,6 @@ import zipfile
 from zoneinfo import ZoneInfo
 
 import pytest
-
 from cli_helpers import assert_bad_input, fiscaliza
 
 
@@ -163,7 +162,7 @@ def keys(tmp_path) -> dict[str, str]:
 def test_ingest_lavrar_export_from_a_replay(demo, tmp_path, keys):
     out, _ = demo
     db = f"sqlite:///{tmp_path / 'store.sqlite3'}"
-    from fiscaliza.samples import joao_neiva
+    from samples import joao_neiva
     feed, fleet = joao_neiva()
     args = ["dockets", "ingest", "--db", db,
             "--infractions", out / "replay" / "infractions.jsonl",

@@ -6,8 +6,8 @@ import datetime as dt
 import pytest
 
 from fiscaliza.demo import DemoError, last_service_day_before
-from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
+from samples import joao_neiva
 
 D = dt.date
 

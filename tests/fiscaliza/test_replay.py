@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from fiscaliza.fleet import load_fleet
-from fiscaliza.replay import ReplayInputs, replay, trip_record, write_outputs
-from fiscaliza.samples import joao_neiva
+from fiscaliza.replay import ReplayInputs, replay, write_outputs
 from gtfs import frequency_windows, load_feed, scheduled_trips
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 from simulator.plan import plan_day
+from trips.model import trip_record
 
 FEED_PATH, FLEET_PATH = joao_neiva()
 FEED = load_feed(FEED_PATH)

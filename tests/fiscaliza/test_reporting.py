@@ -5,11 +5,11 @@ from types import SimpleNamespace
 
 from rich.console import Console
 
-from fiscaliza.policy import load_policy
 from fiscaliza.reporting import REASONS_PT, print_infractions
-from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
+from kernel.policy import load_policy
 from rules.model import CONFIRMED, EXEMPT_ART45, make_infraction
+from samples import joao_neiva
 from streams.metrics import ENGINE_REASONS
 from telemetry.validation import REASON_CODES
 

@@ -19,9 +19,9 @@ import msgspec
 import numpy as np
 import pytest
 
-from fiscaliza.policy import load_policy
 from geofences import CircleZone, GeofenceError, PolygonZone, build_geofences
 from gtfs import load_feed
+from kernel.policy import load_policy
 
 TINY = Path(__file__).parent.parent / "gtfs" / "fixtures" / "tiny"
 POLICY = load_policy()

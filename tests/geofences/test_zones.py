@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from shapely import LineString, Polygon, box
 
-from fiscaliza.policy import load_policy
 from geofences import CircleZone, Geofences, Itinerary, PolygonZone, SpeedZone
 from gtfs.model import Pattern
+from kernel.policy import load_policy
 
 POLICY = load_policy()
 

@@ -251,7 +251,7 @@ def _gtfs_kit_service_days(path):
 def test_service_days_agree_with_gtfs_kit_date_by_date(tmp_path):
     import shutil
 
-    from fiscaliza.samples import joao_neiva
+    from samples import joao_neiva
 
     # the tiny feed with its calendar.txt dropped: a service defined by calendar_dates alone
     only_dates = shutil.copytree(TINY, tmp_path / "only-dates")

@@ -11,11 +11,12 @@ import msgspec
 import pytest
 import sqlalchemy as sa
 
-from fiscaliza.replay import infraction_record, trip_record
 from ops.db import migrate
 from ops.rows import row_of
 from ops.sink import write_batch
+from rules.model import infraction_record
 from telemetry import Rejection
+from trips.model import trip_record
 
 
 def _records(demo_day):

@@ -17,6 +17,7 @@ from tiny_day import at, detected
 from gtfs.projection import Projector
 from rules import d22
 from rules.art45 import MonthKm, close_month
+from rules.catalogue import CATALOGUE
 from rules.justification import justify
 from rules.model import CONFIRMED, EXEMPT_ART45, JUSTIFIED, PROVISIONAL, Infraction
 from telemetry import Occurrence, decode_occurrence
@@ -132,7 +133,7 @@ def test_justified_suppression_stays_justified_yields_nothing_new(tiny, suppress
         "id": "OC-9", "kind": "road_closure", "route_id": "T",
         "start": "2026-12-01T23:40:00-03:00", "end": "2026-12-02T00:30:00-03:00"}))
     assert isinstance(closure, Occurrence)
-    justified = justify(suppressions["T-2350"], [closure], Projector(tiny.feed.epsg), 50.0)
+    justified = justify(suppressions["T-2350"], CATALOGUE["D-22"].justified_by, [closure], Projector(tiny.feed.epsg), 50.0)
     assert justified.status == JUSTIFIED  # [23:40, 00:30] overlaps [23:50, 00:15]
     for km in (month_of_trips(50, 49), month_of_trips(50, 10)):  # 98 % and 20 %
         (after,) = close_month([justified], km, MONTH, DAYS, tiny.policy)

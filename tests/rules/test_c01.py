@@ -13,11 +13,12 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from fiscaliza.policy import load_policy
+from gtfs.schedule import service_day
+from kernel.policy import load_policy
 from rules.c01 import detect, speeding_episodes
 from rules.facts import CatracaDay, TripFacts, VehicleDayFacts
 from rules.model import InsufficientEvidence
-from trips.matching import match_service_day_full, service_day
+from trips.matching import match_service_day_full
 from trips.model import DetectedTrip, Fix
 
 POLICY = load_policy()

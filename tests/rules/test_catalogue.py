@@ -4,12 +4,15 @@ import ast
 import importlib
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from kernel.policy import Policy, load_policy
 from rules.anexo_i import ANEXO_I, ARTICLES
 from rules.catalogue import CATALOGUE
 
 HERE = Path(__file__).parent
+POLICY = load_policy()
 
 
 def test_catalogue_lists_exactly_the_automatic_codes_of_anexo_i():
@@ -31,7 +34,31 @@ def test_rule_is_documented(code):
     assert doc.startswith(f"{code} — ")
     first_words = " ".join(ARTICLES[code].text.split()[:4]).rstrip(",.")
     assert first_words.lower() in " ".join(doc.split()).lower()
-    assert CATALOGUE[code].summary
+    assert CATALOGUE[code].summary(POLICY).endswith(".")
+
+
+def _scaled(policy: Policy, factor: int) -> Policy:
+    """The policy with every numeric threshold of every section multiplied."""
+    def scale(section):
+        changes = {name: getattr(section, name) * factor for name in section.__struct_fields__
+                   if isinstance(getattr(section, name), (int, float)) and not isinstance(getattr(section, name), bool)}
+        return msgspec.structs.replace(section, **changes)
+    return msgspec.structs.replace(policy, **{name: scale(getattr(policy, name)) for name in policy.__struct_fields__
+                                              if name != "policy"})
+
+
+@pytest.mark.parametrize("code", sorted(CATALOGUE))
+def test_rule_summary_numbers_come_from_the_policy(code):
+    # a summary that states a number must state the policy's: with every threshold tripled
+    # it must read differently (D-11's 50 m -> 150 m); one without numbers stays the same
+    summary = CATALOGUE[code].summary
+    states_a_threshold = any(ch.isdigit() for ch in summary(POLICY).replace("44, III", ""))
+    assert (summary(_scaled(POLICY, 3)) != summary(POLICY)) is states_a_threshold
+
+
+def test_d11_summary_states_the_policy_distance():
+    # the shipped 50 m off the shape, 300 m travelled, 60 s = 1 min
+    assert CATALOGUE["D-11"].summary(POLICY) == "Mais de 50 m fora do traçado da viagem por pelo menos 300 m e 1 min."
 
 
 @pytest.mark.parametrize("code", sorted(CATALOGUE))

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tiny_day import SAO_PAULO, at, detected, insufficient
 
-from fiscaliza.policy import load_policy
+from kernel.policy import load_policy
 from rules import d13
 from rules.d13 import escalated_fine
 from rules.model import CONFIRMED, Infraction

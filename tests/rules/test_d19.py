@@ -9,7 +9,7 @@ import datetime as dt
 import json
 from zoneinfo import ZoneInfo
 
-from fiscaliza.policy import load_policy
+from kernel.policy import load_policy
 from rules.d19 import RETENTION, detect, silences
 from rules.facts import VehicleDayFacts, catraca_day
 from rules.model import Infraction, InsufficientEvidence

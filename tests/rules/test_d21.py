@@ -8,10 +8,10 @@ import datetime as dt
 import json
 from zoneinfo import ZoneInfo
 
-from fiscaliza.policy import load_policy
+from kernel.policy import load_policy
 from rules.d21 import detect
-from rules.model import Infraction, InsufficientEvidence
 from rules.facts import VehicleDayFacts, catraca_day
+from rules.model import Infraction, InsufficientEvidence
 from telemetry import CatracaReading, decode_catraca
 
 POLICY = load_policy()

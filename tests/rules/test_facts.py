@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 import shapely
 
-from fiscaliza.policy import load_policy
+from gtfs.schedule import service_day
+from kernel.policy import load_policy
 from rules.facts import TripFacts, in_service_intervals, overlaps, within
 from trips import detect_trips
-from trips.matching import match_service_day_full, service_day
+from trips.matching import match_service_day_full
 from trips.model import Fix
 
 POLICY = load_policy()

@@ -19,9 +19,10 @@ import json
 import pytest
 from tiny_day import ALL_RUN, SAO_PAULO, TUESDAY, at
 
-from fiscaliza.policy import load_policy
 from gtfs.projection import Projector
+from kernel.policy import load_policy
 from rules import d22
+from rules.catalogue import CATALOGUE
 from rules.justification import covering, justify
 from rules.model import CONFIRMED, JUSTIFIED, PROVISIONAL, Infraction, make_infraction
 from telemetry import Occurrence, decode_occurrence
@@ -83,22 +84,21 @@ def ids(found) -> list[str]:
     ("B-04", "authorized_detour", True), ("B-04", "other", True),
 ])
 def test_occurrence_kind_allowed_for_code_yields_cover(code, kind, covers):
-    found = covering(code, [occurrence("OC-1", kind)], "T", "V1", at(6, 30), at(6, 40))
+    found = covering(CATALOGUE[code].justified_by, [occurrence("OC-1", kind)], "T", "V1", at(6, 30), at(6, 40))
     assert (ids(found) == ["OC-1"]) is covers  # [06:00, 07:00] overlaps [06:30, 06:40]; only the kind decides
 
 
 @pytest.mark.parametrize("code", ["C-01", "D-21", "D-19"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_code_without_justifying_kinds_yields_nothing(code, kind):
-    found = covering(code, [occurrence("OC-1", kind, "00:00", "23:59:59")], "T", "V1", at(6, 30), at(6, 40))
+    found = covering(CATALOGUE[code].justified_by, [occurrence("OC-1", kind, "00:00", "23:59:59")], "T", "V1", at(6, 30), at(6, 40))
     assert found == []  # no kind justifies speeding, a broken seal or a silent catraca
 
 
-def test_explicit_kinds_override_catalogue_yields_cover():
+def test_only_the_kinds_passed_in_cover_yields_cover():
     closure = occurrence("OC-1", "road_closure")
-    assert ids(covering("D-11", [closure], "T", "V1", at(6, 30), at(6, 40), kinds=frozenset({"road_closure"}))) \
-        == ["OC-1"]
-    assert covering("D-11", [closure], "T", "V1", at(6, 30), at(6, 40), kinds=frozenset({"other"})) == []
+    assert ids(covering(frozenset({"road_closure"}), [closure], "T", "V1", at(6, 30), at(6, 40))) == ["OC-1"]
+    assert covering(frozenset({"other"}), [closure], "T", "V1", at(6, 30), at(6, 40)) == []
 
 
 # --- covering(): time ----------------------------------------------------------------------
@@ -114,7 +114,7 @@ def test_explicit_kinds_override_catalogue_yields_cover():
     ("08:00", "09:00", False),  # another hour
 ])
 def test_occurrence_time_overlap_yields_cover(start, end, covers):
-    found = covering("D-22", [occurrence("OC-1", "road_closure", start, end)], "T", None, at(6, 30), at(6, 40))
+    found = covering(CATALOGUE["D-22"].justified_by, [occurrence("OC-1", "road_closure", start, end)], "T", None, at(6, 30), at(6, 40))
     assert (ids(found) == ["OC-1"]) is covers
 
 
@@ -132,18 +132,18 @@ def test_occurrence_time_overlap_yields_cover(start, end, covers):
     ({"route_id": "F", "vehicle_id": "V1"}, False),  # vehicle matches, route does not
 ])
 def test_occurrence_route_and_vehicle_yields_cover(fields, covers):
-    found = covering("D-11", [occurrence("OC-1", "accident", **fields)], "T", "V1", at(6, 30), at(6, 40))
+    found = covering(CATALOGUE["D-11"].justified_by, [occurrence("OC-1", "accident", **fields)], "T", "V1", at(6, 30), at(6, 40))
     assert (ids(found) == ["OC-1"]) is covers
 
 
 def test_occurrence_naming_vehicle_for_facts_without_vehicle_yields_nothing():
     # a D-22 has no vehicle (nobody ran the trip): an occurrence of vehicle V1 does not name it
-    found = covering("D-22", [occurrence("OC-1", "breakdown", vehicle_id="V1")], "T", None, at(6, 30), at(6, 40))
+    found = covering(CATALOGUE["D-22"].justified_by, [occurrence("OC-1", "breakdown", vehicle_id="V1")], "T", None, at(6, 30), at(6, 40))
     assert found == []  # None != "V1"
 
 
 def test_several_occurrences_yield_covers_sorted_by_id():
-    found = covering("D-13", [occurrence("OC-B", "other"), occurrence("OC-A", "accident"),
+    found = covering(CATALOGUE["D-13"].justified_by, [occurrence("OC-B", "other"), occurrence("OC-A", "accident"),
                               occurrence("OC-C", "other", route_id="F")], "T", "V1", at(6, 30), at(6, 40))
     assert ids(found) == ["OC-A", "OC-B"]  # OC-C is of route F
 
@@ -158,21 +158,21 @@ def detour(**fields) -> Occurrence:
 def test_off_route_points_inside_buffered_detour_yield_cover():
     # 0 m, 30 m and 45 m north of the detour street: all within 50 m
     points = [lonlat(357_100, 7_815_300), lonlat(357_500, 7_815_330), lonlat(357_900, 7_815_345)]
-    found = covering("D-11", [detour()], "T", "V1", at(6, 30), at(6, 40), points, PROJECTOR, CORRIDOR_M)
+    found = covering(CATALOGUE["D-11"].justified_by, [detour()], "T", "V1", at(6, 30), at(6, 40), points, PROJECTOR, CORRIDOR_M)
     assert ids(found) == ["OC-D"]
 
 
 def test_one_off_route_point_outside_buffered_detour_yields_nothing():
     # the last point is 60 m north of the street: 60 m > 50 m
     points = [lonlat(357_100, 7_815_300), lonlat(357_500, 7_815_330), lonlat(357_900, 7_815_360)]
-    found = covering("D-11", [detour()], "T", "V1", at(6, 30), at(6, 40), points, PROJECTOR, CORRIDOR_M)
+    found = covering(CATALOGUE["D-11"].justified_by, [detour()], "T", "V1", at(6, 30), at(6, 40), points, PROJECTOR, CORRIDOR_M)
     assert found == []
 
 
 def test_off_route_point_past_detour_end_yields_nothing():
     # 80 m east of the street's end (x = 358 000): beyond the 50 m buffer (round cap)
     points = [lonlat(357_500, 7_815_300), lonlat(358_080, 7_815_300)]
-    found = covering("D-11", [detour()], "T", "V1", at(6, 30), at(6, 40), points, PROJECTOR, CORRIDOR_M)
+    found = covering(CATALOGUE["D-11"].justified_by, [detour()], "T", "V1", at(6, 30), at(6, 40), points, PROJECTOR, CORRIDOR_M)
     assert found == []
 
 
@@ -183,13 +183,13 @@ def test_off_route_points_inside_detour_polygon_yield_cover():
     closure = occurrence("OC-P", "authorized_detour", geometry=polygon)
     inside = [lonlat(357_500, 7_815_200), lonlat(358_040, 7_815_200)]  # in it, and 40 m outside its east edge
     outside = [lonlat(357_500, 7_815_200), lonlat(358_060, 7_815_200)]  # 60 m > 50 m outside
-    assert ids(covering("D-11", [closure], "T", "V1", at(6, 30), at(6, 40), inside, PROJECTOR, CORRIDOR_M)) == ["OC-P"]
-    assert covering("D-11", [closure], "T", "V1", at(6, 30), at(6, 40), outside, PROJECTOR, CORRIDOR_M) == []
+    assert ids(covering(CATALOGUE["D-11"].justified_by, [closure], "T", "V1", at(6, 30), at(6, 40), inside, PROJECTOR, CORRIDOR_M)) == ["OC-P"]
+    assert covering(CATALOGUE["D-11"].justified_by, [closure], "T", "V1", at(6, 30), at(6, 40), outside, PROJECTOR, CORRIDOR_M) == []
 
 
 def test_detour_without_geometry_yields_cover_route_wide():
     points = [lonlat(357_500, 7_816_000)]  # anywhere: the detour is route-wide
-    found = covering("D-11", [occurrence("OC-W", "authorized_detour", route_id="T")], "T", "V1",
+    found = covering(CATALOGUE["D-11"].justified_by, [occurrence("OC-W", "authorized_detour", route_id="T")], "T", "V1",
                      at(6, 30), at(6, 40), points, PROJECTOR, CORRIDOR_M)
     assert ids(found) == ["OC-W"]
 
@@ -200,7 +200,7 @@ def test_detour_without_geometry_yields_cover_route_wide():
 def test_d11_inside_authorized_detour_yields_justified_infraction():
     off_route = [lonlat(357_200, 7_815_310), lonlat(357_800, 7_815_290)]  # 10 m from the street
     record = infraction("D-11", interval=(at(6, 30), at(6, 40)), off_route=off_route)
-    result = justify(record, [detour(note="obra na ponte")], PROJECTOR, CORRIDOR_M)
+    result = justify(record, CATALOGUE[record.code].justified_by, [detour(note="obra na ponte")], PROJECTOR, CORRIDOR_M)
     assert result.status == JUSTIFIED
     assert result.evidence["justified_by"] == ["OC-D"]
     assert result.evidence["justification"] == ["authorized_detour: obra na ponte"]
@@ -212,7 +212,7 @@ def test_d11_inside_authorized_detour_yields_justified_infraction():
 def test_d11_partly_outside_authorized_detour_yields_infraction_unchanged():
     off_route = [lonlat(357_200, 7_815_310), lonlat(357_800, 7_815_200)]  # second point 100 m > 50 m away
     record = infraction("D-11", interval=(at(6, 30), at(6, 40)), off_route=off_route)
-    assert justify(record, [detour()], PROJECTOR, CORRIDOR_M) == record
+    assert justify(record, CATALOGUE[record.code].justified_by, [detour()], PROJECTOR, CORRIDOR_M) == record
 
 
 def test_d22_under_road_closure_of_its_route_yields_justified_infraction(tiny):
@@ -221,7 +221,7 @@ def test_d22_under_road_closure_of_its_route_yields_justified_infraction(tiny):
     assert record.status == PROVISIONAL
     closures = [occurrence("OC-2", "road_closure", "07:20", "09:00", route_id="T"),
                 occurrence("OC-1", "accident", "06:50", "07:05", note="colisão")]
-    result = justify(record, closures, PROJECTOR, CORRIDOR_M)
+    result = justify(record, CATALOGUE[record.code].justified_by, closures, PROJECTOR, CORRIDOR_M)
     assert result.status == JUSTIFIED  # both overlap [07:00, 07:28]
     assert result.evidence["justified_by"] == ["OC-1", "OC-2"]  # sorted by id
     assert result.evidence["justification"] == ["accident: colisão", "road_closure"]
@@ -230,7 +230,7 @@ def test_d22_under_road_closure_of_its_route_yields_justified_infraction(tiny):
 def test_d22_under_occurrence_of_another_route_yields_infraction_unchanged(tiny):
     (record,) = [f for f in d22.detect(tiny.facts([d for d in ALL_RUN if d.departed_at != at(7, 0)]), tiny.policy)
                  if isinstance(f, Infraction)]
-    result = justify(record, [occurrence("OC-1", "road_closure", "06:00", "09:00", route_id="F")],
+    result = justify(record, CATALOGUE[record.code].justified_by, [occurrence("OC-1", "road_closure", "06:00", "09:00", route_id="F")],
                      PROJECTOR, CORRIDOR_M)
     assert result == record  # route F != T
     assert result.status == PROVISIONAL
@@ -241,14 +241,14 @@ def test_d22_with_occurrence_outside_its_time_yields_infraction_unchanged(tiny):
                  if isinstance(f, Infraction)]
     earlier = occurrence("OC-1", "road_closure", "06:00", "06:59:59", route_id="T")  # ends 1 s before 07:00
     later = occurrence("OC-2", "road_closure", "07:28:01", "09:00", route_id="T")  # starts 1 s after 07:28
-    assert justify(record, [earlier, later], PROJECTOR, CORRIDOR_M) == record
+    assert justify(record, CATALOGUE[record.code].justified_by, [earlier, later], PROJECTOR, CORRIDOR_M) == record
 
 
 def test_infraction_without_interval_uses_occurred_at_yields_justified_infraction():
     record = infraction("B-04")  # no interval_epoch: the instant 06:30 stands for the facts
-    assert justify(record, [occurrence("OC-1", "other", "06:00", "06:30")], PROJECTOR, CORRIDOR_M).status \
+    assert justify(record, CATALOGUE[record.code].justified_by, [occurrence("OC-1", "other", "06:00", "06:30")], PROJECTOR, CORRIDOR_M).status \
         == JUSTIFIED  # [06:00, 06:30] touches 06:30
-    assert justify(record, [occurrence("OC-1", "other", "06:00", "06:29:59")], PROJECTOR, CORRIDOR_M) \
+    assert justify(record, CATALOGUE[record.code].justified_by, [occurrence("OC-1", "other", "06:00", "06:29:59")], PROJECTOR, CORRIDOR_M) \
         == record  # 06:29:59 < 06:30
 
 
@@ -258,6 +258,6 @@ def test_c01_and_d21_under_every_kind_of_occurrence_yield_infraction_unchanged(c
     everything = [occurrence(f"OC-{i}", kind, "00:00", "23:59:59") for i, kind in enumerate(KINDS)]  # network-wide
     everything += [occurrence(f"OC-R{i}", kind, "00:00", "23:59:59", route_id="T", vehicle_id="V1")
                    for i, kind in enumerate(KINDS)]
-    result = justify(record, everything, PROJECTOR, CORRIDOR_M)
+    result = justify(record, CATALOGUE[record.code].justified_by, everything, PROJECTOR, CORRIDOR_M)
     assert result == record  # never justified: 0 of 10 occurrences can cover it
     assert result.status == CONFIRMED

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from fiscaliza.fleet import load_fleet
 from fiscaliza.replay import ReplayInputs, replay
-from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 
 FEED_PATH, FLEET_PATH = joao_neiva()

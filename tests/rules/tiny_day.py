@@ -11,12 +11,13 @@ import datetime as dt
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from fiscaliza.policy import load_policy
 from geofences import build_geofences
 from gtfs import load_feed
+from gtfs.schedule import service_day
+from kernel.policy import load_policy
 from rules.facts import ServiceDayFacts, TripFacts
 from rules.model import InsufficientEvidence
-from trips.matching import match_service_day_full, service_day
+from trips.matching import match_service_day_full
 from trips.model import DetectedTrip, Fix
 from trips.unfollowed import UnfollowedPass
 

@@ -15,13 +15,14 @@ from pathlib import Path
 import numpy as np
 import shapely
 
-from fiscaliza.policy import load_policy
 from geofences import build_geofences
 from gtfs import load_feed
 from gtfs.projection import Projector
+from gtfs.schedule import service_day
+from kernel.policy import load_policy
 from rules.facts import TripFacts
 from trips import Fix, detect_trips
-from trips.matching import match_service_day_full, service_day
+from trips.matching import match_service_day_full
 
 FEED = load_feed(Path(__file__).resolve().parents[1] / "gtfs" / "fixtures" / "tiny")
 POLICY = load_policy()

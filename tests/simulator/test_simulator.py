@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fiscaliza.fleet import load_fleet
 from fiscaliza.replay import ReplayInputs, replay
-from fiscaliza.samples import joao_neiva
 from gtfs import load_feed
 from gtfs.projection import Projector
+from kernel.fleet import load_fleet
+from samples import joao_neiva
 from simulator import FAULTS, INPUT_FAULTS, SimulationError, SimulationSettings, simulate
 
 FEED_PATH, FLEET_PATH = joao_neiva()

@@ -110,14 +110,15 @@ def test_group_progress_counts_what_a_group_committed_against_the_end_offsets(ka
 def test_the_tables_changelogs_exist_compacted_before_the_worker_joins(kafka_bootstrap):
     # Faust creates them at start, but the assignor may not see them yet in the metadata:
     # a global table then never got its partitions and the worker waited forever
-    from fiscaliza.replay import ReplayInputs, load_context
-    from fiscaliza.samples import joao_neiva
+    from engine.loading import load_context
+    from fiscaliza.replay import ReplayInputs
+    from kernel.settings import StreamSettings
+    from samples import joao_neiva
     from streams.admin import create_changelog_topics
     from streams.app import create_app
-    from streams.settings import Settings
 
     feed, fleet = joao_neiva()
-    settings = Settings(bootstrap=kafka_bootstrap, app_id=f"changelogs-{uuid.uuid4().hex[:8]}", partitions=4)
+    settings = StreamSettings(bootstrap=kafka_bootstrap, app_id=f"changelogs-{uuid.uuid4().hex[:8]}", partitions=4)
     app = create_app(load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=None)), settings)
     names = {f"{settings.app_id}-{table}-changelog" for table in ("vehicles", "operators", "partitions",
                                                                    "occurrences-table")}

@@ -15,11 +15,13 @@ import pytest
 from faust.types import TP
 
 from engine import Engine, Message
+from engine.loading import load_context
 from engine.vehicle import PartitionState, VehicleState
-from fiscaliza.replay import ReplayInputs, load_context
-from fiscaliza.samples import joao_neiva
-from streams.app import Shell, create_app, partition_key, partition_of
-from streams.settings import Settings
+from fiscaliza.replay import ReplayInputs
+from kernel.partitioning import partition_of
+from kernel.settings import StreamSettings
+from samples import joao_neiva
+from streams.app import Shell, create_app, partition_key
 from telemetry import Rejection, decode_tachograph
 
 PARTITIONS = 4
@@ -42,7 +44,7 @@ class FakeTable(dict):
 @pytest.fixture
 def shell(context):
     tables = [FakeTable() for _ in range(4)]
-    return Shell(context, Settings(partitions=PARTITIONS), *tables)
+    return Shell(context, StreamSettings(partitions=PARTITIONS), *tables)
 
 
 def assigned(*partitions: int) -> set[TP]:
@@ -95,7 +97,7 @@ def test_the_operator_state_follows_the_operator_events_partition(shell):
 
 
 def test_keys_written_locally_for_a_partition_given_away_are_forgotten(context):
-    app = create_app(context, Settings(partitions=PARTITIONS))
+    app = create_app(context, StreamSettings(partitions=PARTITIONS))
     shell = app.fiscaliza_shell
     store = shell.vehicles.data  # Faust's memory store
     for vehicle in (ON_0, ON_2):

@@ -21,12 +21,14 @@ import msgspec
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer
 
-from fiscaliza.fleet import load_fleet
-from fiscaliza.replay import ReplayInputs, infraction_record, replay, trip_record
-from fiscaliza.samples import joao_neiva
+from fiscaliza.replay import ReplayInputs, replay
 from gtfs import load_feed
+from kernel.fleet import load_fleet
+from rules.model import infraction_record
+from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 from streams.admin import group_progress, publish, publish_end_of_input
+from trips.model import trip_record
 
 pytestmark = pytest.mark.kafka
 

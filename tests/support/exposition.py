@@ -20,11 +20,11 @@ def exported_names(context, tmp_path: Path) -> set[str]:
     from dockets.calendar import BusinessCalendar
     from dockets.db import open_store
     from dockets.metrics import docket_registry
+    from kernel.settings import StreamSettings
     from ops.sink import SinkMetrics
     from streams.app import create_app
-    from streams.settings import Settings
 
-    worker = create_app(context, Settings(web_port=6066)).fiscaliza_registry
+    worker = create_app(context, StreamSettings(web_port=6066)).fiscaliza_registry
     ops = CollectorRegistry()
     SinkMetrics(ops)
     dockets = docket_registry(open_store(f"sqlite:///{tmp_path / 'metrics.sqlite3'}"),

@@ -14,9 +14,9 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fiscaliza.policy import load_policy
 from geofences import build_geofences
 from gtfs import load_feed
+from kernel.policy import load_policy
 from trips import Fix, advance_track, detect_trips, new_track
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")

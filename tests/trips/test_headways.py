@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 
 from gtfs.model import FrequencyWindow
+from gtfs.schedule import ServiceDay
 from trips.headways import ahead, behind, frequency_window
-from trips.matching import ServiceDay
 
 DAY = dt.date(2026, 12, 1)
 START = 1_796_094_000.0  # GTFS time 0 of the day (any epoch will do)

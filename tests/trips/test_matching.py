@@ -17,9 +17,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from fiscaliza.policy import load_policy
 from gtfs import load_feed
-from trips.matching import _align, match_service_day, service_date_for, service_day
+from gtfs.schedule import service_day
+from kernel.policy import load_policy
+from trips.matching import _align, match_service_day, service_date_for
 from trips.model import DetectedTrip
 
 TINY = Path(__file__).parent.parent / "gtfs" / "fixtures" / "tiny"

@@ -22,11 +22,11 @@ import csv
 import dataclasses
 import random
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
 from fiscaliza.replay import ReplayInputs, replay
+from kernel.policy import shipped_policy_path
 
 pytestmark = pytest.mark.realdata
 
@@ -145,7 +145,7 @@ def at_the_layover(sptrans_files):
     from sptrans import REALDATA
 
     root, _, inputs = sptrans_files
-    shipped = (Path(__file__).parents[2] / "fiscaliza" / "policies" / "joao-neiva.toml").read_text()
+    shipped = shipped_policy_path().read_text()
     policy = root / "layover-policy.toml"
     policy.write_text(shipped.replace("[trips.terminal_zone_m_by_stop]\n",
                                       f"[trips.terminal_zone_m_by_stop]\n58290b = {LAYOVER_RADIUS_M}\n"))

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import shapely
 
-from fiscaliza.policy import load_policy
 from geofences import build_geofences
 from gtfs import load_feed
+from kernel.policy import load_policy
 from trips import Fix, detect_trips
 from trips.unfollowed import unfollowed_passes
 

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from stores import TEST_AUDIT_KEY, open_test_store
 
 from dockets import service, workflow
 from dockets.calendar import BusinessCalendar
-from stores import TEST_AUDIT_KEY, open_test_store
 from dockets.store import (
     Attachment,
     AuditEntry,
@@ -36,7 +36,7 @@ from dockets.store import (
     WebSession,
 )
 from dockets.users import create_user
-from fiscaliza.policy import load_policy
+from kernel.policy import load_policy
 
 with warnings.catch_warnings():
     # Starlette 1.x would rather its TestClient ran on httpx2; httpx is what the project installs.
@@ -69,8 +69,8 @@ def calendar() -> BusinessCalendar:
 
 
 def sample_fleet() -> dict:
-    from fiscaliza.fleet import load_fleet
-    from fiscaliza.samples import joao_neiva
+    from kernel.fleet import load_fleet
+    from samples import joao_neiva
 
     return load_fleet(joao_neiva()[1])
 
@@ -83,9 +83,10 @@ def _dispose(sessions) -> None:
 def demo_db(tmp_path_factory) -> Path:
     """The demo day's dockets (drafts with their evidence bundles) and the four users."""
     from dockets.sink import ingest_replay, records_of
+    from engine.loading import load_context
     from fiscaliza.demo import DEMO_FAULTS, DEMO_INPUT_FAULTS, simulate_files
-    from fiscaliza.replay import ReplayInputs, load_context, replay
-    from fiscaliza.samples import joao_neiva
+    from fiscaliza.replay import ReplayInputs, replay
+    from samples import joao_neiva
     from simulator import SimulationSettings
 
     root = tmp_path_factory.mktemp("web-demo")
@@ -96,7 +97,7 @@ def demo_db(tmp_path_factory) -> Path:
     result = replay(inputs)
     path = root / "dockets.sqlite3"
     sessions = open_test_store(f"sqlite:///{path}")
-    report = ingest_replay(sessions, inputs, load_context(inputs), records_of(result.infractions))
+    report = ingest_replay(sessions, inputs.static, inputs.telemetry, load_context(inputs), records_of(result.infractions))
     assert len(report.created) >= 2
     with sessions.begin() as session:
         operators = set(session.scalars(select(Docket.operator_id)))
@@ -280,7 +281,8 @@ def make_app(store, clock, anchors, signing_key):
     from web.app import WebConfig, create_app
 
     def make(**overrides):
-        config = WebConfig(**{"sessions": store, "calendar": calendar(), "clock": clock, "secure_cookies": True,
+        config = WebConfig(**{"sessions": store, "calendar": calendar(), "policy": load_policy(), "clock": clock,
+                              "secure_cookies": True,
                               "fleet": sample_fleet(), "signer": signing_key,
                               "audit_keys": {TEST_AUDIT_KEY.key_id: TEST_AUDIT_KEY}, "anchors": anchors,
                               **overrides})

@@ -178,8 +178,8 @@ def test_a_fiscal_draws_a_detour_on_the_itinerary_map(kit, make_app, serve, page
     from sqlalchemy import select
 
     from dockets.store import Occurrence
-    from fiscaliza.samples import joao_neiva
     from gtfs import load_feed
+    from samples import joao_neiva
 
     base = serve(make_app(secure_cookies=False, feed=load_feed(joao_neiva()[0])))
     errors = _watch(page)
@@ -242,8 +242,8 @@ def demo(tmp_path_factory):
 
     from fiscaliza.demo import DEMO_FAULTS, DEMO_INPUT_FAULTS, simulate_files, write_demo_dockets
     from fiscaliza.replay import ReplayInputs, replay
-    from fiscaliza.samples import joao_neiva
     from gtfs import load_feed
+    from samples import joao_neiva
     from simulator import SimulationSettings
 
     feed_path, fleet_path = joao_neiva()
@@ -278,11 +278,12 @@ def test_the_whole_contest_on_the_demo_store_today(demo, serve, page):
     from dockets.audit import load_audit_key
     from dockets.signing import load_key
     from dockets.store import Docket
-    from web.server import build_config
     from web.app import create_app
+    from kernel.settings import Settings
+    from web.server import build_config
 
     url = f"sqlite:///{demo.database}"
-    config = build_config(url, secure_cookies=False, audit_key=load_audit_key(demo.audit_key),
+    config = build_config(url, Settings().static.inputs(), secure_cookies=False, audit_key=load_audit_key(demo.audit_key),
                           anchors=FileAnchorLog(Path(default_destination(url, anchors=None, kafka_bootstrap=None))),
                           signer=load_key(demo.signing_key))
     today = dt.datetime.now(ZoneInfo(config.timezone)).date()

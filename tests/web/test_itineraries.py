@@ -12,7 +12,7 @@ from web.itineraries import itineraries
 
 @pytest.fixture(scope="module")
 def feed():
-    from fiscaliza.samples import joao_neiva
+    from samples import joao_neiva
 
     return load_feed(joao_neiva()[0])
 

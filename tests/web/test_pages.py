@@ -10,12 +10,12 @@ from decimal import Decimal
 
 import pytest
 from sqlalchemy import select
+from stores import verified_entries
 
 from dockets import ptbr, workflow
 from dockets.signing import check
 from dockets.store import AuditEntry, Docket, Occurrence
 from web.format import brl, fine_brl
-from stores import verified_entries
 
 
 def text_of(response) -> str:
@@ -470,6 +470,19 @@ def test_login_pages(browser):
     assert anonymous.get("/saude").text == "ok"
 
 
+def test_the_pages_name_the_policys_municipality_and_law(make_app, browser):
+    import msgspec
+
+    from kernel.policy import load_policy
+
+    shipped = load_policy()
+    other = msgspec.structs.replace(shipped, policy=msgspec.structs.replace(
+        shipped.policy, municipality="Canarana", state="MT", name="Canarana — Lei 179/1991"))
+    page = text_of(browser(application=make_app(policy=other)).get("/entrar"))
+    assert "Prefeitura Municipal de Canarana — MT" in page and "Canarana — Lei 179/1991" in page
+    assert "João Neiva" not in page
+
+
 def test_a_manual_infraction_with_another_companys_vehicle_or_of_year_0001_is_refused(kit, browser):
     fiscal = browser("fiscal")
     data = {"code": "A-02", "operator_id": "TRD", "vehicle_id": "JN-1011", "route_id": "101",
@@ -485,15 +498,17 @@ def test_a_manual_infraction_with_another_companys_vehicle_or_of_year_0001_is_re
 def test_the_server_configuration_comes_from_the_policy(demo_db, tmp_path):
     import shutil
 
-    from dockets.anchors import FileAnchorLog
-    from fiscaliza.policy import load_policy
     from stores import TEST_AUDIT_KEY
+
+    from dockets.anchors import FileAnchorLog
+    from kernel.policy import load_policy
+    from kernel.settings import Settings
     from web.server import build_config
 
     shutil.copyfile(demo_db, tmp_path / "copia.sqlite3")
     anchors = FileAnchorLog(tmp_path / "ancoras.jsonl")
-    config = build_config(f"sqlite:///{tmp_path / 'copia.sqlite3'}", audit_key=TEST_AUDIT_KEY, anchors=anchors,
-                          signer=None)
+    config = build_config(f"sqlite:///{tmp_path / 'copia.sqlite3'}", Settings().static.inputs(),
+                          audit_key=TEST_AUDIT_KEY, anchors=anchors, signer=None)
     policy = load_policy().policy
     try:
         assert config.calendar.subdivision == "ES"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build the João Neiva sample GTFS feed (fictional network) and its fleet list.
 
-    python fiscaliza/samples/joao_neiva/build_feed.py           # rewrite feed/ and fleet.csv
-    python fiscaliza/samples/joao_neiva/build_feed.py --check   # ... then validate them
+    python scripts/build_sample_feed.py           # rewrite feed/ and fleet.csv
+    python scripts/build_sample_feed.py --check   # ... then validate them
 
 Deterministic: the same input always yields byte-identical files. Streets are drawn
 as waypoints in metres (east, north) from the town centre (lat -19.757, lon -40.386)
@@ -30,7 +30,7 @@ from pyproj import Transformer
 from shapely import LineString, Point
 from shapely.ops import substring
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1] / "samples" / "joao_neiva"  
 FEED_DIR = HERE / "feed"
 FLEET_CSV = HERE / "fleet.csv"
 

@@ -13,8 +13,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 
+from kernel.errors import FiscalizaError
 
-class PolicyError(ValueError):
+
+class PolicyError(FiscalizaError, ValueError):
     """The policy file is missing, unreadable or invalid."""
 
 
@@ -167,11 +169,20 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
     return policy
 
 
+def shipped_policy_path() -> Path:
+    """The shipped default policy file (João Neiva's), wherever the package is installed."""
+    return Path(str(resources.files("kernel").joinpath("policies", DEFAULT_POLICY_NAME)))
+
+
+def policy_bytes(path: Path | None) -> bytes:
+    """The policy file's bytes as read; None means the shipped default."""
+    return (Path(path) if path is not None else shipped_policy_path()).read_bytes()
+
+
 def load_policy(path: Path | None = None) -> Policy:
     """Read a policy file; None means the shipped João Neiva default."""
     if path is None:
-        text = resources.files("fiscaliza").joinpath("policies", DEFAULT_POLICY_NAME).read_bytes()
-        return parse_policy(text, DEFAULT_POLICY_NAME)
+        return parse_policy(policy_bytes(None), DEFAULT_POLICY_NAME)
     try:
         text = Path(path).read_bytes()
     except OSError as exc:

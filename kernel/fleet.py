@@ -6,8 +6,10 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernel.errors import FiscalizaError
 
-class FleetError(ValueError):
+
+class FleetError(FiscalizaError, ValueError):
     """fleet.csv is missing, unreadable or invalid."""
 
 

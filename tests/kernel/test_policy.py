@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from fiscaliza.policy import PolicyError, load_policy, parse_policy
+from kernel.policy import PolicyError, load_policy, parse_policy, shipped_policy_path
 
-SHIPPED = Path(__file__).parent.parent.parent / "fiscaliza" / "policies" / "joao-neiva.toml"
+SHIPPED = shipped_policy_path()
 TEXT = SHIPPED.read_text(encoding="utf-8")
 
 

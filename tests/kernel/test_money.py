@@ -2,7 +2,7 @@
 
 from decimal import Decimal
 
-from fiscaliza.money import brl, fine_brl
+from kernel.money import brl, fine_brl
 
 
 def test_brl_uses_brazilian_separators():

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from fiscaliza.fleet import FleetError, Vehicle, load_fleet
+from kernel.fleet import FleetError, Vehicle, load_fleet
+from samples import joao_neiva
 
-SAMPLE = Path(__file__).parent.parent.parent / "fiscaliza" / "samples" / "joao_neiva" / "fleet.csv"
+SAMPLE = joao_neiva()[1]
 OPERATORS = {"VNV", "TRD"}  # agency_ids of the sample feed
 
 

@@ -1,0 +1,23 @@
+"""The engine's context loaded from its static inputs, whatever the entry point."""
+
+from __future__ import annotations
+
+from engine.values import Context
+from geofences import GeofenceError, build_geofences
+from gtfs import FeedError, load_feed
+from kernel.errors import InputError
+from kernel.fleet import FleetError, load_fleet
+from kernel.inputs import StaticInputs
+from kernel.policy import PolicyError, load_policy
+
+
+def load_context(inputs: StaticInputs) -> Context:
+    """Policy, feed, fleet and geofences, or InputError with a one-line reason."""
+    try:
+        policy = load_policy(inputs.policy)
+        feed = load_feed(inputs.feed)
+        fleet = load_fleet(inputs.fleet, operators=set(feed.agencies))
+        geofences = build_geofences(feed, policy, inputs.geofences)
+    except (PolicyError, FeedError, FleetError, GeofenceError) as exc:
+        raise InputError(str(exc)) from None
+    return Context(feed=feed, geofences=geofences, policy=policy, fleet=fleet)

@@ -1,0 +1,1 @@
+"""The command line's commands, one module per group; `fiscaliza.cli` registers them."""

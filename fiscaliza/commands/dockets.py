@@ -1,0 +1,347 @@
+"""The autos de infração: `verify`, `audit`, `keys`, `dockets` and `users`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from fiscaliza.commands.common import (
+    AUDIT_KEY_HELP,
+    AnchorsOption,
+    AuditKeyOption,
+    DbOption,
+    FeedOption,
+    FleetOption,
+    GeofencesOption,
+    IdleExitOption,
+    PolicyOption,
+    SigningKeyOption,
+    anchors_for,
+    audit_key_from,
+    current_settings,
+    db_url,
+    engine_inputs,
+    fail,
+    open_store,
+    open_writer,
+    signing_key_from,
+    stream_settings,
+)
+
+audit_app = typer.Typer(help="The docket store's audit log.", no_args_is_help=True)
+
+
+keys_app = typer.Typer(help="The Órgão's signing key and the audit log's key.", no_args_is_help=True)
+
+
+dockets_app = typer.Typer(help="Autos de infração: the docket store.", no_args_is_help=True)
+
+
+users_app = typer.Typer(help="Accounts of the web app.", no_args_is_help=True)
+
+
+def verify(
+    bundle: Annotated[Path, typer.Argument(help="evidence bundle (evidencias.zip) or PDF of an auto de infração")],
+    public_key: Annotated[Optional[list[Path]], typer.Option(
+        help="a public key the Órgão published (repeat for the keys it rotated out)")] = None,
+    signature: Annotated[Optional[Path], typer.Option(
+        help="a PDF's detached signature (default: the .assinatura.json beside it)")] = None,
+) -> None:
+    """Check an evidence bundle: integrity, authenticity (signed by a published key) and
+    the rule re-run on the bundle alone. Exit 0 only if all three hold, 1 if not.
+
+    Given an auto's PDF, check that it is the one the Órgão signed (exit 0) or not (1)."""
+    from dockets.bundle import BundleAltered, BundleError, verify_bundle
+    from dockets.signing import key_id, load_public_key
+    from fiscaliza.replay import rerun
+    from kernel.errors import InputError
+
+    trusted = {key_id(k): k for k in (load_public_key(p) for p in public_key or [])}
+    try:
+        data = bundle.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {bundle}: {exc.strerror}")
+    if data.startswith(b"%PDF-"):
+        _verify_pdf(bundle, data, signature, trusted)
+    try:
+        verdict = verify_bundle(data, trusted, rerun=rerun)
+    except BundleAltered as exc:  # checked, and found altered: the check's answer (exit 1)
+        print(f"Pacote {bundle.name}")
+        print(f"  • Integridade: {exc}")
+        print("RESULTADO: pacote ADULTERADO: a infração não pode ser reproduzida a partir dele")
+        raise typer.Exit(1)
+    except (BundleError, InputError) as exc:
+        fail(f"{bundle}: {exc}")
+    print(f"Pacote {bundle.name} — SHA-256 {verdict.bundle_sha256}")
+    print(f"Infração {verdict.code} {verdict.infraction_id}")
+    for finding in verdict.findings:
+        print(f"  • {finding}")
+    if verdict.differences:
+        rows = [("campo", "no pacote", "reexecutado"), *verdict.differences]
+        widths = [max(len(row[i]) for row in rows) for i in range(2)]
+        for name, recorded, again in rows:
+            print(f"    {name:<{widths[0]}} │ {recorded:<{widths[1]}} │ {again}")
+    if verdict.upheld:
+        print("RESULTADO: pacote íntegro, autêntico, e a infração é reproduzida")
+    else:
+        print("RESULTADO: " + ("infração reproduzida, mas a autenticidade NÃO foi comprovada" if verdict.reproduced
+                               else "infração NÃO reproduzida"))
+    raise typer.Exit(0 if verdict.upheld else 1)
+
+
+def _verify_pdf(path: Path, data: bytes, signature: Path | None, trusted) -> None:
+    import hashlib
+    import json
+
+    from dockets.signing import check, signature_path
+
+    signature = signature or signature_path(path)
+    try:
+        detached = json.loads(signature.read_bytes())
+    except OSError as exc:
+        fail(f"cannot read the PDF's signature {signature}: {exc.strerror}")
+    except ValueError:
+        fail(f"{signature} is not a signature (JSON)")
+    authentic, why = check(detached, data, trusted)
+    print(f"Auto {path.name} — SHA-256 {hashlib.sha256(data).hexdigest()}")
+    print(f"  • Autenticidade: {why}")
+    print("RESULTADO: " + ("PDF autêntico, emitido pelo Órgão Gerencial" if authentic
+                           else "a autenticidade do PDF NÃO foi comprovada"))
+    raise typer.Exit(0 if authentic else 1)
+
+
+@audit_app.command("verify")
+def audit_verify(
+    db: DbOption = None,
+    audit_key: Annotated[Optional[list[Path]], typer.Option(
+        help=AUDIT_KEY_HELP + "; repeat for keys rotated out")] = None,
+    anchors: AnchorsOption = None,
+) -> None:
+    """Check the audit log end to end: its keyed chain, each anchor, each auto and file
+    against its last entry. Exit 0 if it holds, 1 naming the first broken entry."""
+    from dockets.audit import AuditError, verify_record
+
+    keys = [audit_key_from(path) for path in audit_key] if audit_key else [audit_key_from(None)]
+    anchor_log = anchors_for(db, anchors)
+    sessions = open_store(db)
+    try:
+        found = anchor_log.read()
+        with sessions() as session:
+            report = verify_record(session, {k.key_id: k for k in keys}, found)
+    except AuditError as exc:
+        print(f"REGISTRO ROMPIDO: {exc}")
+        raise typer.Exit(1)
+    print(f"registro de auditoria íntegro: {report.entries} registros, {report.dockets} autos conferidos, "
+          f"{report.anchors} âncoras em {anchor_log.describe()}"
+          + (f" (última: registro {report.last_anchored})" if report.last_anchored else ""))
+    if report.head and report.last_anchored != report.head.entry_id:
+        print(f"atenção: os registros após {report.last_anchored or 0} ainda não foram ancorados")
+
+
+@keys_app.command("init")
+def keys_init(
+    out: Annotated[Path, typer.Option(help="where to write the private key (PEM); its public key goes beside it, .pub")],
+) -> None:
+    """Create the Ed25519 key that signs every evidence bundle (never overwrites one)."""
+    from dockets.signing import create_key, public_path
+
+    key = create_key(out)
+    print(f"chave de assinatura {key.key_id} criada em {out} (somente o dono lê)")
+    print(f"chave pública, a publicar: {public_path(out)}")
+
+
+@keys_app.command("audit-init")
+def keys_audit_init(
+    out: Annotated[Path, typer.Option(help="where to write the audit log's HMAC key (owner-only)")],
+) -> None:
+    """Create the secret key that chains the audit log (never overwrites one): keep it out
+    of the database and its backups, readable only by the web app and the docket sink."""
+    from dockets.audit import create_audit_key
+
+    key = create_audit_key(out)
+    print(f"chave de auditoria {key.key_id} criada em {out} (somente o dono lê)")
+
+
+@dockets_app.command("migrate")
+def dockets_migrate(db: DbOption = None) -> None:
+    """Create or upgrade the database: the docket store and the live tables (alembic; idempotent)."""
+    from ops.db import migrate as migrate_live_tables
+
+    sessions = open_store(db)
+    migrate_live_tables(sessions.kw["bind"])
+    print(f"banco dos autos atualizado: {db_url(db).split('@')[-1]}")
+
+
+@dockets_app.command("ingest")
+def dockets_ingest(
+    infractions: Annotated[Path, typer.Option(help="a replay's infractions.jsonl")],
+    feed: Annotated[Path, typer.Option(help="the replay's GTFS feed")],
+    fleet: Annotated[Path, typer.Option(help="the replay's fleet.csv")],
+    tachograph: Annotated[Path, typer.Option(help="the replay's tachograph JSON Lines")],
+    catraca: Annotated[Optional[Path], typer.Option(help="the replay's catraca JSON Lines")] = None,
+    occurrences: Annotated[Optional[Path], typer.Option(help="the replay's occurrences JSON Lines")] = None,
+    policy: Annotated[Optional[Path], typer.Option(help="the replay's policy TOML")] = None,
+    geofences: Annotated[Optional[Path], typer.Option(help="the replay's geofence overrides")] = None,
+    db: DbOption = None,
+    signing_key: SigningKeyOption = None,
+    audit_key: AuditKeyOption = None,
+    anchors: AnchorsOption = None,
+) -> None:
+    """Make draft autos of a replay's confirmed infractions, with their signed evidence bundles (idempotent)."""
+    from dockets.sink import ingest_replay, read_infractions
+    from engine.loading import load_context
+    from fiscaliza.replay import ReplayInputs
+    from kernel.errors import InputError
+
+    signer = signing_key_from(signing_key)
+    sessions = open_writer(db, audit_key, anchors)
+    inputs = ReplayInputs(feed, fleet, tachograph, catraca, occurrences, policy, geofences)
+    try:
+        context = load_context(inputs)
+        records = read_infractions(infractions)
+    except InputError as exc:
+        fail(str(exc))
+    except (OSError, ValueError, KeyError) as exc:
+        fail(f"cannot read {infractions}: {exc}")
+    try:
+        report = ingest_replay(sessions, inputs.static, inputs.telemetry, context, records, signer=signer)
+    except (OSError, KeyError, ValueError) as exc:
+        fail(f"cannot ingest {infractions}: {exc}")
+    print(f"{len(report.created)} autos em rascunho criados; {report.already} já registrados; "
+          f"{report.not_confirmed} infrações não confirmadas ignoradas")
+
+
+@dockets_app.command("sink")
+def dockets_sink(
+    feed: FeedOption = None,
+    fleet: FleetOption = None,
+    policy: PolicyOption = None,
+    geofences: GeofencesOption = None,
+    db: DbOption = None,
+    idle_exit: IdleExitOption = None,
+    signing_key: SigningKeyOption = None,
+    audit_key: AuditKeyOption = None,
+    anchors: AnchorsOption = None,
+    metrics_port: Annotated[int, typer.Option(help="port of its Prometheus /metrics: autos by stage, "
+                                                   "deadlines (0: off)")] = 0,
+) -> None:
+    """Consume the infractions topic: draft autos with evidence read back from the input topics (SIGTERM stops).
+
+    It first verifies the audit record (as `fiscaliza audit verify`) and does not start on
+    a broken one."""
+    import signal
+
+    from dockets.kafka_sink import kafka_bundle_maker, run_sink
+    from engine.loading import load_context
+
+    signer = signing_key_from(signing_key)
+    inputs = engine_inputs(feed, fleet, policy, geofences)
+    context = load_context(inputs)
+    settings = stream_settings()
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    sessions = open_writer(db, audit_key, anchors, verify_first="o sink dos autos")
+    if metrics_port > 0:
+        from prometheus_client import start_http_server
+
+        from dockets.config import calendar_for
+        from dockets.metrics import docket_registry
+
+        tz = context.policy.tz
+        start_http_server(metrics_port, registry=docket_registry(
+            sessions, calendar_for(context.policy), lambda: dt.datetime.now(tz).date()))
+    maker = kafka_bundle_maker(context, inputs, settings.bootstrap, settings.inputs, signer=signer)
+    report = run_sink(sessions, context, maker, settings.bootstrap, idle_exit_s=idle_exit,
+                      should_stop=lambda: bool(stopping))
+    print(f"{len(report.created)} autos em rascunho criados; {report.already} já registrados; "
+          f"{report.not_confirmed} infrações não confirmadas ignoradas")
+
+
+@dockets_app.command("lavrar")
+def dockets_lavrar(
+    fiscal: Annotated[str, typer.Option(help="username of the fiscal who lavra the autos")],
+    policy: Annotated[Optional[Path], typer.Option(help="policy TOML (default: João Neiva)")] = None,
+    db: DbOption = None,
+    signing_key: SigningKeyOption = None,
+    audit_key: AuditKeyOption = None,
+    anchors: AnchorsOption = None,
+) -> None:
+    """Lavrar every draft auto today (numbers them, renders and signs their PDFs).
+
+    The date of the act is the machine's clock in the policy's timezone: an act is never
+    dated by whoever performs it."""
+    from sqlalchemy import select
+
+    from dockets.config import calendar_for, issuer_name
+    from dockets.export import lavrar_drafts
+    from dockets.service import Actor
+    from dockets.store import User
+    from kernel.policy import load_policy
+
+    loaded = load_policy(policy)
+    signer = signing_key_from(signing_key)
+    sessions = open_writer(db, audit_key, anchors)
+    with sessions() as session:
+        user = session.scalar(select(User).where(User.username == fiscal, User.role == "fiscal", User.active))
+    if user is None:
+        fail(f"no active fiscal named {fiscal!r} (create one with fiscaliza users add)")
+    date = dt.datetime.now(loaded.tz).date()
+    labels = lavrar_drafts(sessions, Actor.of(user), date, calendar=calendar_for(loaded), issuer_name=issuer_name(loaded),
+                           signer=signer)
+    print(f"{len(labels)} autos lavrados" + (f": {', '.join(labels)}" if labels else ""))
+
+
+@dockets_app.command("export")
+def dockets_export(
+    out: Annotated[Path, typer.Option(help="directory for the PDFs and evidence bundles")],
+    db: DbOption = None,
+) -> None:
+    """Write every lavrado auto's PDF and evidence bundle."""
+    from dockets.export import export_files
+
+    try:
+        written = export_files(open_store(db), out)
+    except OSError as exc:
+        fail(f"cannot write to {out}: {exc.strerror}")
+    print(f"{len(written)} arquivos escritos em {out}")
+
+
+@users_app.command("add")
+def users_add(
+    username: Annotated[str, typer.Option(help="login name")],
+    name: Annotated[str, typer.Option(help="full name, as printed on the autos")],
+    role: Annotated[str, typer.Option(help="fiscal, gestor or operador")],
+    operator: Annotated[Optional[str], typer.Option(help="the operator (agency_id) an operador acts for")] = None,
+    registration: Annotated[Optional[str], typer.Option(help="matrícula (printed on the autos a fiscal lavra)")] = None,
+    db: DbOption = None,
+    audit_key: AuditKeyOption = None,
+    anchors: AnchorsOption = None,
+) -> None:
+    """Create a user; the password is read from FISCALIZA_PASSWORD or asked for."""
+    import getpass
+
+    from dockets.service import ensure_operators
+    from dockets.users import create_user
+    from gtfs import load_feed
+
+    sessions = open_writer(db, audit_key, anchors)
+    password = current_settings().dockets.password or getpass.getpass("Senha: ")
+    with sessions.begin() as session:
+        if operator is not None:
+            feed = load_feed(current_settings().static.inputs().feed)
+            ensure_operators(session, {a.agency_id: a.name for a in feed.agencies.values()})
+        create_user(session, username=username, full_name=name, role=role, password=password,
+                    operator_id=operator, registration=registration)
+    print(f"usuário {username} ({role}) criado")
+
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(verify)
+    app.add_typer(audit_app, name="audit")
+    app.add_typer(keys_app, name="keys")
+    app.add_typer(dockets_app, name="dockets")
+    app.add_typer(users_app, name="users")

@@ -1,0 +1,54 @@
+"""`serve`: the web app of the autos de infração."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from fiscaliza.commands.common import (
+    KEY_HELP,
+    AnchorsOption,
+    AuditKeyOption,
+    DbOption,
+    FleetOption,
+    anchors_for,
+    audit_key_from,
+    db_url,
+    engine_inputs,
+    fail,
+    signing_key_from,
+)
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port")] = 8000,
+    policy: Annotated[Optional[Path], typer.Option(help="policy TOML: calendar, municipality (env FISCALIZA_POLICY)")] = None,
+    fleet: FleetOption = None,
+    feed: Annotated[Optional[Path], typer.Option(help="GTFS feed of the public GTFS-Realtime feed "
+                                                      "(env FISCALIZA_FEED; default: the sample)")] = None,
+    db: DbOption = None,
+    secure_cookies: Annotated[bool, typer.Option(
+        help="mark cookies Secure (HTTPS only): keep on behind the city's TLS proxy; "
+             "--no-secure-cookies only for plain-HTTP local use")] = True,
+    signing_key: Annotated[Optional[Path], typer.Option(help=KEY_HELP + "; signs the PDFs issued")] = None,
+    audit_key: AuditKeyOption = None,
+    anchors: AnchorsOption = None,
+) -> None:
+    """Run the web app of the autos de infração (Órgão Gerencial and operators)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from web.server import serve as run_server
+
+    try:
+        run_server(db_url(db), host, port, engine_inputs(feed, fleet, policy, None), secure_cookies=secure_cookies,
+                   audit_key=audit_key_from(audit_key), anchors=anchors_for(db, anchors), signer=signing_key_from(signing_key))
+    except (SQLAlchemyError, OSError) as exc:
+        fail(f"cannot open the docket store {db_url(db)}: {str(exc).splitlines()[0]}")
+
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(serve)
