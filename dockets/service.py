@@ -231,6 +231,40 @@ def attachment_of(session: Session, actor: Actor, attachment_id: int) -> Attachm
     return attachment
 
 
+@dataclass(frozen=True)
+class Listing:
+    """One page of the dockets an actor sees, with what the list's header counts."""
+
+    total: int  # of the stage filtered, all pages
+    dockets: list[Docket]  # this page, newest first
+    fines: list[tuple]  # (operator_id, stage, fine_ufir, ufir_brl) of every visible docket
+    by_stage: dict[str, int]  # visible dockets per stage, whatever the filter
+
+
+def listing(session: Session, actor: Actor, stage: str, page: int, page_size: int) -> Listing:
+    query = visible(actor)
+    if stage:
+        query = query.where(Docket.stage == stage)
+    total = session.scalar(select(func.count()).select_from(query.subquery()))
+    dockets = session.scalars(query.order_by(Docket.occurred_at.desc(), Docket.id.desc())
+                              .offset((page - 1) * page_size).limit(page_size)).all()
+    fines = session.execute(visible(actor).with_only_columns(
+        Docket.operator_id, Docket.stage, Docket.fine_ufir, Docket.ufir_brl)).all()
+    by_stage = dict(session.execute(visible(actor).with_only_columns(Docket.stage, func.count())
+                                    .group_by(Docket.stage)).all())
+    return Listing(total, list(dockets), list(fines), by_stage)
+
+
+def operator_names(session: Session) -> dict[str, str]:
+    return dict(session.execute(select(Operator.id, Operator.name)).all())
+
+
+def pdf_state(session: Session, docket_id: int) -> tuple[bool, bool]:
+    """(whether the docket has its PDF, whether that PDF is signed)."""
+    signed = session.scalar(select(DocketPdf.signature.is_not(None)).where(DocketPdf.docket_id == docket_id))
+    return signed is not None, bool(signed)
+
+
 def history(session: Session, actor: Actor, docket_id: int) -> list[AuditEntry]:
     docket = get_docket(session, actor, docket_id)
     return list(session.scalars(select(AuditEntry).where(AuditEntry.entity == "docket",

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
-import secrets
 from collections.abc import Mapping
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dockets import service
-from dockets.occurrences import (OCCURRENCE_KINDS, list_occurrences, occurrence_record,  # noqa: F401
-                                 register_occurrence)
+from dockets.occurrences import OCCURRENCE_KINDS, list_occurrences, occurrence_record, register_occurrence  # noqa: F401
 from dockets.service import Actor, DocketError, Forbidden
 from dockets.store import Docket, Occurrence, Operator
 from rules.anexo_i import ARTICLES

@@ -1,0 +1,179 @@
+"""The autos de infração: the list, one auto's page, its files and the acts on it."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from dockets import service, workflow
+from dockets.document import PDF_CHART_KINDS, wording
+from dockets.service import Forbidden, NotFound
+from dockets.store import Docket, EvidenceBundle, Operator
+from web import auth, views
+from web.dependencies import DocketId, FileUser, PageUser, State, attachment_header, read_post
+from web.format import ROLE_LABELS
+from web.forms import ACTION_FORMS, CIENCIA_MEANS, SLUG_OF, FormError, build_action, late_registration
+from web.security import MAX_FILES, Upload, check_upload
+from web.state import AppState
+
+router = APIRouter()
+PAGE_SIZE = 100
+
+
+@router.get("/autos", response_class=HTMLResponse)
+def docket_list(request: Request, user: PageUser, web: State, etapa: str = "", pagina: int = 1):
+    config = web.config
+    actor = user.actor
+    stage = etapa if etapa in {s.value for s in workflow.Stage} else ""
+    page = max(1, min(pagina, 100_000))
+    with config.sessions() as session:
+        listed = service.listing(session, actor, stage, page, PAGE_SIZE)
+        operators = service.operator_names(session)
+        rows = views.docket_rows(listed.dockets, operators, config.calendar, web.today(), web.tz)
+    # Drafts never reach an operator (art. 5º, § 3º): no filter for them either.
+    shown = [s for s in workflow.Stage if not (actor.role == "operador" and s is workflow.Stage.RASCUNHO)]
+    stages = [(s.value, workflow.STAGE_LABELS[s], listed.by_stage.get(s.value, 0)) for s in shown]
+    return web.render(request, "autos.html", {
+        "rows": rows, "stage": stage, "stages": stages, "total": listed.total, "page": page,
+        "pages": max(1, -(-listed.total // PAGE_SIZE)), "summary": views.fine_summary(listed.fines, operators),
+    })
+
+
+@router.get("/autos/{docket_id}", response_class=HTMLResponse)
+def docket_page(request: Request, docket_id: DocketId, user: PageUser, web: State, feito: str = ""):
+    config = web.config
+    with config.sessions() as session:
+        docket = service.get_docket(session, user.actor, docket_id)
+        bundle = session.get(EvidenceBundle, docket.id)
+        has_pdf, pdf_signed = service.pdf_state(session, docket.id)
+        context = views.docket_context(session, docket, actor=user.actor, calendar=config.calendar,
+                                       today=web.today(), tz=web.tz, charts=web.available_charts(docket, bundle),
+                                       wording=wording(docket, bundle.data if bundle else None))
+    done = ACTION_FORMS.get(feito)
+    return web.render(request, "auto.html", {
+        **context, "has_pdf": has_pdf, "pdf_signed": pdf_signed, "has_bundle": bundle is not None,
+        "today": web.today().isoformat(),
+        "slug_of": SLUG_OF, "action_labels": workflow.ACTION_LABELS, "wf": workflow,
+        "ciencia_means": CIENCIA_MEANS, "max_files": MAX_FILES,
+        "max_upload_mib": config.max_upload_bytes // (1024 * 1024) or 1,
+        "done": workflow.ACTION_LABELS[done.kind] if done else None,
+    })
+
+
+@router.get("/autos/{docket_id}/auto.pdf")
+def docket_pdf(docket_id: DocketId, user: FileUser, web: State):
+    config = web.config
+    with config.sessions() as session:
+        docket = service.get_docket(session, user.actor, docket_id)
+        pdf = service.pdf_of(session, user.actor, docket.id)
+        name = f"{docket.file_stem}.pdf"
+        data = pdf.data
+    return Response(data, media_type="application/pdf", headers={"Content-Disposition": attachment_header(name)})
+
+
+@router.get("/autos/{docket_id}/auto.pdf.assinatura.json")
+def docket_pdf_signature(docket_id: DocketId, user: FileUser, web: State):
+    config = web.config
+    with config.sessions() as session:
+        docket = service.get_docket(session, user.actor, docket_id)
+        pdf = service.pdf_of(session, user.actor, docket.id)
+        if pdf.signature is None:
+            raise NotFound("Este PDF não foi assinado.")
+        name = f"{docket.file_stem}.pdf.assinatura.json"
+        data = json.dumps(pdf.signature, indent=1) + "\n"
+    return Response(data, media_type="application/json", headers={"Content-Disposition": attachment_header(name)})
+
+
+@router.get("/autos/{docket_id}/evidencias.zip")
+def docket_bundle(docket_id: DocketId, user: FileUser, web: State):
+    config = web.config
+    with config.sessions() as session:
+        bundle = service.bundle_of(session, user.actor, docket_id)
+        data, digest = bundle.data, bundle.sha256
+        name = f"{session.get(Docket, docket_id).file_stem}-evidencias.zip"
+    return Response(data, media_type="application/zip",
+                    headers={"Content-Disposition": attachment_header(name),
+                             "X-Evidence-SHA256": digest})
+
+
+@router.get("/autos/{docket_id}/graficos/{kind}.png")
+def docket_chart(docket_id: DocketId, kind: str, user: FileUser, web: State):
+    config = web.config
+    with config.sessions() as session:
+        docket = service.get_docket(session, user.actor, docket_id)
+        if kind not in PDF_CHART_KINDS:
+            raise NotFound("Gráfico não encontrado.")
+        bundle = service.bundle_of(session, user.actor, docket.id)
+        png = web.chart_png(docket, bundle, kind)
+    if png is None:
+        raise NotFound("Este auto não tem este gráfico.")
+    return Response(png, media_type="image/png")
+
+
+@router.get("/autos/{docket_id}/anexos/{attachment_id}")
+def docket_attachment(docket_id: DocketId, attachment_id: DocketId, user: FileUser, web: State):
+    config = web.config
+    with config.sessions() as session:
+        docket = service.get_docket(session, user.actor, docket_id)
+        try:
+            attachment = service.attachment_of(session, user.actor, attachment_id)
+        except NotFound:
+            attachment = None
+        if attachment is None or attachment.docket_id != docket.id:
+            raise NotFound("Anexo não encontrado.")
+        data, content_type, filename = attachment.data, attachment.content_type, attachment.filename
+    return Response(data, media_type=content_type,
+                    headers={"Content-Disposition": attachment_header(filename),
+                             "Content-Security-Policy": "default-src 'none'; sandbox"})
+
+
+@router.post("/autos/{docket_id}/acoes/{slug}")
+async def docket_action(request: Request, docket_id: DocketId, slug: str, web: State):
+    principal, fields, uploads = await read_post(request)
+    await run_in_threadpool(perform, web, principal, docket_id, slug, fields, uploads)
+    return RedirectResponse(f"/autos/{docket_id}?feito={slug}", status_code=303)
+
+
+def perform(web: AppState, principal: auth.Principal, docket_id: int, slug: str, fields: dict[str, str],
+             uploads: list[Upload]) -> None:
+    """One action on a docket. The order of the checks matters: first whether the user may
+    see the docket at all (404, as for a nonexistent one), then the role (403), then the form."""
+    config = web.config
+    actor = principal.actor
+    with config.sessions.begin() as session:
+        docket = service.get_docket(session, actor, docket_id)
+        spec = ACTION_FORMS.get(slug)
+        if spec is None:
+            raise NotFound("Página não encontrada.")
+        late = late_registration(fields, today=web.today(), not_before=docket.service_date)
+        if late is not None:
+            if actor.role != "gestor" or spec.kind not in workflow.PAPER_ACTS:
+                raise Forbidden("Somente o gestor registra tardiamente um ato feito em papel (defesa, recurso, "
+                                "ciência, pagamento).")
+        elif spec.kind not in workflow.ROLE_ACTIONS.get(actor.role, frozenset()):
+            raise Forbidden(f"O perfil {ROLE_LABELS.get(actor.role, actor.role).lower()} não pode "
+                            f"{workflow.ACTION_LABELS[spec.kind].lower()}.")
+        action, note = build_action(spec, fields, today=web.today(), late=late)
+        files = []
+        if spec.takes_files:
+            if len(uploads) > MAX_FILES:
+                raise FormError(f"No máximo {MAX_FILES} anexos por envio.")
+            files = [check_upload(u, allowed=config.allowed_upload_types, max_bytes=config.max_upload_bytes)
+                     for u in uploads]
+        renderer = None
+        if isinstance(action, workflow.Lavrar):
+            operator = session.get(Operator, docket.operator_id)
+
+            def renderer(lavrado: Docket, bundle: bytes | None, audit_head) -> bytes:
+                from dockets import document
+
+                return document.render_pdf(lavrado, bundle, calendar=config.calendar, issuer_name=config.issuer_name,
+                                           audit_head=audit_head, fiscal_name=principal.full_name,
+                                           fiscal_registration=principal.registration,
+                                           operator_name=operator.name if operator else None)
+
+        service.perform(session, actor, docket.id, action, config.calendar, note=note, attachments=files,
+                        renderer=renderer, signer=config.signer, late_registration=late is not None)
