@@ -81,9 +81,16 @@ def start_worker(bootstrap: str, app_id: str, log, datadir: Path,
 
 
 def environment_of(process: subprocess.Popen) -> dict[str, str]:
-    """The environment a running process was started with (Linux: /proc/PID/environ)."""
-    entries = Path(f"/proc/{process.pid}/environ").read_bytes().split(b"\0")
-    return dict(e.decode().split("=", 1) for e in entries if b"=" in e)
+    """The environment a running process was started with (Linux: /proc/PID/environ).
+    Read just after Popen returns, the file may still be empty while the kernel finishes
+    the exec (4 in 200 tries here): read again until it is not, for at most 10 s."""
+    path = Path(f"/proc/{process.pid}/environ")
+    raw = path.read_bytes()
+    deadline = time.monotonic() + 10
+    while not raw and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+        raw = path.read_bytes()
+    return dict(e.decode().split("=", 1) for e in raw.split(b"\0") if b"=" in e)
 
 
 def state_written(bootstrap: str, app_id: str) -> int:
