@@ -149,18 +149,226 @@ def test_no_metadata_chunks_that_vary():
     assert b"Software" not in data and b"matplotlib" not in data
 
 
-@pytest.mark.parametrize("kind", RENDERERS)
-@pytest.mark.parametrize("case", ["empty", "single", "standing"])
-def test_edge_cases_render(kind, case):
-    render, size = RENDERERS[kind]
-    track = {
-        "empty": EMPTY,
-        "single": road_track(1),
-        "standing": Track(tuple(T0 + timedelta(seconds=10 * i) for i in range(20)), (LAT0,) * 20, (LON0,) * 20,
-                          (0.0,) * 20),
-    }[case]
-    assert png_size(render(track, highlight=HIGHLIGHT)) == size
-    assert png_size(render(track)) == size
+# ------------------------------------------------------------- edge cases, by what is drawn
+#
+# The renderers build a matplotlib Figure and encode it in dockets.charts._png; the tests
+# catch the Figure there and read back what was plotted (line data, spans, texts), and
+# check the PNG's pixels where the Figure says a mark is (display pixels at the charts'
+# DPI are the PNG's pixels, rows counted from the top).
+
+EDGE_CASES = {
+    "empty": EMPTY,
+    "single": road_track(1),  # one ping, 07:00:00 at 36 km/h
+    "standing": Track(tuple(T0 + timedelta(seconds=10 * i) for i in range(20)), (LAT0,) * 20, (LON0,) * 20,
+                      (0.0,) * 20),  # 20 pings 07:00:00 .. 07:03:10 at 0 km/h
+}
+
+
+def drawn(monkeypatch, render, track, **kw):
+    """(the Figure `render` encoded, the PNG bytes it returned)."""
+    import dockets.charts as module
+
+    figures = []
+    encode = module._png
+
+    def catch(fig):
+        figures.append(fig)
+        return encode(fig)
+
+    monkeypatch.setattr(module, "_png", catch)
+    png = render(track, **kw)
+    monkeypatch.setattr(module, "_png", encode)
+    [fig] = figures
+    assert png == encode(fig)  # the Figure caught is the picture returned
+    return fig, png
+
+
+def lines_of(ax, color, **props):
+    """The axes' Line2D drawn in `color` (and with the given linewidth, marker, ...), but
+    those plotted with no point (a renderer may plot an empty selection)."""
+    from matplotlib.colors import same_color
+
+    return [line for line in ax.lines if same_color(line.get_color(), color) and len(line.get_xdata())
+            and all(getattr(line, f"get_{k}")() == v for k, v in props.items())]
+
+
+def near(expected, tolerance: float):
+    """pytest.approx within an absolute tolerance only: the charts' x values are large
+    (matplotlib day numbers ~20790, projected metres ~7.8e6), where approx's default
+    relative tolerance (1e-6) would let half an hour or metres pass."""
+    return pytest.approx(expected, rel=0, abs=tolerance)
+
+
+SECOND = 1 / 86400  # a second in matplotlib's day numbers
+
+
+def texts_of(fig) -> list[str]:
+    return [t.get_text() for t in fig.texts] + [t.get_text() for ax in fig.axes for t in ax.texts]
+
+
+def pixel(png: bytes, fig, ax, x: float, y: float) -> np.ndarray:
+    """RGB (0..1) of the PNG at the data point (x, y) of `ax`."""
+    px, py = ax.transData.transform((x, y))
+    rgb = pixels(png)[..., :3]
+    return rgb[int(round(fig.bbox.height - py - 0.5)), int(round(px - 0.5))]
+
+
+def rgb(hex_color: str) -> np.ndarray:
+    from matplotlib.colors import to_rgb
+
+    return np.array(to_rgb(hex_color))
+
+
+def span_x(patch) -> tuple[float, float]:
+    """The x extent (data) of an axvspan or fill_between patch/collection."""
+    paths = patch.get_paths() if hasattr(patch, "get_paths") else [patch.get_path()]
+    transform = patch.get_patch_transform() if hasattr(patch, "get_patch_transform") else None
+    xs = np.concatenate([(transform.transform(p.vertices) if transform else p.vertices)[:, 0] for p in paths])
+    return float(xs.min()), float(xs.max())
+
+
+SPEED_RGB, HIGHLIGHT_RGB = rgb("#1f4e8c"), rgb("#f7c6c0")  # dockets.charts _SPEED_COLOR, _HIGHLIGHT_FILL
+
+
+@pytest.mark.parametrize("highlight", [HIGHLIGHT, None], ids=["highlight", "plain"])
+@pytest.mark.parametrize("case", EDGE_CASES)
+def test_speed_chart_of_an_edge_case_plots_exactly_its_pings(monkeypatch, case, highlight):
+    from matplotlib.dates import date2num
+
+    track = EDGE_CASES[case]
+    fig, png = drawn(monkeypatch, speed_png, track, highlight=highlight)
+    assert png_size(png) == SPEED_CHART_PX
+    [ax] = fig.axes
+    x = [date2num(t) for t in track.t]
+    speed_lines = lines_of(ax, "#1f4e8c")
+    if case == "empty":
+        assert speed_lines == []
+        assert "Sem registros no período" in texts_of(fig) and "0 registros exibidos" in texts_of(fig)
+    else:
+        # the trace and its dots (all of them: at most 150 pings) go through every ping, no other
+        trace, dots = speed_lines
+        for line in (trace, dots):
+            assert line.get_xdata() == near(x, SECOND / 100) and line.get_ydata() == near(track.speed_kmh, 1e-9)
+        assert dots.get_marker() == "o" and trace.get_linestyle() == "-"
+        assert f"{len(x)} {'registro exibido' if len(x) == 1 else 'registros exibidos'}" in texts_of(fig)
+        assert "Sem registros no período" not in texts_of(fig)
+        # ... and the PNG has the trace's colour at the first ping
+        assert np.abs(pixel(png, fig, ax, x[0], track.speed_kmh[0] + 0.2) - SPEED_RGB).max() < 0.1
+    # the y axis: max(top speed 36 or 0, 40) × 1.12 = 44.8, up to the next 10 km/h: 0..50
+    assert ax.get_ylim() == (0, 50)
+    assert ax.get_xlim() == near([date2num(t) for t in window()], SECOND / 100)
+    spans = [p for p in ax.patches if np.allclose(p.get_facecolor()[:3], HIGHLIGHT_RGB)]
+    if highlight is None:
+        assert spans == [] and "Período da infração" not in texts_of(fig)
+    else:
+        [span] = spans  # the infraction's period, 07:05:00 .. 07:05:50, shaded
+        h0, h1 = (date2num(t) for t in highlight)
+        assert span_x(span) == near((h0, h1), SECOND / 100)
+        assert "Período da infração" in texts_of(fig)
+        # its middle, at 2,5 km/h (between grid lines, below the empty chart's note), is the
+        # highlight's colour in the PNG
+        assert np.abs(pixel(png, fig, ax, (h0 + h1) / 2, 2.5) - HIGHLIGHT_RGB).max() < 0.05
+
+
+def theta(t: datetime) -> float:
+    """The disc's angle of a time of DAY: 24 h clockwise from the top (0 h)."""
+    return 2 * np.pi * (t - datetime(2026, 12, 3, 0, 0, tzinfo=TZ)).total_seconds() / 86400
+
+
+def radius(speed_kmh: float) -> float:
+    """The disc's speed radius: 0 km/h at 0,42, 120 km/h at 0,92 of the rim (charts _R_SPEED0.._R_SPEED1)."""
+    return 0.42 + 0.5 * speed_kmh / 120
+
+
+@pytest.mark.parametrize("highlight", [HIGHLIGHT, None], ids=["highlight", "plain"])
+@pytest.mark.parametrize("case", EDGE_CASES)
+def test_disc_of_an_edge_case_plots_exactly_its_pings(monkeypatch, case, highlight):
+    track = EDGE_CASES[case]
+    fig, png = drawn(monkeypatch, disc_png, track, highlight=highlight)
+    assert png_size(png) == DISC_PX
+    [ax] = fig.axes
+    texts = texts_of(fig)
+    trace = lines_of(ax, "#111111", linestyle="-")  # the speed trace
+    dots = lines_of(ax, "#111111", marker="o")  # pings no line can show (alone between gaps)
+    moving, standing = lines_of(ax, "#222222", linewidth=7.0), lines_of(ax, "#222222", linewidth=1.6)
+    summary = next((t for t in texts if t.startswith("Dia: 03/12/2026")), "")
+    if case == "empty":
+        assert trace == dots == moving == standing == []
+        assert "Sem registros\nno período" in texts and summary == "Dia: 03/12/2026\nFuso: America/Sao_Paulo"
+    else:
+        angles, radii = [theta(t) for t in track.t], [radius(v) for v in track.speed_kmh]
+        [trace] = trace
+        assert trace.get_xdata() == near(angles, 1e-9) and trace.get_ydata() == near(radii, 1e-9)
+        assert "Sem registros\nno período" not in texts and "03/12/2026" in texts
+        if case == "single":
+            # 07:00 is 7/24 of the turn; 36 km/h is 0,42 + 0,5 × 36/120 = 0,57; a lone ping is a dot
+            assert angles == near([2 * np.pi * 7 / 24], 1e-12) and radii == near([0.57], 1e-12)
+            [dot] = dots
+            assert dot.get_xdata() == near(angles, 1e-9) and dot.get_ydata() == near(radii, 1e-9)
+            assert moving == standing == []  # no interval between pings
+            assert "1 registro\nPrimeiro: 07:00:00\nÚltimo: 07:00:00" in summary
+            assert "Vel. máxima: 36 km/h\nàs 07:00:00" in summary
+            assert np.abs(pixel(png, fig, ax, angles[0], radii[0]) - rgb("#111111")).max() < 0.1  # in the PNG
+        else:
+            # 19 intervals of 10 s at 0 km/h: standing from 07:00:00 to 07:03:10 (190 s, "3 min"),
+            # drawn as the thin band only, one segment per interval
+            assert dots == [] and moving == []
+            [band] = standing
+            segments = np.asarray(band.get_xdata(), dtype=float).reshape(-1, 3)[:, :2]
+            assert segments == near(np.column_stack([angles[:-1], angles[1:]]), 1e-9)
+            assert "Em movimento: 0 s\nParado: 3 min\nSem registro: 0 s" in summary
+            assert radii == near([0.42] * 20, 1e-12) and "Vel. máxima: 0 km/h" in summary
+    rim = lines_of(ax, "#b71c1c", linewidth=3.5)  # the infraction's arc on the rim
+    if highlight is None:
+        assert rim == [] and "Período da infração" not in [t.get_text() for t in fig.legends[0].get_texts()]
+    else:
+        [rim] = rim  # 07:05:00 .. 07:05:50
+        assert (min(rim.get_xdata()), max(rim.get_xdata())) == near((theta(highlight[0]), theta(highlight[1])), 1e-9)
+        [wedge] = [c for c in ax.collections
+                   if len(c.get_facecolor()) and np.allclose(c.get_facecolor()[0][:3], HIGHLIGHT_RGB)]
+        assert span_x(wedge) == near((theta(highlight[0]), theta(highlight[1])), 1e-9)
+        assert "Período da infração" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+MAP_FROM_WGS84 = Transformer.from_crs(4326, EPSG, always_xy=True)
+
+
+@pytest.mark.parametrize("highlight", [HIGHLIGHT, None], ids=["highlight", "plain"])
+@pytest.mark.parametrize("case", EDGE_CASES)
+def test_map_of_an_edge_case_plots_exactly_its_pings_over_the_itinerary(monkeypatch, case, highlight):
+    track, itinerary = EDGE_CASES[case], road_itinerary()
+    fig, png = drawn(monkeypatch, map_png, track, highlight=highlight)
+    assert png_size(png) == MAP_PX
+    [ax] = fig.axes
+    texts = texts_of(fig)
+    # the itinerary, projected to EPSG:31984, whatever the track
+    [route] = lines_of(ax, "#5d6d4e")
+    sx, sy = MAP_FROM_WGS84.transform(*np.array(itinerary.lonlat).T)
+    assert route.get_xdata() == near(sx, 1e-3) and route.get_ydata() == near(sy, 1e-3)  # to the millimetre
+    track_lines = lines_of(ax, "#1565c0")
+    # nothing red: the highlight (07:05:00 .. 07:05:50) holds none of these pings, none is marked
+    assert lines_of(ax, "#e00000") == []
+    assert int(((pixels(png)[..., 0] > 0.8) & (pixels(png)[..., 1] < 0.3) & (pixels(png)[..., 2] < 0.3)).sum()) == 0
+    if case == "empty":
+        assert track_lines == [] and "Sem registros no período" in texts
+        assert "Registro único" not in texts and "Início e fim" not in texts
+    else:
+        tx, ty = MAP_FROM_WGS84.transform(np.array(track.lon), np.array(track.lat))
+        line, dots = track_lines
+        for drawn_line in (line, dots):
+            assert drawn_line.get_xdata() == near(tx, 1e-3) and drawn_line.get_ydata() == near(ty, 1e-3)
+        # one ping, or pings all at one spot: one label for start and end, where the ping is
+        label = "Registro único" if case == "single" else "Início e fim"
+        [mark] = [t for t in ax.texts if t.get_text() == label]
+        assert mark.xy == near((tx[0], ty[0]), 1e-3)
+        # in the PNG, the ping's spot has the start mark's green (it covers the track's dot)
+        assert np.abs(pixel(png, fig, ax, tx[0], ty[0]) - rgb("#2e7d32")).max() < 0.1
+        assert "Sem registros no período" not in texts
+        x0, x1 = ax.get_xlim()
+        y0, y1 = ax.get_ylim()
+        assert x0 < tx[0] < x1 and y0 < ty[0] < y1  # in view
+    stops = [t.get_text() for t in ax.texts]
+    assert {"Ponto Inicial", "Escola Municipal", "Praça da Matriz"} <= set(stops)
 
 
 def test_speed_chart_limit_changes_the_picture():

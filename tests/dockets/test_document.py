@@ -4,10 +4,13 @@ rendered pages (pdftotext, pdfimages and pdftoppm from poppler-utils)."""
 from __future__ import annotations
 
 import datetime as dt
+import io
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
+from matplotlib.image import imread
 from sqlalchemy import select
 
 from dockets import workflow
@@ -89,11 +92,49 @@ def test_the_notification_deadline_skips_the_municipal_holiday(lavrado):
     assert "até 10/12/2026" in " ".join(_text(pdf).split())
 
 
-def test_the_pdf_embeds_the_three_graficos(lavrado):
-    _, pdf = lavrado
-    listing = subprocess.run([_poppler("pdfimages"), "-list", str(pdf)], capture_output=True, text=True,
-                             check=True).stdout.splitlines()[2:]
-    assert len([row for row in listing if row.split()[2] == "image"]) == 3
+CAPTIONS = {  # dockets/templates/auto.html: each gráfico's caption, printed under it
+    "disco": "Registros do tacógrafo no disco diagrama de 24 horas do dia da infração",
+    "velocidade": "Registro do tacógrafo: velocidade × tempo. Faixa destacada: período da infração.",
+    "mapa": "Trajeto registrado pelo GPS sobre o itinerário da linha e o seu corredor de tolerância.",
+}
+
+
+def test_the_pdf_embeds_the_graficos_of_the_autos_own_evidence(lavrado, sessions, tmp_path):
+    """pdfimages reads the embedded pictures back: each is, pixel for pixel, the chart
+    drawn from this auto's evidence bundle (the disc on page 2, the speed chart and the
+    map on page 3, each above its caption); a D-11 has no catraca chart."""
+    from dockets.document import PDF_CHART_KINDS
+
+    docket, pdf = lavrado
+    with sessions() as session:
+        bundle = session.get(EvidenceBundle, docket.id).data
+    charts = {kind: chart_png(docket, bundle, kind) for kind in PDF_CHART_KINDS}
+    assert charts.pop("catraca") is None  # D-11: no catraca facts
+    expected = {kind: imread(io.BytesIO(png), format="png") for kind, png in charts.items()}
+    assert all(np.all(image[..., 3] == 1) for image in expected.values())  # opaque: RGB is all there is
+
+    listing = [row.split() for row in subprocess.run([_poppler("pdfimages"), "-list", str(pdf)], capture_output=True,
+                                                     text=True, check=True).stdout.splitlines()[2:]]
+    subprocess.run([_poppler("pdfimages"), "-png", "-p", str(pdf), str(tmp_path / "img")], check=True)
+    found = {}
+    for page, num, kind, width, height in (row[:5] for row in listing):
+        path = tmp_path / f"img-{int(page):03d}-{int(num):03d}.png"
+        extracted = imread(path, format="png")
+        if kind == "smask":  # weasyprint's alpha channel of the image before it: fully opaque
+            assert np.all(extracted == 1)
+            continue
+        assert kind == "image"
+        matches = [k for k, image in expected.items()
+                   if image.shape[:2] == extracted.shape[:2] and np.array_equal(image[..., :3], extracted)]
+        assert len(matches) == 1, f"image {num} on page {page} ({width}×{height}) is none of the auto's charts"
+        assert (int(width), int(height)) == (extracted.shape[1], extracted.shape[0])
+        assert matches[0] not in found, f"the {matches[0]} chart twice"
+        found[matches[0]] = int(page)
+    assert found == {"disco": 2, "velocidade": 3, "mapa": 3}
+    for kind, page in found.items():  # and each above its caption, on its page
+        text = " ".join(subprocess.run([_poppler("pdftotext"), "-f", str(page), "-l", str(page), str(pdf), "-"],
+                                       capture_output=True, text=True, check=True).stdout.split())
+        assert CAPTIONS[kind] in text, kind
 
 
 def test_the_pdf_pages_render(lavrado, tmp_path):

@@ -1,13 +1,19 @@
 """Admission of messages by the engine: duplicates, unknown vehicles, late events.
 
 Context: the João Neiva sample network (fleet JN-1011, JN-1012, ...) with the shipped
-policy (stream.allowed_lateness_s = 600). Pings are decoded from hand-written JSON.
+policy. The hand-written times of the lateness tests below assume its
+stream.allowed_lateness_s of 600 s; the test with the policy's lateness at the bound
+(and with other values of it) reads the number from the policy. Pings are decoded from
+hand-written JSON.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import json
 
+import msgspec
 import pytest
 
 from engine import Engine, Message
@@ -50,8 +56,30 @@ def reasons(rejected: list[Rejection]) -> list[tuple[str | None, str]]:
     return [(r.location, r.reason) for r in rejected]
 
 
-def test_policy_lateness_is_600_s(context):
-    assert context.policy.stream.allowed_lateness_s == 600
+def with_lateness(context, lateness_s: float):
+    """The context with the policy's stream.allowed_lateness_s replaced."""
+    policy = context.policy
+    stream = msgspec.structs.replace(policy.stream, allowed_lateness_s=lateness_s)
+    return dataclasses.replace(context, policy=msgspec.structs.replace(policy, stream=stream))
+
+
+@pytest.mark.parametrize("lateness_s", [None, 120.0, 1800.0], ids=["shipped", "120-s", "1800-s"])
+def test_a_ping_one_second_beyond_the_policys_lateness_is_late_one_at_it_admitted(context, lateness_s):
+    # The bound is the policy's, not a constant: with the shipped policy (600 s) the newest
+    # ping at 12:00:00 admits 11:50:00 (600 s behind: not *more* than the lateness) and
+    # rejects 11:49:59 (601 s); with 120 s, 11:58:00 and 11:57:59; with 1800 s, 11:30:00
+    # and 11:29:59 (which the shipped 600 s would reject).
+    ctx = context if lateness_s is None else with_lateness(context, lateness_s)
+    lateness = dt.timedelta(seconds=ctx.policy.stream.allowed_lateness_s)
+    newest = dt.datetime.fromisoformat("2026-12-01T12:00:00-03:00")
+    at_bound, beyond = newest - lateness, newest - lateness - dt.timedelta(seconds=1)
+    out = Engine(ctx).ingest([
+        message(ping_line(newest.isoformat(), seq=1), "t.jsonl:1"),
+        message(ping_line(at_bound.isoformat(), seq=2), "t.jsonl:2"),
+        message(ping_line(beyond.isoformat(), seq=3), "t.jsonl:3"),
+    ])
+    assert reasons(out.rejected) == [("t.jsonl:3", "late")]
+    assert f"{ctx.policy.stream.allowed_lateness_s:.0f} s behind" in out.rejected[0].detail
 
 
 def test_duplicate_ping_same_vehicle_ts_seq_rejected_duplicate(engine):

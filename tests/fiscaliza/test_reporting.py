@@ -1,13 +1,18 @@
 """The readable summaries: Brazilian money, the fines foreseen, per code and per operator."""
 
 import datetime as dt
+import re
+from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal
 from types import SimpleNamespace
 
+import pytest
 from rich.console import Console
 
 from fiscaliza.reporting import REASONS_PT, print_infractions
 from gtfs import load_feed
 from kernel.policy import load_policy
+from rules.anexo_i import ARTICLES
 from rules.model import CONFIRMED, EXEMPT_ART45, make_infraction
 from samples import joao_neiva
 from streams.metrics import ENGINE_REASONS
@@ -29,17 +34,114 @@ def summary(*infractions) -> str:
     return console.export_text()
 
 
-def test_only_confirmed_infractions_count_in_the_fine_foreseen_per_code_and_operator():
-    text = summary(infraction("D-11", CONFIRMED, 1), infraction("D-22", EXEMPT_ART45, 2),
-                   infraction("C-01", CONFIRMED, 3))
-    # D-11 200 + C-01 150 = 350 UFIR; × R$ 1,0641 = R$ 372,435 -> R$ 372,44 (the exempt D-22 is not due)
-    total = next(line for line in text.splitlines() if line.startswith("│ total"))
-    assert "350" in total and "R$ 372,44" in total
-    operator = next(line for line in text.splitlines() if "VNV — Viação Neivense" in line)
-    assert operator.split("│")[2:6] == ["         3 ", "           2 ", "  350 ", " R$ 372,44 "]
-    assert "UFIR = R$ 1,0641" in " ".join(text.split())  # the policy's value, not rounded to the cent
-    assert "deixar de cumprir os" in text  # D-11 with the law's words
-    assert "multa prevista" in text and "devida" in text
+# --- the summary of a real replay: the demo day (tests/conftest.py `demo_day`, seed 7) ---
+
+STATUS_WORDS = {"confirmed": "confirmada(s)", "exempt_art45": "isenta(s) pelo art. 45"}  # the test's own reading
+
+
+def _reais(text: str) -> Decimal:
+    """'R$ 1.234,56' -> Decimal('1234.56')."""
+    assert text.startswith("R$ "), text
+    return Decimal(text[3:].replace(".", "").replace(",", "."))
+
+
+def _rows(text: str, title: str) -> list[list[str]]:
+    """The body rows of the table under `title`, as cells; a row rich wrapped over several
+    lines (its first cell empty on the continuation lines) is joined back, cell by cell."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if title in line)
+    header_end = next(i for i in range(start, len(lines)) if lines[i].startswith("┡"))
+    rows: list[list[str]] = []
+    for line in lines[header_end + 1:]:
+        if not line.startswith("│"):
+            break
+        cells = [c.strip() for c in line.strip("│").split("│")]
+        if cells[0] or not rows:
+            rows.append(cells)
+        else:
+            rows[-1] = [" ".join(x for x in (a, b) if x) for a, b in zip(rows[-1], cells, strict=True)]
+    return rows
+
+
+def _due(infractions, ufir_brl) -> tuple[int, Decimal]:
+    """UFIR and R$ of the confirmed ones: each auto's fine × the policy's UFIR, rounded half
+    up to the cent on its own (as the auto states it), then added."""
+    confirmed = [i for i in infractions if i.status == "confirmed"]
+    ufir = sum(i.fine_ufir for i in confirmed)
+    cents = sum((Decimal(i.fine_ufir) * Decimal(str(ufir_brl))).quantize(Decimal("0.01"), ROUND_HALF_UP)
+                for i in confirmed)
+    return ufir, Decimal(cents)
+
+
+@pytest.fixture(scope="module")
+def replayed(demo_day):
+    """The demo day's replay and its printed summary of infractions (one render per module)."""
+    console = Console(record=True, width=250)
+    print_infractions(demo_day.result, console)
+    return demo_day.result, console.export_text()
+
+
+def test_the_replayed_days_fines_are_those_of_the_law_and_the_policy(replayed):
+    # the independent figures below rest on these: each auto's fine is its group's (art. 3:
+    # A 50, B 100, C 150, D 200 UFIR) except D-13's, which escalates with the share of trips
+    # off schedule (rules/d13.py; at least the group's 200); and the day has what makes the
+    # sums non-trivial: an infraction not confirmed and per-auto rounding that a rounded sum
+    # would miss by a cent
+    result, _ = replayed
+    fines = {"A": 50, "B": 100, "C": 150, "D": 200}
+    for i in result.infractions:
+        assert i.fine_ufir == fines[i.code[0]] or (i.code == "D-13" and i.fine_ufir >= 200), i
+    assert {i.status for i in result.infractions} > {"confirmed"}
+    ufir, reais = _due(result.infractions, result.policy.policy.ufir_brl)
+    assert reais != (ufir * Decimal(str(result.policy.policy.ufir_brl))).quantize(Decimal("0.01"), ROUND_HALF_UP)
+
+
+def test_the_rows_per_code_are_the_replays_infractions_and_fines(replayed):
+    # The demo day (seed 7) when written: A-07 50, C-01 150, D-11 200, D-13 200 and D-21 200
+    # UFIR confirmed, D-22 exempt (art. 45) and not due: 800 UFIR; in R$ at 1,0641 each auto
+    # on its own: 53,205 -> 53,21; 159,615 -> 159,62; 212,82 (× 3): 851,29 in all, where
+    # 800 × 1,0641 = 851,28 would be a cent short. The test computes them from the replay.
+    result, text = replayed
+    ufir_brl = result.policy.policy.ufir_brl
+    rows = {cells[0]: cells for cells in _rows(text, "Infrações por código")}
+    by_code: dict[str, list] = {}
+    for i in result.infractions:
+        by_code.setdefault(i.code, []).append(i)
+    assert set(rows) == set(by_code) | {"total"}
+    for code, mine in by_code.items():
+        _, law, count, situation, ufir, reais = rows[code]
+        assert law == ARTICLES[code].text  # the law's words in full, wrapped and joined back
+        assert int(count) == len(mine)
+        statuses = Counter(i.status for i in mine)  # each status with its count, and no other count
+        assert all(f"{n} {STATUS_WORDS[s]}" in situation for s, n in statuses.items()), situation
+        assert sorted(map(int, re.findall(r"(?:^|, )(\d+) ", situation))) == sorted(statuses.values()), situation
+        assert (int(ufir), _reais(reais)) == _due(mine, ufir_brl), code
+    _, _, count, _, ufir, reais = rows["total"]
+    assert int(count) == len(result.infractions)
+    assert (int(ufir), _reais(reais)) == _due(result.infractions, ufir_brl)
+    # the header states the policy's UFIR, not rounded to the cent
+    ufir_text = f"{Decimal(str(ufir_brl)):f}".replace(".", ",")
+    assert f"UFIR = R$ {ufir_text}" in " ".join(text.split())
+
+
+def test_the_rows_per_operator_are_the_replays_infractions_and_fines(replayed):
+    # The demo day when written: TRD 4 infractions, all confirmed: 50 + 150 + 200 + 200 = 600
+    # UFIR, R$ 53,21 + 159,62 + 212,82 + 212,82 = 638,47 (600 × 1,0641 = 638,46); VNV 2, one
+    # confirmed (D-13, 200 UFIR, R$ 212,82), D-22 exempt. Computed from the replay.
+    result, text = replayed
+    ufir_brl = result.policy.policy.ufir_brl
+    rows = _rows(text, "Por operadora")
+    operators = sorted({i.operator_id for i in result.infractions})
+    assert [cells[0] for cells in rows] == [f"{o} — {result.feed.agencies[o].name}" for o in operators]
+    for operator, (_, count, confirmed, ufir, reais) in zip(operators, rows, strict=True):
+        mine = [i for i in result.infractions if i.operator_id == operator]
+        assert int(count) == len(mine)
+        assert int(confirmed) == sum(i.status == "confirmed" for i in mine)
+        assert (int(ufir), _reais(reais)) == _due(mine, ufir_brl), operator
+    # the operators' rows add up to the total of the codes' table
+    total = _rows(text, "Infrações por código")[-1]
+    assert sum(int(r[3]) for r in rows) == int(total[4])
+    assert sum(_reais(r[4]) for r in rows) == _reais(total[5])
 
 
 def test_sums_add_the_fines_each_auto_states_rounded_to_the_cent():

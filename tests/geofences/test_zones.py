@@ -1,7 +1,10 @@
 """Zone membership, speed limits and itinerary corridors on hand-made metric geometry.
 
-Thresholds come from the shipped policy (`load_policy()`): c01.default_limit_kmh = 60,
-trips.corridor_m = 50, a07.stop_radius_m = 40.
+Thresholds come from the shipped policy (`load_policy()`); the points at and just beyond
+each boundary are computed from the policy's number (named r, c, limit below), so the
+tests hold whatever the policy says and check that the zones apply it. Points at exactly
+a radius r use a 3-4-5 triangle: hypot(0.6 r, 0.8 r) = r (exact in binary for the
+shipped radii: 0.6 × 40 = 24, 0.8 × 40 = 32; 0.6 × 100 = 60, 0.8 × 100 = 80).
 """
 
 import numpy as np
@@ -20,31 +23,27 @@ def _xy(*points):
     return np.array(xs, dtype=float), np.array(ys, dtype=float)
 
 
-def test_policy_thresholds_used_here():
-    assert POLICY.c01.default_limit_kmh == 60
-    assert POLICY.trips.corridor_m == 50
-    assert POLICY.a07.stop_radius_m == 40
-
-
 # --- circles -----------------------------------------------------------------------------
 
 
-def test_circle_contains_its_boundary_and_not_a_centimetre_beyond():
-    zone = CircleZone("B", 359000, 7815000, POLICY.a07.stop_radius_m)
+def test_circle_of_the_a07_stop_radius_contains_its_boundary_and_not_a_centimetre_beyond():
+    r = POLICY.a07.stop_radius_m  # the stop zone of A-07 (40 m in the shipped policy)
+    zone = CircleZone("B", 359000, 7815000, r)
     x, y = _xy(
         (359000, 7815000),  # centre: 0 m
-        (359024, 7815032),  # hypot(24, 32) = 40 m: exactly the radius
-        (359040, 7815000),  # 40 m east: exactly the radius
-        (359040.01, 7815000),  # 40.01 m: radius + 0.01
-        (358976, 7814968),  # hypot(24, 32) = 40 m south-west
+        (359000 + 0.6 * r, 7815000 + 0.8 * r),  # hypot(0.6 r, 0.8 r) = r: exactly the radius
+        (359000 + r, 7815000),  # r east: exactly the radius
+        (359000 + r + 0.01, 7815000),  # r + 0.01 m
+        (359000 - 0.6 * r, 7815000 - 0.8 * r),  # r south-west
     )
-    assert zone.distance(x, y) == pytest.approx([0, 40, 40, 40.01, 40], abs=1e-6)
+    assert zone.distance(x, y) == pytest.approx([0, r, r, r + 0.01, r], abs=1e-6)
     assert zone.contains(x, y).tolist() == [True, True, True, False, True]
 
 
-def test_circle_of_terminal_radius_excludes_101_m():
-    zone = CircleZone("A", 0, 0, POLICY.trips.terminal_zone_m)
-    x, y = _xy((60, 80), (0, 101))  # hypot(60, 80) = 100 m; 101 m
+def test_circle_of_the_terminal_radius_contains_it_and_excludes_one_metre_more():
+    r = POLICY.trips.terminal_zone_m  # 100 m in the shipped policy
+    zone = CircleZone("A", 0, 0, r)
+    x, y = _xy((0.6 * r, 0.8 * r), (0, r + 1))  # hypot(0.6 r, 0.8 r) = r; r + 1 m
     assert zone.contains(x, y).tolist() == [True, False]
 
 
@@ -78,30 +77,35 @@ def _fences(*speed_zones):
     )
 
 
+LIMIT = POLICY.c01.default_limit_kmh  # C-01's limit outside any zone (60 km/h in the shipped policy)
+
+
 def test_speed_limit_without_zones_is_the_policy_default():
     x, y = _xy((0, 0), (1e5, -1e5))
-    assert _fences().speed_limit(x, y).tolist() == [60, 60]
+    assert _fences().speed_limit(x, y).tolist() == [LIMIT, LIMIT]
 
 
 def test_speed_limit_inside_a_zone_is_its_limit():
-    x, y = _xy((25, 50), (200, 50))  # inside the 40 zone; 100 m east of it
-    assert _fences(ZONE_40).speed_limit(x, y).tolist() == [40, 60]
+    x, y = _xy((25, 50), (200, 50))  # inside the 40 zone; 100 m east of it: the policy's default
+    assert _fences(ZONE_40).speed_limit(x, y).tolist() == [40, LIMIT]
 
 
 @pytest.mark.parametrize(
     "order", [(ZONE_40, ZONE_30), (ZONE_30, ZONE_40)], ids=["40_then_30", "30_then_40"]
 )
 def test_overlapping_zones_give_the_lowest_limit(order):
-    # x = 25: only the 40 zone; x = 75: both (min(40, 30) = 30); x = 125: only 30; x = 200: none
+    # x = 25: only the 40 zone; x = 75: both (min(40, 30) = 30); x = 125: only 30;
+    # x = 200: none, the policy's default
     x, y = _xy((25, 50), (75, 50), (125, 50), (200, 50))
-    assert _fences(*order).speed_limit(x, y).tolist() == [40, 30, 30, 60]
+    assert _fences(*order).speed_limit(x, y).tolist() == [40, 30, 30, LIMIT]
 
 
 def test_zone_with_a_limit_above_the_default_raises_it_there():
-    # an 80 km/h stretch of highway: inside 80 (not min(60, 80)); outside the default 60
-    highway = SpeedZone(PolygonZone("highway", box(0, 0, 100, 100)), 80)
+    # a stretch of highway 20 km/h above the policy's default: inside, its own limit
+    # (not min(default, default + 20)); outside, the default
+    highway = SpeedZone(PolygonZone("highway", box(0, 0, 100, 100)), LIMIT + 20)
     x, y = _xy((50, 50), (200, 50))
-    assert _fences(highway).speed_limit(x, y).tolist() == [80, 60]
+    assert _fences(highway).speed_limit(x, y).tolist() == [LIMIT + 20, LIMIT]
 
 
 def test_speed_limit_of_no_positions_is_empty():
@@ -123,17 +127,20 @@ def _itinerary(route_id="T"):
     )
 
 
-def test_corridor_contains_50_m_and_not_50_1_m():
-    x, y = _xy((500, 49.9), (500, 50), (500, 50.1), (500, -50), (500, -50.1))
+def test_corridor_contains_the_policys_half_width_and_not_10_cm_more():
+    c = POLICY.trips.corridor_m  # 50 m in the shipped policy: 49.9 and 50 in, 50.1 out
+    x, y = _xy((500, c - 0.1), (500, c), (500, c + 0.1), (500, -c), (500, -c - 0.1))
     itinerary = _itinerary()
-    assert itinerary.distance(x, y) == pytest.approx([49.9, 50, 50.1, 50, 50.1], abs=1e-9)
+    assert itinerary.distance(x, y) == pytest.approx([c - 0.1, c, c + 0.1, c, c + 0.1], abs=1e-9)
     assert itinerary.in_corridor(x, y).tolist() == [True, True, False, True, False]
 
 
 def test_corridor_beyond_the_end_is_measured_from_the_end_point():
-    # (1030, 40): hypot(30, 40) = 50 m -> inside;  (1030, 41): hypot(30, 41) = 50.80 m -> outside
-    # (1050, 0): 1050 − 1000 = 50 m -> inside;      (1050.1, 0): 50.1 m -> outside
-    x, y = _xy((1030, 40), (1030, 41), (1050, 0), (1050.1, 0))
+    c = POLICY.trips.corridor_m  # the line ends at (1000, 0); shipped c = 50 m
+    # (1000 + 0.6 c, 0.8 c): hypot = c -> inside (1030, 40);  one metre further north -> outside
+    #   (1030, 41): hypot(30, 41) = 50.80 m;
+    # (1000 + c, 0): c past the end -> inside (1050, 0);   (1000 + c + 0.1, 0) -> outside
+    x, y = _xy((1000 + 0.6 * c, 0.8 * c), (1000 + 0.6 * c, 0.8 * c + 1), (1000 + c, 0), (1000 + c + 0.1, 0))
     assert _itinerary().in_corridor(x, y).tolist() == [True, False, True, False]
 
 
@@ -152,20 +159,22 @@ def test_for_route_selects_itineraries_of_that_route():
 
 
 def test_on_corridors_gives_each_near_itinerary_with_exactly_its_corridor_test():
-    # T runs along y = 0, U along y = 300 (x 0..1000), V along y = 0 but with a 20 m corridor
+    # T and U have the policy's corridor c (50 m shipped); T runs along y = 0, U along
+    # y = 6 c (300 m) (x 0..1000), V along y = 0 but with a corridor of c / 2 (25 m)
     import dataclasses
 
+    c = POLICY.trips.corridor_m
     t = _itinerary("T")
-    u = dataclasses.replace(_itinerary("U"), line=LineString([(0, 300), (1000, 300)]))
-    v = dataclasses.replace(_itinerary("V"), corridor_m=20.0)
+    u = dataclasses.replace(_itinerary("U"), line=LineString([(0, 6 * c), (1000, 6 * c)]))
+    v = dataclasses.replace(_itinerary("V"), corridor_m=c / 2)
     fences = Geofences(itineraries={"T:0:L": t, "U:0:L": u, "V:0:L": v}, speed_zones=(),
-                       default_speed_limit_kmh=60)
-    # 50 m off T (its corridor's edge, inside); 50.1 m (outside); 250 m off T = 50 m off U;
-    # 20 m off T and V; 600 m away from everything
-    x, y = _xy((500, 50), (500, 50.1), (500, 250), (100, 20), (500, 900))
+                       default_speed_limit_kmh=LIMIT)
+    # c off T (its corridor's edge, inside); c + 0.1 m (outside); 5 c off T = c off U (edge of
+    # U's); c / 2 off T and V (edge of V's); 18 c (900 m) off T = 12 c off U: away from everything
+    x, y = _xy((500, c), (500, c + 0.1), (500, 5 * c), (100, c / 2), (500, 18 * c))
     near = {i.pattern.route_id: mask.tolist() for i, mask in fences.on_corridors(x, y)}
     assert near == {"T": [True, False, False, True, False], "U": [False, False, True, False, False],
                     "V": [False, False, False, True, False]}
     for itinerary, mask in fences.on_corridors(x, y):  # the same answer as each itinerary's own test
         assert mask.tolist() == itinerary.in_corridor(x, y).tolist()
-    assert fences.on_corridors(*_xy((500, 900))) == []
+    assert fences.on_corridors(*_xy((500, 18 * c))) == []

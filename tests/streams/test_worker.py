@@ -69,14 +69,30 @@ def published(kafka_bootstrap, simulation, reset_topics):
     return reference
 
 
-def start_worker(bootstrap: str, app_id: str, log, datadir: Path) -> subprocess.Popen:
+def start_worker(bootstrap: str, app_id: str, log, datadir: Path,
+                 extra_env: dict[str, str] | None = None) -> subprocess.Popen:
     """`fiscaliza worker` in its own process, its Faust data directory under the test's tmp_path.
     A backfill: the simulated day runs past midnight, which may still be to come when the
-    tests run (a live worker refuses what is dated > 15 min ahead of its clock)."""
+    tests run (a live worker refuses what is dated > 15 min ahead of its clock). `extra_env`
+    goes to that process only (the test process's environment is left alone)."""
     env = {**os.environ, "FISCALIZA_KAFKA_BOOTSTRAP": bootstrap, "FISCALIZA_APP_ID": app_id,
-           "FISCALIZA_PARTITIONS": "4", "FISCALIZA_DATADIR": str(datadir), "FISCALIZA_BACKFILL": "1"}
+           "FISCALIZA_PARTITIONS": "4", "FISCALIZA_DATADIR": str(datadir), "FISCALIZA_BACKFILL": "1",
+           **(extra_env or {})}
     return subprocess.Popen([sys.executable, "-m", "fiscaliza.cli", "worker", "--loglevel", "warning"],
                             env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def environment_of(process: subprocess.Popen) -> dict[str, str]:
+    """The environment a running process was started with (Linux: /proc/PID/environ).
+    Read just after Popen returns, the file may still be empty while the kernel finishes
+    the exec (4 in 200 tries here): read again until it is not, for at most 10 s."""
+    path = Path(f"/proc/{process.pid}/environ")
+    raw = path.read_bytes()
+    deadline = time.monotonic() + 10
+    while not raw and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+        raw = path.read_bytes()
+    return dict(e.decode().split("=", 1) for e in raw.split(b"\0") if b"=" in e)
 
 
 def state_written(bootstrap: str, app_id: str) -> int:
@@ -138,19 +154,27 @@ def test_worker_killed_mid_stream_and_restarted_loses_and_repeats_nothing(kafka_
     reference = published
     expected = {i.infraction_id: i.status for i in reference.infractions}
     app_id = f"crash-{uuid.uuid4().hex[:8]}"
-    env_timeout = {"FISCALIZA_SESSION_TIMEOUT_S": "10"}
+    # the killed worker's partitions go to the restarted one once its session times out:
+    # 10 s, not the default 60 s, for both workers' processes (the test's own environment
+    # is not touched: other tests in this process must not inherit it)
+    short_session = {"FISCALIZA_SESSION_TIMEOUT_S": "10"}
+    ours = os.environ.get("FISCALIZA_SESSION_TIMEOUT_S")
     log = open(tmp_path / "worker.log", "w")
-    os.environ.update(env_timeout)
+    first = None
     try:
-        first = start_worker(kafka_bootstrap, app_id, log, tmp_path / "worker-data")
+        first = start_worker(kafka_bootstrap, app_id, log, tmp_path / "worker-data", short_session)
+        assert environment_of(first)["FISCALIZA_SESSION_TIMEOUT_S"] == "10"
+        assert os.environ.get("FISCALIZA_SESSION_TIMEOUT_S") == ours  # the worker's only
         # kill it (no goodbye) once it has written some state, mid-stream
         assert wait_for(lambda: state_written(kafka_bootstrap, app_id) > 0, 120, 0.1), "no state written"
         first.kill()
         first.wait()
         progress = input_progress(kafka_bootstrap, app_id)
         assert progress.committed < progress.end, "the input was all processed before the kill"
-        second = start_worker(kafka_bootstrap, app_id, log, tmp_path / "worker-data")  # the same, restarted
+        second = start_worker(kafka_bootstrap, app_id, log, tmp_path / "worker-data",  # the same, restarted
+                              short_session)
         try:
+            assert environment_of(second)["FISCALIZA_SESSION_TIMEOUT_S"] == "10"
             def infractions():
                 return {k: v["status"] for k, v in latest_by_key(read_topic(kafka_bootstrap, "infractions")).items()}
 
@@ -166,8 +190,9 @@ def test_worker_killed_mid_stream_and_restarted_loses_and_repeats_nothing(kafka_
             second.send_signal(signal.SIGTERM)
             second.wait(timeout=60)
     finally:
-        for key in env_timeout:
-            os.environ.pop(key, None)
+        if first is not None and first.poll() is None:  # a failure before the kill
+            first.kill()
+            first.wait()
         log.close()
 
 
