@@ -109,6 +109,15 @@ def test_dockerfile_copies_every_package_the_project_installs():
         assert re.search(rf"^COPY {package} \./{package}$", dockerfile, re.M), package
 
 
+def test_the_project_installs_every_python_package_of_the_runtime():
+    # a package left out of pyproject's list is missing from `pip install .` (the image)
+    # while an editable checkout still finds it: fiscaliza.commands and web.routers were
+    packages = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    top = {p.split(".")[0] for p in packages}
+    found = {".".join(init.parent.relative_to(ROOT).parts) for package in top for init in (ROOT / package).rglob("__init__.py")}
+    assert found <= packages, sorted(found - packages)
+
+
 def test_each_docket_service_connects_with_its_least_privileged_role():
     # before: every service, and Grafana, as the superuser that owns the tables
     roles = {name: re.match(r"postgresql\+psycopg://(\w+):", SERVICES[name]["environment"]["FISCALIZA_DB"]).group(1)
