@@ -481,8 +481,11 @@ class VehicleStage:
         still_dirty = []
         for vehicle_id in self.partition.dirty:
             state = self._state(vehicle_id)
-            cut = bisect.bisect_right(state.pending, limit, key=lambda f: f.t)
-            cut_catraca = bisect.bisect_right(state.pending_catraca, limit, key=lambda r: r.epoch)
+            # most dirty vehicles have nothing at or before the limit: seen at their first message
+            cut = bisect.bisect_right(state.pending, limit, key=lambda f: f.t) \
+                if state.pending and state.pending[0].t <= limit else 0
+            cut_catraca = bisect.bisect_right(state.pending_catraca, limit, key=lambda r: r.epoch) \
+                if state.pending_catraca and state.pending_catraca[0].epoch <= limit else 0
             if cut or cut_catraca:
                 batch, state.pending = state.pending[:cut], state.pending[cut:]
                 readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
