@@ -1,7 +1,7 @@
 """One replay of a network's telemetry, measured from inside its own process (run by
 `python -m benchmarks` as a child, so its peak RSS is its own):
 
-    python -m benchmarks.replay_run FEED FLEET TACHOGRAPH CATRACA [BATCH] -> one JSON line
+    python -m benchmarks.replay_run FEED FLEET TACHOGRAPH CATRACA [BATCH [LIMIT]] -> one JSON line
     python -m benchmarks.replay_run --decode-only TACHOGRAPH CATRACA -> one JSON line
 
 The replay is `fiscaliza.replay.replay`'s loop (same sorted input, same engine, same
@@ -10,6 +10,8 @@ worker would pack them into its table; the sampling time is left out of the rate
 (messages per engine call, default the replay's) set to about one second of the fleet's
 telemetry gives the live worker's granularity: at live pace each take of the vehicle
 agent brings about one ping per vehicle, so every message pays a vehicle's whole beat.
+LIMIT stops after that many messages (in event-time order), then closes: a shorter run of
+the same stream, to compare two commits side by side at the live granularity.
 The decode-only pass reads the same files and decodes every line with the same decoder.
 """
 
@@ -30,7 +32,8 @@ def peak_rss_mb() -> float:
     return int(re.search(r"VmHWM:\s+(\d+) kB", Path("/proc/self/status").read_text()).group(1)) / 1024
 
 
-def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path, batch_size: int | None = None) -> dict:
+def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path, batch_size: int | None = None,
+               limit: int | None = None) -> dict:
     from engine.core import Engine
     from engine.loading import load_context
     from engine.stored import pack
@@ -46,21 +49,22 @@ def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path, batch_s
     sizes: list[int] = []
     sampling = 0.0
     first = last = None
-    infractions = 0
+    infractions = taken = 0
     with SortedInput(inputs, RUN) as messages:
-        stream = iter(messages)
+        stream = iter(messages) if limit is None else itertools.islice(messages, limit)
         for n in itertools.count(1):
             batch = list(itertools.islice(stream, batch_size))
             if not batch:
                 break
             first = batch[0].body.epoch if first is None else first
             last = batch[-1].body.epoch
+            taken += len(batch)
             infractions += len(engine.ingest(batch).infractions)
             if n % max(1, SAMPLE_EVERY * BATCH // batch_size) == 0:
                 before = time.perf_counter()
                 sizes += [len(pack(state)) for state in engine.vehicle_states()]
                 sampling += time.perf_counter() - before
-        events = messages.count + len(messages.rejected)
+        events = messages.count + len(messages.rejected) if limit is None else taken
     infractions += len(engine.close().infractions)
     finished = time.perf_counter()
     return {"events": events, "seconds": finished - loaded - sampling, "load_seconds": loaded - started,
@@ -87,5 +91,5 @@ if __name__ == "__main__":
     if args[0] == "--decode-only":
         result = decode_run(*map(Path, args[1:3]))
     else:
-        result = replay_run(*map(Path, args[:4]), *(int(a) for a in args[4:5]))
+        result = replay_run(*map(Path, args[:4]), *(int(a) for a in args[4:6]))
     print(json.dumps(result))

@@ -115,6 +115,28 @@ class VehicleOutput:
 
 _STATE = msgspec.msgpack.Encoder()
 _STATE_DECODER = msgspec.msgpack.Decoder(VehicleState)
+_LOGS_DECODER = msgspec.msgpack.Decoder(tuple[list[DayLog], list[TripLog]])
+
+# The fields of a vehicle's state that `VehicleStage._process` changes; it only reads the
+# others. A release that raises is undone from a snapshot of these alone, taken at every
+# beat: the day and trip logs are changed in place (encoded), the rest is replaced whole
+# (immutable values, or a dict copied). tests/engine/test_vehicle.py undoes every beat
+# of a day with it and compares with the whole state encoded before.
+_PROCESSED = ("released", "track", "unfollowed", "emitted", "departure", "last_counter", "last_reading")
+
+
+def _snapshot(state: VehicleState) -> tuple:
+    return _STATE.encode((state.days, state.trips)), \
+        tuple(dict(v) if isinstance(v, dict) else v for v in (getattr(state, name) for name in _PROCESSED))
+
+
+def _restored(state: VehicleState, snapshot: tuple) -> VehicleState:
+    """`state` as it was when `snapshot` was taken (in place)."""
+    logs, values = snapshot
+    state.days, state.trips = _LOGS_DECODER.decode(logs)
+    for name, value in zip(_PROCESSED, values):
+        setattr(state, name, dict(value) if isinstance(value, dict) else value)
+    return state
 log = logging.getLogger(__name__)
 
 
@@ -458,18 +480,21 @@ class VehicleStage:
         still_dirty = []
         for vehicle_id in self.partition.dirty:
             state = self._state(vehicle_id)
-            cut = bisect.bisect_right(state.pending, limit, key=lambda f: f.t)
-            cut_catraca = bisect.bisect_right(state.pending_catraca, limit, key=lambda r: r.epoch)
+            # most dirty vehicles have nothing at or before the limit: seen at their first message
+            cut = bisect.bisect_right(state.pending, limit, key=lambda f: f.t) \
+                if state.pending and state.pending[0].t <= limit else 0
+            cut_catraca = bisect.bisect_right(state.pending_catraca, limit, key=lambda r: r.epoch) \
+                if state.pending_catraca and state.pending_catraca[0].epoch <= limit else 0
             if cut or cut_catraca:
                 batch, state.pending = state.pending[:cut], state.pending[cut:]
                 readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
                     state.pending_catraca[cut_catraca:]
                 self._forget_old_keys(state)
-                before = _STATE.encode(state)
+                before = _snapshot(state)
                 try:
                     self._process(state, batch, readings, occurrences, out)
                 except Exception:  # noqa: BLE001 - one bad message must not stop the stream
-                    state = self._isolate(before, batch, readings, occurrences, out)
+                    state = self._isolate(_restored(state, before), batch, readings, occurrences, out)
                 self._save(state)
             if state.pending or state.pending_catraca or state.held:
                 still_dirty.append(vehicle_id)
@@ -493,9 +518,16 @@ class VehicleStage:
 
     def _forget_old_keys(self, state: VehicleState) -> None:
         """Dedup keys behind the lateness go: a message that old is late anyway."""
+        if not state.seen or not state.max_events:
+            return
         horizon = {source: newest - self._lateness for source, newest in state.max_events.items()}
-        state.seen = {k: t for k, t in state.seen.items() if t >= horizon.get(k.split("|", 1)[0], -np.inf)}
-        state.digests = {k: d for k, d in state.digests.items() if k in state.seen}
+        # only a key older than the newest horizon can go: those few are read by source
+        latest = max(horizon.values())
+        old = [k for k, t in state.seen.items() if t < latest]
+        gone = [k for k in old if state.seen[k] < horizon.get(k.split("|", 1)[0], -np.inf)]
+        for k in gone:  # in place: the keys kept keep their order
+            del state.seen[k]
+            state.digests.pop(k, None)
 
     def _process(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
                  out: VehicleOutput) -> None:
@@ -565,20 +597,19 @@ class VehicleStage:
                             exit_msg_ids=(pair[0].msg_id, pair[1].msg_id), left_at=pair[1].t)
         return [TripDeparted(self.ctx.fleet[state.vehicle_id].operator_id, trip, _conflicted(trip, state))]
 
-    def _isolate(self, before: bytes, batch: list[Fix], readings: list[CatracaReading], occurrences,
+    def _isolate(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
                  out: VehicleOutput) -> VehicleState:
         """A vehicle's release raised: from the state before it, its messages again one at
         a time (the result does not depend on how they are split); each one that raises
         is dead-lettered with the exception (`engine_error`) and the others go on."""
-        state = _STATE_DECODER.decode(before)
         items = sorted([(f.t, 0, f) for f in batch] + [(r.epoch, 1, r) for r in readings], key=lambda i: i[:2])
         for _, kind, item in items:
-            snapshot = _STATE.encode(state)
+            snapshot = _snapshot(state)
             try:
                 self._process(state, [item] if kind == 0 else [], [item] if kind == 1 else [], occurrences, out)
             except Exception as exc:  # noqa: BLE001
                 log.exception("dead-lettering %s: the engine failed on it", _describe(item))
-                state = _STATE_DECODER.decode(snapshot)
+                state = _restored(state, snapshot)
                 out.rejected.append(Rejection(
                     source="tachograph" if kind == 0 else "catraca", reason="engine_error",
                     detail=f"{type(exc).__name__}: {exc}", location=_describe(item),

@@ -23,7 +23,8 @@ from trips.model import Fix
 
 
 class TrackMemo:
-    __slots__ = ("geofences", "fixes", "t", "x", "y", "_columns", "_corridors", "_corridors_len", "_zones", "_zones_len")
+    __slots__ = ("geofences", "fixes", "t", "x", "y", "_columns", "_corridors", "_corridors_len", "_zones", "_zones_len",
+                 "grown")
 
     def __init__(self, geofences: Geofences) -> None:
         self.geofences = geofences
@@ -36,14 +37,21 @@ class TrackMemo:
         # id of a terminal zone with a fix inside -> which fixes are (the others: none is)
         self._zones: dict[int, np.ndarray] = {}
         self._zones_len = 0
+        # what readers kept of the track that holds only while it grows at its end with the
+        # very same fixes (trips.unfollowed's chains, which a cut at the front changes and
+        # which read more than a fix's position): emptied at any other track
+        self.grown: dict = {}
 
     def over(self, fixes: Sequence[Fix]) -> TrackMemo:
         """The memo positioned on `fixes` (time-ordered): what it kept of them is kept."""
         n = len(fixes)
         start = int(np.searchsorted(self.t, fixes[0].t, side="left")) if n and len(self.t) else 0
         shared = min(len(self.t) - start, n)
-        if shared > 0 and all(map(operator.is_, itertools.islice(self.fixes, start, start + shared),
-                                  itertools.islice(fixes, shared))):
+        same = shared > 0 and all(map(operator.is_, itertools.islice(self.fixes, start, start + shared),
+                                      itertools.islice(fixes, shared)))
+        if not (same and start == 0 and shared == len(self.t)):
+            self.grown = {}
+        if same:
             # the very fixes measured before (the engine passes the same objects): only the
             # new ones are read
             t, x, y = (np.concatenate((known[start:start + shared], fresh))

@@ -24,7 +24,7 @@ import numpy as np
 
 from geofences.zones import Geofences, Itinerary
 from kernel.policy import TripRules
-from trips.detection import departure_time, without_noise
+from trips.detection import departure_time
 from trips.memo import TrackMemo, measured
 from trips.model import Fix
 
@@ -100,46 +100,118 @@ def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.nd
         return []
     in_origin = measures.inside(itinerary.origin)
     in_destination = measures.inside(itinerary.destination)
-    read = without_noise(on_corridor, rules.max_noise_pings)
-    gap = rules.max_coverage_gap_s
+    key = ("unfollowed", vehicle_id, itinerary.pattern.key)
+    chains = measures.grown.get(key)
+    if chains is None or (chains.rules is not rules and chains.rules != rules):
+        chains = measures.grown[key] = _Chains(rules)
+    chains.extend(t, progress, on_corridor)
     found = []
-    for run in _runs(read, t, progress, on_corridor, rules):
-        first, last = int(run[0]), int(run[-1])
-        after = t[last + 1] - t[last] if last + 1 < len(t) else (np.inf if silent_after else None)
-        if after is None:
-            continue  # still running: not over yet
-        declared = {fixes[i].route_id for i in run.tolist()} - {None}
-        if declared and itinerary.pattern.route_id not in declared:
-            continue  # the driver's console says another line
-        before = t[first] - t[first - 1] if first > 0 else np.inf
-        leaving = run[:-1]
-        exits = leaving[in_origin[leaving] & ~in_origin[leaving + 1]].tolist()
-        arrived = bool(in_destination[run].any())
-        if not exits and before <= gap:
-            continue  # joined the itinerary mid-way, seen doing so: no departure to hide
-        if not arrived and after <= gap and not _arrival_may_be_in_a_silence(run, t, progress, rules):
-            continue  # left the itinerary or stopped short of its end, seen doing so
-        # what the telemetry did not see: the departure, the way, the arrival
-        silences = [(float(t[first - 1]) if first > 0 else None, float(t[first]))] if not exits else []
-        silences += [(float(t[a]), float(t[b])) for a, b in zip(run[:-1], run[1:]) if t[b] - t[a] > gap]
-        if not arrived and after > gap:
-            silences.append((float(t[last]), float(t[last + 1]) if last + 1 < len(t) else None))
-        if not silences or progress[run].max() - progress[first] < rules.min_unfollowed_pass_m:
-            continue
-        if exits:
-            departed = departure_time(itinerary, t, x, y, exits[-1])
-            earliest = latest = departed
-        else:
-            earliest = float(t[first - 1]) if first > 0 else float(t[first]) - rules.max_trip_duration_s
-            latest = float(t[first])
-        pattern = itinerary.pattern
-        found.append(UnfollowedPass(
-            vehicle_id=vehicle_id, route_id=pattern.route_id, direction_id=pattern.direction_id,
-            shape_id=pattern.shape_id, first_t=float(t[first]), last_t=float(t[last]),
-            first_msg_id=fixes[first].msg_id, last_msg_id=fixes[last].msg_id,
-            from_m=round(float(progress[first]), 1), to_m=round(float(progress[run].max()), 1),
-            earliest_departure=earliest, latest_departure=latest, silences=tuple(silences)))
-    return found
+    for k, run in enumerate(chains.closed):
+        # a chain a later one follows is over, and its verdict reads only fixes up to the
+        # one after it: the same at every beat while the track grows
+        if k == len(chains.verdicts):
+            chains.verdicts.append(_verdict(vehicle_id, fixes, t, x, y, itinerary, run, progress, in_origin,
+                                            in_destination, rules, silent_after))
+        if chains.verdicts[k] is not None:
+            found.append(chains.verdicts[k])
+    last = _verdict(vehicle_id, fixes, t, x, y, itinerary, np.array(chains.current), progress, in_origin,
+                    in_destination, rules, silent_after)
+    return found + [last] if last is not None else found
+
+
+class _Chains:
+    """Maximal chains of fixes (indices into the fixes) on the corridor, each forward
+    along the shape at a plausible speed, never behind the farthest point reached by more
+    than GPS jitter — across a silence of any length up to a trip's: the bus went on from
+    where it was. Seen going back (the return trip on the same streets), it is another
+    chain. GPS noise (at most `max_noise_pings` fixes off the corridor) breaks no chain.
+
+    Read left to right, a fix at a time, so a track grown at its end gives the same
+    chains with the last one extended or new ones after it: they are kept in the
+    track's memo (trips.memo, `grown`) and only the new fixes read; a cut at the front
+    changes the reach of the chain it cuts, and the memo starts them again."""
+
+    __slots__ = ("rules", "done", "closed", "verdicts", "current", "reach")
+
+    def __init__(self, rules: TripRules) -> None:
+        self.rules = rules
+        self.done = 0  # the fixes read: indices below
+        self.closed: list[np.ndarray] = []
+        self.verdicts: list[UnfollowedPass | None] = []
+        self.current: list[int] = []
+        self.reach = 0.0
+
+    def extend(self, t: np.ndarray, progress: np.ndarray, on_corridor: np.ndarray) -> None:
+        """The chains over the fixes not read yet."""
+        rules = self.rules
+        fresh = (np.flatnonzero(on_corridor[self.done:]) + self.done).tolist()
+        self.done = len(t)
+        if not fresh:
+            return
+        if not self.current:
+            self.current, self.reach = [fresh[0]], float(progress[fresh[0]])
+            fresh = fresh[1:]
+            if not fresh:
+                return
+        jitter = 2 * rules.corridor_m
+        top_speed = rules.max_plausible_speed_kmh / 3.6
+        lo = self.current[-1]
+        tl, pl = t[lo:].tolist(), progress[lo:].tolist()  # Python floats: the same arithmetic, read faster
+        current, reach = self.current, self.reach
+        a = current[-1]
+        for b in fresh:
+            elapsed = tl[b - lo] - tl[a - lo]
+            goes_on = b - a <= rules.max_noise_pings + 1 and elapsed <= rules.max_trip_duration_s \
+                and pl[b - lo] >= reach - jitter and pl[b - lo] - pl[a - lo] <= top_speed * elapsed + jitter
+            if goes_on:
+                current.append(b)
+                reach = max(reach, pl[b - lo])
+            else:
+                self.closed.append(np.array(current))
+                current, reach = [b], pl[b - lo]
+            a = b
+        self.current, self.reach = current, reach
+
+
+def _verdict(vehicle_id, fixes, t, x, y, itinerary: Itinerary, run: np.ndarray, progress, in_origin, in_destination,
+             rules: TripRules, silent_after: bool) -> UnfollowedPass | None:
+    """The unfollowed pass a chain is, if it is one."""
+    gap = rules.max_coverage_gap_s
+    first, last = int(run[0]), int(run[-1])
+    after = t[last + 1] - t[last] if last + 1 < len(t) else (np.inf if silent_after else None)
+    if after is None:
+        return None  # still running: not over yet
+    declared = {fixes[i].route_id for i in run.tolist()} - {None}
+    if declared and itinerary.pattern.route_id not in declared:
+        return None  # the driver's console says another line
+    before = t[first] - t[first - 1] if first > 0 else np.inf
+    leaving = run[:-1]
+    exits = leaving[in_origin[leaving] & ~in_origin[leaving + 1]].tolist()
+    arrived = bool(in_destination[run].any())
+    if not exits and before <= gap:
+        return None  # joined the itinerary mid-way, seen doing so: no departure to hide
+    if not arrived and after <= gap and not _arrival_may_be_in_a_silence(run, t, progress, rules):
+        return None  # left the itinerary or stopped short of its end, seen doing so
+    # what the telemetry did not see: the departure, the way, the arrival
+    silences = [(float(t[first - 1]) if first > 0 else None, float(t[first]))] if not exits else []
+    silences += [(float(t[a]), float(t[b])) for a, b in zip(run[:-1], run[1:]) if t[b] - t[a] > gap]
+    if not arrived and after > gap:
+        silences.append((float(t[last]), float(t[last + 1]) if last + 1 < len(t) else None))
+    if not silences or progress[run].max() - progress[first] < rules.min_unfollowed_pass_m:
+        return None
+    if exits:
+        departed = departure_time(itinerary, t, x, y, exits[-1])
+        earliest = latest = departed
+    else:
+        earliest = float(t[first - 1]) if first > 0 else float(t[first]) - rules.max_trip_duration_s
+        latest = float(t[first])
+    pattern = itinerary.pattern
+    return UnfollowedPass(
+        vehicle_id=vehicle_id, route_id=pattern.route_id, direction_id=pattern.direction_id,
+        shape_id=pattern.shape_id, first_t=float(t[first]), last_t=float(t[last]),
+        first_msg_id=fixes[first].msg_id, last_msg_id=fixes[last].msg_id,
+        from_m=round(float(progress[first]), 1), to_m=round(float(progress[run].max()), 1),
+        earliest_departure=earliest, latest_departure=latest, silences=tuple(silences))
 
 
 def _arrival_may_be_in_a_silence(run: np.ndarray, t, progress, rules: TripRules) -> bool:
@@ -150,31 +222,3 @@ def _arrival_may_be_in_a_silence(run: np.ndarray, t, progress, rules: TripRules)
         return False
     after = run[silent[-1] + 1:]
     return bool(progress[after].max() - progress[after[0]] <= 2 * rules.corridor_m)
-
-
-def _runs(read: np.ndarray, t, progress, on_corridor, rules: TripRules) -> list[np.ndarray]:
-    """Maximal chains of fixes (indices into the fixes, GPS noise left out) on the
-    corridor, each forward along the shape at a plausible speed, never behind the
-    farthest point reached by more than GPS jitter — across a silence of any length up
-    to a trip's: the bus went on from where it was. Seen going back (the return trip on
-    the same streets), it is another chain."""
-    read = read[on_corridor[read]]
-    if len(read) == 0:
-        return []
-    jitter = 2 * rules.corridor_m
-    top_speed = rules.max_plausible_speed_kmh / 3.6
-    t, progress = t.tolist(), progress.tolist()  # Python floats: the same arithmetic, read faster one by one
-    read = read.tolist()
-    runs, current, reach = [], [read[0]], progress[read[0]]
-    for a, b in zip(read[:-1], read[1:]):
-        elapsed = t[b] - t[a]
-        goes_on = b - a <= rules.max_noise_pings + 1 and elapsed <= rules.max_trip_duration_s \
-            and progress[b] >= reach - jitter and progress[b] - progress[a] <= top_speed * elapsed + jitter
-        if goes_on:
-            current.append(b)
-            reach = max(reach, progress[b])
-        else:
-            runs.append(np.array(current))
-            current, reach = [b], progress[b]
-    runs.append(np.array(current))
-    return runs

@@ -171,3 +171,37 @@ def test_a_track_followed_so_far_has_passes_only_on_corridors_holding_its_first_
     # a silence anywhere, or no fix to come, and every itinerary is scanned
     assert not _followed_so_far(TrackMemo(GEOFENCES).over(cut(WHOLE, 300, 700)).t, RULES, silent_after=False)
     assert not _followed_so_far(TrackMemo(GEOFENCES).over(WHOLE).t, RULES, silent_after=True)
+
+
+def test_the_chains_a_memo_keeps_change_no_answer_as_the_track_grows_a_fix_at_a_time():
+    # The memo keeps each itinerary's chains and the verdicts of the closed ones while the
+    # track grows at its end (trips.unfollowed._Chains). Grown a fix at a time through
+    # three stretches (A to C with a silence, back to A, A to C with another silence),
+    # and in between the same positions as other fixes (other message ids, another line
+    # declared), cut at the front, moved off the corridor, or another vehicle's: every
+    # answer equals a fresh look's.
+    from trips.memo import TrackMemo
+
+    first = cut(WHOLE, 410, 600)
+    back = along([(830, 7000), (900, 7000), (1600, 0), (1660, 0)])
+    again = cut(along([(1670, 0), (1730, 0), (2430, 7000), (2490, 7000)]), 2000, 2200)
+    track = first + back + again
+    other_ids = [Fix(f.t, f.x, f.y, f.speed_kmh, f.route_id, f.msg_id + "'") for f in track]
+    other_line = [Fix(f.t, f.x, f.y, f.speed_kmh, "U", f.msg_id) for f in track]
+    far = [Fix(f.t, f.x + 400, f.y - 400, f.speed_kmh, f.route_id, f.msg_id) for f in track]
+    calls = []
+    for n in range(2, len(track) + 1):
+        calls.append(("v", track[:n]))
+        if n % 37 == 0:
+            # each right after the grown track, so that a memo that kept its chains would serve it
+            calls += [("w", track[:n]), ("v", track[n // 3:n]), ("v", track[:n]), ("v", track[:n - 5]),
+                      ("v", track[:n]), ("v", other_ids[:n]), ("v", track[:n]), ("v", other_line[:n]),
+                      ("v", track[:n]), ("v", far[:n])]
+    memo = TrackMemo(GEOFENCES)
+    told = set()
+    for vehicle, fixes in calls:
+        for silent_after in (False, True):
+            remembered = unfollowed_passes(vehicle, fixes, GEOFENCES, RULES, silent_after, memo)
+            assert remembered == unfollowed_passes(vehicle, fixes, GEOFENCES, RULES, silent_after)
+            told |= {(p.vehicle_id, p.first_msg_id, p.route_id) for p in remembered}
+    assert len({first_msg_id for _, first_msg_id, _ in told}) >= 3  # several passes, each seen closed
