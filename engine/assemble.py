@@ -15,7 +15,7 @@ from gtfs.schedule import ServiceDay
 from rules.facts import ServiceDayFacts, TripFacts
 from telemetry import Occurrence
 from trips.matching import service_date_for
-from trips.model import DetectedTrip, Fix, Match
+from trips.model import DetectedTrip, Fix, Match, columns
 from trips.unfollowed import UnfollowedPass
 
 
@@ -46,9 +46,7 @@ def trip_facts(match: Match, fixes: list[Fix], ctx: Context, day: ServiceDay, st
     lo = bisect.bisect_left(times, d.departed_at - standing)
     hi = bisect.bisect_right(times, d.arrived_at + standing)
     window = fixes[lo:hi]
-    t = np.fromiter((f.t for f in window), float, len(window))
-    x = np.fromiter((f.x for f in window), float, len(window))
-    y = np.fromiter((f.y for f in window), float, len(window))
+    t, x, y = columns(window, "t", "x", "y")
     # The exit ping is the last one inside the origin zone at or before the departure,
     # the arrival ping the first inside the destination zone at or after the arrival
     # (found by the zone test: a crossing can round onto a ping's own time).

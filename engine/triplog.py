@@ -14,13 +14,13 @@ the day-close rules read, never its pings.
 
 from __future__ import annotations
 
-import numpy as np
 import msgspec
+import numpy as np
 
 from geofences.zones import Itinerary
 from rules.facts import Standing
 from rules.model import Infraction
-from trips.model import DetectedTrip, Fix
+from trips.model import DetectedTrip, Fix, columns
 
 
 class TripLog(msgspec.Struct):
@@ -59,9 +59,7 @@ def open_trip_log(trip: DetectedTrip, service_date: str, window: tuple[Fix, ...]
     if not window:
         log.in_run = False
         return log
-    n = len(window)
-    progress = itinerary.locate(np.fromiter((f.x for f in window), float, n),
-                                np.fromiter((f.y for f in window), float, n))
+    progress = itinerary.locate(*columns(window, "x", "y"))
     chosen = {0}
     for mark in marks:
         reached = np.flatnonzero(progress >= mark)
@@ -82,9 +80,7 @@ def watch(log: TripLog, fixes: list[Fix], itinerary: Itinerary) -> None:
     new = [f for f in fixes if _order(f) > log.seen and f.t >= log.arrived_at]
     if not new:
         return
-    n = len(new)
-    x = np.fromiter((f.x for f in new), float, n)
-    y = np.fromiter((f.y for f in new), float, n)
+    x, y = columns(new, "x", "y")
     inside = itinerary.destination.contains(x, y)
     progress = itinerary.locate(x, y) if log.pending_marks and log.in_run else None
     first_after, run_end, first_outside = log.standing.first_after, log.standing.run_end, log.standing.first_outside

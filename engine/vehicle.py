@@ -40,7 +40,7 @@ from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, dec
 from trips.detection import departure_time
 from trips.matching import live_matches, unmatched_realization
 from trips.memo import TrackMemo, measured
-from trips.model import DetectedTrip, Fix, Match, Track
+from trips.model import DetectedTrip, Fix, Match, Track, columns
 from trips.tracker import advance_track, new_track
 from trips.unfollowed import unfollowed_passes
 
@@ -679,8 +679,7 @@ class VehicleStage:
         rejected here (in event-time order, the same in replay and workers) and the next
         is compared with it: a single spike is dropped, a counter that really jumped
         carries on from its new value."""
-        limits = self.ctx.geofences.speed_limit(np.fromiter((f.x for f in batch), float, len(batch)),
-                                                np.fromiter((f.y for f in batch), float, len(batch))).tolist() \
+        limits = self.ctx.geofences.speed_limit(*columns(batch, "x", "y")).tolist() \
             if batch else []
         tolerance = self.ctx.policy.c01.tolerance_kmh
         silence = self.ctx.policy.d19.max_silence_s

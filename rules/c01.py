@@ -19,6 +19,7 @@ import numpy as np
 from kernel.policy import Policy
 from rules.facts import VehicleDayFacts, iso, kmh, local
 from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
+from trips.model import columns
 
 CODE = "C-01"
 
@@ -60,10 +61,7 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
     n = len(facts.fixes)
     if n < 2:
         return []
-    t = np.fromiter((f.t for f in facts.fixes), float, n)
-    speed = np.fromiter((f.speed_kmh for f in facts.fixes), float, n)
-    x = np.fromiter((f.x for f in facts.fixes), float, n)
-    y = np.fromiter((f.y for f in facts.fixes), float, n)
+    t, speed, x, y = columns(facts.fixes, "t", "speed_kmh", "x", "y")
     limit = np.asarray(facts.speed_limits_kmh, dtype=float)
     findings: list[Finding] = []
     for a, b in speeding_episodes(t, speed, limit, policy):

@@ -17,7 +17,7 @@ from geofences.zones import Itinerary
 from gtfs.model import ScheduledTrip
 from gtfs.schedule import ServiceDay
 from telemetry import CatracaReading, Occurrence
-from trips.model import Fix, Match
+from trips.model import Fix, Match, columns
 from trips.unfollowed import UnfollowedPass
 
 
@@ -53,9 +53,7 @@ class TripFacts:
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.measured is not None:
             return self.measured[:3]
-        n = len(self.fixes)
-        return (np.fromiter((f.t for f in self.fixes), float, n), np.fromiter((f.x for f in self.fixes), float, n),
-                np.fromiter((f.y for f in self.fixes), float, n))
+        return columns(self.fixes, "t", "x", "y")
 
     def progress(self) -> np.ndarray:
         """Metres along the itinerary's shape of each fix."""
@@ -211,11 +209,9 @@ class Standing(msgspec.Struct, frozen=True, array_like=True):
 
 def standing_after(trip: TripFacts, fixes, terminal_s: float) -> Standing:
     """The Standing of a trip from the pings after its arrival (batch form)."""
-    t = np.fromiter((f.t for f in fixes), float, len(fixes))
+    t, x, y = columns(fixes, "t", "x", "y")
     keep = (t >= trip.arrived_at) & (t <= trip.arrived_at + terminal_s)
-    x = np.fromiter((f.x for f in fixes), float, len(fixes))[keep]
-    y = np.fromiter((f.y for f in fixes), float, len(fixes))[keep]
-    t = t[keep]
+    t, x, y = t[keep], x[keep], y[keep]
     if not len(t):
         return Standing()
     inside = trip.itinerary.destination.contains(x, y)

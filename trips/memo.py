@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from geofences.zones import Geofences, Itinerary, Zone
-from trips.model import Fix
+from trips.model import Fix, columns
 
 
 class TrackMemo:
@@ -139,9 +139,7 @@ class TrackMemo:
 
 
 def _arrays(fixes: Sequence[Fix]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n = len(fixes)
-    return (np.fromiter((f.t for f in fixes), float, n), np.fromiter((f.x for f in fixes), float, n),
-            np.fromiter((f.y for f in fixes), float, n))
+    return columns(fixes, "t", "x", "y")
 
 
 def measured(fixes: Sequence[Fix], geofences: Geofences, memo: TrackMemo | None) -> TrackMemo:

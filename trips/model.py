@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 import msgspec
+import numpy as np
 
 from gtfs.model import FrequencyWindow, ScheduledTrip
 
@@ -21,6 +24,12 @@ class Fix(msgspec.Struct, frozen=True, array_like=True):
     msg_id: str  # identifies the telemetry message (evidence)
     lat: float = float("nan")  # as reported, for the records; NaN in metric-only tests
     lon: float = float("nan")
+
+
+def columns(fixes: Sequence[Fix], *names: str) -> tuple[np.ndarray, ...]:
+    """The named fields of the fixes as float arrays, in order (e.g. "t", "x", "y")."""
+    n = len(fixes)
+    return tuple(np.fromiter(map(attrgetter(name), fixes), float, n) for name in names)
 
 
 class Track(msgspec.Struct, frozen=True):

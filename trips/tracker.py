@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import bisect
 
-import numpy as np
-
 from geofences.zones import Geofences
 from kernel.policy import TripRules
 from trips.detection import detect_trips
 from trips.memo import TrackMemo
-from trips.model import DetectedTrip, Fix, Track
+from trips.model import DetectedTrip, Fix, Track, columns
 
 
 def new_track(vehicle_id: str) -> Track:
@@ -53,8 +51,7 @@ def _trim_standing(fixes: tuple[Fix, ...], geofences: Geofences, rules: TripRule
     horizon = fixes[-1].t - rules.in_service_terminal_s - rules.max_coverage_gap_s
     if fixes[0].t >= horizon:
         return fixes
-    x = np.fromiter((f.x for f in fixes), float, len(fixes))
-    y = np.fromiter((f.y for f in fixes), float, len(fixes))
+    x, y = columns(fixes, "x", "y")
     zones = {i.origin.name: i.origin for i in geofences.itineraries.values()}
     # (the first fix may be the one kept outside, before the arrival that began the stay)
     if not any(zone.contains(x[1:], y[1:]).all() for zone in zones.values()):
