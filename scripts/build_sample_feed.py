@@ -30,7 +30,7 @@ from pyproj import Transformer
 from shapely import LineString, Point
 from shapely.ops import substring
 
-HERE = Path(__file__).resolve().parents[1] / "samples" / "joao_neiva"  
+HERE = Path(__file__).resolve().parents[1] / "samples" / "joao_neiva"  # where the built data lives
 FEED_DIR = HERE / "feed"
 FLEET_CSV = HERE / "fleet.csv"
 

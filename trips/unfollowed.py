@@ -45,7 +45,9 @@ class UnfollowedPass(msgspec.Struct, frozen=True):
     # when it may have left the origin: a departure seen, or the silence before its first fix
     earliest_departure: float
     latest_departure: float
-    silences: tuple[tuple[float, float], ...]  # (from, to) of the silences that hide it; to=None: still silent
+    # (from, to) of the silences that hide it; from=None: before the first fix kept, to=None:
+    # still silent. Typed so: the workers pass it between stages as JSON and must read None back
+    silences: tuple[tuple[float | None, float | None], ...]
 
     @property
     def key(self) -> tuple[str, str, float]:

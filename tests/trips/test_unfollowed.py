@@ -16,7 +16,7 @@ from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix, detect_trips
-from trips.unfollowed import unfollowed_passes
+from trips.unfollowed import UnfollowedPass, unfollowed_passes
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 POLICY = load_policy()
@@ -205,3 +205,15 @@ def test_the_chains_a_memo_keeps_change_no_answer_as_the_track_grows_a_fix_at_a_
             assert remembered == unfollowed_passes(vehicle, fixes, GEOFENCES, RULES, silent_after)
             told |= {(p.vehicle_id, p.first_msg_id, p.route_id) for p in remembered}
     assert len({first_msg_id for _, first_msg_id, _ in told}) >= 3  # several passes, each seen closed
+
+
+def test_a_pass_still_silent_crosses_a_topic_as_json_and_back():
+    # the workers send it to the operator stage as JSON: a silence still open (to=None) or
+    # open before the first fix kept (from=None) must decode, not crash the operator agent
+    import msgspec
+
+    passage = UnfollowedPass(
+        vehicle_id="V1", route_id="101", direction_id=0, shape_id="S", first_t=100.0, last_t=400.0,
+        first_msg_id="a", last_msg_id="b", from_m=0.0, to_m=900.0, earliest_departure=50.0, latest_departure=100.0,
+        silences=((None, 100.0), (400.0, None)))
+    assert msgspec.json.decode(msgspec.json.encode(passage), type=UnfollowedPass) == passage
