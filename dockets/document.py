@@ -282,12 +282,12 @@ def _vehicles_named(docket: Docket) -> list[str]:
 
 
 def _label_context(docket: Docket, policy: Policy | None) -> labels.Context:
-    from rules.anexo_i import ARTICLES
+    from rules.joao_neiva.anexo_i import ARTICLES
 
     article = ARTICLES.get(docket.code)
     step = (policy or _shipped_policy()).d13.escalation_step_pct
     return labels.Context(day=docket.service_date, vehicle_id=docket.vehicle_id, evidence=docket.infraction.get("evidence", {}),
-                          fine_ufir=docket.fine_ufir, base_fine_ufir=article.fine_ufir if article else None,
+                          fine_ufir=docket.fine_ufir, base_fine_ufir=article.fine if article else None,
                           step_pct=step)
 
 

@@ -33,7 +33,6 @@ from engine.values import Context
 from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay, service_day
 from rules.art45 import MonthKm, close_month
-from rules.catalogue import CATALOGUE
 from rules.d13 import is_off_schedule
 from rules.evaluate import evaluate_service_day, safe_detect
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
@@ -276,7 +275,8 @@ class OperatorStage:
                                       state.unfollowed.get(iso_date, []))
             window = self.ctx.policy.trips.match_window_s
             for code in ("D-12", "D-13", "D-22"):
-                for record in safe_detect(CATALOGUE[code], facts, self.ctx.policy, day.date):
+                rule = self.ctx.pack.catalogue.get(code)
+                for record in safe_detect(rule, facts, self.ctx.policy, day.date) if rule else ():
                     if not isinstance(record, Infraction):
                         continue
                     if code == "D-13":

@@ -9,6 +9,8 @@ from gtfs.model import Feed
 from kernel.fleet import Vehicle
 from kernel.policy import Policy
 from rules.model import Infraction, InsufficientEvidence
+from rules.pack import Pack
+from rules.packs import pack_of
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing
 from trips.model import RealizedTrip
 
@@ -21,6 +23,11 @@ class Context:
     geofences: Geofences
     policy: Policy
     fleet: dict[str, Vehicle]
+
+    @property
+    def pack(self) -> Pack:
+        """The municipality's rule pack, as the policy names it."""
+        return pack_of(self.policy)
 
 
 @dataclass(frozen=True)

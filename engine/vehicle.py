@@ -32,7 +32,6 @@ from engine.values import Context, Message
 from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay, service_day
 from rules import d19, d21
-from rules.catalogue import CATALOGUE, rules_for
 from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, finish, rejustify, safe_detect
 from rules.facts import Standing, TripFacts, VehicleDayFacts, in_service_from, within
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
@@ -712,6 +711,11 @@ class VehicleStage:
                     state.last_counter = reading.counter
                 j += 1
 
+    def _detect_live(self, code: str, facts, date: dt.date) -> list[Finding]:
+        """A code the engine judges while the day runs, if the municipality's pack has it."""
+        rule = self.ctx.pack.catalogue.get(code)
+        return safe_detect(rule, facts, self.ctx.policy, date) if rule else []
+
     def _over_episodes(self, state: VehicleState) -> list[Finding]:
         """C-01 as soon as its episode is over, with the line of the trip it happened in
         once that trip has arrived (the same record again, same id)."""
@@ -723,7 +727,7 @@ class VehicleStage:
             date = dt.date.fromisoformat(log.date)
             trips = [(self._live_trip(state.vehicle_id, t), t) for t in state.trips]
             facts = self._vehicle_day_from(state, date, log, trips, in_service=())
-            for record in safe_detect(CATALOGUE["C-01"], facts, self.ctx.policy, date):
+            for record in self._detect_live("C-01", facts, date):
                 if isinstance(record, Infraction) and record.evidence["interval_epoch"][1] in over:
                     record = at_most_provisional(record, state.conflicted)
                     changed += emit_change(state.emitted, record, over[record.evidence["interval_epoch"][1]],
@@ -749,7 +753,7 @@ class VehicleStage:
             facts = self._vehicle_day_from(state, date, day_log, trips, in_service)
             moments_by_code = (("D-19", self._d19_moments(facts)), ("D-21", self._d21_moments(facts, self.ctx.policy)))
             for code, moments in moments_by_code:
-                records = [r for r in safe_detect(CATALOGUE[code], facts, self.ctx.policy, date)
+                records = [r for r in self._detect_live(code, facts, date)
                            if isinstance(r, Infraction)]
                 for record in finish(records, occurrences, self.ctx.policy, self._projector):
                     complete = min(self._proven_at(logs, moment) for moment in moments)
@@ -817,7 +821,7 @@ class VehicleStage:
                           self.ctx.fleet[state.vehicle_id].operator_id, fixes, self.ctx.feed.timezone,
                           day.start_epoch)
         found = []
-        for rule in rules_for("matched_trip"):
+        for rule in self.ctx.pack.rules_for("matched_trip"):
             found += [r for r in safe_detect(rule, facts, self.ctx.policy, date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
         for record in finish(found, occurrences, self.ctx.policy, self._projector):
@@ -850,7 +854,7 @@ class VehicleStage:
         facts = TripFacts(match, itinerary, self.ctx.fleet[state.vehicle_id].operator_id, fixes,
                           self.ctx.feed.timezone, day.start_epoch,
                           measured=tuple(a[exit_index:] for a in (track.t, track.x, track.y, track.progress(itinerary))))
-        found = [r for r in safe_detect(CATALOGUE["B-04"], facts, self.ctx.policy, date) if isinstance(r, Infraction)]
+        found = [r for r in self._detect_live("B-04", facts, date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
         for record in finish(found, occurrences, self.ctx.policy, self._projector):
             if record.status == "confirmed":

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from gtfs.schedule import frequency_windows, scheduled_trips
 from kernel.money import brl, fine_brl
-from rules.anexo_i import ARTICLES
+from rules.joao_neiva.anexo_i import ARTICLES
 
 
 class Progress:

@@ -25,6 +25,8 @@ class _Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 
 class General(_Section):
+    # the municipality's law and detectors (`rules.packs`): "joao-neiva", ...
+    code: str
     name: str
     version: str
     municipality: str

@@ -13,9 +13,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from kernel.policy import Policy
-from rules.anexo_i import ARTICLES
 from rules.facts import ServiceDayFacts, iso, local
 from rules.justification import covering
+from rules.laws import law_of
 from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
 
 CODE = "D-13"
@@ -62,7 +62,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         off.sort(key=lambda p: p[0].departed_at)
         realized = len(trips)
         pct = Fraction(100 * len(off), realized)
-        fine = escalated_fine(ARTICLES[CODE].fine_ufir, len(off), realized, policy.d13.escalation_step_pct)
+        fine = escalated_fine(law_of(policy).article(CODE).fine, len(off), realized, policy.d13.escalation_step_pct)
         first = off[0][0]
         lat, lon = facts.origin_of[(first.realized.route_id, first.realized.direction_id)]
         findings.append(make_infraction(
@@ -76,7 +76,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
                 "realized_trips": realized,
                 "off_schedule_trips": len(off),
                 "pct_off_schedule": round(float(pct), 2),
-                "fine_formula": f"{ARTICLES[CODE].fine_ufir} × (1 + floor({float(pct):.2f} / "
+                "fine_formula": f"{law_of(policy).article(CODE).fine} × (1 + floor({float(pct):.2f} / "
                                 f"{policy.d13.escalation_step_pct:g})) = {fine}",
                 "max_early_s": policy.d13.max_early_s,
                 "max_late_s": policy.d13.max_late_s,

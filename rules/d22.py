@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kernel.policy import Policy
 from rules.facts import ServiceDayFacts, iso, local, unfollowed_evidence
-from rules.model import Finding, InsufficientEvidence, PROVISIONAL, Rule, make_infraction, number
+from rules.model import PROVISIONAL, Finding, InsufficientEvidence, Rule, make_infraction, number
 
 CODE = "D-22"
 

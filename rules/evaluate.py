@@ -12,10 +12,10 @@ import msgspec
 
 from gtfs.projection import Projector
 from kernel.policy import Policy
-from rules.catalogue import CATALOGUE, rules_for
 from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts
 from rules.justification import justify
 from rules.model import CONFIRMED, Finding, Infraction, InsufficientEvidence, Rule, plain
+from rules.packs import pack_of
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ def safe_detect(rule: Rule, facts, policy: Policy, date) -> list[Finding]:
 def evaluate_service_day(day: ServiceDayFacts, policy: Policy, projector: Projector) -> list[Finding]:
     """The service-day rules (D-12, D-13, D-22) over one operator's closed day."""
     findings: list[Finding] = []
-    for rule in rules_for("service_day"):
+    for rule in pack_of(policy).rules_for("service_day"):
         findings += safe_detect(rule, day, policy, day.day.date)
     return finish(findings, day.occurrences, policy, projector)
 
@@ -41,7 +41,7 @@ def evaluate_service_day(day: ServiceDayFacts, policy: Policy, projector: Projec
 def evaluate_arrival(trip: TripFacts, occurrences, policy: Policy, projector: Projector) -> list[Finding]:
     """The rules a trip's own track settles (D-11, A-07), as soon as it arrives."""
     findings: list[Finding] = []
-    for rule in rules_for("trip"):
+    for rule in pack_of(policy).rules_for("trip"):
         findings += safe_detect(rule, trip, policy, trip.realized.service_date)
     return finish(findings, occurrences, policy, projector)
 
@@ -49,9 +49,10 @@ def evaluate_arrival(trip: TripFacts, occurrences, policy: Policy, projector: Pr
 def rejustify(infraction: Infraction, occurrences, policy: Policy, projector: Projector) -> Infraction:
     """An emitted record against the occurrences known now: one registered later that
     covers it turns it `justified` (DESIGN.md, Timing)."""
-    if infraction.status != CONFIRMED or CATALOGUE[infraction.code].aggregates_trips:
+    rule = pack_of(policy).rule(infraction.code)
+    if infraction.status != CONFIRMED or rule.aggregates_trips:
         return infraction
-    return justify(infraction, CATALOGUE[infraction.code].justified_by, occurrences, projector,
+    return justify(infraction, rule.justified_by, occurrences, projector,
                    policy.trips.corridor_m)
 
 
@@ -60,19 +61,20 @@ def evaluate_vehicle_day(trips: list[TripFacts], vehicle: VehicleDayFacts | None
     """The rules that need a trip's scheduled match (B-04) and the vehicle-day rules."""
     findings: list[Finding] = []
     for trip in trips:
-        for rule in rules_for("matched_trip"):
+        for rule in pack_of(policy).rules_for("matched_trip"):
             findings += safe_detect(rule, trip, policy, trip.realized.service_date)
     if vehicle is not None:
-        for rule in rules_for("vehicle_day"):
+        for rule in pack_of(policy).rules_for("vehicle_day"):
             findings += safe_detect(rule, vehicle, policy, vehicle.date)
     return finish(findings, occurrences, policy, projector)
 
 
 def finish(findings: list[Finding], occurrences, policy: Policy, projector: Projector) -> list[Finding]:
     """Occurrences applied (motivo justificado); evidence as plain JSON values."""
+    catalogue = pack_of(policy).catalogue
     return [
-        justify(f, CATALOGUE[f.code].justified_by, occurrences, projector, policy.trips.corridor_m)
-        if isinstance(f, Infraction) and not CATALOGUE[f.code].aggregates_trips
+        justify(f, catalogue[f.code].justified_by, occurrences, projector, policy.trips.corridor_m)
+        if isinstance(f, Infraction) and not catalogue[f.code].aggregates_trips
         else msgspec.structs.replace(f, evidence=plain(f.evidence)) if isinstance(f, InsufficientEvidence)
         else f
         for f in findings

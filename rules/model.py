@@ -12,7 +12,7 @@ import msgspec
 
 from kernel import __version__
 from kernel.policy import Policy
-from rules.anexo_i import ARTICLES
+from rules.laws import law_of
 
 PROVISIONAL = "provisional"
 CONFIRMED = "confirmed"
@@ -117,12 +117,12 @@ def make_infraction(
     description: str,
     evidence: dict[str, Any],
 ) -> Infraction:
-    article = ARTICLES[code]
+    article = law_of(policy).article(code)
     return Infraction(
         infraction_id=infraction_id(code, *identity),
         code=code,
         group=article.group,
-        fine_ufir=article.fine_ufir if fine_ufir is None else fine_ufir,
+        fine_ufir=article.fine if fine_ufir is None else fine_ufir,
         status=status,
         operator_id=operator_id,
         route_id=route_id,
@@ -153,10 +153,6 @@ class Rule:
     summary: Callable[[Policy], str]  # how the rule reads the telemetry, pt-BR, with the policy's numbers
     # An aggregate over trips (D-13) applies occurrences to each trip itself.
     aggregates_trips: bool = False
-
-    @property
-    def article(self):
-        return ARTICLES[self.code]
 
 
 def infraction_record(infraction: Infraction) -> dict:

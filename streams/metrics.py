@@ -24,7 +24,6 @@ from engine.routing import Sends
 from engine.status import VehicleStatus
 from engine.values import Context
 from gtfs.schedule import gtfs_seconds_to_datetime, scheduled_trips
-from rules.catalogue import CATALOGUE
 from rules.model import STATUSES, Infraction
 from telemetry.validation import REASON_CODES, SOURCES
 
@@ -101,7 +100,7 @@ class WorkerMetrics:
             self.detected.labels(operator_of_route.get(route, ""), route, direction)
         for route in sorted({route for route, _ in lines}):
             self.deviation.labels(route)
-        for code in sorted(CATALOGUE):
+        for code in sorted(ctx.pack.catalogue):
             for status in STATUSES:
                 self.infractions.labels(code, status)
         for source in SOURCES:

@@ -14,8 +14,8 @@ from dockets import service
 from dockets.occurrences import OCCURRENCE_KINDS, list_occurrences, occurrence_record, register_occurrence  # noqa: F401
 from dockets.service import Actor, DocketError, Forbidden
 from dockets.store import Docket, Occurrence, Operator
-from rules.anexo_i import ARTICLES
-from rules.catalogue import CATALOGUE
+from rules.joao_neiva.anexo_i import ARTICLES
+from rules.joao_neiva.pack import CATALOGUE
 from rules.model import CONFIRMED, infraction_id
 from telemetry.contracts import EARLIEST
 from web.format import parse_local_datetime
@@ -77,7 +77,7 @@ def manual_record(*, code: str, operator_id: str, vehicle_id: str | None, route_
                                        occurred_at.isoformat()),
         "code": code,
         "group": article.group,
-        "fine_ufir": article.fine_ufir,
+        "fine_ufir": article.fine,
         "status": CONFIRMED,
         "operator_id": operator_id,
         "route_id": route_id,

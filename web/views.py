@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from dockets import service, workflow
 from dockets.calendar import BusinessCalendar
 from dockets.store import Attachment, AuditEntry, Docket, Operator, User
-from rules.anexo_i import ARTICLES
+from rules.joao_neiva.anexo_i import ARTICLES
 from web.format import (
     ROLE_LABELS,
     brl,
@@ -339,7 +339,7 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "service_date": date_br(docket.service_date),
         "legal_basis": basis,
         "law_text": law_text,
-        "category": article.category.value if article else "",
+        "category": article.category if article else "",
         "code_text": code_text(docket.code),
         "fine_ufir": integer(docket.fine_ufir),
         "fine_brl": brl(fine_brl(docket.fine_ufir, docket.ufir_brl)),

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from dockets.document import render_pdf
 from dockets.store import Docket, EvidenceBundle
-from rules.catalogue import CATALOGUE
+from rules.joao_neiva.pack import CATALOGUE
 
 ISSUER = "Prefeitura Municipal de João Neiva — Órgão Gerencial do Transporte Coletivo"
 

@@ -80,7 +80,7 @@ def scenario_infractions():
 
 
 def test_every_code_yields_in_the_rule_scenarios(scenario_infractions):
-    from rules.catalogue import CATALOGUE
+    from rules.joao_neiva.pack import CATALOGUE
 
     assert {i.code for i in scenario_infractions} == set(CATALOGUE)
 

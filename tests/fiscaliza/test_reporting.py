@@ -12,7 +12,7 @@ from rich.console import Console
 from fiscaliza.reporting import REASONS_PT, print_infractions
 from gtfs import load_feed
 from kernel.policy import load_policy
-from rules.anexo_i import ARTICLES
+from rules.joao_neiva.anexo_i import ARTICLES
 from rules.model import CONFIRMED, EXEMPT_ART45, make_infraction
 from samples import joao_neiva
 from streams.metrics import ENGINE_REASONS

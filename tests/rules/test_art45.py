@@ -17,7 +17,7 @@ from tiny_day import at, detected
 from gtfs.projection import Projector
 from rules import d22
 from rules.art45 import MonthKm, close_month
-from rules.catalogue import CATALOGUE
+from rules.joao_neiva.pack import CATALOGUE
 from rules.justification import justify
 from rules.model import CONFIRMED, EXEMPT_ART45, JUSTIFIED, PROVISIONAL, Infraction
 from telemetry import Occurrence, decode_occurrence

@@ -1,4 +1,4 @@
-"""The catalogue: every automatic rule is listed, documented and tested both ways."""
+"""The catalogues: every pack's automatic rules are listed, documented and tested both ways."""
 
 import ast
 import importlib
@@ -8,33 +8,36 @@ import msgspec
 import pytest
 
 from kernel.policy import Policy, load_policy
-from rules.anexo_i import ANEXO_I, ARTICLES
-from rules.catalogue import CATALOGUE
+from rules.joao_neiva.pack import CATALOGUE
+from rules.packs import PACKS
 
 HERE = Path(__file__).parent
 POLICY = load_policy()
+RULES = [(pack.code, code) for pack in PACKS.values() for code in sorted(pack.catalogue)]
 
 
-def test_catalogue_lists_exactly_the_automatic_codes_of_anexo_i():
-    assert set(CATALOGUE) == {a.code for a in ANEXO_I if a.automatic}
+@pytest.mark.parametrize("pack", sorted(PACKS))
+def test_catalogue_lists_exactly_the_automatic_articles_of_the_law(pack):
+    assert set(PACKS[pack].catalogue) == {a.code for a in PACKS[pack].law.articles.values() if a.automatic}
 
 
-@pytest.mark.parametrize("code", sorted(CATALOGUE))
-def test_rule_is_filed_under_its_own_code(code):
-    assert CATALOGUE[code].code == code
-    assert CATALOGUE[code].article is ARTICLES[code]
-    assert CATALOGUE[code].scope in {"trip", "matched_trip", "service_day", "vehicle_day"}
+@pytest.mark.parametrize("pack, code", RULES)
+def test_rule_is_filed_under_its_own_code(pack, code):
+    rule = PACKS[pack].catalogue[code]
+    assert rule.code == code
+    assert rule.scope in {"trip", "matched_trip", "service_day", "vehicle_day"}
 
 
-@pytest.mark.parametrize("code", sorted(CATALOGUE))
-def test_rule_is_documented(code):
-    module = importlib.import_module(CATALOGUE[code].detect.__module__)
+@pytest.mark.parametrize("pack, code", RULES)
+def test_rule_is_documented(pack, code):
+    rule, article = PACKS[pack].catalogue[code], PACKS[pack].law.articles[code]
+    module = importlib.import_module(rule.detect.__module__)
     doc = module.__doc__ or ""
     # the module's documentation opens with the code and the law's words for it
     assert doc.startswith(f"{code} — ")
-    first_words = " ".join(ARTICLES[code].text.split()[:4]).rstrip(",.")
+    first_words = " ".join(article.text.split()[:4]).rstrip(",.")
     assert first_words.lower() in " ".join(doc.split()).lower()
-    assert CATALOGUE[code].summary(POLICY).endswith(".")
+    assert rule.summary(POLICY).endswith(".")
 
 
 def _scaled(policy: Policy, factor: int) -> Policy:
@@ -47,11 +50,11 @@ def _scaled(policy: Policy, factor: int) -> Policy:
                                               if name != "policy"})
 
 
-@pytest.mark.parametrize("code", sorted(CATALOGUE))
-def test_rule_summary_numbers_come_from_the_policy(code):
+@pytest.mark.parametrize("pack, code", RULES)
+def test_rule_summary_numbers_come_from_the_policy(pack, code):
     # a summary that states a number must state the policy's: with every threshold tripled
     # it must read differently (D-11's 50 m -> 150 m); one without numbers stays the same
-    summary = CATALOGUE[code].summary
+    summary = PACKS[pack].catalogue[code].summary
     states_a_threshold = any(ch.isdigit() for ch in summary(POLICY).replace("44, III", ""))
     assert (summary(_scaled(POLICY, 3)) != summary(POLICY)) is states_a_threshold
 
@@ -61,21 +64,39 @@ def test_d11_summary_states_the_policy_distance():
     assert CATALOGUE["D-11"].summary(POLICY) == "Mais de 50 m fora do traçado da viagem por pelo menos 300 m e 1 min."
 
 
-@pytest.mark.parametrize("code", sorted(CATALOGUE))
-def test_rule_has_tests_both_ways(code):
-    path = HERE / f"test_{code.replace('-', '').lower()}.py"
+@pytest.mark.parametrize("pack, code", RULES)
+def test_rule_has_tests_both_ways(pack, code):
+    # the detector's tests mirror its module: rules/d11.py -> tests/rules/test_d11.py
+    module = PACKS[pack].catalogue[code].detect.__module__.split(".")
+    path = HERE.joinpath(*module[1:-1], f"test_{module[-1]}.py")
     assert path.exists(), f"{code} has no test module {path.name}"
     names = [n.name for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.FunctionDef)]
     assert any(n.startswith("test_") and n.endswith("_yields_infraction") for n in names), code
     assert any(n.startswith("test_") and n.endswith("_yields_nothing") for n in names), code
 
 
-@pytest.mark.parametrize("code", sorted(CATALOGUE))
-def test_rule_thresholds_come_from_the_policy(code):
+@pytest.mark.parametrize("pack, code", RULES)
+def test_rule_thresholds_come_from_the_policy(pack, code):
     # no threshold literal in a detector: numbers other than 0, 1, 2 (indices, halves)
     # and 60/100 (minutes, percent) would be a threshold written in the code
-    module = importlib.import_module(CATALOGUE[code].detect.__module__)
+    module = importlib.import_module(PACKS[pack].catalogue[code].detect.__module__)
     tree = ast.parse(Path(module.__file__).read_text())
     literals = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
                 and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)}
     assert literals <= {0, 1, 2, 3, 60, 100}, sorted(literals)
+
+
+def test_a_policy_naming_no_known_law_is_refused_with_the_known_ones():
+    from kernel.policy import PolicyError
+    from rules.packs import pack_of
+
+    policy = msgspec.structs.replace(POLICY, policy=msgspec.structs.replace(POLICY.policy, code="atlantida"))
+    with pytest.raises(PolicyError, match="unknown law code 'atlantida'.*joao-neiva"):
+        pack_of(policy)
+
+
+def test_the_shipped_policy_selects_joao_neiva():
+    from rules.packs import pack_of
+
+    assert pack_of(POLICY).law.title == "Lei Municipal nº 867/1998 (João Neiva)"
+    assert pack_of(POLICY).catalogue is CATALOGUE

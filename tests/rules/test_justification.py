@@ -22,7 +22,7 @@ from tiny_day import ALL_RUN, SAO_PAULO, TUESDAY, at
 from gtfs.projection import Projector
 from kernel.policy import load_policy
 from rules import d22
-from rules.catalogue import CATALOGUE
+from rules.joao_neiva.pack import CATALOGUE
 from rules.justification import covering, justify
 from rules.model import CONFIRMED, JUSTIFIED, PROVISIONAL, Infraction, make_infraction
 from telemetry import Occurrence, decode_occurrence

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from engine.routing import Sends
-from rules.catalogue import CATALOGUE
+from rules.joao_neiva.pack import CATALOGUE
 from rules.model import STATUSES
 from streams.metrics import WorkerMetrics
 

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from dockets import audit as audit_log
 from dockets import service
 from dockets.service import Forbidden
-from rules.anexo_i import ARTICLES
+from rules.joao_neiva.anexo_i import ARTICLES
 from web import auth, fiscal
 from web.dependencies import FileUser, PageUser, State, attachment_header, read_post, require_staff
 from web.format import datetime_br

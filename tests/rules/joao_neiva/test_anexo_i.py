@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rules.anexo_i import ANEXO_I, ARTICLES, GROUP_FINES_UFIR, OCR_CORRECTIONS, Category
+from rules.joao_neiva.anexo_i import ANEXO_I, ARTICLES, GROUP_FINES_UFIR, OCR_CORRECTIONS, Category
 
-LAW = Path(__file__).resolve().parents[3] / "shared" / "legislation" / "joao-neiva-lei-867-1998.txt"
+LAW = Path(__file__).resolve().parents[4] / "shared" / "legislation" / "joao-neiva-lei-867-1998.txt"
 CATEGORIES = {"pessoal de operação": Category.PESSOAL, "veículo": Category.VEICULO,
               "Administração": Category.ADMINISTRACAO}
 
@@ -70,7 +70,7 @@ def test_d18_and_d19_labels_are_restored():
 def test_fines_follow_art_3(group, fine):
     # art. 3: A 50, B 100, C 150, D 200 UFIR
     assert GROUP_FINES_UFIR[group] == fine
-    assert {a.fine_ufir for a in ANEXO_I if a.group == group} == {fine}
+    assert {a.fine for a in ANEXO_I if a.group == group} == {fine}
 
 
 def test_automatic_codes_are_the_nine_of_the_design():

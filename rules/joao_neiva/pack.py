@@ -1,14 +1,16 @@
-"""The catalogue: every automatic detector, by its code as the law writes it.
+"""João Neiva's pack: Anexo I and the codes the telemetry proves.
 
 Explicit on purpose (no registration by import side effects): a code is enforced
 automatically if and only if it is listed here. Anexo I's other codes are recorded
-by fiscal agents (rules.anexo_i).
+by fiscal agents.
 """
 
 from __future__ import annotations
 
 from rules import a07, b04, c01, d11, d12, d13, d19, d21, d22
+from rules.joao_neiva.anexo_i import LAW
 from rules.model import Rule
+from rules.pack import Pack
 
 CATALOGUE: dict[str, Rule] = {
     "A-07": a07.RULE,
@@ -22,6 +24,4 @@ CATALOGUE: dict[str, Rule] = {
     "D-22": d22.RULE,
 }
 
-
-def rules_for(scope: str) -> list[Rule]:
-    return [rule for rule in CATALOGUE.values() if rule.scope == scope]
+PACK = Pack(law=LAW, catalogue=CATALOGUE)

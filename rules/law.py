@@ -1,0 +1,45 @@
+"""A municipality's law as fiscaliza reads it: its infractions as the law prints them.
+
+Every law names its infractions its own way (João Neiva's Anexo I by code, "D-11";
+Conselheiro Lafaiete's Lei 4/1948 by article and letter, "art. 42 A"), fines them in its
+own unit (UFIR, cruzeiros of 1948 mapped by the policy, Canarana's VR) and groups them
+its own way. An `Article` is one infraction in those terms; a `Law` is the set a policy
+selects by its `code`. Nothing here knows any particular municipality.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Article:
+    code: str  # as the law writes it, e.g. "D-11", "art. 19 § único"
+    text: str  # the law's words (OCR damage restored, listed in the law's module)
+    automatic: bool  # detected from telemetry (True) or recorded by a fiscal agent
+    group: str  # the law's class of the infraction (João Neiva: the group letter)
+    fine: int  # in the law's fine unit (Law.fine_unit)
+    legal_basis: str  # the dispositivo, pt-BR, as an auto de infração cites it
+    category: str = ""  # the law's own heading, where it has one ("pessoal de operação")
+
+
+@dataclass(frozen=True)
+class Law:
+    code: str  # the name a policy selects it by: `[policy] code`
+    title: str  # "Lei Municipal nº 867/1998 (João Neiva)"
+    fine_unit: str  # "UFIR", "VR", ...
+    articles: Mapping[str, Article] = field(default_factory=dict)
+
+    def article(self, code: str) -> Article:
+        return self.articles[code]
+
+
+def law_articles(articles: tuple[Article, ...]) -> dict[str, Article]:
+    """The articles by code, refusing a code printed twice (a copy-paste in a law module)."""
+    by_code: dict[str, Article] = {}
+    for article in articles:
+        if article.code in by_code:
+            raise ValueError(f"article {article.code} listed twice")
+        by_code[article.code] = article
+    return by_code

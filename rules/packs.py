@@ -1,0 +1,19 @@
+"""Every rule pack, by the code a policy names it with (`[policy] code`)."""
+
+from __future__ import annotations
+
+from kernel.policy import Policy, PolicyError
+from rules.joao_neiva.pack import PACK as JOAO_NEIVA
+from rules.laws import LAWS
+from rules.pack import Pack
+
+PACKS: dict[str, Pack] = {pack.code: pack for pack in (JOAO_NEIVA,)}
+assert PACKS.keys() == LAWS.keys(), "every law has its pack"
+
+
+def pack_of(policy: Policy) -> Pack:
+    try:
+        return PACKS[policy.policy.code]
+    except KeyError:
+        raise PolicyError(f"unknown law code {policy.policy.code!r} in the policy; "
+                          f"known: {', '.join(sorted(PACKS))}") from None
