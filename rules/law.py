@@ -25,11 +25,38 @@ class Article:
 
 
 @dataclass(frozen=True)
+class Term:
+    """A procedural deadline as the law sets it."""
+    days: int
+    business_days: bool  # dias úteis (True) or calendar days
+    basis: str  # the dispositivo that sets it, pt-BR: "art. 7º"
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The deadlines an auto de infração runs on; None where the law sets none."""
+    notificacao: Term | None  # the auto sent to the operator, from its lavratura
+    defesa: Term | None  # the written defence, from the ciência
+    recurso: Term | None  # the appeal, from the decision (or the notification where no defence stage exists)
+    pagamento: Term  # the payment of the fine
+
+
+@dataclass(frozen=True)
+class Recidivism:
+    """A fine multiplied when the operator was fined for the same article before."""
+    factor: int  # 2: "em dôbro"
+    basis: str  # the dispositivo, pt-BR
+    # how far back an upheld infraction counts: from the policy where the law is silent
+
+
+@dataclass(frozen=True)
 class Law:
     code: str  # the name a policy selects it by: `[policy] code`
     title: str  # "Lei Municipal nº 867/1998 (João Neiva)"
     fine_unit: str  # "UFIR", "VR", ...
     articles: Mapping[str, Article] = field(default_factory=dict)
+    terms: Terms | None = None
+    recidivism: Recidivism | None = None
 
     def article(self, code: str) -> Article:
         return self.articles[code]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from rules.law import Article, Law, law_articles
+from rules.law import Article, Law, Term, Terms, law_articles
 
 
 class Category(str, Enum):
@@ -222,4 +222,12 @@ ANEXO_I: tuple[Article, ...] = (
 
 ARTICLES: dict[str, Article] = law_articles(ANEXO_I)
 
-LAW = Law(code="joao-neiva", title=TITLE, fine_unit="UFIR", articles=ARTICLES)
+# Arts. 5 § 3º, 7º, 7º § 3º and 8º of the law (dockets.workflow runs them).
+TERMS = Terms(
+    notificacao=Term(5, True, "art. 5º, § 3º"),
+    defesa=Term(10, True, "art. 7º"),
+    recurso=Term(10, True, "art. 7º, § 3º"),
+    pagamento=Term(10, False, "art. 8º"),
+)
+
+LAW = Law(code="joao-neiva", title=TITLE, fine_unit="UFIR", articles=ARTICLES, terms=TERMS)
