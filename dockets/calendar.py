@@ -1,4 +1,5 @@
-"""Business days for the deadlines of the Código Disciplinar (Lei 867/1998, Anexo I, arts. 5, 7, 8).
+"""The procedural calendar of a municipality: its business days and the terms its law sets
+(João Neiva: Lei 867/1998, arts. 5, 7, 8; each law's `rules.law.Terms`).
 
 A day is a business day (dia útil) when it is Monday to Friday and not a holiday: national
 and state holidays come from the `holidays` library (country "BR", the state as its
@@ -19,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 import holidays
+
+from rules.law import Term, Terms
 
 MUNICIPAL_HOLIDAY_NAME = "Feriado municipal"
 _ONE_DAY = dt.timedelta(days=1)
@@ -62,6 +65,9 @@ class BusinessCalendar:
     include_optional: bool = True
     municipal_holidays: frozenset[dt.date] = frozenset()
     recurring_municipal: tuple[tuple[int, int, str], ...] = ()
+    # the deadlines of the municipality's law (`dockets.config.calendar_for`); None: a
+    # calendar of days only, on which no deadline of an auto can be computed
+    terms: Terms | None = None
 
     def __post_init__(self) -> None:
         # normalized here so that equal configurations compare and hash equal
@@ -87,6 +93,7 @@ class BusinessCalendar:
         recurring_municipal: Iterable[tuple[int, int, str]] = (),
         *,
         include_optional: bool = True,
+        terms: Terms | None = None,
     ) -> BusinessCalendar:
         """National + `subdivision` (state) holidays plus the municipality's own."""
         return cls(
@@ -94,7 +101,18 @@ class BusinessCalendar:
             include_optional=include_optional,
             municipal_holidays=frozenset(municipal_holidays),
             recurring_municipal=tuple(recurring_municipal),
+            terms=terms,
         )
+
+    @property
+    def law_terms(self) -> Terms:
+        if self.terms is None:
+            raise ValueError("calendar without the law's terms: build it with dockets.config.calendar_for(policy)")
+        return self.terms
+
+    def add_term(self, start: dt.date, term: Term) -> dt.date:
+        """The last day of `term` counted from `start`, in its own unit."""
+        return self.add_business_days(start, term.days) if term.business_days else self.add_calendar_days(start, term.days)
 
     def holiday_name(self, d: dt.date) -> str | None:
         """The pt-BR name of the holiday (or ponto facultativo) on `d`, `None` if there is none.

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dockets.calendar import BusinessCalendar
 from kernel.policy import Policy
+from rules.laws import law_of
 
 
 def calendar_for(policy: Policy) -> BusinessCalendar:
-    """Business days of the municipality: national, its state's and its own holidays."""
+    """Business days of the municipality (national, its state's and its own holidays) and
+    the terms of its law."""
     general = policy.policy
-    return BusinessCalendar.for_municipality(general.state, municipal_holidays=general.municipal_holidays)
+    return BusinessCalendar.for_municipality(general.state, municipal_holidays=general.municipal_holidays,
+                                             terms=law_of(policy).terms)
 
 
 def issuer_name(policy: Policy) -> str:

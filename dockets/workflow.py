@@ -47,11 +47,6 @@ import msgspec
 from dockets.calendar import BusinessCalendar
 from kernel.errors import FiscalizaError
 
-NOTIFICATION_BUSINESS_DAYS = 5  # art. 5 §3º
-DEFENCE_BUSINESS_DAYS = 10  # art. 7º
-APPEAL_BUSINESS_DAYS = 10  # art. 7º §3º
-PAYMENT_DAYS = 10  # art. 8º, calendar days
-
 
 class WorkflowError(FiscalizaError, ValueError):
     """An act the Código Disciplinar does not allow now; `message` is shown to the user (pt-BR)."""
@@ -284,22 +279,23 @@ def deadlines(status: DocketStatus, calendar: BusinessCalendar) -> Deadlines:
       later. None while suspended and in every other stage.
     """
     stage = status.stage
+    terms = calendar.law_terms  # the municipality's law: how many days, business or not
     notificacao = defesa = recurso = start = None
-    if stage is Stage.LAVRADO:
-        notificacao = calendar.add_business_days(status.lavrado_em, NOTIFICATION_BUSINESS_DAYS)
+    if stage is Stage.LAVRADO and terms.notificacao is not None:
+        notificacao = calendar.add_term(status.lavrado_em, terms.notificacao)
     elif stage is Stage.NOTIFICADO:
-        defesa = calendar.add_business_days(status.notificado_em, DEFENCE_BUSINESS_DAYS)
+        defesa = calendar.add_term(status.notificado_em, terms.defesa) if terms.defesa is not None else None
         start = status.notificado_em
     elif stage is Stage.JULGADO_PROCEDENTE:
-        recurso = calendar.add_business_days(status.julgado_em, APPEAL_BUSINESS_DAYS)
-        start = recurso
+        recurso = calendar.add_term(status.julgado_em, terms.recurso) if terms.recurso is not None else None
+        start = recurso if recurso is not None else status.julgado_em
     elif stage is Stage.MULTA_DEVIDA:
         start = status.recurso_julgado_em
     pagamento = None
     if start is not None and not status.suspenso:
         if status.retomado_em is not None and status.retomado_em > start:
             start = status.retomado_em
-        pagamento = calendar.add_calendar_days(start, PAYMENT_DAYS)
+        pagamento = calendar.add_term(start, terms.pagamento)
     return Deadlines(notificacao=notificacao, defesa=defesa, recurso=recurso, pagamento=pagamento)
 
 
@@ -335,7 +331,7 @@ class Term(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _term(field: str, date: dt.date, calendar: BusinessCalendar, today: dt.date) -> Term:
-    business = field != "pagamento"
+    business = getattr(calendar.law_terms, field).business_days
     left = calendar.business_days_between(today, date) if business else max(0, (date - today).days)
     return Term(field=field, label=DEADLINE_LABELS[field], date=date, business_days=business, days_left=left,
                 overdue=date < today)

@@ -10,10 +10,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pg_cluster
 import pytest
 import sqlalchemy as sa
+from stores import TEST_AUDIT_KEY, open_test_store
 
-import pg_cluster
 from dockets import workflow
 from dockets.audit import verify_record
 from dockets.db import make_engine, migrate
@@ -21,7 +22,6 @@ from dockets.service import ensure_operators, ingest, perform
 from dockets.store import Base
 from dockets.users import create_user
 from ops.db import migrate as migrate_live_tables
-from stores import TEST_AUDIT_KEY, open_test_store
 
 pytestmark = pytest.mark.postgres
 
@@ -67,8 +67,9 @@ def test_every_table_has_its_grants_for_the_app_role():
 
 def test_the_app_role_runs_the_whole_docket_workflow(urls):
     from dockets.calendar import BusinessCalendar
+    from rules.joao_neiva.anexo_i import TERMS
 
-    calendar = BusinessCalendar.for_municipality("ES")
+    calendar = BusinessCalendar.for_municipality("ES", terms=TERMS)
     sessions = open_test_store(urls["fiscaliza_app"])  # checks the schema is at head, as the app does
     try:
         with sessions.begin() as session:

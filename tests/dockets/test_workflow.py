@@ -48,9 +48,10 @@ from dockets.workflow import (
     next_deadline,
     running_terms,
 )
+from rules.joao_neiva.anexo_i import TERMS
 
 D = dt.date
-CAL = BusinessCalendar.for_municipality("ES", [D(2026, 12, 8)])
+CAL = BusinessCalendar.for_municipality("ES", [D(2026, 12, 8)], terms=TERMS)
 
 LAVRADO_EM = D(2026, 11, 30)  # Monday
 NOTIFICADO_EM = D(2026, 12, 3)  # Thursday
@@ -573,3 +574,37 @@ def test_lavrado_runs_the_notification_and_a_pending_decision_runs_nothing():
 def test_suspended_notified_auto_runs_only_the_defence():
     status = apply(at(Stage.NOTIFICADO), sample(SuspenderJudicial, D(2026, 12, 4)), CAL)
     assert _terms(status, D(2026, 12, 4)) == [("defesa", D(2026, 12, 18), 9, False)]
+
+
+# --- the terms come from the municipality's law -----------------------------------------------
+
+def test_deadlines_follow_the_terms_of_the_calendars_law():
+    # a law with no notification or defence term, a 5-day appeal and a 15-day payment, both
+    # in calendar days (Conselheiro Lafaiete's art. 42 §§ 2º and 4º read that way)
+    from rules.law import Term, Terms
+    calendar_days = Terms(notificacao=None, defesa=None, recurso=Term(5, False, "art. 42, § 4º"),
+                          pagamento=Term(15, False, "art. 42, § 2º"))
+    cal = BusinessCalendar.for_municipality("MG", terms=calendar_days)
+    assert deadlines(at(Stage.LAVRADO), cal).notificacao is None
+    notified = deadlines(at(Stage.NOTIFICADO), cal)
+    # 3 Dec + 15 calendar days = 18 Dec (João Neiva: 10 days = 13 Dec, defence 10 dias úteis)
+    assert (notified.defesa, notified.pagamento) == (None, D(2026, 12, 18))
+    judged = deadlines(at(Stage.JULGADO_PROCEDENTE), cal)
+    # 21 Dec + 5 calendar days = Saturday 26 Dec, moved to Monday 28 Dec (a term never ends on
+    # a closed day); payment counts from the appeal's last day: 28 Dec + 15 = Tuesday 12 Jan
+    assert (judged.recurso, judged.pagamento) == (D(2026, 12, 28), D(2027, 1, 12))
+    assert [t.business_days for t in running_terms(at(Stage.JULGADO_PROCEDENTE), cal, JULGADO_EM)] == [False, False]
+
+
+def test_a_calendar_without_the_laws_terms_computes_no_deadline():
+    with pytest.raises(ValueError, match="calendar_for"):
+        deadlines(at(Stage.NOTIFICADO), BusinessCalendar.for_municipality("ES"))
+
+
+def test_calendar_for_the_shipped_policy_carries_joao_neivas_terms():
+    from dockets.config import calendar_for
+    from kernel.policy import load_policy
+
+    assert calendar_for(load_policy()).terms == TERMS
+    # art. 7º: 10 dias úteis from Thursday 3 Dec skips 8 Dec (municipal holiday) -> 18 Dec
+    assert deadlines(at(Stage.NOTIFICADO), calendar_for(load_policy())).defesa == D(2026, 12, 18)

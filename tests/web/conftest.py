@@ -37,6 +37,7 @@ from dockets.store import (
 )
 from dockets.users import create_user
 from kernel.policy import load_policy
+from rules.joao_neiva.anexo_i import TERMS
 
 with warnings.catch_warnings():
     # Starlette 1.x would rather its TestClient ran on httpx2; httpx is what the project installs.
@@ -65,7 +66,8 @@ def pytest_configure(config):
 
 def calendar() -> BusinessCalendar:
     return BusinessCalendar.for_municipality(subdivision="ES",
-                                             municipal_holidays=load_policy().policy.municipal_holidays)
+                                             municipal_holidays=load_policy().policy.municipal_holidays,
+                                             terms=TERMS)
 
 
 def sample_fleet() -> dict:
