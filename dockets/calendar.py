@@ -61,7 +61,7 @@ class BusinessCalendar:
     leap years).
     """
 
-    subdivision: str = "ES"
+    subdivision: str  # the state (UF) whose holidays count: the policy's `state`
     include_optional: bool = True
     municipal_holidays: frozenset[dt.date] = frozenset()
     recurring_municipal: tuple[tuple[int, int, str], ...] = ()
@@ -88,7 +88,7 @@ class BusinessCalendar:
     @classmethod
     def for_municipality(
         cls,
-        subdivision: str = "ES",
+        subdivision: str,
         municipal_holidays: Iterable[dt.date] = (),
         recurring_municipal: Iterable[tuple[int, int, str]] = (),
         *,

@@ -274,24 +274,26 @@ class OperatorStage:
             facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
                                       state.unfollowed.get(iso_date, []))
             window = self.ctx.policy.trips.match_window_s
-            for code in ("D-12", "D-13", "D-22"):
-                rule = self.ctx.pack.catalogue.get(code)
-                for record in safe_detect(rule, facts, self.ctx.policy, day.date) if rule else ():
+            for rule in self.ctx.pack.catalogue.values():
+                if rule.live not in ("off_schedule_departure", "window_end", "departure_due"):
+                    continue
+                for record in safe_detect(rule, facts, self.ctx.policy, day.date):
                     if not isinstance(record, Infraction):
                         continue
-                    if code == "D-13":
+                    if rule.live == "off_schedule_departure":
                         # proven when the vehicle was first seen outside the origin zone
                         off = [m.detected.left_at or m.detected.arrived_at for m in matches if m.realized.route_id == record.route_id
                                and m.realized.departure_deviation_s is not None
                                and is_off_schedule(m.realized.departure_deviation_s, self.ctx.policy)]
                         moment = min(off) if off else day.close_epoch
-                    elif code == "D-12":
+                    elif rule.live == "window_end":
                         moment = record.evidence["interval_epoch"][1]  # the window's end
                     else:
                         moment = record.evidence["interval_epoch"][0] + window  # departure + match window
-                    if code != "D-13" and (absence is None or moment > absence):
+                    # an absence (no departure in the window) only once every partition is past it
+                    if rule.live != "off_schedule_departure" and (absence is None or moment > absence):
                         continue  # not over yet: departures may still come
-                    if code != "D-12":
+                    if rule.live != "window_end":
                         record = msgspec.structs.replace(record, status=PROVISIONAL)
                     record = at_most_provisional(record, state.conflicted.get(iso_date, []))
                     found += emit_change(state.emitted, record, moment, tz)

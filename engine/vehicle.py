@@ -711,10 +711,10 @@ class VehicleStage:
                     state.last_counter = reading.counter
                 j += 1
 
-    def _detect_live(self, code: str, facts, date: dt.date) -> list[Finding]:
-        """A code the engine judges while the day runs, if the municipality's pack has it."""
-        rule = self.ctx.pack.catalogue.get(code)
-        return safe_detect(rule, facts, self.ctx.policy, date) if rule else []
+    def _detect_live(self, live: str, facts, date: dt.date) -> list[Finding]:
+        """The pack's rules judged at this moment of the day (Rule.live), over `facts`."""
+        return [record for rule in self.ctx.pack.catalogue.values() if rule.live == live
+                for record in safe_detect(rule, facts, self.ctx.policy, date)]
 
     def _over_episodes(self, state: VehicleState) -> list[Finding]:
         """C-01 as soon as its episode is over, with the line of the trip it happened in
@@ -727,7 +727,7 @@ class VehicleStage:
             date = dt.date.fromisoformat(log.date)
             trips = [(self._live_trip(state.vehicle_id, t), t) for t in state.trips]
             facts = self._vehicle_day_from(state, date, log, trips, in_service=())
-            for record in self._detect_live("C-01", facts, date):
+            for record in self._detect_live("episode_over", facts, date):
                 if isinstance(record, Infraction) and record.evidence["interval_epoch"][1] in over:
                     record = at_most_provisional(record, state.conflicted)
                     changed += emit_change(state.emitted, record, over[record.evidence["interval_epoch"][1]],
@@ -751,9 +751,10 @@ class VehicleStage:
             trips = [(self._live_trip(state.vehicle_id, log), log) for log in logs]
             in_service = in_service_from([(tf, log.standing) for tf, log in trips], terminal)
             facts = self._vehicle_day_from(state, date, day_log, trips, in_service)
-            moments_by_code = (("D-19", self._d19_moments(facts)), ("D-21", self._d21_moments(facts, self.ctx.policy)))
-            for code, moments in moments_by_code:
-                records = [r for r in self._detect_live(code, facts, date)
+            moments_by_live = (("catraca_silence", self._d19_moments(facts)),
+                               ("catraca_fault", self._d21_moments(facts, self.ctx.policy)))
+            for live, moments in moments_by_live:
+                records = [r for r in self._detect_live(live, facts, date)
                            if isinstance(r, Infraction)]
                 for record in finish(records, occurrences, self.ctx.policy, self._projector):
                     complete = min(self._proven_at(logs, moment) for moment in moments)
@@ -854,7 +855,7 @@ class VehicleStage:
         facts = TripFacts(match, itinerary, self.ctx.fleet[state.vehicle_id].operator_id, fixes,
                           self.ctx.feed.timezone, day.start_epoch,
                           measured=tuple(a[exit_index:] for a in (track.t, track.x, track.y, track.progress(itinerary))))
-        found = [r for r in self._detect_live("B-04", facts, date) if isinstance(r, Infraction)]
+        found = [r for r in self._detect_live("running_trip", facts, date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
         for record in finish(found, occurrences, self.ctx.policy, self._projector):
             if record.status == "confirmed":

@@ -11,7 +11,7 @@ from fiscaliza.commands.common import EXIT_BAD_INPUT
 
 app = typer.Typer(
     name="fiscaliza",
-    help="Enforces the bus disciplinary code of João Neiva (Lei 867/1998) from telemetry.",
+    help="Enforces a municipality's bus disciplinary code from telemetry (the policy names the law; default: João Neiva, Lei 867/1998).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

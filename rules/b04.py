@@ -101,6 +101,7 @@ def _public(passages: list[dict]) -> list[dict]:
 RULE = Rule(
     code=CODE,
     scope="matched_trip",
+    live="running_trip",
     detect=detect,
     justified_by=frozenset({"road_closure", "authorized_detour", "accident", "breakdown", "other"}),
     summary=lambda p: (f"Viagem que partiu no horário e passou num ponto de controle posterior mais de "

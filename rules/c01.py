@@ -112,6 +112,7 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
 RULE = Rule(
     code=CODE,
     scope="vehicle_day",
+    live="episode_over",
     detect=detect,
     justified_by=frozenset(),
     summary=lambda p: (f"Velocidade do tacógrafo acima do limite da zona + {number(p.c01.tolerance_kmh)} km/h em "

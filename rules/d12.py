@@ -92,6 +92,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
 RULE = Rule(
     code=CODE,
     scope="service_day",
+    live="window_end",
     detect=detect,
     justified_by=frozenset({"road_closure", "accident", "breakdown", "other"}),
     summary=lambda p: "Partidas realizadas numa janela de frequência abaixo de ceil(duração / intervalo).",

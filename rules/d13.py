@@ -103,6 +103,7 @@ def _trip_evidence(tf, facts: ServiceDayFacts) -> dict:
 RULE = Rule(
     code=CODE,
     scope="service_day",
+    live="off_schedule_departure",
     detect=detect,
     justified_by=JUSTIFIED_BY,
     summary=lambda p: (f"Partidas do terminal de origem mais de {duration(p.d13.max_early_s)} adiantadas ou "

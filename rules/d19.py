@@ -104,6 +104,7 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
 RULE = Rule(
     code=CODE,
     scope="vehicle_day",
+    live="catraca_silence",
     detect=detect,
     justified_by=frozenset(),
     summary=lambda p: (f"Em serviço, catraca silenciosa por mais de {duration(p.d19.max_silence_s)} ou em falha; "

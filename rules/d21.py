@@ -120,6 +120,7 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
 RULE = Rule(
     code=CODE,
     scope="vehicle_day",
+    live="catraca_fault",
     detect=detect,
     justified_by=frozenset(),
     summary=lambda p: "Em serviço, a catraca informa o lacre rompido ou o contador volta atrás.",

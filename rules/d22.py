@@ -87,6 +87,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
 RULE = Rule(
     code=CODE,
     scope="service_day",
+    live="departure_due",
     detect=detect,
     justified_by=frozenset({"road_closure", "accident", "breakdown", "other"}),
     summary=lambda p: ("Viagem programada (quadro de horários) sem viagem realizada casada com ela; isenta no mês de "

@@ -139,6 +139,14 @@ def make_infraction(
     )
 
 
+# Rule.live: the moments of the day the engine judges a rule at, by the scope it reads
+LIVE_MOMENTS: dict[str, str] = {
+    "episode_over": "vehicle_day", "catraca_silence": "vehicle_day", "catraca_fault": "vehicle_day",
+    "running_trip": "matched_trip",
+    "off_schedule_departure": "service_day", "window_end": "service_day", "departure_due": "service_day",
+}
+
+
 @dataclass(frozen=True)
 class Rule:
     """An automatic detector: its code, what it looks at, and the pure function."""
@@ -153,6 +161,13 @@ class Rule:
     summary: Callable[[Policy], str]  # how the rule reads the telemetry, pt-BR, with the policy's numbers
     # An aggregate over trips (D-13) applies occurrences to each trip itself.
     aggregates_trips: bool = False
+    # When the engine judges it while the day runs (DESIGN.md, Timing), by how its evidence
+    # completes; None: at the trip's arrival (scope "trip") or the day's close only.
+    # "episode_over" (a vehicle-day episode has ended), "catraca_silence" / "catraca_fault"
+    # (a catraca episode inside proven service), "running_trip" (a timepoint passed),
+    # "off_schedule_departure", "window_end", "departure_due" (service-day verdicts once
+    # their departure, frequency window or match window is over).
+    live: str | None = None
 
 
 def infraction_record(infraction: Infraction) -> dict:

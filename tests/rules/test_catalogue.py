@@ -9,6 +9,7 @@ import pytest
 
 from kernel.policy import Policy, load_policy
 from rules.joao_neiva.pack import CATALOGUE
+from rules.model import LIVE_MOMENTS
 from rules.packs import PACKS
 
 HERE = Path(__file__).parent
@@ -26,6 +27,8 @@ def test_rule_is_filed_under_its_own_code(pack, code):
     rule = PACKS[pack].catalogue[code]
     assert rule.code == code
     assert rule.scope in {"trip", "matched_trip", "service_day", "vehicle_day"}
+    # judged live only at a moment the engine knows, over the facts of its own scope
+    assert rule.live is None or LIVE_MOMENTS[rule.live] == rule.scope
 
 
 @pytest.mark.parametrize("pack, code", RULES)
