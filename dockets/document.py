@@ -282,10 +282,11 @@ def _vehicles_named(docket: Docket) -> list[str]:
 
 
 def _label_context(docket: Docket, policy: Policy | None) -> labels.Context:
-    from rules.joao_neiva.anexo_i import ARTICLES
+    from rules.laws import law_of
 
-    article = ARTICLES.get(docket.code)
-    step = (policy or _shipped_policy()).d13.escalation_step_pct
+    policy = policy or _shipped_policy()
+    article = law_of(policy).articles.get(docket.code)
+    step = policy.d13.escalation_step_pct
     return labels.Context(day=docket.service_date, vehicle_id=docket.vehicle_id, evidence=docket.infraction.get("evidence", {}),
                           fine_ufir=docket.fine_ufir, base_fine_ufir=article.fine if article else None,
                           step_pct=step)

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from gtfs.schedule import frequency_windows, scheduled_trips
 from kernel.money import brl, fine_brl
-from rules.joao_neiva.anexo_i import ARTICLES
+from rules.laws import law_of
 
 
 class Progress:
@@ -116,15 +116,17 @@ def print_infractions(result, console: Console) -> None:
         console.print("Infrações: nenhuma.")
         return
     ufir = result.policy.policy.ufir_brl
+    law = law_of(result.policy)
+    unit = law.fine_unit  # the law's fine unit (UFIR, VR, ...) and its value in reais from the policy
     ufir_text = f"R$ {ufir:.4f}".replace(".", ",")
-    table = Table(title=f"Infrações por código — multa prevista das confirmadas (UFIR = {ufir_text}), devida só "
+    table = Table(title=f"Infrações por código — multa prevista das confirmadas ({unit} = {ufir_text}), devida só "
                         "quando o auto for lavrado e a decisão final")
-    for column in ("código", "infração", "nº", "situação", "UFIR", "R$"):
+    for column in ("código", "infração", "nº", "situação", unit, "R$"):
         if column == "infração":  # the law's words in full, wrapped: a cut text can change its meaning
             table.add_column(column, overflow="fold", ratio=1)
         else:
             table.add_column(column, justify="left" if column in ("código", "situação") else "right",
-                             no_wrap=column in ("UFIR", "R$"))
+                             no_wrap=column in (unit, "R$"))
     by_code: dict[str, list] = {}
     for infraction in result.infractions:
         by_code.setdefault(infraction.code, []).append(infraction)
@@ -138,14 +140,14 @@ def print_infractions(result, console: Console) -> None:
         due_brl = sum(fine_brl(i.fine_ufir, ufir) for i in confirmed)
         total, total_brl = total + due, total_brl + due_brl
         situation = ", ".join(f"{count} {_status_pt(name, records)}" for name, count in sorted(status.items()))
-        article = ARTICLES.get(code)
+        article = law.articles.get(code)
         table.add_row(code, article.text if article else "", str(len(records)), situation, str(due), brl(due_brl))
     table.add_row("total", "", str(len(result.infractions)), "", str(total), brl(total_brl))
     console.print(table)
     operators = Table(title="Por operadora — multa prevista das confirmadas")
-    for column in ("operadora", "infrações", "confirmadas", "UFIR", "R$"):
+    for column in ("operadora", "infrações", "confirmadas", unit, "R$"):
         operators.add_column(column, justify="left" if column == "operadora" else "right",
-                             no_wrap=column in ("UFIR", "R$"))
+                             no_wrap=column in (unit, "R$"))
     for operator in sorted({i.operator_id for i in result.infractions}):
         mine = [i for i in result.infractions if i.operator_id == operator]
         confirmed = [i for i in mine if i.status == "confirmed"]
