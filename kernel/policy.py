@@ -114,6 +114,27 @@ class C01(_Section):
     speed_agreement_kmh: float
 
 
+class WaitingPeriod(_Section):
+    """A named part of the day, [start, end) in local time, over which the mean wait is judged."""
+    name: str
+    start: dt.time
+    end: dt.time
+
+
+class WaitingTime(_Section):
+    """The mean waiting time of a line's passengers (Canarana, Lei 179/1991 art. 10 § 5º)."""
+    max_wait_s: float
+    # a silence of the whole fleet longer than this may hide a departure: no accusation across it
+    max_fleet_silence_s: float
+    periods: tuple[WaitingPeriod, ...]
+
+
+class Fines(_Section):
+    """Fines a law leaves to a table the Prefeitura sets (Canarana, art. 39 § único):
+    article code as the law writes it -> fine in the law's unit."""
+    table: dict[str, int]
+
+
 class Policy(_Section):
     policy: General
     trips: TripRules
@@ -126,6 +147,9 @@ class Policy(_Section):
     d19: D19
     d21: D21
     c01: C01
+    # sections only some laws need; None where the policy's law has no use for them
+    waiting_time: WaitingTime | None = None
+    fines: Fines | None = None
 
     @property
     def version(self) -> str:
@@ -162,13 +186,33 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
     for stop_id, radius in policy.trips.terminal_zone_m_by_stop.items():
         if not radius > 0:
             raise PolicyError(f"{source}: trips.terminal_zone_m_by_stop.{stop_id} must be positive, got {radius}")
+    _check_optional_sections(policy, source)
     for section_name in policy.__struct_fields__:
         section = getattr(policy, section_name)
+        if section is None:
+            continue
         for name in section.__struct_fields__:
             value = getattr(section, name)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and not value > 0:
                 raise PolicyError(f"{source}: {section_name}.{name} must be positive, got {value}")
     return policy
+
+
+def _check_optional_sections(policy: Policy, source: str) -> None:
+    if policy.waiting_time is not None:
+        periods = policy.waiting_time.periods
+        if not periods:
+            raise PolicyError(f"{source}: waiting_time.periods must list at least one period")
+        for period in periods:
+            if not period.start < period.end:
+                raise PolicyError(f"{source}: waiting_time period {period.name!r} must start before it ends")
+        names = [period.name for period in periods]
+        if len(set(names)) != len(names):
+            raise PolicyError(f"{source}: waiting_time.periods names must be unique")
+    if policy.fines is not None:
+        for code, fine in policy.fines.table.items():
+            if not fine > 0:
+                raise PolicyError(f"{source}: fines.table.{code!r} must be positive, got {fine}")
 
 
 def shipped_policy_path() -> Path:

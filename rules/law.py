@@ -57,6 +57,10 @@ class Law:
     articles: Mapping[str, Article] = field(default_factory=dict)
     terms: Terms | None = None
     recidivism: Recidivism | None = None
+    # (least, most) where the law sets only the bounds of its fines and leaves each
+    # article's to a table the Prefeitura sets (Canarana, art. 39): that table is the
+    # policy's `[fines]`, and Article.fine is never charged. None: Article.fine is the law's.
+    fine_range: tuple[int, int] | None = None
 
     def article(self, code: str) -> Article:
         return self.articles[code]

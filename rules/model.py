@@ -11,7 +11,8 @@ from typing import Any
 import msgspec
 
 from kernel import __version__
-from kernel.policy import Policy
+from kernel.policy import Policy, PolicyError
+from rules.law import Article, Law
 from rules.laws import law_of
 
 PROVISIONAL = "provisional"
@@ -98,6 +99,23 @@ def localized(infraction: Infraction, tz) -> Infraction:
         detected_at=None if infraction.detected_at is None else infraction.detected_at.astimezone(tz))
 
 
+def fine_of(law: Law, article: Article, policy: Policy) -> int:
+    """The fine an article carries, in the law's unit: the policy's `[fines]` table where
+    it lists the article, else the law's own. A law that leaves its fines to a table
+    (Law.fine_range) has none of its own: a table without the article is refused."""
+    table = policy.fines.table if policy.fines is not None else {}
+    if article.code in table:
+        fine = table[article.code]
+        if law.fine_range is not None and not law.fine_range[0] <= fine <= law.fine_range[1]:
+            raise PolicyError(f"fines.table[{article.code!r}] = {fine} {law.fine_unit} is outside the law's "
+                              f"{law.fine_range[0]}..{law.fine_range[1]} {law.fine_unit}")
+        return fine
+    if law.fine_range is not None:
+        raise PolicyError(f"the policy's [fines] table has no fine for {article.code!r} "
+                          f"({law.title} leaves each fine to the Prefeitura's table)")
+    return article.fine
+
+
 def make_infraction(
     code: str,
     policy: Policy,
@@ -117,12 +135,13 @@ def make_infraction(
     description: str,
     evidence: dict[str, Any],
 ) -> Infraction:
-    article = law_of(policy).article(code)
+    law = law_of(policy)
+    article = law.article(code)
     return Infraction(
         infraction_id=infraction_id(code, *identity),
         code=code,
         group=article.group,
-        fine_ufir=article.fine if fine_ufir is None else fine_ufir,
+        fine_ufir=fine_of(law, article, policy) if fine_ufir is None else fine_ufir,
         status=status,
         operator_id=operator_id,
         route_id=route_id,
