@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session
 from dockets.signing import write_secret
 from dockets.store import Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle
 from kernel.errors import FiscalizaError
+from rules.model import join_legal_basis, split_legal_basis
 
 GENESIS = "0" * 64
 KEY_BYTES = 32
@@ -157,7 +158,11 @@ def docket_state(session: Session, docket: Docket) -> dict[str, Any]:
         "route_id": docket.route_id, "direction_id": docket.direction_id, "trip_id": docket.trip_id,
         "service_date": docket.service_date.isoformat(), "occurred_at": _instant(docket.occurred_at),
         "lat": docket.lat, "lon": docket.lon, "place": docket.place, "description": docket.description,
-        "legal_basis": docket.legal_basis, "infraction_sha256": _digest(docket.infraction),
+        # The record's joined string, as entries certified it while one column held it
+        # (before migration 0005): they still verify. verify_record checks that the two
+        # columns are its halves, so both are certified.
+        "legal_basis": join_legal_basis(docket.legal_basis, docket.legal_text),
+        "infraction_sha256": _digest(docket.infraction),
         "stage": docket.stage, "status_sha256": _digest(docket.status), "year": docket.year,
         "number": docket.number, "lavrado_por": docket.lavrado_por,
         "next_deadline": docket.next_deadline.isoformat() if docket.next_deadline else None,
@@ -239,13 +244,25 @@ def verify_record(session: Session, keys: Mapping[str, AuditKey], anchors: Seque
         if recorded is None:
             raise AuditError(f"auto {docket.label} (id {docket.id}) sem registro de auditoria do seu estado")
         current = docket_state(session, docket)
-        differing = [name for name in current if current[name] != recorded.get(name)]
+        differing = _differing(current, recorded, docket)
         if differing:
             raise AuditError(f"auto {docket.label} (id {docket.id}) difere do seu último registro de auditoria "
                              f"em: {', '.join(differing)}")
         dockets += 1
     _verify_blobs(session)
     return AuditReport(count, dockets, len(anchors), last, anchored)
+
+
+def _differing(current: Mapping[str, Any], recorded: Mapping[str, Any], docket: Docket) -> list[str]:
+    """What in a docket's state differs from its last entry. The entry certifies the
+    record's joined legal_basis: the two columns must be its halves, which also names the
+    one changed (and catches the same words cut elsewhere between them)."""
+    differing = [name for name in current if name != "legal_basis" and current[name] != recorded.get(name)]
+    certified = recorded.get("legal_basis")
+    halves = split_legal_basis(certified) if isinstance(certified, str) else (None, None)
+    differing += [name for name, now, then in zip(("legal_basis", "legal_text"),
+                                                  (docket.legal_basis, docket.legal_text), halves) if now != then]
+    return differing
 
 
 def _verify_blobs(session: Session) -> None:

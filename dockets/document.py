@@ -311,6 +311,17 @@ class Wording:
     vehicles: list[tuple[str, str | None]]  # (número de ordem, placa or None)
     evidence_rows: list[dict]
     fine_explanation: str | None
+    law_text: str  # the words of the law the auto quotes after its dispositivo
+
+
+def _law_text(docket: Docket) -> str:
+    """The law's text its record quoted; the code's article's when the record quoted none."""
+    if docket.legal_text is not None:
+        return docket.legal_text
+    from rules.anexo_i import ARTICLES
+
+    article = ARTICLES.get(docket.code)
+    return article.text if article else ""
 
 
 def wording(docket: Docket, bundle: bytes | None) -> Wording:
@@ -330,6 +341,7 @@ def wording(docket: Docket, bundle: bytes | None) -> Wording:
         vehicles=[(v, plates.get(v)) for v in _vehicles_named(docket)],
         evidence_rows=_evidence_rows(docket.infraction.get("evidence", {}), context),
         fine_explanation=labels.d13_fine(None, context) if docket.code == "D-13" else None,
+        law_text=_law_text(docket),
     )
 
 
@@ -369,6 +381,7 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
         "graficos": graphics,
         "evidence_rows": words.evidence_rows,
         "fine_explanation": words.fine_explanation,
+        "law_text": words.law_text,
         "vehicles": words.vehicles,
         "bundle_sha256": docket.bundle_sha256,
         "signer": signer,

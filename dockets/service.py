@@ -24,6 +24,7 @@ from dockets.calendar import BusinessCalendar
 from dockets.signing import SigningKey
 from dockets.store import Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle, Operator, User, YearCounter
 from kernel.errors import FiscalizaError
+from rules.model import split_legal_basis
 
 AUTOMATIC, MANUAL = "automatico", "manual"
 SYSTEM_ROLE = "sistema"
@@ -146,7 +147,8 @@ def _attach_bundle(session: Session, docket: Docket, record: Mapping,
     docket.bundle_sha256 = digest
 
 
-# The record's fields a draft copies (the rest is the docket's own life).
+# The record's fields a draft copies (the rest is the docket's own life); its legal_basis
+# fills two columns, legal_basis and legal_text.
 _RECORD_FIELDS = ("route_id", "direction_id", "trip_id", "description", "legal_basis", "lat", "lon")
 
 
@@ -159,7 +161,7 @@ def _update_draft(session: Session, docket: Docket, record: Mapping, plates, ufi
     fresh = _docket_from_record(record, plates, ufir_brl, place_for)
     changed = {name: record.get(name) for name in ("status", *_RECORD_FIELDS, "fine_ufir")
                if record.get(name) != docket.infraction.get(name)}
-    for name in (*_RECORD_FIELDS, "fine_ufir", "occurred_at", "place"):
+    for name in (*_RECORD_FIELDS, "legal_text", "fine_ufir", "occurred_at", "place"):
         setattr(docket, name, getattr(fresh, name))
     docket.infraction = dict(record)
     _attach_bundle(session, docket, record, bundle_for)
@@ -171,6 +173,7 @@ def _update_draft(session: Session, docket: Docket, record: Mapping, plates, ufi
 def _docket_from_record(record: Mapping, plates: Mapping[str, str], ufir_brl: float,
                         place_for: Callable[[Mapping], str | None] | None, source: str = AUTOMATIC) -> Docket:
     vehicle = record.get("vehicle_id")
+    dispositivo, law_text = split_legal_basis(record["legal_basis"])
     return Docket(
         infraction_id=record["infraction_id"], source=source, code=record["code"], group=record["group"],
         fine_ufir=int(record["fine_ufir"]), ufir_brl=ufir_brl, operator_id=record["operator_id"],
@@ -180,7 +183,7 @@ def _docket_from_record(record: Mapping, plates: Mapping[str, str], ufir_brl: fl
         occurred_at=dt.datetime.fromisoformat(record["occurred_at"]),
         lat=record.get("lat"), lon=record.get("lon"),
         place=place_for(record) if place_for else record.get("place"),
-        description=record["description"], legal_basis=record["legal_basis"], infraction=dict(record),
+        description=record["description"], legal_basis=dispositivo, legal_text=law_text, infraction=dict(record),
         stage=workflow.Stage.RASCUNHO.value, status=_status_json(workflow.DocketStatus.initial()),
         created_at=utcnow(),
     )

@@ -109,7 +109,10 @@ class Docket(Base):
     lon: Mapped[float | None] = mapped_column(Float)
     place: Mapped[str | None] = mapped_column(Text)  # local da infração (art. 5 III), pt-BR
     description: Mapped[str] = mapped_column(Text)
+    # The record's legal_basis in its two halves (rules.model.split_legal_basis): the
+    # dispositivo, and the law's text it quotes (None: it quotes none).
     legal_basis: Mapped[str] = mapped_column(Text)
+    legal_text: Mapped[str | None] = mapped_column(Text)
     infraction: Mapped[dict[str, Any]]  # the full infraction record as received
     stage: Mapped[str] = mapped_column(String(32), index=True)
     status: Mapped[dict[str, Any]]  # dockets.workflow.DocketStatus, cached from the audit log

@@ -116,6 +116,28 @@ def fine_of(law: Law, article: Article, policy: Policy) -> int:
     return article.fine
 
 
+# A record's `legal_basis` (DESIGN.md contract): the dispositivo, then the law's own words
+# quoted. Only these two functions know the format; the docket store keeps the halves apart.
+_LAW_TEXT_OPEN = ". Texto legal: \u201c"
+_LAW_TEXT_CLOSE = "\u201d"
+
+
+def join_legal_basis(dispositivo: str, law_text: str | None) -> str:
+    """A record's `legal_basis`: the dispositivo and the law's text it quotes (the
+    dispositivo alone when there is no text)."""
+    return dispositivo if law_text is None else f"{dispositivo}{_LAW_TEXT_OPEN}{law_text}{_LAW_TEXT_CLOSE}"
+
+
+def split_legal_basis(legal_basis: str) -> tuple[str, str | None]:
+    """(dispositivo, the law's text) of a record's `legal_basis`; the text None when it
+    quotes none. Whatever the string, `join_legal_basis(*split_legal_basis(s)) == s`: the
+    halves a docket stores always give back the string its audit entries certify."""
+    dispositivo, opened, rest = legal_basis.partition(_LAW_TEXT_OPEN)
+    if not opened or not rest.endswith(_LAW_TEXT_CLOSE):
+        return legal_basis, None
+    return dispositivo, rest[:-len(_LAW_TEXT_CLOSE)]
+
+
 def make_infraction(
     code: str,
     policy: Policy,
@@ -153,7 +175,7 @@ def make_infraction(
         lat=None if lat is None else round(lat, 7),
         lon=None if lon is None else round(lon, 7),
         description=description,
-        legal_basis=f"{article.legal_basis}. Texto legal: \u201c{article.text}\u201d",
+        legal_basis=join_legal_basis(article.legal_basis, article.text),
         evidence=plain({**evidence, "policy_version": policy.version, "engine_version": __version__}),
     )
 

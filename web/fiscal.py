@@ -16,7 +16,7 @@ from dockets.service import Actor, DocketError, Forbidden
 from dockets.store import Docket, Occurrence, Operator
 from rules.joao_neiva.anexo_i import ARTICLES
 from rules.joao_neiva.pack import CATALOGUE
-from rules.model import CONFIRMED, infraction_id
+from rules.model import CONFIRMED, infraction_id, join_legal_basis
 from telemetry.contracts import EARLIEST
 from web.format import parse_local_datetime
 from web.forms import FormError
@@ -90,7 +90,7 @@ def manual_record(*, code: str, operator_id: str, vehicle_id: str | None, route_
         "lon": None,
         "place": place,
         "description": relato,
-        "legal_basis": f"{article.legal_basis}. Texto legal: \u201c{article.text}\u201d",
+        "legal_basis": join_legal_basis(article.legal_basis, article.text),
         "evidence": {"relato": relato, "fiscal": fiscal},
     }
 

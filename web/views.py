@@ -301,15 +301,6 @@ def attachment_views(session: Session, docket_id: int, tz: ZoneInfo) -> list[Att
             for r in rows]
 
 
-def split_legal_basis(docket: Docket) -> tuple[str, str]:
-    """(the dispositivo legal, the law's text) — the record joins them with "Texto legal:"."""
-    basis, sep, text = docket.legal_basis.partition(". Texto legal: ")
-    if sep:
-        return basis, text.strip().strip("\u201c\u201d\"")
-    article = ARTICLES.get(docket.code)
-    return docket.legal_basis, article.text if article else ""
-
-
 def docket_context(session: Session, docket: Docket, *, actor: service.Actor, calendar: BusinessCalendar,
                    today: dt.date, tz: ZoneInfo, charts: list[str], wording) -> dict:
     """`wording` is the auto's `dockets.document.Wording`: the page reads as the PDF does."""
@@ -323,7 +314,6 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
     attachments = attachment_views(session, docket.id, tz)
     entries = service.history(session, actor, docket.id)
     names = actor_names(session, entries)
-    basis, law_text = split_legal_basis(docket)
     article = ARTICLES.get(docket.code)
     role = actor.role
     allowed = workflow.allowed_actions(status, role) if role in workflow.ROLE_ACTIONS else frozenset()
@@ -337,8 +327,8 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "operator_name": operator.name if operator else docket.operator_id,
         "occurred": occurred_local(docket, tz).strftime("%d/%m/%Y às %H:%M:%S"),
         "service_date": date_br(docket.service_date),
-        "legal_basis": basis,
-        "law_text": law_text,
+        "legal_basis": docket.legal_basis,
+        "law_text": wording.law_text,
         "category": article.category if article else "",
         "code_text": code_text(docket.code),
         "fine_ufir": integer(docket.fine_ufir),

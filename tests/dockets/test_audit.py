@@ -21,6 +21,7 @@ from dockets.audit import GENESIS, Anchor, AuditError, AuditKey, Head, _body, ve
 from dockets.document import make_renderer
 from dockets.service import DocketError, perform
 from dockets.store import AuditEntry, Docket
+from rules.model import join_legal_basis
 from stores import TEST_AUDIT_KEY, open_test_store
 from streams.admin import create_topics
 
@@ -101,13 +102,32 @@ def test_an_entry_rewritten_with_the_chain_recomputed_without_the_key_is_named(a
 
 
 @pytest.mark.parametrize("column, value", [("stage", "'arquivado'"), ("fine_ufir", "1"),
-                                           ("next_deadline", "NULL"), ("operator_id", "'VNV'")])
+                                           ("next_deadline", "NULL"), ("operator_id", "'VNV'"),
+                                           ("legal_basis", "'D-11'"), ("legal_text", "'conduzir com cuidado.'"),
+                                           ("legal_text", "NULL")])
 def test_a_docket_changed_behind_the_application_is_named(anchored, actors, calendar, column, value):
     # before #13: docket stage, fine and files were outside the chain
     writer, anchors = anchored
     docket_id = _lavrar(writer, actors, calendar)
     _tamper(writer, f"UPDATE dockets SET {column} = {value} WHERE id = {docket_id}")
     with pytest.raises(AuditError, match=rf"auto 0001/2026 \(id {docket_id}\) difere .* em: {column}"):
+        _verify(writer, anchors.read())
+
+
+def test_the_law_text_moved_into_the_dispositivo_column_is_named(anchored, actors, calendar):
+    # the entry certifies the record's joined legal_basis (as before the two columns,
+    # migration 0005); the words moved between the columns still join to it
+    writer, anchors = anchored
+    docket_id = _lavrar(writer, actors, calendar)
+    with writer() as session:
+        certified = session.scalars(select(AuditEntry).where(AuditEntry.entity_id == str(docket_id))
+                                    .order_by(AuditEntry.id.desc())).first().payload["state"]["legal_basis"]
+    _tamper(writer, "UPDATE dockets SET legal_basis = legal_basis || '. Texto legal: “' || legal_text || '”', "
+                    f"legal_text = NULL WHERE id = {docket_id}")
+    with writer() as session:
+        docket = session.get(Docket, docket_id)
+        assert docket.legal_text is None and join_legal_basis(docket.legal_basis, docket.legal_text) == certified
+    with pytest.raises(AuditError, match=rf"auto 0001/2026 \(id {docket_id}\) difere .* em: legal_basis, legal_text$"):
         _verify(writer, anchors.read())
 
 

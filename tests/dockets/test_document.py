@@ -65,6 +65,10 @@ def test_the_pdf_carries_every_field_of_art5(lavrado, demo_day):
         docket.bundle_sha256, "fiscaliza verify",
     ]:
         assert expected in text, expected
+    # V: the dispositivo, then the law's words on a line of their own (the record joins them)
+    assert docket.legal_text == "deixar de cumprir os itinerários fixados."
+    assert f"{docket.legal_basis} Texto legal: “{docket.legal_text}”" in text
+    assert docket.legal_basis.endswith("D-11; multa conforme art. 3º") and "3º. Texto legal" not in text
 
 
 def test_the_pdf_names_the_key_that_signed_its_evidence(lavrado, signing_key):

@@ -393,7 +393,14 @@ def test_a_fiscal_registers_a_manual_infraction(kit, browser):
         docket = session.get(Docket, docket_id)
         assert docket.source == "manual" and docket.stage == "rascunho" and docket.group == "A"
         assert docket.infraction["status"] == "confirmed" and docket.infraction["evidence"]["relato"]
-        assert docket.legal_basis.endswith("Texto legal: “tratar os usuários com falta de urbanidade.”")
+        # the record keeps the contract's one string; the docket, its two halves
+        assert docket.legal_basis == ("Lei Municipal nº 867/1998 (João Neiva), Anexo I – Código Disciplinar, "
+                                      "Capítulo II, Grupo “A”, A-02; multa conforme art. 3º")
+        assert docket.legal_text == "tratar os usuários com falta de urbanidade."
+        assert docket.infraction["legal_basis"] == f"{docket.legal_basis}. Texto legal: “{docket.legal_text}”"
+    # the page shows them apart: the dispositivo, then the code and the law's words
+    assert f"{docket.legal_basis} A-02 — tratar os usuários com falta de urbanidade." in page
+    assert "Texto legal:" not in page
     # the same facts twice: refused
     before = kit.snapshot()
     response = fiscal.post("/infracoes/nova", data)
