@@ -32,7 +32,9 @@ class General(_Section):
     municipality: str
     state: str
     timezone: str
-    ufir_brl: float
+    # R$ of one unit of the law's fine (João Neiva: the UFIR); a law fined in a unit that
+    # no longer exists gives its mapping in [fines] instead, copied here when parsed
+    ufir_brl: float | None = None
     municipal_holidays: tuple[dt.date, ...] = ()
 
 
@@ -114,6 +116,16 @@ class C01(_Section):
     speed_agreement_kmh: float
 
 
+class Fines(_Section):
+    """How a law's fines map to today's money, where the law's unit is gone (Conselheiro
+    Lafaiete's cruzeiros of 1948), and what the law leaves to the policy about them."""
+    unit: str  # the law's fine unit, as its Law.fine_unit names it
+    brl_per_unit: float  # R$ of one unit today
+    # how far back an upheld infraction of the same article makes a fine a recidivist's
+    # (where the law doubles the fine "nos casos de reincidência" without saying how long)
+    recidivism_window_days: int
+
+
 class Policy(_Section):
     policy: General
     trips: TripRules
@@ -126,6 +138,7 @@ class Policy(_Section):
     d19: D19
     d21: D21
     c01: C01
+    fines: Fines | None = None  # optional: João Neiva's UFIR needs no mapping
 
     @property
     def version(self) -> str:
@@ -146,6 +159,13 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
         raise PolicyError(f"{source}: invalid policy: {exc}") from None
     except msgspec.DecodeError as exc:
         raise PolicyError(f"{source}: not valid TOML: {exc}") from None
+    if (policy.policy.ufir_brl is None) == (policy.fines is None):
+        raise PolicyError(f"{source}: give the value of the law's fine unit either as policy.ufir_brl "
+                          "or as [fines] brl_per_unit (exactly one)")
+    if policy.fines is not None:
+        # one place for consumers to read it (dockets, reports): the R$ of a unit of fine_ufir
+        policy = msgspec.structs.replace(
+            policy, policy=msgspec.structs.replace(policy.policy, ufir_brl=policy.fines.brl_per_unit))
     try:
         ZoneInfo(policy.policy.timezone)
     except (ZoneInfoNotFoundError, ValueError):
@@ -164,6 +184,8 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
             raise PolicyError(f"{source}: trips.terminal_zone_m_by_stop.{stop_id} must be positive, got {radius}")
     for section_name in policy.__struct_fields__:
         section = getattr(policy, section_name)
+        if section is None:  # an optional section not given
+            continue
         for name in section.__struct_fields__:
             value = getattr(section, name)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and not value > 0:

@@ -47,7 +47,7 @@ def _scaled(policy: Policy, factor: int) -> Policy:
                    if isinstance(getattr(section, name), (int, float)) and not isinstance(getattr(section, name), bool)}
         return msgspec.structs.replace(section, **changes)
     return msgspec.structs.replace(policy, **{name: scale(getattr(policy, name)) for name in policy.__struct_fields__
-                                              if name != "policy"})
+                                              if name != "policy" and getattr(policy, name) is not None})
 
 
 @pytest.mark.parametrize("pack, code", RULES)
