@@ -9,10 +9,11 @@ detectors that import it.
 from __future__ import annotations
 
 from kernel.policy import Policy, PolicyError
+from rules.conselheiro_lafaiete.lei_4_1948 import LAW as CONSELHEIRO_LAFAIETE
 from rules.joao_neiva.anexo_i import LAW as JOAO_NEIVA
 from rules.law import Law
 
-LAWS: dict[str, Law] = {law.code: law for law in (JOAO_NEIVA,)}
+LAWS: dict[str, Law] = {law.code: law for law in (JOAO_NEIVA, CONSELHEIRO_LAFAIETE)}
 
 
 def law_named(code: str) -> Law:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from kernel.policy import Policy, PolicyError
+from rules.conselheiro_lafaiete.pack import PACK as CONSELHEIRO_LAFAIETE
 from rules.joao_neiva.pack import PACK as JOAO_NEIVA
 from rules.laws import LAWS
 from rules.pack import Pack
 
-PACKS: dict[str, Pack] = {pack.code: pack for pack in (JOAO_NEIVA,)}
+PACKS: dict[str, Pack] = {pack.code: pack for pack in (JOAO_NEIVA, CONSELHEIRO_LAFAIETE)}
 assert PACKS.keys() == LAWS.keys(), "every law has its pack"
 
 
