@@ -318,7 +318,7 @@ def _law_text(docket: Docket) -> str:
     """The law's text its record quoted; the code's article's when the record quoted none."""
     if docket.legal_text is not None:
         return docket.legal_text
-    from rules.anexo_i import ARTICLES
+    from rules.joao_neiva.anexo_i import ARTICLES
 
     article = ARTICLES.get(docket.code)
     return article.text if article else ""

@@ -32,7 +32,9 @@ class General(_Section):
     municipality: str
     state: str
     timezone: str
-    ufir_brl: float
+    # R$ of one unit of the law's fine (João Neiva: the UFIR); a law fined in a unit that
+    # no longer exists gives its mapping in [fines] instead, copied here when parsed
+    ufir_brl: float | None = None
     municipal_holidays: tuple[dt.date, ...] = ()
 
 
@@ -130,9 +132,17 @@ class WaitingTime(_Section):
 
 
 class Fines(_Section):
-    """Fines a law leaves to a table the Prefeitura sets (Canarana, art. 39 § único):
-    article code as the law writes it -> fine in the law's unit."""
-    table: dict[str, int]
+    """What a law leaves to the policy about its fines."""
+    # the law's fine unit (as its Law.fine_unit names it) and R$ of one unit today, where
+    # the unit is gone (Conselheiro Lafaiete's cruzeiros of 1948); else policy.ufir_brl
+    unit: str | None = None
+    brl_per_unit: float | None = None
+    # how far back an upheld infraction of the same article makes a fine a recidivist's
+    # (where the law doubles the fine "nos casos de reincidência" without saying how long)
+    recidivism_window_days: int | None = None
+    # article code as the law writes it -> fine in the law's unit, where the law leaves
+    # each fine to a table the Prefeitura sets (Canarana, art. 39 § único)
+    table: dict[str, int] = {}
 
 
 class Policy(_Section):
@@ -149,7 +159,7 @@ class Policy(_Section):
     c01: C01
     # sections only some laws need; None where the policy's law has no use for them
     waiting_time: WaitingTime | None = None
-    fines: Fines | None = None
+    fines: Fines | None = None  # João Neiva's UFIR needs no mapping nor table
 
     @property
     def version(self) -> str:
@@ -170,6 +180,14 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
         raise PolicyError(f"{source}: invalid policy: {exc}") from None
     except msgspec.DecodeError as exc:
         raise PolicyError(f"{source}: not valid TOML: {exc}") from None
+    per_unit = policy.fines.brl_per_unit if policy.fines is not None else None
+    if (policy.policy.ufir_brl is None) == (per_unit is None):
+        raise PolicyError(f"{source}: give the value of the law's fine unit either as policy.ufir_brl "
+                          "or as [fines] brl_per_unit (exactly one)")
+    if per_unit is not None:
+        # one place for consumers to read it (dockets, reports): the R$ of a unit of fine_ufir
+        policy = msgspec.structs.replace(
+            policy, policy=msgspec.structs.replace(policy.policy, ufir_brl=policy.fines.brl_per_unit))
     try:
         ZoneInfo(policy.policy.timezone)
     except (ZoneInfoNotFoundError, ValueError):
@@ -189,7 +207,7 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
     _check_optional_sections(policy, source)
     for section_name in policy.__struct_fields__:
         section = getattr(policy, section_name)
-        if section is None:
+        if section is None:  # an optional section not given
             continue
         for name in section.__struct_fields__:
             value = getattr(section, name)

@@ -13,6 +13,8 @@ from rules.facts import ServiceDayFacts, iso, local, unfollowed_evidence
 from rules.model import PROVISIONAL, Finding, InsufficientEvidence, Rule, make_infraction, number
 
 CODE = "D-22"
+# the occurrences that make a suppressed trip justified (a detour alone does not)
+JUSTIFIED_BY = frozenset({"road_closure", "accident", "breakdown", "other"})
 
 
 def first_trip_keys(facts: ServiceDayFacts) -> set[str]:
@@ -24,7 +26,13 @@ def first_trip_keys(facts: ServiceDayFacts) -> set[str]:
     return {k for _, k in first.values()}
 
 
-def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
+def detect(facts: ServiceDayFacts, policy: Policy, *, code: str = CODE,
+           status: str = PROVISIONAL) -> list[Finding]:
+    """The suppressed trips of a closed day. Other packs reuse it configured, never
+    forked: `code` is the article they file a suppressed trip under (Conselheiro
+    Lafaiete's "art. 42 A") and `status` what a closed day makes of it: João Neiva's
+    stays provisional until art. 45 settles the month, a law without that exemption
+    confirms it."""
     matched = {tf.scheduled.key for tf in facts.trips if tf.scheduled is not None}
     window = policy.trips.match_window_s
     firsts = first_trip_keys(facts)
@@ -36,7 +44,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         departure = facts.day.departure_epoch(trip)
         if not facts.departure_observable(operator, departure, policy):
             findings.append(InsufficientEvidence(
-                code=CODE, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,
+                code=code, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,
                 trip_id=trip.trip_id, vehicle_id=None,
                 reason="a frota da operadora não transmitiu telemetria em torno do horário programado",
                 evidence={"scheduled_departure": iso(departure, facts.tz), "window_s": window,
@@ -47,7 +55,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         unfollowed = facts.may_have_run(trip.route_id, trip.direction_id, departure, policy)
         if unfollowed:
             findings.append(InsufficientEvidence(
-                code=CODE, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,
+                code=code, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,
                 trip_id=trip.trip_id, vehicle_id=None,
                 reason="um veículo percorria o itinerário com a telemetria interrompida: a viagem não pode "
                        "ser confirmada nem excluída",
@@ -64,7 +72,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         lat, lon = facts.origin_of[(trip.route_id, trip.direction_id)]
         start_of_operation = trip.key in firsts
         findings.append(make_infraction(
-            CODE, policy, identity=(trip.service_date, trip.key), status=PROVISIONAL,
+            code, policy, identity=(trip.service_date, trip.key), status=status,
             operator_id=operator, route_id=trip.route_id, direction_id=trip.direction_id, trip_id=trip.trip_id,
             service_date=trip.service_date, occurred_at=local(departure, facts.tz), lat=lat, lon=lon,
             description=(f"Viagem programada {trip.trip_id} da linha {trip.route_id} (sentido {trip.direction_id}), "
@@ -89,7 +97,7 @@ RULE = Rule(
     scope="service_day",
     live="departure_due",
     detect=detect,
-    justified_by=frozenset({"road_closure", "accident", "breakdown", "other"}),
+    justified_by=JUSTIFIED_BY,
     summary=lambda p: ("Viagem programada (quadro de horários) sem viagem realizada casada com ela; isenta no mês de "
                        f"eficiência de ao menos {number(100 * p.art45.min_efficiency)} % (art. 45)."),
 )

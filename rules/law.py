@@ -19,9 +19,12 @@ class Article:
     text: str  # the law's words (OCR damage restored, listed in the law's module)
     automatic: bool  # detected from telemetry (True) or recorded by a fiscal agent
     group: str  # the law's class of the infraction (João Neiva: the group letter)
-    fine: int  # in the law's fine unit (Law.fine_unit)
+    fine: int  # in the law's fine unit (Law.fine_unit); where the law sets a range, its floor
     legal_basis: str  # the dispositivo, pt-BR, as an auto de infração cites it
     category: str = ""  # the law's own heading, where it has one ("pessoal de operação")
+    # the ceiling where the law sets a range for the authority to grade (Conselheiro
+    # Lafaiete's art. 42 B: Cr$ 5,00 to Cr$ 30,00); None: the fine is fixed
+    fine_max: int | None = None
 
 
 @dataclass(frozen=True)

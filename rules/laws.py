@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from kernel.policy import Policy, PolicyError
 from rules.canarana.lei_179_1991 import LAW as CANARANA
+from rules.conselheiro_lafaiete.lei_4_1948 import LAW as CONSELHEIRO_LAFAIETE
 from rules.joao_neiva.anexo_i import LAW as JOAO_NEIVA
 from rules.law import Law
 
-LAWS: dict[str, Law] = {law.code: law for law in (JOAO_NEIVA, CANARANA)}
+LAWS: dict[str, Law] = {law.code: law for law in (JOAO_NEIVA, CONSELHEIRO_LAFAIETE, CANARANA)}
 
 
 def law_named(code: str) -> Law:

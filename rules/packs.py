@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from kernel.policy import Policy, PolicyError
 from rules.canarana.pack import PACK as CANARANA
+from rules.conselheiro_lafaiete.pack import PACK as CONSELHEIRO_LAFAIETE
 from rules.joao_neiva.pack import PACK as JOAO_NEIVA
 from rules.laws import LAWS
 from rules.pack import Pack
 
-PACKS: dict[str, Pack] = {pack.code: pack for pack in (JOAO_NEIVA, CANARANA)}
+PACKS: dict[str, Pack] = {pack.code: pack for pack in (JOAO_NEIVA, CONSELHEIRO_LAFAIETE, CANARANA)}
 assert PACKS.keys() == LAWS.keys(), "every law has its pack"
 
 

@@ -174,3 +174,34 @@ def test_noise_as_long_as_a_detour_is_refused():
     # policy that called them noise would let trip coverage read past a provable detour
     with pytest.raises(PolicyError, match=re.escape("trips.max_noise_pings must be below d11.min_consecutive_pings")):
         parse_policy(edited("max_noise_pings = 2", "max_noise_pings = 3"))
+
+
+LAFAIETE = SHIPPED.parent / "conselheiro-lafaiete.toml"
+
+
+def test_conselheiro_lafaiete_policy_parses_with_its_fine_mapping():
+    policy = load_policy(LAFAIETE)
+    assert policy.policy.code == "conselheiro-lafaiete"
+    assert (policy.policy.municipality, policy.policy.state) == ("Conselheiro Lafaiete", "MG")
+    assert policy.tz == ZoneInfo("America/Sao_Paulo")
+    assert policy.fines.unit == "Cr$ de 1948"
+    assert policy.fines.brl_per_unit == pytest.approx(1518 / 380, abs=1e-4)  # minimum wages 2025 / 1948
+    assert policy.policy.ufir_brl == policy.fines.brl_per_unit  # what fine_ufir × ufir_brl consumers read
+    assert policy.fines.recidivism_window_days == 365
+    # the physical thresholds are João Neiva's: the same telemetry, the same facts
+    shipped = load_policy()
+    for section in ("trips", "stream", "d11", "d13", "b04", "a07", "d19", "d21", "c01"):
+        assert getattr(policy, section) == getattr(shipped, section), section
+
+
+def test_joao_neiva_policy_has_no_fine_mapping():
+    assert load_policy().fines is None
+
+
+def test_a_policy_needs_exactly_one_value_of_the_fine_unit():
+    lafaiete = LAFAIETE.read_text(encoding="utf-8")
+    with pytest.raises(PolicyError, match="exactly one"):
+        parse_policy(lafaiete.replace('timezone = "America/Sao_Paulo"\n',
+                                      'timezone = "America/Sao_Paulo"\nufir_brl = 1.0641\n', 1))
+    with pytest.raises(PolicyError, match="exactly one"):
+        parse_policy(edited("ufir_brl = 1.0641\n", ""))

@@ -4,7 +4,7 @@ exactly what the records always carried, and the split must give back any string
 
 import pytest
 
-from rules.anexo_i import ARTICLES
+from rules.joao_neiva.anexo_i import ARTICLES
 from rules.model import join_legal_basis, split_legal_basis
 
 

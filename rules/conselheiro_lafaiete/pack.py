@@ -1,0 +1,20 @@
+"""Conselheiro Lafaiete's pack: Lei 4/1948 and the articles the telemetry proves.
+
+Explicit on purpose, as João Neiva's: an article is enforced automatically if and only
+if it is listed here. For now the suppressed regular trip (art. 42 A); turning back
+(art. 14 § único), another line (art. 17) and stopping outside the marked stops
+(art. 19 § único) join when their detectors do.
+"""
+
+from __future__ import annotations
+
+from rules.conselheiro_lafaiete import art42a
+from rules.conselheiro_lafaiete.lei_4_1948 import LAW
+from rules.model import Rule
+from rules.pack import Pack
+
+CATALOGUE: dict[str, Rule] = {
+    "art. 42 A": art42a.RULE,
+}
+
+PACK = Pack(law=LAW, catalogue=CATALOGUE)
