@@ -1,4 +1,5 @@
-"""`fiscaliza demo`: a simulated day of the João Neiva sample, replayed and summarized."""
+"""`fiscaliza demo`: a simulated day of a city's sample network (João Neiva's by default),
+replayed under the city's shipped policy and summarized."""
 
 from __future__ import annotations
 
@@ -15,26 +16,35 @@ from fiscaliza.reporting import Progress, print_replay_summary
 from gtfs import load_feed
 from kernel.errors import FiscalizaError
 from kernel.fleet import load_fleet
-from samples import joao_neiva
+from kernel.policy import load_policy, shipped_policy_path
+from rules import a07, b04, c01, d11, d12, d13, d19, d21, d22
+from rules.packs import pack_of
+from samples import SAMPLES, joao_neiva
 from simulator import SimulationSettings, simulate
 
 DEMO_FAULTS = ("detour", "late_departure", "suppressed_trip", "speeding", "broken_seal")
 DEMO_INPUT_FAULTS = ("malformed", "duplicates", "out_of_order")
-FAULTS_PT = {  # what the demo injected, as the manager reads it
-    "detour": "desvio de itinerário (D-11)",
-    "stop_bypass": "ponto de parada não atendido (A-07)",
-    "late_departure": "partida atrasada (D-13)",
-    "en_route_lateness": "atraso em ponto de controle (B-04)",
-    "suppressed_trip": "viagem não realizada (D-22)",
-    "frequency_shortfall": "partida de frequência não realizada (D-12)",
-    "broken_seal": "lacre da catraca rompido (D-21)",
-    "silent_catraca": "catraca sem registros (D-19)",
-    "speeding": "excesso de velocidade (C-01)",
+FAULTS_PT = {  # what the demo injected, as the manager reads it (the pack's code is added)
+    "detour": "desvio de itinerário",
+    "stop_bypass": "ponto de parada não atendido",
+    "late_departure": "partida atrasada",
+    "en_route_lateness": "atraso em ponto de controle",
+    "suppressed_trip": "viagem não realizada",
+    "frequency_shortfall": "partida de frequência não realizada",
+    "broken_seal": "lacre da catraca rompido",
+    "silent_catraca": "catraca sem registros",
+    "speeding": "excesso de velocidade",
     "malformed": "mensagens malformadas",
     "duplicates": "mensagens duplicadas",
     "out_of_order": "mensagens fora de ordem",
     "gps_gap": "falha de GPS",
 }
+# The shared detector each detector fault is there to trigger: a city's demo injects the
+# faults whose detector its pack lists, named with the pack's code for it.
+FAULT_RULES = {"detour": d11.RULE, "stop_bypass": a07.RULE, "late_departure": d13.RULE,
+               "en_route_lateness": b04.RULE, "suppressed_trip": d22.RULE, "frequency_shortfall": d12.RULE,
+               "broken_seal": d21.RULE, "silent_catraca": d19.RULE, "speeding": c01.RULE}
+DEFAULT_CITY = "joao-neiva"
 
 
 def simulate_files(feed_path: Path | None, fleet_path: Path | None, settings: SimulationSettings, out: Path,
@@ -48,6 +58,36 @@ def simulate_files(feed_path: Path | None, fleet_path: Path | None, settings: Si
 
 class DemoError(FiscalizaError):
     """The demo cannot run as asked (a one-line message for the user)."""
+
+
+@dataclass(frozen=True)
+class DemoCity:
+    code: str  # as the policy's `[policy] code` and `--city` name it
+    name: str  # the municipality, as its policy names it
+    feed: Path
+    fleet: Path
+    policy: Path
+    faults: tuple[str, ...]  # the demo's detector faults the city's pack detects
+    labels: dict[str, str]  # fault -> what the manager reads, with the pack's code
+    undetected: tuple[str, ...]  # the demo's detector faults the pack has no detector for
+
+
+def demo_city(code: str) -> DemoCity:
+    """The city's sample network and shipped policy, and the demo faults its pack detects."""
+    if code not in SAMPLES:
+        raise DemoError(f"unknown --city {code!r}; choose from {', '.join(SAMPLES)}")
+    policy_path = shipped_policy_path(code)
+    if not policy_path.is_file():
+        raise DemoError(f"--city {code}: its policy is not shipped ({policy_path.name} is missing)")
+    policy = load_policy(policy_path)
+    catalogue = pack_of(policy).catalogue
+    codes = {fault: next((c for c, rule in catalogue.items() if rule.detect is FAULT_RULES[fault].detect), None)
+             for fault in DEMO_FAULTS}
+    feed, fleet = SAMPLES[code]()
+    return DemoCity(code, policy.policy.municipality, feed, fleet, policy_path,
+                    faults=tuple(f for f in DEMO_FAULTS if codes[f]),
+                    labels={f: f"{FAULTS_PT[f]} ({c})" for f, c in codes.items() if c},
+                    undetected=tuple(f for f in DEMO_FAULTS if not codes[f]))
 
 
 def last_service_day_before(feed, today: dt.date) -> dt.date:
@@ -69,18 +109,19 @@ def day_is_over(day: dt.date, today: dt.date) -> bool:
     return day < today
 
 
-def default_demo_day() -> dt.date:
+def default_demo_day(city: DemoCity | None = None) -> dt.date:
     """`last_service_day_before` today, today as the clock reads it in the feed's timezone."""
-    feed = load_feed(joao_neiva()[0])
+    feed = load_feed(city.feed if city else joao_neiva()[0])
     return last_service_day_before(feed, dt.datetime.now(feed.timezone).date())
 
 
-def run_demo(out: Path, date: dt.date, seed: int) -> None:
+def run_demo(out: Path, date: dt.date, seed: int, city: DemoCity | None = None) -> None:
     console = Console()
-    feed_path, fleet_path = joao_neiva()
+    city = city or demo_city(DEFAULT_CITY)
+    feed_path, fleet_path = city.feed, city.fleet
     telemetry_dir, results_dir = out / "telemetry", out / "replay"
-    settings = SimulationSettings(date, date, seed, DEMO_FAULTS, DEMO_INPUT_FAULTS)
-    console.print(f"[bold]fiscaliza demo[/bold] — rede de exemplo de João Neiva, {date:%d/%m/%Y}")
+    settings = SimulationSettings(date, date, seed, city.faults, DEMO_INPUT_FAULTS)
+    console.print(f"[bold]fiscaliza demo[/bold] — rede de exemplo de {city.name}, {date:%d/%m/%Y}")
     with Progress("Simulando telemetria") as progress:
         simulated = simulate_files(feed_path, fleet_path, settings, telemetry_dir, progress=progress.update)
     console.print(f"Simulados {simulated.pings:,} registros de tacógrafo e {simulated.catraca_readings:,} de catraca "
@@ -88,10 +129,13 @@ def run_demo(out: Path, date: dt.date, seed: int) -> None:
     for fault in simulated.injected:
         target = fault.get("trip_id") or ""
         vehicle = fault.get("vehicle_id") or ""
-        name = FAULTS_PT.get(fault["fault"], fault["fault"])
+        name = city.labels.get(fault["fault"]) or FAULTS_PT.get(fault["fault"], fault["fault"])
         console.print(f"  • {name}{': viagem ' + target if target else ''}{', veículo ' + vehicle if vehicle else ''}")
+    if city.undetected:  # said, so that a fault never injected is not read as one not found
+        console.print("Não injetadas (a lei do município não tem detector para elas): "
+                      + ", ".join(FAULTS_PT[f] for f in city.undetected) + ".")
     inputs = ReplayInputs(feed=feed_path, fleet=fleet_path, tachograph=simulated.tachograph,
-                          catraca=simulated.catraca)
+                          catraca=simulated.catraca, policy=city.policy)
     with Progress("Reprocessando") as progress:
         result = replay(inputs, progress=progress.update)
     write_outputs(result, results_dir)

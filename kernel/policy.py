@@ -7,6 +7,7 @@ refused so that a typo in a threshold never silently falls back to a default.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from importlib import resources
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -233,9 +234,16 @@ def _check_optional_sections(policy: Policy, source: str) -> None:
                 raise PolicyError(f"{source}: fines.table.{code!r} must be positive, got {fine}")
 
 
-def shipped_policy_path() -> Path:
-    """The shipped default policy file (João Neiva's), wherever the package is installed."""
-    return Path(str(resources.files("kernel").joinpath("policies", DEFAULT_POLICY_NAME)))
+def shipped_policy_path(city: str | None = None) -> Path:
+    """A shipped policy file, wherever the package is installed: the city's
+    (`policies/<city>.toml`, `city` being the code its `[policy] code` names, e.g.
+    "canarana"), else the default (João Neiva's). The path may not exist: a city whose
+    policy is not shipped."""
+    if city is not None and not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", city):
+        # a code, never a path: "../x" must not reach outside the policies
+        raise PolicyError(f"not a city code: {city!r}")
+    name = DEFAULT_POLICY_NAME if city is None else f"{city}.toml"
+    return Path(str(resources.files("kernel").joinpath("policies", name)))
 
 
 def policy_bytes(path: Path | None) -> bytes:

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Build the João Neiva sample GTFS feed (fictional network) and its fleet list.
+"""Build the sample GTFS feeds (fictional networks) and fleet lists of samples/.
 
-    python scripts/build_sample_feed.py           # rewrite feed/ and fleet.csv
-    python scripts/build_sample_feed.py --check   # ... then validate them
+    python scripts/build_sample_feed.py                # rewrite every city's feed/ and fleet.csv
+    python scripts/build_sample_feed.py --city canarana --check   # one city, then validate it
 
-Deterministic: the same input always yields byte-identical files. Streets are drawn
-as waypoints in metres (east, north) from the town centre (lat -19.757, lon -40.386)
-in SIRGAS 2000 / UTM 24S (EPSG:31984), densified to one shape point every 22-45 m,
-and converted to WGS 84. Distances (shape_dist_traveled) are metres in EPSG:31984,
-measured on the coordinates as written (7 decimals), so they agree with what a
-consumer projecting the feed to EPSG:31984 measures.
+Cities (their data is scripts/sample_cities.py): joao_neiva, conselheiro_lafaiete,
+canarana. Deterministic: the same input always yields byte-identical files. Streets are
+drawn as waypoints in metres (east, north) from the town centre in the city's SIRGAS
+2000 / UTM zone (João Neiva: lat -19.757, lon -40.386, EPSG:31984), densified to one
+shape point every 22-45 m, and converted to WGS 84. Distances (shape_dist_traveled) are
+metres in that zone, measured on the coordinates as written (7 decimals), so they agree
+with what a consumer projecting the feed to the zone measures.
 
 Only the standard library, pyproj, shapely and holidays are needed to build; the --check
 option also uses gtfs-kit.
@@ -27,18 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyproj import Transformer
+from sample_cities import CITIES, City, Leg, RouteDef
 from shapely import LineString, Point
 from shapely.ops import substring
 
-HERE = Path(__file__).resolve().parents[1] / "samples" / "joao_neiva"  # where the built data lives
-FEED_DIR = HERE / "feed"
-FLEET_CSV = HERE / "fleet.csv"
-
-CENTRE_LAT, CENTRE_LON = -19.757, -40.386
-METRIC_EPSG = 31984  # SIRGAS 2000 / UTM zone 24S
-_TO_XY = Transformer.from_crs("EPSG:4326", f"EPSG:{METRIC_EPSG}", always_xy=True)
-_TO_LONLAT = Transformer.from_crs(f"EPSG:{METRIC_EPSG}", "EPSG:4326", always_xy=True)
-CX, CY = _TO_XY.transform(CENTRE_LON, CENTRE_LAT)
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"  # where the built data lives
 
 COORD_DECIMALS = 7
 MAX_SHAPE_STEP = 45.0  # m; waypoint legs are >= 25 m, so every step is 22.5-45 m
@@ -48,115 +42,26 @@ TIMEPOINT_DWELL = 20  # s, at the two intermediate timepoints
 LAYOVER_MIN = 6  # min, minimum at a terminal between two trips of a block
 # The current and the next year, so the demo always finds a recent service day to contest.
 START_DATE, END_DATE = "20260101", "20271231"
-# The sample's municipal holiday (illustrative; the policy lists the same dates).
-MUNICIPAL_HOLIDAYS = {"20261208": "Feriado municipal", "20271208": "Feriado municipal"}
-
-# --------------------------------------------------------------------------------------
-# Street network (fictional names, plausible for a town in the interior of Espírito Santo)
-# --------------------------------------------------------------------------------------
-# A path is a start point plus legs; each leg is (street name, [waypoints after the
-# previous one]). Coordinates: metres east/north of the town centre.
-Leg = tuple[str, list[tuple[float, float]]]
-
-VARGAS = "Avenida Presidente Vargas"
-SETE = "Rua Sete de Setembro"
-QUINZE = "Rua Quinze de Novembro"
-DOM_PEDRO = "Rua Dom Pedro II"
-BEIRA_RIO = "Avenida Beira Rio"
-ZANOTTI = "Rua Ângelo Zanotti"
-AV_SANTO_ANTONIO = "Avenida Santo Antônio"
-SAO_BENEDITO = "Rua São Benedito"
-PALMEIRAS = "Rua das Palmeiras"
-ANCHIETA = "Rua Padre Anchieta"
-VITORIA = "Rua Vitória"
-AV_VILA_NOVA = "Avenida Vila Nova"
-CASTELO = "Rua Marechal Castelo Branco"
-ACACIAS = "Rua das Acácias"
-CRAVOS = "Rua dos Cravos"
-SANTA_RITA = "Rua Santa Rita"
-
-# Corners of the one-way pair in the centre (Sete de Setembro northbound,
-# Quinze de Novembro southbound) between Av. Presidente Vargas and Rua Dom Pedro II.
-T_CENTRO = (-300.0, -15.0)
-D_VARGAS_QUINZE = (60.0, -50.0)
-A_VARGAS_SETE = (170.0, -62.0)
-B_PEDRO_SETE = (195.0, 170.0)
-C_PEDRO_QUINZE = (85.0, 158.0)
-
-ROUTE_101_OUT: tuple[tuple[float, float], list[Leg]] = (
-    T_CENTRO,
-    [
-        (VARGAS, [(-70.0, -38.0), D_VARGAS_QUINZE, A_VARGAS_SETE]),
-        (SETE, [(182.0, 60.0), B_PEDRO_SETE]),
-        (DOM_PEDRO, [(320.0, 185.0), (460.0, 215.0), (590.0, 262.0)]),
-        (BEIRA_RIO, [(700.0, 340.0), (780.0, 450.0), (830.0, 600.0), (850.0, 780.0),
-                     (900.0, 950.0), (990.0, 1100.0)]),
-        (ZANOTTI, [(1120.0, 1180.0), (1260.0, 1230.0), (1380.0, 1330.0)]),
-        (AV_SANTO_ANTONIO, [(1560.0, 1390.0), (1740.0, 1480.0), (1880.0, 1620.0),
-                            (1960.0, 1800.0), (2000.0, 1990.0), (1980.0, 2180.0),
-                            (1900.0, 2350.0), (1780.0, 2500.0), (1640.0, 2620.0)]),
-        (SAO_BENEDITO, [(1500.0, 2700.0), (1350.0, 2760.0), (1200.0, 2850.0)]),
-        (PALMEIRAS, [(1160.0, 3000.0), (1050.0, 3120.0), (900.0, 3180.0), (740.0, 3200.0)]),
-        (SANTA_RITA, [(600.0, 3280.0), (470.0, 3380.0), (330.0, 3420.0)]),
-    ],
-)
-
-# Inbound 101: the same streets in reverse, except that in the centre it cannot go
-# down Rua Sete de Setembro (one-way northbound) and uses Rua Quinze de Novembro.
-_CENTRE_IN: list[Leg] = [
-    (DOM_PEDRO, [C_PEDRO_QUINZE]),
-    (QUINZE, [(72.0, 50.0), D_VARGAS_QUINZE]),
-    (VARGAS, [(-70.0, -38.0), T_CENTRO]),
-]
-
-ROUTE_201_OUT: tuple[tuple[float, float], list[Leg]] = (
-    (-280.0, 300.0),  # Praça da Matriz
-    [
-        (ANCHIETA, [(-420.0, 230.0), (-560.0, 210.0), (-700.0, 170.0)]),
-        (VITORIA, [(-760.0, 40.0), (-800.0, -100.0), (-880.0, -230.0)]),
-        (AV_VILA_NOVA, [(-1010.0, -350.0), (-1150.0, -450.0), (-1260.0, -590.0),
-                        (-1330.0, -760.0), (-1450.0, -900.0), (-1600.0, -990.0)]),
-        (CASTELO, [(-1640.0, -1150.0), (-1720.0, -1300.0), (-1850.0, -1400.0)]),
-        (ACACIAS, [(-2000.0, -1430.0), (-2130.0, -1520.0), (-2200.0, -1680.0),
-                   (-2230.0, -1860.0), (-2180.0, -2030.0), (-2070.0, -2160.0)]),
-        (CRAVOS, [(-1950.0, -2290.0), (-1800.0, -2380.0), (-1640.0, -2420.0), (-1480.0, -2500.0)]),
-    ],
-)
-
-# Landmarks used to name stops, in order along each street (outbound direction).
-LANDMARKS = {
-    VARGAS: ["Banco do Brasil", "Correios", "Mercado Municipal"],
-    SETE: ["Câmara Municipal", "Igreja Matriz"],
-    QUINZE: ["Fórum", "Praça Sete"],
-    DOM_PEDRO: ["Escola Estadual Dom Pedro II", "Farmácia Popular", "Rua Belo Horizonte"],
-    BEIRA_RIO: ["Ponte de Ferro", "Estação Ferroviária", "Posto de Saúde", "Ginásio Municipal",
-                "Quadra Beira Rio", "Rua Colatina"],
-    ZANOTTI: ["Cooperativa Agrícola", "Cemitério", "Rua Aracruz"],
-    AV_SANTO_ANTONIO: ["Posto Rio Doce", "Escola Municipal Santo Antônio", "Capela Santo Antônio",
-                       "Campo de Futebol", "Unidade de Saúde", "Rua dos Ipês", "Laticínio"],
-    SAO_BENEDITO: ["Igreja São Benedito", "Mercearia Bela Vista", "Rua Linhares"],
-    PALMEIRAS: ["Creche Municipal", "Praça das Palmeiras", "Rua Ibiraçu"],
-    ANCHIETA: ["Prefeitura Municipal", "Hospital Municipal"],
-    VITORIA: ["Rua Santa Teresa", "Escola Estadual Vitória", "Supermercado Neivense"],
-    AV_VILA_NOVA: ["Passagem de Nível", "Serraria", "Posto da Polícia Militar",
-                   "Escola Municipal Vila Nova", "Rua Guarapari", "Academia ao Ar Livre"],
-    CASTELO: ["Rua Cachoeiro", "Igreja Batista", "Padaria Central"],
-    ACACIAS: ["Praça Vila Nova", "Unidade de Saúde Vila Nova", "Rua das Margaridas", "Campo do Vila Nova"],
-    CRAVOS: ["Igreja Assembleia de Deus", "Escola Municipal Vila Nova II", "Rua dos Lírios"],
-    SANTA_RITA: ["Capela Santa Rita", "Rua Fundão", "Bar do Zé"],
-}
-
 
 # --------------------------------------------------------------------------------------
 # Geometry
 # --------------------------------------------------------------------------------------
-def to_lonlat(x: float, y: float) -> tuple[float, float]:
-    lon, lat = _TO_LONLAT.transform(x, y)
-    return round(lon, COORD_DECIMALS), round(lat, COORD_DECIMALS)
+class Geo:
+    """A city's metric frame: its UTM zone and the centre the waypoints are relative to."""
 
+    def __init__(self, city: City):
+        self.epsg = city.epsg
+        self.to_metric = Transformer.from_crs("EPSG:4326", f"EPSG:{city.epsg}", always_xy=True)
+        self.to_wgs84 = Transformer.from_crs(f"EPSG:{city.epsg}", "EPSG:4326", always_xy=True)
+        lat, lon = city.centre
+        self.cx, self.cy = self.to_metric.transform(lon, lat)
 
-def to_xy(lon: float, lat: float) -> tuple[float, float]:
-    return _TO_XY.transform(lon, lat)
+    def to_lonlat(self, x: float, y: float) -> tuple[float, float]:
+        lon, lat = self.to_wgs84.transform(x, y)
+        return round(lon, COORD_DECIMALS), round(lat, COORD_DECIMALS)
+
+    def to_xy(self, lon: float, lat: float) -> tuple[float, float]:
+        return self.to_metric.transform(lon, lat)
 
 
 def flatten(path: tuple[tuple[float, float], list[Leg]]) -> tuple[list[tuple[float, float]], list[str]]:
@@ -177,8 +82,9 @@ def reverse_path(points, streets):
 @dataclass
 class ShapeGeom:
     shape_id: str
+    geo: Geo
     lonlat: list[tuple[float, float]]  # as written to shapes.txt
-    xy: list[tuple[float, float]]  # EPSG:31984 of the written coordinates
+    xy: list[tuple[float, float]]  # the city's UTM zone, of the written coordinates
     dist: list[float]  # cumulative metres
     street_at: list[tuple[float, float, str]]  # (from_m, to_m, street)
     line: LineString = field(init=False)
@@ -203,11 +109,11 @@ class ShapeGeom:
         if d >= self.length:
             return self.lonlat[-1]
         p = self.line.interpolate(d)
-        return to_lonlat(p.x, p.y)
+        return self.geo.to_lonlat(p.x, p.y)
 
 
-def build_shape(shape_id: str, points, streets) -> ShapeGeom:
-    local = [(CX + e, CY + n) for e, n in points]
+def build_shape(geo: Geo, shape_id: str, points, streets) -> ShapeGeom:
+    local = [(geo.cx + e, geo.cy + n) for e, n in points]
     dense: list[tuple[float, float]] = [local[0]]
     dense_street_idx: list[int] = []  # street index of each dense step
     for i, ((x0, y0), (x1, y1)) in enumerate(zip(local, local[1:])):
@@ -218,8 +124,8 @@ def build_shape(shape_id: str, points, streets) -> ShapeGeom:
         for j in range(1, k + 1):
             dense.append((x0 + (x1 - x0) * j / k, y0 + (y1 - y0) * j / k))
             dense_street_idx.append(i)
-    lonlat = [to_lonlat(x, y) for x, y in dense]
-    xy = [to_xy(lon, lat) for lon, lat in lonlat]
+    lonlat = [geo.to_lonlat(x, y) for x, y in dense]
+    xy = [geo.to_xy(lon, lat) for lon, lat in lonlat]
     dist = [0.0]
     for (x0, y0), (x1, y1) in zip(xy, xy[1:]):
         dist.append(dist[-1] + math.hypot(x1 - x0, y1 - y0))
@@ -231,7 +137,7 @@ def build_shape(shape_id: str, points, streets) -> ShapeGeom:
             street_at[-1] = (street_at[-1][0], hi, name)
         else:
             street_at.append((lo, hi, name))
-    return ShapeGeom(shape_id, lonlat, xy, dist, street_at)
+    return ShapeGeom(shape_id, geo, lonlat, xy, dist, street_at)
 
 
 def check_shape(shape: ShapeGeom) -> None:
@@ -242,7 +148,7 @@ def check_shape(shape: ShapeGeom) -> None:
     assert line.is_simple, f"{sid} crosses itself"
     first, last = Point(shape.xy[0]), Point(shape.xy[-1])
     assert first.distance(last) >= 1500.0, (sid, first.distance(last))
-    centre = Point(CX, CY)
+    centre = Point(shape.geo.cx, shape.geo.cy)
     assert max(Point(p).distance(centre) for p in shape.xy) <= 4000.0, sid
     # No part of the shape comes back near another part (a GPS fix must project
     # unambiguously): points more than 300 m apart along the shape are >= 80 m apart.
@@ -336,13 +242,14 @@ def stop_defs_for(shape: ShapeGeom, positions: list[float], ids: list[str], name
     return placed
 
 
-def landmark_names(shape: ShapeGeom, positions: list[float], used: dict[str, int]) -> list[str]:
+def landmark_names(landmarks: dict[str, list[str]], shape: ShapeGeom, positions: list[float],
+                   used: dict[str, int]) -> list[str]:
     names = []
     for d in positions:
         street = shape.street(d)
         k = used.get(street, 0)
         used[street] = k + 1
-        names.append(f"{street} – {LANDMARKS[street][k]}")
+        names.append(f"{street} – {landmarks[street][k]}")
     return names
 
 
@@ -422,18 +329,18 @@ def build_profile(stops: list[PlacedStop], length: float) -> Profile:
 # --------------------------------------------------------------------------------------
 # Writing
 # --------------------------------------------------------------------------------------
-def holidays_on_weekdays() -> dict[str, str]:
-    """Weekday holidays of the sample's years, YYYYMMDD -> name: the national and Espírito
-    Santo public holidays (the `holidays` library, as the docket calendar uses) and the
-    municipal one. On them the buses run the Saturday timetable."""
+def holidays_on_weekdays(city: City) -> dict[str, str]:
+    """Weekday holidays of the sample's years, YYYYMMDD -> name: the national and state
+    public holidays (the `holidays` library, as the docket calendar uses) and the
+    municipal ones. On them the buses run the Saturday timetable."""
     import datetime as dt
 
     import holidays
 
     first, last = dt.date.fromisoformat(START_DATE), dt.date.fromisoformat(END_DATE)
-    official = holidays.country_holidays("BR", subdiv="ES", years=range(first.year, last.year + 1),
+    official = holidays.country_holidays("BR", subdiv=city.state, years=range(first.year, last.year + 1),
                                          categories=(holidays.PUBLIC,), language="pt_BR")
-    named = {day.strftime("%Y%m%d"): name for day, name in official.items()} | MUNICIPAL_HOLIDAYS
+    named = {day.strftime("%Y%m%d"): name for day, name in official.items()} | city.municipal_holidays
     return {day: name for day, name in named.items()
             if START_DATE <= day <= END_DATE and dt.datetime.strptime(day, "%Y%m%d").weekday() < 5}
 
@@ -451,40 +358,53 @@ def fmt_m(d: float) -> str:
     return f"{d:.2f}"
 
 
-def build() -> dict:
-    FEED_DIR.mkdir(parents=True, exist_ok=True)
+def route_shapes(geo: Geo, route: RouteDef) -> tuple[ShapeGeom, ShapeGeom]:
+    """Outbound and inbound shapes: the inbound is the outbound's streets reversed, but
+    for the legs it takes from `inbound_via`'s waypoint on (a one-way street)."""
+    p_out, s_out = flatten(route.outbound)
+    if route.inbound_via is None:
+        p_in, s_in = reverse_path(p_out, s_out)
+    else:
+        split, legs = route.inbound_via
+        i = p_out.index(split)
+        shared_back_p, shared_back_s = reverse_path(p_out[i:], s_out[i:])
+        p_in = shared_back_p + [p for _, wps in legs for p in wps]
+        s_in = shared_back_s + [street for street, wps in legs for _ in wps]
+    r = route.route_id
+    return build_shape(geo, f"{r}-0", p_out, s_out), build_shape(geo, f"{r}-1", p_in, s_in)
+
+
+def build(city: City) -> dict:
+    here = SAMPLES / city.key
+    feed_dir = here / "feed"
+    feed_dir.mkdir(parents=True, exist_ok=True)
+    geo = Geo(city)
+    timed, freq = city.timetabled, city.headway
+    t_id, h_id = timed.route_id, freq.route_id
 
     # ---- shapes ------------------------------------------------------------------
-    p101, s101 = flatten(ROUTE_101_OUT)
-    i = p101.index(B_PEDRO_SETE)
-    shared_back_p, shared_back_s = reverse_path(p101[i:], s101[i:])
-    p101_in = shared_back_p + [p for _, wps in _CENTRE_IN for p in wps]
-    s101_in = shared_back_s + [street for street, wps in _CENTRE_IN for _ in wps]
-    p201, s201 = flatten(ROUTE_201_OUT)
-    p201_in, s201_in = reverse_path(p201, s201)
-
-    shapes = {
-        "101-0": build_shape("101-0", p101, s101),
-        "101-1": build_shape("101-1", p101_in, s101_in),
-        "201-0": build_shape("201-0", p201, s201),
-        "201-1": build_shape("201-1", p201_in, s201_in),
-    }
+    shapes: dict[str, ShapeGeom] = {}
+    for route in (timed, freq):
+        out, inn = route_shapes(geo, route)
+        shapes[out.shape_id], shapes[inn.shape_id] = out, inn
     for shape in shapes.values():
         check_shape(shape)
-    assert all(5000 <= shapes[s].length <= 6000 for s in ("101-0", "101-1")), "101 length"
-    assert all(3500 <= shapes[s].length <= 4500 for s in ("201-0", "201-1")), "201 length"
+    for route in (timed, freq):
+        lo, hi = route.length_m
+        lengths = [shapes[f"{route.route_id}-{d}"].length for d in (0, 1)]
+        assert all(lo <= x <= hi for x in lengths), (route.route_id, "length", lengths)
 
     # ---- stops -------------------------------------------------------------------
     terminals = {
-        "9001": "Terminal Centro",
-        "9002": "Terminal Santo Antônio",
-        "9003": "Praça da Matriz (Centro)",
-        "9004": "Terminal Vila Nova",
+        "9001": timed.terminals[0],
+        "9002": timed.terminals[1],
+        "9003": freq.terminals[0],
+        "9004": freq.terminals[1],
     }
     placed: dict[str, list[PlacedStop]] = {}
     for route, (t_first, t_last), base_out, base_in in (
-        ("101", ("9001", "9002"), 1000, 1100),
-        ("201", ("9003", "9004"), 2000, 2100),
+        (t_id, ("9001", "9002"), 1000, 1100),
+        (h_id, ("9003", "9004"), 2000, 2100),
     ):
         out, inn = shapes[f"{route}-0"], shapes[f"{route}-1"]
         pos_out = outbound_positions(out.length, seed=f"stops-{route}")
@@ -492,7 +412,7 @@ def build() -> dict:
         pos_in, pairs = inbound_positions(out, pos_out, inn)
         check_gaps(f"{route}-1", pos_in)
         used: dict[str, int] = {}
-        names_out = landmark_names(out, pos_out, used)
+        names_out = landmark_names(city.landmarks, out, pos_out, used)
         names_out[0], names_out[-1] = terminals[t_first], terminals[t_last]
         ids_out = [t_first] + [str(base_out + k) for k in range(1, len(pos_out) - 1)] + [t_last]
         # inbound: paired stops take their partner's name; the others get the next
@@ -502,7 +422,7 @@ def build() -> dict:
             if k in pairs:
                 names_in.append(names_out[pairs[k]])
             elif 0 < k < len(pos_in) - 1:
-                names_in.append(landmark_names(inn, [d], used)[0])
+                names_in.append(landmark_names(city.landmarks, inn, [d], used)[0])
             else:
                 names_in.append("")
         names_in[0], names_in[-1] = terminals[t_last], terminals[t_first]
@@ -510,7 +430,7 @@ def build() -> dict:
         placed[f"{route}-0"] = stop_defs_for(out, pos_out, ids_out, names_out)
         placed[f"{route}-1"] = stop_defs_for(inn, pos_in, ids_in, names_in)
     # terminals are exactly the shape ends, and shared between directions
-    for route in ("101", "201"):
+    for route in (t_id, h_id):
         a, b = placed[f"{route}-0"], placed[f"{route}-1"]
         assert (a[0].stop.lon, a[0].stop.lat) == (b[-1].stop.lon, b[-1].stop.lat)
         assert (a[-1].stop.lon, a[-1].stop.lat) == (b[0].stop.lon, b[0].stop.lat)
@@ -520,7 +440,7 @@ def build() -> dict:
         for ps in lst:
             stops.setdefault(ps.stop.stop_id, ps.stop)
     write_csv(
-        FEED_DIR / "stops.txt",
+        feed_dir / "stops.txt",
         ["stop_id", "stop_code", "stop_name", "stop_lat", "stop_lon", "location_type", "wheelchair_boarding"],
         [
             [s.stop_id, s.stop_id, s.name, f"{s.lat:.7f}", f"{s.lon:.7f}", 0, 1 if s.stop_id.startswith("9") else 0]
@@ -529,7 +449,7 @@ def build() -> dict:
     )
 
     write_csv(
-        FEED_DIR / "shapes.txt",
+        feed_dir / "shapes.txt",
         ["shape_id", "shape_pt_lat", "shape_pt_lon", "shape_pt_sequence", "shape_dist_traveled"],
         [
             [sh.shape_id, f"{lat:.7f}", f"{lon:.7f}", seq, fmt_m(d)]
@@ -540,26 +460,18 @@ def build() -> dict:
 
     # ---- static tables -----------------------------------------------------------
     write_csv(
-        FEED_DIR / "agency.txt",
+        feed_dir / "agency.txt",
         ["agency_id", "agency_name", "agency_url", "agency_timezone", "agency_lang", "agency_phone"],
-        [
-            ["VNV", "Viação Neivense", "https://example.org/viacao-neivense", "America/Sao_Paulo", "pt", ""],
-            ["TRD", "Transportes Rio Doce", "https://example.org/transportes-rio-doce", "America/Sao_Paulo", "pt", ""],
-        ],
+        [[agency_id, name, url, city.timezone, "pt", ""] for agency_id, name, url in city.agencies],
     )
     write_csv(
-        FEED_DIR / "routes.txt",
+        feed_dir / "routes.txt",
         ["route_id", "agency_id", "route_short_name", "route_long_name", "route_desc", "route_type",
          "route_color", "route_text_color"],
-        [
-            ["101", "VNV", "101", "Centro – Santo Antônio",
-             "Via Avenida Beira Rio e Avenida Santo Antônio; horários fixos", 3, "1B5E20", "FFFFFF"],
-            ["201", "TRD", "201", "Centro – Vila Nova",
-             "Via Rua Vitória e Avenida Vila Nova; por frequência", 3, "0D47A1", "FFFFFF"],
-        ],
+        [[r.route_id, r.agency_id, r.route_id, r.long_name, r.desc, 3, r.color, "FFFFFF"] for r in (timed, freq)],
     )
     write_csv(
-        FEED_DIR / "calendar.txt",
+        feed_dir / "calendar.txt",
         ["service_id", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
          "start_date", "end_date"],
         [
@@ -568,22 +480,22 @@ def build() -> dict:
         ],
     )
     write_csv(
-        FEED_DIR / "calendar_dates.txt",
+        feed_dir / "calendar_dates.txt",
         ["service_id", "date", "exception_type"],
-        [[service, day, exception] for day in sorted(holidays_on_weekdays())
+        [[service, day, exception] for day in sorted(holidays_on_weekdays(city))
          for service, exception in (("DU", 2), ("SAB", 1))],
     )
     write_csv(
-        FEED_DIR / "feed_info.txt",
+        feed_dir / "feed_info.txt",
         ["feed_publisher_name", "feed_publisher_url", "feed_lang", "feed_start_date", "feed_end_date",
          "feed_version"],
         [["Fiscaliza – dados de exemplo (fictícios)", "https://example.org/fiscaliza", "pt",
-          START_DATE, END_DATE, "jn-sample-2026-2027"]],
+          START_DATE, END_DATE, city.feed_version]],
     )
 
     # ---- trips & stop_times ------------------------------------------------------
     profiles = {sid: build_profile(placed[sid], shapes[sid].length) for sid in shapes}
-    headsigns = {"101-0": "Santo Antônio", "101-1": "Centro", "201-0": "Vila Nova", "201-1": "Centro"}
+    headsigns = {f"{r.route_id}-{d}": r.headsigns[d] for r in (timed, freq) for d in (0, 1)}
     trips: list[dict] = []
 
     def add_trip(route, service, direction, start_s, block):
@@ -595,14 +507,14 @@ def build() -> dict:
                           shape_id=shape_id, start=start_s))
         return trip_id
 
-    # 101: same clock departures at both terminals. With a 30-min headway each vehicle
+    # the timetabled route: same clock departures at both terminals. With a 30-min headway each vehicle
     # leaves one terminal at :00 and the other at :30, so two vehicles alternate
     # directions (running time + layover <= 30 min). Block A starts from Terminal
     # Centro (direction 0), block B from Terminal Santo Antônio (direction 1).
     blocks: dict[str, list[tuple[int, int]]] = {}  # block -> [(direction, start_s)]
     for service, first, last, headway in (("DU", "05:30", "22:00", 30), ("SAB", "06:00", "21:00", 60)):
         deps = list(range(parse_hm(first), parse_hm(last) + 1, headway * 60))
-        a, b = f"{service}-101-A", f"{service}-101-B"
+        a, b = f"{service}-{t_id}-A", f"{service}-{t_id}-B"
         blocks[a], blocks[b] = [], []
         for k, t in enumerate(deps):
             # at each departure time one vehicle leaves each terminal; they swap ends,
@@ -613,31 +525,31 @@ def build() -> dict:
             blocks[blk].sort(key=lambda x: x[1])
     # late DU trip past midnight, run by the vehicle that ends its day at Terminal Centro
     late = parse_hm("23:50")
-    for blk in ("DU-101-A", "DU-101-B"):
+    for blk in (f"DU-{t_id}-A", f"DU-{t_id}-B"):
         if blocks[blk][-1][0] == 1:
             blocks[blk].append((0, late))
             break
     for blk, legs in blocks.items():
         service = blk.split("-")[0]
         for direction, t in legs:
-            add_trip("101", service, direction, t, blk)
-    # 201: one template per direction and service, starting at 06:00:00
+            add_trip(t_id, service, direction, t, blk)
+    # the headway route: one template per direction and service, starting at 06:00:00
     for service in ("DU", "SAB"):
         for direction in (0, 1):
-            trips.append(dict(route_id="201", service_id=service, trip_id=f"201-{service}-{direction}-FREQ",
-                              headsign=headsigns[f"201-{direction}"], direction_id=direction, block_id=None,
-                              shape_id=f"201-{direction}", start=parse_hm("06:00")))
+            trips.append(dict(route_id=h_id, service_id=service, trip_id=f"{h_id}-{service}-{direction}-FREQ",
+                              headsign=headsigns[f"{h_id}-{direction}"], direction_id=direction, block_id=None,
+                              shape_id=f"{h_id}-{direction}", start=parse_hm("06:00")))
 
     # block consistency: alternating directions, layover respected
     for blk, legs in blocks.items():
         for (d0, t0), (d1, t1) in zip(legs, legs[1:]):
-            end0 = t0 + profiles[f"101-{d0}"].running_min * 60
+            end0 = t0 + profiles[f"{t_id}-{d0}"].running_min * 60
             assert d1 != d0, (blk, t0, t1)
             assert t1 >= end0 + LAYOVER_MIN * 60, (blk, hms(t0), hms(t1))
 
     trips.sort(key=lambda t: (t["route_id"], t["service_id"], t["direction_id"], t["start"]))
     write_csv(
-        FEED_DIR / "trips.txt",
+        feed_dir / "trips.txt",
         ["route_id", "service_id", "trip_id", "trip_headsign", "direction_id", "block_id", "shape_id"],
         [[t["route_id"], t["service_id"], t["trip_id"], t["headsign"], t["direction_id"], t["block_id"],
           t["shape_id"]] for t in trips],
@@ -649,7 +561,7 @@ def build() -> dict:
             st_rows.append([t["trip_id"], hms(t["start"] + a), hms(t["start"] + d), ps.stop.stop_id, seq,
                             fmt_m(ps.dist), tp])
     write_csv(
-        FEED_DIR / "stop_times.txt",
+        feed_dir / "stop_times.txt",
         ["trip_id", "arrival_time", "departure_time", "stop_id", "stop_sequence", "shape_dist_traveled",
          "timepoint"],
         st_rows,
@@ -657,26 +569,15 @@ def build() -> dict:
     freq_rows = []
     for direction in (0, 1):
         for start, end, headway in (("06:00", "09:00", 900), ("09:00", "16:00", 1200), ("16:00", "19:00", 900)):
-            freq_rows.append([f"201-DU-{direction}-FREQ", f"{start}:00", f"{end}:00", headway, 0])
-        freq_rows.append([f"201-SAB-{direction}-FREQ", "07:00:00", "13:00:00", 1800, 0])
-    write_csv(FEED_DIR / "frequencies.txt", ["trip_id", "start_time", "end_time", "headway_secs", "exact_times"],
+            freq_rows.append([f"{h_id}-DU-{direction}-FREQ", f"{start}:00", f"{end}:00", headway, 0])
+        freq_rows.append([f"{h_id}-SAB-{direction}-FREQ", "07:00:00", "13:00:00", 1800, 0])
+    write_csv(feed_dir / "frequencies.txt", ["trip_id", "start_time", "end_time", "headway_secs", "exact_times"],
               freq_rows)
 
     # ---- fleet -------------------------------------------------------------------
-    write_csv(
-        FLEET_CSV,
-        ["vehicle_id", "plate", "operator_id", "capacity"],
-        [
-            ["JN-1011", "RQB4E17", "VNV", 70],
-            ["JN-1012", "RQC1H82", "VNV", 70],
-            ["JN-1013", "RQD7J35", "VNV", 62],
-            ["JN-2011", "RQE3A59", "TRD", 44],
-            ["JN-2012", "RQF8D04", "TRD", 44],
-            ["JN-2013", "RQG2F66", "TRD", 52],
-            ["JN-2014", "RQH5K21", "TRD", 40],
-        ],
-    )
-    return dict(shapes=shapes, placed=placed, profiles=profiles, trips=trips, blocks=blocks)
+    write_csv(here / "fleet.csv", ["vehicle_id", "plate", "operator_id", "capacity"], [list(v) for v in city.fleet])
+    return dict(city=city, geo=geo, feed_dir=feed_dir, shapes=shapes, placed=placed, profiles=profiles,
+                trips=trips, blocks=blocks)
 
 
 # --------------------------------------------------------------------------------------
@@ -686,15 +587,14 @@ def check(result: dict) -> None:
     import gtfs_kit as gk
     import shapely
 
-    feed = gk.read_feed(FEED_DIR, dist_units="m")
+    city, geo = result["city"], result["geo"]
+    feed = gk.read_feed(result["feed_dir"], dist_units="m")
     problems: list[str] = []
     quality = gk.assess_quality(feed)
     print(quality.to_string(index=False))
 
     # trips per date
-    for date, expect in (("20261201", "DU"), ("20261205", "SAB"), ("20261208", "SAB"), ("20261225", "SAB"),
-                         ("20261206", None), ("20260102", "DU"), ("20270326", "SAB"),
-                         ("20271231", "DU")):
+    for date, expect in city.expected_services:
         tr = feed.get_trips(date)
         services = set(tr["service_id"]) if tr is not None else set()
         want = {expect} if expect else set()
@@ -702,8 +602,8 @@ def check(result: dict) -> None:
             problems.append(f"{date}: services {services}, expected {want}")
         print(f"{date}: {len(tr) if tr is not None else 0} trip rows, services {sorted(services)}")
 
-    # geometry in EPSG:31984
-    x, y = _TO_XY.transform(feed.shapes["shape_pt_lon"].to_numpy(), feed.shapes["shape_pt_lat"].to_numpy())
+    # geometry in the city's UTM zone
+    x, y = geo.to_metric.transform(feed.shapes["shape_pt_lon"].to_numpy(), feed.shapes["shape_pt_lat"].to_numpy())
     shp = feed.shapes.assign(x=x, y=y).sort_values(["shape_id", "shape_pt_sequence"])
     lines = {sid: LineString(list(zip(g["x"], g["y"]))) for sid, g in shp.groupby("shape_id")}
     for sid, g in shp.groupby("shape_id"):
@@ -712,7 +612,7 @@ def check(result: dict) -> None:
             problems.append(f"shape {sid}: length {lines[sid].length:.2f} != {written}")
         print(f"shape {sid}: {lines[sid].length:.1f} m, {len(g)} points, simple={lines[sid].is_simple}, "
               f"ends {Point(lines[sid].coords[0]).distance(Point(lines[sid].coords[-1])):.0f} m apart")
-    sx, sy = _TO_XY.transform(feed.stops["stop_lon"].to_numpy(), feed.stops["stop_lat"].to_numpy())
+    sx, sy = geo.to_metric.transform(feed.stops["stop_lon"].to_numpy(), feed.stops["stop_lat"].to_numpy())
     stop_pt = {sid: Point(a, b) for sid, a, b in zip(feed.stops["stop_id"], sx, sy)}
     st = feed.stop_times.merge(feed.trips[["trip_id", "shape_id"]], on="trip_id")
     worst_off, worst_lr = 0.0, 0.0
@@ -761,14 +661,18 @@ def summary(result: dict) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--city", choices=sorted(CITIES), action="append",
+                        help="build only this city (repeatable; default: every city)")
     parser.add_argument("--check", action="store_true", help="validate the written feed with gtfs-kit/shapely")
     parser.add_argument("-q", "--quiet", action="store_true", help="no summary")
     args = parser.parse_args(argv)
-    result = build()
-    if not args.quiet:
-        summary(result)
-    if args.check:
-        check(result)
+    for key in args.city or sorted(CITIES):
+        print(f"== {key}")
+        result = build(CITIES[key])
+        if not args.quiet:
+            summary(result)
+        if args.check:
+            check(result)
 
 
 if __name__ == "__main__":

@@ -83,14 +83,17 @@ def demo(
     date: Annotated[Optional[str], typer.Option(
         help="service date to simulate (default: the last service day before today)")] = None,
     seed: Annotated[int, typer.Option(help="random seed")] = 7,
+    city: Annotated[str, typer.Option(
+        help="the sample network and shipped policy: joao-neiva, conselheiro-lafaiete or canarana")] = "joao-neiva",
 ) -> None:
-    """Simulate a day of the João Neiva sample with faults, replay it, summarize."""
-    from fiscaliza.demo import default_demo_day, run_demo
+    """Simulate a day of a city's sample network with faults, replay it, summarize."""
+    from fiscaliza.demo import default_demo_day, demo_city, run_demo
     from simulator import SimulationError
 
-    day = parse_date(date, "--date") if date else default_demo_day()
+    chosen = demo_city(city)  # an unknown city: one line, exit 2 (a DemoError)
+    day = parse_date(date, "--date") if date else default_demo_day(chosen)
     try:
-        run_demo(out, day, seed)
+        run_demo(out, day, seed, chosen)
     except SimulationError as exc:
         fail(f"--date {day}: {exc}")
 

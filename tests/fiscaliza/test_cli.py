@@ -185,6 +185,8 @@ def test_serve_on_a_url_that_is_no_database_exits_2(tmp_path):
     ["simulate", "--start", "2026-12-01", "--fleet", "/nonexistent.csv"],
     ["demo", "--date", "2026-02-30"],
     ["demo", "--date", "1999-12-01"],
+    ["demo", "--city", "nowhere"],
+    ["demo", "--city", "../joao-neiva"],
     ["verify", "/nonexistent.zip"],
     ["audit", "verify", "--db", "sqlite:////nonexistent/dir/x.sqlite3", "--audit-key", "/nonexistent.key"],
     ["ops", "sink", "--feed", "/nonexistent"],

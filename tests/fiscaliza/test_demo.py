@@ -54,3 +54,39 @@ def test_every_fault_the_simulator_injects_has_its_portuguese_name():
     from simulator.faults import FAULTS, INPUT_FAULTS
 
     assert set(FAULTS) | set(INPUT_FAULTS) <= set(FAULTS_PT)
+
+
+# --- the city (`fiscaliza demo --city`) ------------------------------------------------
+
+
+def test_joao_neiva_is_the_default_city_with_every_demo_fault_named_as_before():
+    from fiscaliza.demo import DEFAULT_CITY, DEMO_FAULTS, demo_city
+
+    city = demo_city(DEFAULT_CITY)
+    assert (city.name, city.faults, city.undetected) == ("João Neiva", DEMO_FAULTS, ())
+    assert city.labels == {"detour": "desvio de itinerário (D-11)", "late_departure": "partida atrasada (D-13)",
+                           "suppressed_trip": "viagem não realizada (D-22)",
+                           "speeding": "excesso de velocidade (C-01)",
+                           "broken_seal": "lacre da catraca rompido (D-21)"}
+
+
+def test_an_unknown_city_is_a_demo_error_naming_the_known_ones():
+    from fiscaliza.demo import demo_city
+
+    with pytest.raises(DemoError, match="unknown --city 'vitoria'; choose from joao-neiva, conselheiro-lafaiete, canarana"):
+        demo_city("vitoria")
+
+
+@pytest.mark.parametrize("code, name", [("conselheiro-lafaiete", "Conselheiro Lafaiete"), ("canarana", "Canarana")])
+def test_the_demo_of_another_city_runs_its_sample_under_its_policy(code, name, tmp_path):
+    """Its header names the city, and it injects a trip not run (both laws fine one)."""
+    from cli_helpers import fiscaliza
+
+    from kernel.policy import shipped_policy_path
+
+    if not shipped_policy_path(code).is_file():
+        pytest.skip(f"kernel/policies/{code}.toml is not shipped yet (its pack is written apart)")
+    result = fiscaliza("demo", "--city", code, "--out", tmp_path / "demo", "--date", "2026-12-01")
+    assert result.returncode == 0, result.stderr
+    assert f"rede de exemplo de {name}, 01/12/2026" in result.stdout
+    assert "viagem não realizada (" in result.stdout
