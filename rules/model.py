@@ -145,7 +145,9 @@ class Rule:
 
     code: str
     # "trip": judged when the trip arrives, from its track alone; "matched_trip": needs the
-    # trip's scheduled match (settled at day close); "service_day" | "vehicle_day"
+    # trip's scheduled match (settled at day close); "service_day" | "vehicle_day";
+    # "track": judged on the open track as it grows, a pass along an itinerary from a
+    # departure seen (rules.facts.PassFacts), whether or not it becomes a realized trip
     scope: str
     detect: Callable[..., list[Finding]]
     # Occurrence kinds that justify it (motivo justificado); empty: none can.
@@ -153,6 +155,12 @@ class Rule:
     summary: Callable[[Policy], str]  # how the rule reads the telemetry, pt-BR, with the policy's numbers
     # An aggregate over trips (D-13) applies occurrences to each trip itself.
     aggregates_trips: bool = False
+    # A shared detector filed under the code its pack gives it (`rule(code)`): its
+    # documentation under that code; None: its module's docstring, which opens with it.
+    doc: str | None = None
+    # The policy section its thresholds come from, when a policy may leave it out: the
+    # pack that lists the rule refuses a policy without it (rules.packs.pack_of).
+    requires: str | None = None
 
 
 def infraction_record(infraction: Infraction) -> dict:
