@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 
 from rules.c01 import speeding_episodes
-from rules.facts import CatracaDay, is_notable
+from rules.facts import CatracaDay, DoorFix, is_notable
 from telemetry import CatracaReading
 from trips.model import Fix
 
@@ -50,6 +50,12 @@ class DayLog(msgspec.Struct):
     # the fixes around the newest reading, kept if it turns out to open a silence
     last_reading_before: KeptFix | None = None
     last_reading_after: KeptFix | None = None
+    # doors (a pack with the unmarked-stop rule only): the fixes standing with the doors
+    # open away from the marked stops, each with the fix after it (so a run of them is
+    # the same run in the kept ones), and whether any ping reported the doors at all
+    doors: list[DoorFix] = msgspec.field(default_factory=list)
+    doors_next: bool = False
+    doors_reported: bool = False
 
     def catraca(self) -> CatracaDay:
         return CatracaDay(self.readings, self.first_reading, self.last_reading, tuple(self.gaps),
@@ -87,6 +93,16 @@ def add_fix(log: DayLog, k: KeptFix, tolerance_kmh: float) -> None:
         log.last_reading_after = k
     log.keep_next = log.last_over = over
     log.last = k
+
+
+def add_door(log: DayLog, door: DoorFix, candidate: bool) -> None:
+    """A fix as the door rule reads it (`candidate`: standing with the doors open away
+    from every marked stop, rules.unmarked_stop.standing_with_doors_open)."""
+    if door.fix.doors_open is not None:
+        log.doors_reported = True
+    if candidate or log.doors_next:
+        log.doors.append(door)
+    log.doors_next = candidate
 
 
 def over_episodes(log: DayLog, policy) -> dict[float, float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from geofences.zones import Geofences
 from gtfs.model import Feed
@@ -24,7 +25,7 @@ class Context:
     policy: Policy
     fleet: dict[str, Vehicle]
 
-    @property
+    @cached_property  # read on every beat; the policy never changes under a context
     def pack(self) -> Pack:
         """The municipality's rule pack, as the policy names it."""
         return pack_of(self.policy)

@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change, settle
-from engine.daylog import DayLog, KeptFix, add_fix, add_reading, keep, over_episodes
+from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, over_episodes
 from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected, TripUnfollowed, VehicleAhead
 from engine.status import VehicleStatus, open_trip, vehicle_status
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
@@ -33,13 +33,15 @@ from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay, service_day
 from rules import d19, d21
 from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, finish, rejustify, safe_detect
-from rules.facts import Standing, TripFacts, VehicleDayFacts, in_service_from, within
+from rules.facts import DoorFix, PassFacts, Standing, TripFacts, VehicleDayFacts, in_service_from, within
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
+from rules.unmarked_stop import standing_with_doors_open
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode, message_id
 from trips.detection import departure_time
 from trips.matching import live_matches, unmatched_realization
 from trips.memo import TrackMemo, measured
 from trips.model import DetectedTrip, Fix, Match, Track, columns
+from trips.passes import itinerary_passes
 from trips.tracker import advance_track, new_track
 from trips.unfollowed import unfollowed_passes
 
@@ -192,6 +194,11 @@ class VehicleStage:
         # per vehicle, the corridor geometry of its open track measured so far: a cache, not
         # state (a restarted worker measures again and finds the same)
         self._track_memos: dict[str, TrackMemo] = {}
+        pack = ctx.pack
+        # rules only some packs list: nothing of theirs is measured or kept for the others
+        self._track_rules = pack.rules_for("track")
+        self._reads_doors = ctx.policy.unmarked_stop is not None and \
+            any(rule.requires == "unmarked_stop" for rule in pack.catalogue.values())
 
     @property
     def watermark(self) -> float | None:
@@ -466,7 +473,8 @@ class VehicleStage:
         lat = np.fromiter((p.lat for _, p in pings), float, len(pings))
         x, y = self._projector.to_xy(lon, lat)
         for (state, ping), px, py in zip(pings, x.tolist(), y.tolist()):
-            fix = Fix(ping.epoch, px, py, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon)
+            fix = Fix(ping.epoch, px, py, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon,
+                      ping.doors_open if self._reads_doors else None)
             bisect.insort(state.pending, fix, key=_fix_order)
 
     def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
@@ -620,12 +628,51 @@ class VehicleStage:
         fixes = list(track.fixes) + batch  # the open trip's fixes and the new ones, in order
         state.track, trips = advance_track(track, batch, self.ctx.geofences, self.ctx.policy.trips, self._memo(state))
         out.unfollowed += self._unfollowed(state, fixes, silent_after=False)
+        if self._track_rules:
+            out.findings += self._judge_passes(state, fixes, batch, [track.last_arrival, *(t.arrived_at for t in trips)],
+                                               occurrences)
         for trip in trips:
             out.findings += self._judge_arrival(state, trip, fixes, occurrences)
         for log in state.trips:
             watch(log, fixes, self._itinerary(log.route_id, log.direction_id, log.shape_id))
         operator = self.ctx.fleet[state.vehicle_id].operator_id
         return [TripDetected(operator, trip, _conflicted(trip, state)) for trip in trips]
+
+    def _judge_passes(self, state: VehicleState, fixes: list[Fix], batch: list[Fix], arrivals, occurrences
+                      ) -> list[Finding]:
+        """The track rules (scope "track": a turn back before the terminal) over the passes
+        along an itinerary in the open track (trips.passes). A record is told once, at the
+        beat whose batch holds the fix that completes its evidence (the last of its
+        `interval_epoch`, the last ping it cites): the same in replay and workers however
+        the pings were batched, since a pass never reaches across an arrival (where the
+        track is cut) nor beyond the longest trip (its rules refuse longer ones)."""
+        new = {f.msg_id for f in batch}
+        operator = self.ctx.fleet[state.vehicle_id].operator_id
+        tz = self.ctx.feed.timezone
+        found: list[Finding] = []
+        for passage in itinerary_passes(fixes, self.ctx.geofences, self.ctx.policy.trips, self._memo(state),
+                                        ends_at=arrivals):
+            pair = fixes[passage.exit: passage.exit + 2]
+            departed = departure_time(passage.itinerary, *(np.array([getattr(f, n) for f in pair]) for n in "txy"), 0)
+            pattern = passage.itinerary.pattern
+            trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
+                                departed, departed, 0.0, "", "")
+            date = service_date_of(trip, self.ctx, self._day)
+            facts = PassFacts(state.vehicle_id, operator, passage.itinerary, date, tz, departed,
+                              tuple(fixes[passage.exit: passage.end]), passage.arrived)
+            for rule in self._track_rules:
+                for finding in safe_detect(rule, facts, self.ctx.policy, date):
+                    pings = finding.evidence.get("pings") or [{}]
+                    if pings[-1].get("msg_id") in new:
+                        found.append(finding)
+        changed: list[Finding] = []
+        for record in finish(found, occurrences, self.ctx.policy, self._projector):
+            if isinstance(record, Infraction):
+                record = at_most_provisional(record, state.conflicted)
+                changed += emit_change(state.emitted, record, record.evidence["interval_epoch"][1], tz)
+            else:
+                changed.append(record)
+        return changed
 
     def _unfollowed(self, state: VehicleState, fixes, silent_after: bool) -> list[TripUnfollowed]:
         """The unfollowed passes in `fixes` not told yet, or grown since (trips.unfollowed);
@@ -682,6 +729,7 @@ class VehicleStage:
             if batch else []
         tolerance = self.ctx.policy.c01.tolerance_kmh
         silence = self.ctx.policy.d19.max_silence_s
+        doors = self._doors(batch) if self._reads_doors and batch else None
         window = (np.inf, -np.inf, None)  # the current operating day: [start, end) and its log
 
         def day_log(epoch: float) -> DayLog:
@@ -698,6 +746,8 @@ class VehicleStage:
             # a fix and a reading at the same instant: the fix first (it is the reading's place)
             if j == len(readings) or (i < len(batch) and batch[i].t <= readings[j].epoch):
                 add_fix(day_log(batch[i].t), KeptFix(batch[i], limits[i]), tolerance)
+                if doors is not None:
+                    add_door(day_log(batch[i].t), doors[i], standing_with_doors_open(doors[i], self.ctx.policy))
                 i += 1
             else:
                 reading = readings[j]
@@ -710,6 +760,20 @@ class VehicleStage:
                     add_reading(day_log(reading.epoch), reading, silence)
                     state.last_counter = reading.counter
                 j += 1
+
+    def _doors(self, batch: list[Fix]) -> list[DoorFix]:
+        """Each fix as the door rule reads it; where it stood measured only for those
+        standing with the doors open (a stop index query, a terminal and a corridor test)."""
+        rules = self.ctx.policy.unmarked_stop
+        standing = [i for i, f in enumerate(batch) if f.doors_open is True and f.speed_kmh <= rules.max_speed_kmh]
+        doors = [DoorFix(f, float("nan"), None, False) for f in batch]
+        if standing:
+            x, y = columns([batch[i] for i in standing], "x", "y")
+            distance, stop_ids = self.ctx.geofences.nearest_stop(x, y)
+            excused = self.ctx.geofences.in_any_terminal(x, y) | ~self.ctx.geofences.on_any_corridor(x, y)
+            for k, i in enumerate(standing):
+                doors[i] = DoorFix(batch[i], float(distance[k]), stop_ids[k], bool(excused[k]))
+        return doors
 
     def _detect_live(self, live: str, facts, date: dt.date) -> list[Finding]:
         """The pack's rules judged at this moment of the day (Rule.live), over `facts`."""
@@ -938,6 +1002,7 @@ class VehicleStage:
         settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.policy,
                                        self._projector)
         settled = [at_most_provisional(f, state.conflicted) for f in settled]
+        settled += self._settle_passes(state, message.service_date, occurrences)
         findings += settle(state.emitted, settled, message.service_date, message.closed_at, self.ctx.feed.timezone)
         # Forget the day: its trips, its operating day's facts, its messages in two versions.
         state.conflicted = {m: t for m, t in state.conflicted.items()
@@ -947,6 +1012,14 @@ class VehicleStage:
         state.judged = state.judged[-7:]
         self._save(state)
         return findings
+
+    def _settle_passes(self, state: VehicleState, date: dt.date, occurrences) -> list[Finding]:
+        """The track rules' records of the day stand as told (their pass is not judged
+        again: the track no longer holds it), against the occurrences known now."""
+        codes = {rule.code for rule in self._track_rules}
+        return [at_most_provisional(rejustify(localized(r, self.ctx.feed.timezone), occurrences, self.ctx.policy,
+                                              self._projector), state.conflicted)
+                for r in state.emitted.values() if r.code in codes and r.service_date == date]
 
     @staticmethod
     def _key(record: MatchRecord) -> tuple[float, str, int, str]:
@@ -989,6 +1062,8 @@ class VehicleStage:
             catraca=day_log.catraca(),
             trips=tuple(mine),
             in_service=in_service,
+            doors=tuple(day_log.doors),
+            doors_reported=day_log.doors_reported,
         )
 
     def _settle_arrivals(self, message: DayMatched, logs: dict, occurrences, conflicted) -> list[Finding]:

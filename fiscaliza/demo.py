@@ -81,7 +81,7 @@ def demo_city(code: str) -> DemoCity:
         raise DemoError(f"--city {code}: its policy is not shipped ({policy_path.name} is missing)")
     policy = load_policy(policy_path)
     catalogue = pack_of(policy).catalogue
-    codes = {fault: next((c for c, rule in catalogue.items() if rule.detect is FAULT_RULES[fault].detect), None)
+    codes = {fault: next((c for c, rule in catalogue.items() if rule.detector == FAULT_RULES[fault].detector), None)
              for fault in DEMO_FAULTS}
     feed, fleet = SAMPLES[code]()
     return DemoCity(code, policy.policy.municipality, feed, fleet, policy_path,

@@ -67,6 +67,8 @@ def build_geofences(feed: Feed, policy: Policy, overrides: Path | None = None) -
         itineraries=itineraries,
         speed_zones=tuple(speed_zones),
         default_speed_limit_kmh=policy.c01.default_limit_kmh,
+        marked_stops=tuple(CircleZone(s.stop_id, s.point.x, s.point.y, stop_radius)
+                           for s in sorted(feed.stops.values(), key=lambda s: s.stop_id)),
     )
 
 

@@ -93,6 +93,38 @@ class Geofences:
     itineraries: dict[str, Itinerary]  # by Pattern.key
     speed_zones: tuple[SpeedZone, ...]
     default_speed_limit_kmh: float
+    # every stop of the feed (stops.txt), the marked stops, whether or not a trip serves it
+    marked_stops: tuple[CircleZone, ...] = ()
+
+    @functools.cached_property
+    def _stop_index(self) -> shapely.STRtree:
+        return shapely.STRtree(shapely.points([(s.x, s.y) for s in self.marked_stops]))
+
+    def nearest_stop(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, list[str | None]]:
+        """Per position: the distance to the nearest marked stop (inf without any) and its id."""
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        if len(x) == 0 or not self.marked_stops:
+            return np.full(len(x), np.inf), [None] * len(x)
+        position, which = self._stop_index.query_nearest(shapely.points(x, y), all_matches=False)
+        nearest = np.zeros(len(x), dtype=int)
+        nearest[position] = which
+        stops = [self.marked_stops[i] for i in nearest.tolist()]
+        distance = np.hypot(x - np.array([s.x for s in stops]), y - np.array([s.y for s in stops]))
+        return distance, [s.name for s in stops]
+
+    def in_any_terminal(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Which positions lie in some itinerary's terminal zone."""
+        inside = np.zeros(len(np.asarray(x)), dtype=bool)
+        for _, mask in self.in_terminal_zones(x, y):
+            inside |= mask
+        return inside
+
+    def on_any_corridor(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Which positions lie within some itinerary's corridor (on a line's streets)."""
+        inside = np.zeros(len(np.asarray(x)), dtype=bool)
+        for _, mask in self.on_corridors(x, y):
+            inside |= mask
+        return inside
 
     def speed_limit(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Speed limit at each position: the lowest zone containing it, else the default."""

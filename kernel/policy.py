@@ -146,6 +146,24 @@ class Fines(_Section):
     table: dict[str, int] = {}
 
 
+class TurnBack(_Section):
+    """Turning back before the terminal (rules.turn_back): a reversal along the itinerary
+    held, not GPS jitter."""
+    min_reversal_m: float  # behind the farthest point reached; above the corridor's jitter
+    min_consecutive_pings: int  # consecutive fixes that far behind: a path held, not a jump
+    max_ping_gap_s: float  # a longer silence between the farthest point and the reversal: unproven
+
+
+class UnmarkedStop(_Section):
+    """Stopping to take or leave passengers away from the marked stops (rules.unmarked_stop),
+    read from the tachograph's optional `doors_open`."""
+    max_speed_kmh: float  # at most this is standing still
+    min_stop_distance_m: float  # farther than this from every stop of the feed; above the corridor's noise
+    min_consecutive_pings: int  # doors open on this many pings in a row: one is a sensor glitch
+    min_duration_s: float  # and for at least this long
+    max_ping_gap_s: float
+
+
 class Policy(_Section):
     policy: General
     trips: TripRules
@@ -161,6 +179,8 @@ class Policy(_Section):
     # sections only some laws need; None where the policy's law has no use for them
     waiting_time: WaitingTime | None = None
     fines: Fines | None = None  # João Neiva's UFIR needs no mapping nor table
+    turn_back: TurnBack | None = None
+    unmarked_stop: UnmarkedStop | None = None
 
     @property
     def version(self) -> str:
@@ -205,6 +225,12 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
     for stop_id, radius in policy.trips.terminal_zone_m_by_stop.items():
         if not radius > 0:
             raise PolicyError(f"{source}: trips.terminal_zone_m_by_stop.{stop_id} must be positive, got {radius}")
+    if policy.turn_back is not None and not policy.turn_back.min_reversal_m > 2 * policy.trips.corridor_m:
+        raise PolicyError(f"{source}: turn_back.min_reversal_m must exceed twice trips.corridor_m "
+                          "(a fix that far behind within the corridor may be GPS jitter)")
+    if policy.unmarked_stop is not None and not policy.unmarked_stop.min_stop_distance_m > policy.trips.corridor_m:
+        raise PolicyError(f"{source}: unmarked_stop.min_stop_distance_m must exceed trips.corridor_m "
+                          "(GPS noise alone places a bus at a stop that far from it)")
     _check_optional_sections(policy, source)
     for section_name in policy.__struct_fields__:
         section = getattr(policy, section_name)

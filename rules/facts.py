@@ -147,6 +147,36 @@ def is_notable(reading: CatracaReading, previous_counter: int | None) -> bool:
 
 
 @dataclass(frozen=True)
+class PassFacts:
+    """A vehicle's run along one itinerary from a departure seen (the origin zone left)
+    until it reached the destination zone, left the corridor, departed again or the
+    fixes so far end: what a track rule reads, whether or not it became a realized trip."""
+
+    vehicle_id: str
+    operator_id: str
+    itinerary: Itinerary
+    service_date: dt.date
+    tz: ZoneInfo
+    departed_at: float  # the origin zone's edge crossed
+    fixes: tuple[Fix, ...]  # from the last fix inside the origin zone to the pass's last
+    arrived: bool  # its end is the destination zone reached (the fix inside it not included)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return columns(self.fixes, "t", "x", "y")
+
+
+class DoorFix(msgspec.Struct, frozen=True, array_like=True):
+    """A fix with the doors open while standing, where it stood: the distance to the
+    nearest marked stop (and which), and whether it may stop there anyway (a terminal
+    zone, off every line's corridor). Kept with the fix after it, which ends its run."""
+
+    fix: Fix
+    stop_m: float
+    stop_id: str | None
+    excused: bool  # in a terminal zone or off every itinerary's corridor (a garage, a yard)
+
+
+@dataclass(frozen=True)
 class VehicleDayFacts:
     vehicle_id: str
     operator_id: str
@@ -160,6 +190,10 @@ class VehicleDayFacts:
     catraca: CatracaDay
     trips: tuple[TripFacts, ...]
     in_service: tuple[tuple[float, float], ...]  # epoch intervals
+    # the fixes with the doors open while standing away from every marked stop, each with
+    # the next fix (engine.daylog): exactly the runs the day's pings hold
+    doors: tuple[DoorFix, ...] = ()
+    doors_reported: bool = False  # some ping of the day carried `doors_open`
 
 
 def trip_identity(facts: TripFacts) -> tuple:

@@ -194,7 +194,9 @@ class Rule:
 
     code: str
     # "trip": judged when the trip arrives, from its track alone; "matched_trip": needs the
-    # trip's scheduled match (settled at day close); "service_day" | "vehicle_day"
+    # trip's scheduled match (settled at day close); "service_day" | "vehicle_day";
+    # "track": judged on the open track as it grows, a pass along an itinerary from a
+    # departure seen (rules.facts.PassFacts), whether or not it becomes a realized trip
     scope: str
     detect: Callable[..., list[Finding]]
     # Occurrence kinds that justify it (motivo justificado); empty: none can.
@@ -209,6 +211,20 @@ class Rule:
     # "off_schedule_departure", "window_end", "departure_due" (service-day verdicts once
     # their departure, frequency window or match window is over).
     live: str | None = None
+    # A shared detector filed under the code its pack gives it (`rule(code)`): its
+    # documentation under that code; None: its module's docstring, which opens with it.
+    doc: str | None = None
+    # The policy section its thresholds come from, when a policy may leave it out: the
+    # pack that lists the rule refuses a policy without it (rules.packs.pack_of).
+    requires: str | None = None
+    # The shared detector module it runs under the pack's code when the pack wraps it in a
+    # module of its own (Conselheiro Lafaiete's art. 42 A runs rules.d22); None: its own.
+    runs: str | None = None
+
+    @property
+    def detector(self) -> str:
+        """The shared detection this rule is: what a fault meant to trigger it must reach."""
+        return self.runs or self.detect.__module__
 
 
 def infraction_record(infraction: Infraction) -> dict:

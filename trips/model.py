@@ -24,6 +24,7 @@ class Fix(msgspec.Struct, frozen=True, array_like=True):
     msg_id: str  # identifies the telemetry message (evidence)
     lat: float = float("nan")  # as reported, for the records; NaN in metric-only tests
     lon: float = float("nan")
+    doors_open: bool | None = None  # the tachograph's optional door sensor; None: not reported
 
 
 def columns(fixes: Sequence[Fix], *names: str) -> tuple[np.ndarray, ...]:

@@ -30,6 +30,7 @@ RULE = Rule(
     live="departure_due",
     detect=detect,
     justified_by=d22.JUSTIFIED_BY,
+    runs=d22.__name__,
     summary=lambda p: ("Viagem programada (quadro de horários) sem viagem realizada casada com ela em até "
                        f"{duration(p.trips.match_window_s)} do horário de partida."),
 )

@@ -36,11 +36,12 @@ circulars (art. 35: "penalidades estabelecidas", none named). They are not liste
 docket without a fine the law sets would be invented. Art. 41's faults cause the
 concession's caducidade, not a fine; art. 31's suspension falls on the driver.
 
-Automatic. Only "art. 42 A" (a regular trip suspended: a scheduled trip with no realized
-trip matched, rules.conselheiro_lafaiete.art42a) is detected from telemetry now; the
-detectors of turning back (art. 14 § único), another line (art. 17) and stopping outside
-the marked stops (art. 19 § único), being built, will mark those automatic when they
-join the pack's catalogue. The rest are recorded by fiscal agents.
+Automatic: "art. 42 A" (a regular trip suspended: a scheduled trip with no realized
+trip matched, rules.conselheiro_lafaiete.art42a), turning back (art. 14 § único,
+rules.turn_back) and stopping outside the marked stops (art. 19 § único, from the
+tachograph's doors_open, rules.unmarked_stop). Another line (art. 17) needs the fleet's
+licensed lines and is recorded by fiscal agents until its detector exists. The rest are
+recorded by fiscal agents.
 
 Terms (art. 42): payment within 15 days of the imposição (§ 2º); appeal to the Prefeito
 within 5 days of the publication or the notification (§ 4º); calendar days, the law
@@ -125,7 +126,7 @@ def _art33(letter: str, text: str) -> Article:
 
 LEI_4_1948: tuple[Article, ...] = (
     Article(
-        code="art. 14 § único", automatic=False, group="A", fine=FINES_CR["A"],
+        code="art. 14 § único", automatic=True, group="A", fine=FINES_CR["A"],
         text=("Os ônibus deverão sempre percorrer em seu itinerário, toda a extensão da linha ou ramal a que "
               "servirem, não podendo, em caso algum, retroceder antes de atingido o ponto terminal da mesma "
               "linha, salvo determinação em contrário da AUTORIDADE DO TRÂNSITO, por motivo imperioso."),
@@ -137,7 +138,7 @@ LEI_4_1948: tuple[Article, ...] = (
               "transitar em outra linha conduzindo passageiro."),
         legal_basis=_basis("art. 17", "multa de Cr$ 200,00 (art. 42, letra F), aplicada por analogia (art. 43)")),
     Article(
-        code="art. 19 § único", automatic=False, group="B", fine=FINE_RANGE_B_CR[0], fine_max=FINE_RANGE_B_CR[1],
+        code="art. 19 § único", automatic=True, group="B", fine=FINE_RANGE_B_CR[0], fine_max=FINE_RANGE_B_CR[1],
         text=("É expressamente proibida a parada para receber ou deixar passageiros fora dos pontos "
               "predeterminados."),
         legal_basis=_basis("art. 19, § único, c/c art. 33, letra A",

@@ -77,16 +77,22 @@ def test_an_unknown_city_is_a_demo_error_naming_the_known_ones():
         demo_city("vitoria")
 
 
-@pytest.mark.parametrize("code, name", [("conselheiro-lafaiete", "Conselheiro Lafaiete"), ("canarana", "Canarana")])
-def test_the_demo_of_another_city_runs_its_sample_under_its_policy(code, name, tmp_path):
-    """Its header names the city, and it injects a trip not run (both laws fine one)."""
+@pytest.mark.parametrize("code, name, injected", [
+    # Lei 4/1948 fines a suspended regular trip (art. 42 A, by D-22's detector)
+    ("conselheiro-lafaiete", "Conselheiro Lafaiete", "viagem não realizada (art. 42 A)"),
+    # Lei 179/1991's waiting time needs several trips missing in a period: no demo fault
+    # reaches it yet, and the demo says so instead of injecting faults nobody detects
+    ("canarana", "Canarana", None),
+])
+def test_the_demo_of_another_city_runs_its_sample_under_its_policy(code, name, injected, tmp_path):
+    """Its header names the city; it injects the faults its pack detects, labelled with the pack's code."""
     from cli_helpers import fiscaliza
 
-    from kernel.policy import shipped_policy_path
-
-    if not shipped_policy_path(code).is_file():
-        pytest.skip(f"kernel/policies/{code}.toml is not shipped yet (its pack is written apart)")
     result = fiscaliza("demo", "--city", code, "--out", tmp_path / "demo", "--date", "2026-12-01")
     assert result.returncode == 0, result.stderr
     assert f"rede de exemplo de {name}, 01/12/2026" in result.stdout
-    assert "viagem não realizada (" in result.stdout
+    said = " ".join(result.stdout.split())
+    if injected:
+        assert injected in said
+    else:
+        assert "Não injetadas (a lei do município não tem detector para elas): desvio de itinerário" in said

@@ -205,3 +205,22 @@ def test_a_policy_needs_exactly_one_value_of_the_fine_unit():
                                       'timezone = "America/Sao_Paulo"\nufir_brl = 1.0641\n', 1))
     with pytest.raises(PolicyError, match="exactly one"):
         parse_policy(edited("ufir_brl = 1.0641\n", ""))
+
+
+def test_the_optional_detector_sections_parse_and_refuse_thresholds_within_gps_noise():
+    import pytest
+
+    from kernel.policy import PolicyError, parse_policy, shipped_policy_path
+
+    text = shipped_policy_path().read_text()
+    assert parse_policy(text).turn_back is None and parse_policy(text).unmarked_stop is None
+    turn_back = "\n[turn_back]\nmin_reversal_m = {}\nmin_consecutive_pings = 3\nmax_ping_gap_s = 120\n"
+    assert parse_policy(text + turn_back.format(200)).turn_back.min_reversal_m == 200
+    # corridor 50 m: a fix 100 m behind within it may be jitter on either side
+    with pytest.raises(PolicyError, match="turn_back.min_reversal_m must exceed twice trips.corridor_m"):
+        parse_policy(text + turn_back.format(100))
+    stop = ("\n[unmarked_stop]\nmax_speed_kmh = 3\nmin_stop_distance_m = {}\nmin_consecutive_pings = 3\n"
+            "min_duration_s = 20\nmax_ping_gap_s = 60\n")
+    assert parse_policy(text + stop.format(80)).unmarked_stop.min_stop_distance_m == 80
+    with pytest.raises(PolicyError, match="unmarked_stop.min_stop_distance_m must exceed trips.corridor_m"):
+        parse_policy(text + stop.format(50))

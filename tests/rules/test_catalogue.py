@@ -28,7 +28,7 @@ def test_catalogue_lists_exactly_the_automatic_articles_of_the_law(pack):
 def test_rule_is_filed_under_its_own_code(pack, code):
     rule = PACKS[pack].catalogue[code]
     assert rule.code == code
-    assert rule.scope in {"trip", "matched_trip", "service_day", "vehicle_day"}
+    assert rule.scope in {"trip", "matched_trip", "service_day", "vehicle_day", "track"}
     # judged live only at a moment the engine knows, over the facts of its own scope
     assert rule.live is None or LIVE_MOMENTS[rule.live] == rule.scope
 
@@ -37,7 +37,8 @@ def test_rule_is_filed_under_its_own_code(pack, code):
 def test_rule_is_documented(pack, code):
     rule, article = PACKS[pack].catalogue[code], PACKS[pack].law.articles[code]
     module = importlib.import_module(rule.detect.__module__)
-    doc = module.__doc__ or ""
+    # a shared detector (`rule(code)`) is documented under the code its pack files it as
+    doc = rule.doc or module.__doc__ or ""
     # the module's documentation opens with the code and the law's words for it
     assert doc.startswith(f"{code} — ")
     first_words = " ".join(article.text.split()[:4]).rstrip(",.")
@@ -48,6 +49,8 @@ def test_rule_is_documented(pack, code):
 def _scaled(policy: Policy, factor: int) -> Policy:
     """The policy with every numeric threshold of every section multiplied."""
     def scale(section):
+        if section is None:
+            return None  # an optional section the policy leaves out
         changes = {name: getattr(section, name) * factor for name in section.__struct_fields__
                    if isinstance(getattr(section, name), (int, float)) and not isinstance(getattr(section, name), bool)}
         return msgspec.structs.replace(section, **changes)
@@ -105,3 +108,27 @@ def test_the_shipped_policy_selects_joao_neiva():
 
     assert pack_of(POLICY).law.title == "Lei Municipal nº 867/1998 (João Neiva)"
     assert pack_of(POLICY).catalogue is CATALOGUE
+
+
+def test_shared_detectors_are_documented_under_the_code_their_pack_gives():
+    from rules import turn_back, unmarked_stop
+
+    for module, code, first in ((turn_back, "art. 14 § único", "Os ônibus deverão sempre"),
+                                (unmarked_stop, "art. 19 § único", "É expressamente proibida a")):
+        rule = module.rule(code)
+        assert rule.code == code and rule.detect.__module__ == module.__name__
+        assert rule.doc.startswith(f"{code} — ") and first.lower() in " ".join(rule.doc.split()).lower()
+        # without its policy section the summary says so instead of failing
+        assert rule.summary(POLICY).startswith("Requer a seção")
+
+
+def test_a_pack_listing_a_detector_whose_section_the_policy_lacks_is_refused(monkeypatch):
+    from kernel.policy import PolicyError
+    from rules import packs, turn_back
+    from rules.joao_neiva.anexo_i import LAW
+    from rules.pack import Pack
+
+    pack = Pack(law=LAW, catalogue={**CATALOGUE, "X-01": turn_back.rule("X-01")})
+    monkeypatch.setitem(packs.PACKS, LAW.code, pack)
+    with pytest.raises(PolicyError, match=r"enforces X-01.*\[turn_back\] section: the policy has none"):
+        packs.pack_of(POLICY)

@@ -1,0 +1,157 @@
+"""Turning back before the terminal (rules.turn_back; Conselheiro Lafaiete's art. 14 §
+único) on hand-made tracks over the tiny feed.
+
+Shape L runs 3000 m east from stop A to the corner B, then 4000 m north to C (7000 m).
+Every track stands at A, leaves the 100 m terminal zone at 06:00:00 (progress 100 m) and
+runs at 10 m/s unless a test says otherwise, pinging every 10 s; the pass is cut by the
+real trips.passes. Thresholds (tests/rules/shared_law.py): 200 m behind the farthest
+point on 3 consecutive fixes, silences up to 120 s. Ping ids are "v1@<seconds after 06:00>".
+"""
+
+import numpy as np
+import pytest
+import shapely
+from shapely import LineString
+from shared_law import POLICY, TURN_BACK, known
+from tiny_trip import DATE, GEOFENCES, ITINERARY, LINE_L, PROJECTOR, TZ, S, at
+
+from geofences.zones import CircleZone, Itinerary
+from rules.facts import PassFacts
+from rules.justification import justify
+from rules.model import Infraction, InsufficientEvidence
+from rules.turn_back import detect, reversals, rule
+from telemetry import Occurrence
+from trips import Fix
+from trips.passes import itinerary_passes
+
+
+@pytest.fixture(autouse=True)
+def _law(monkeypatch):
+    known(monkeypatch)
+
+
+def drive(knots, *, drop=(), jumps=(), every=10.0, line=LINE_L) -> list[Fix]:
+    """Pings every `every` s from the first knot to the last; knots are (seconds after
+    06:00, metres along the line), progress interpolated (it may go back). drop: (t0, t1)
+    loses the pings strictly between; jumps: (t, metres) moves that ping along the line."""
+    kt, kp = (np.array(v, dtype=float) for v in zip(*knots))
+    t = np.union1d(np.arange(kt[0], kt[-1] + 1e-9, every), kt)
+    for a, b in drop:
+        t = t[(t <= a) | (t >= b)]
+    p = np.interp(t, kt, kp)
+    for when, metres in jumps:
+        p[t == when] += metres
+    pts = shapely.line_interpolate_point(line, p)
+    x, y = shapely.get_x(pts), shapely.get_y(pts)
+    lon, lat = PROJECTOR.to_lonlat(x, y)
+    return [Fix(S + ti, xi, yi, 36.0, "T", f"v1@{ti:g}", float(la), float(lo))
+            for ti, xi, yi, la, lo in zip(t, x, y, lat, lon)]
+
+
+def passes_of(fixes, itinerary=ITINERARY) -> list[PassFacts]:
+    """The passes of route T direction 0 the engine would judge, as their facts."""
+    found = []
+    for p in itinerary_passes(fixes, GEOFENCES, POLICY.trips):
+        if p.itinerary is not ITINERARY:
+            continue
+        # A's zone is left at progress 100 m: the crossing is the exit ping's next one here
+        found.append(PassFacts("v1", "OP1", itinerary, DATE, TZ, fixes[p.exit + 1].t,
+                               tuple(fixes[p.exit:p.end]), p.arrived))
+    return found
+
+
+def judge(fixes):
+    return [f for facts in passes_of(fixes) for f in detect(facts, POLICY, TURN_BACK)]
+
+
+STAND = [(-70, 0), (-10, 0), (0, 100)]
+
+
+def test_reversal_of_300_m_held_on_3_fixes_yields_infraction():
+    # 10 m/s to 2000 m (06:03:10), then back at 5 m/s to 1500 m (06:04:50)
+    fixes = drive(STAND + [(190, 2000), (290, 1500)])
+    [record] = judge(fixes)
+    assert isinstance(record, Infraction)
+    assert (record.code, record.group, record.fine_ufir, record.status) == (TURN_BACK, "multa", 100, "confirmed")
+    assert (record.route_id, record.direction_id, record.vehicle_id, record.service_date) == ("T", 0, "v1", DATE)
+    # turned at the farthest fix: 06:00:00 + (2000 - 100) m / 10 m/s = 06:03:10
+    assert record.occurred_at == at(190)
+    evidence = record.evidence
+    # behind by 200 m from 1800 m back: 190 s + 200 m / 5 m/s = 230 s; fixes at 230, 240, 250 s
+    assert [p["msg_id"] for p in evidence["pings"]] == [f"v1@{s}" for s in range(190, 251, 10)]
+    assert evidence["interval_epoch"] == [S + 190, S + 250]
+    # at 250 s: 2000 - 60 s x 5 m/s = 1700 m, 300 m behind, in 60 s
+    assert (evidence["farthest_m"], evidence["reversal_m"], evidence["reversal_s"]) == (2000.0, 300.0, 60.0)
+    # 7000 m shape - 2000 m reached = 5000 m short of the terminal
+    assert evidence["short_of_terminal_m"] == 5000.0
+    assert "retrocedeu 300 m" in record.description and "a 5000 m do terminal" in record.description
+
+
+def test_reversal_of_199_m_yields_nothing():
+    # back from 2000 m to 1801 m (199 m < 200 m), then on to C
+    assert judge(drive(STAND + [(190, 2000), (230, 1801), (260, 1801), (780, 7000), (840, 7000)])) == []
+
+
+def test_gps_jump_of_two_fixes_300_m_back_yields_nothing():
+    # 2 fixes 300 m behind (at 200 and 210 s), the rest forward: 2 < 3 consecutive
+    fixes = drive(STAND + [(690, 7000), (750, 7000)], jumps=[(200, -300), (210, -300)])
+    assert judge(fixes) == []
+
+
+def test_three_fixes_thrown_500_m_back_then_on_to_the_terminal_yields_infraction():
+    # a reversal held is one, whatever follows: the fixes at 200, 210 and 220 s at
+    # 2100 - 500 = 1600, 1700 and 1800 m, 400, 300 and 200 m behind the 190 s fix (2000 m)
+    fixes = drive(STAND + [(690, 7000), (750, 7000)], jumps=[(200, -500), (210, -500), (220, -500)])
+    [record] = judge(fixes)
+    assert isinstance(record, Infraction)
+    assert record.evidence["interval_epoch"] == [S + 190, S + 220]
+    assert record.evidence["reversal_m"] == 400.0
+
+
+def test_silence_of_140_s_inside_the_reversal_yields_insufficient_evidence():
+    # pings lost between 190 s (2000 m) and 330 s (1500 m): 140 s > 120 s
+    fixes = drive(STAND + [(190, 2000), (290, 1500), (390, 1500)], drop=[(190, 330)])
+    [record] = judge(fixes)
+    assert isinstance(record, InsufficientEvidence)
+    assert record.evidence["longest_silence_s"] == 140.0
+    assert record.evidence["interval_epoch"] == [S + 190, S + 350]
+
+
+def test_turning_after_reaching_the_terminal_yields_nothing():
+    # C's zone reached at 690 s, then back 1000 m along L: the pass ended at C
+    assert judge(drive(STAND + [(690, 7000), (750, 7000), (850, 6000)])) == []
+
+
+def test_a_full_trip_yields_nothing():
+    assert judge(drive(STAND + [(690, 7000), (750, 7000)])) == []
+
+
+def test_reversal_on_an_out_and_back_shape_yields_nothing():
+    # a line 2500 m east and back along the same street to A: the bus seen going back west
+    # may be running its second leg forward (GPS cannot tell the two apart); the fixes lie
+    # within the corridor of the shape beyond the farthest point reached
+    folded = LineString([(356000, 7815000), (358500, 7815000), (356000, 7815000.5)])
+    itinerary = Itinerary(ITINERARY.pattern, folded, 50.0, ITINERARY.origin,
+                          CircleZone("Z", 356000, 7815000, 100.0), ())
+    fixes = drive(STAND + [(190, 2000), (290, 1500)])  # on the first leg, which L shares
+    facts = PassFacts("v1", "OP1", itinerary, DATE, TZ, S, tuple(fixes[6:]), False)
+    assert detect(facts, POLICY, TURN_BACK) == []
+    # the same track on L, which never comes back: a turn back
+    assert len(detect(facts.__class__(**{**facts.__dict__, "itinerary": ITINERARY}), POLICY, TURN_BACK)) == 1
+
+
+def test_reversals_on_arrays():
+    # progress 0, 100, 300 (the reach), 90, 80, 70, 500: three fixes 210-230 m behind
+    progress = np.array([0, 100, 300, 90, 80, 70, 500], dtype=float)
+    on = np.ones(7, bool)
+    assert reversals(progress, on, 200, 3, 2) == [(2, 3, 5, 300.0)]
+    # the middle one off the corridor alone is noise (1 <= 2): read past, 2 fixes left
+    on[4] = False
+    assert reversals(progress, on, 200, 3, 2) == []
+
+
+def test_an_authorized_detour_justifies():
+    [record] = judge(drive(STAND + [(190, 2000), (290, 1500)]))
+    detour = Occurrence(id="oc-1", kind="authorized_detour", start=at(0), end=at(600), route_id="T")
+    justified = justify(record, rule(TURN_BACK).justified_by, [detour], PROJECTOR, POLICY.trips.corridor_m)
+    assert justified.status == "justified" and justified.evidence["justified_by"] == ["oc-1"]
