@@ -21,7 +21,7 @@ from types import MappingProxyType
 
 import holidays
 
-from rules.law import Term, Terms
+from rules.law import Law, Term, Terms
 
 MUNICIPAL_HOLIDAY_NAME = "Feriado municipal"
 _ONE_DAY = dt.timedelta(days=1)
@@ -65,9 +65,13 @@ class BusinessCalendar:
     include_optional: bool = True
     municipal_holidays: frozenset[dt.date] = frozenset()
     recurring_municipal: tuple[tuple[int, int, str], ...] = ()
-    # the deadlines of the municipality's law (`dockets.config.calendar_for`); None: a
-    # calendar of days only, on which no deadline of an auto can be computed
-    terms: Terms | None = None
+    # the municipality's law, whose terms the deadlines count and whose articles the auto
+    # cites (`dockets.config.calendar_for`); None: a calendar of days only, on which no
+    # deadline of an auto can be computed
+    law: Law | None = None
+    # how far back an upheld auto of the same article makes a fine a recidivist's, where the
+    # law doubles it without saying (the policy's [fines] recidivism_window_days)
+    recidivism_window_days: int | None = None
 
     def __post_init__(self) -> None:
         # normalized here so that equal configurations compare and hash equal
@@ -93,7 +97,8 @@ class BusinessCalendar:
         recurring_municipal: Iterable[tuple[int, int, str]] = (),
         *,
         include_optional: bool = True,
-        terms: Terms | None = None,
+        law: Law | None = None,
+        recidivism_window_days: int | None = None,
     ) -> BusinessCalendar:
         """National + `subdivision` (state) holidays plus the municipality's own."""
         return cls(
@@ -101,14 +106,15 @@ class BusinessCalendar:
             include_optional=include_optional,
             municipal_holidays=frozenset(municipal_holidays),
             recurring_municipal=tuple(recurring_municipal),
-            terms=terms,
+            law=law,
+            recidivism_window_days=recidivism_window_days,
         )
 
     @property
     def law_terms(self) -> Terms:
-        if self.terms is None:
+        if self.law is None or self.law.terms is None:
             raise ValueError("calendar without the law's terms: build it with dockets.config.calendar_for(policy)")
-        return self.terms
+        return self.law.terms
 
     def add_term(self, start: dt.date, term: Term) -> dt.date:
         """The last day of `term` counted from `start`, in its own unit."""

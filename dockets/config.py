@@ -12,7 +12,9 @@ def calendar_for(policy: Policy) -> BusinessCalendar:
     the terms of its law."""
     general = policy.policy
     return BusinessCalendar.for_municipality(general.state, municipal_holidays=general.municipal_holidays,
-                                             terms=law_of(policy).terms)
+                                             law=law_of(policy),
+                                             recidivism_window_days=policy.fines.recidivism_window_days
+                                             if policy.fines is not None else None)
 
 
 def issuer_name(policy: Policy) -> str:

@@ -314,13 +314,14 @@ class Wording:
     law_text: str  # the words of the law the auto quotes after its dispositivo
 
 
-def _law_text(docket: Docket) -> str:
-    """The law's text its record quoted; the code's article's when the record quoted none."""
+def _law_text(docket: Docket, policy: Policy | None) -> str:
+    """The law's text its record quoted; the code's article's (in the law of the bundle's
+    policy, else the shipped one) when the record quoted none."""
     if docket.legal_text is not None:
         return docket.legal_text
-    from rules.joao_neiva.anexo_i import ARTICLES
+    from rules.laws import law_of
 
-    article = ARTICLES.get(docket.code)
+    article = law_of(policy or _shipped_policy()).articles.get(docket.code)
     return article.text if article else ""
 
 
@@ -341,7 +342,7 @@ def wording(docket: Docket, bundle: bytes | None) -> Wording:
         vehicles=[(v, plates.get(v)) for v in _vehicles_named(docket)],
         evidence_rows=_evidence_rows(docket.infraction.get("evidence", {}), context),
         fine_explanation=labels.d13_fine(None, context) if docket.code == "D-13" else None,
-        law_text=_law_text(docket),
+        law_text=_law_text(docket, policy),
     )
 
 
@@ -376,6 +377,13 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
         "ufir_brl": float(docket.ufir_brl),
         "status": status,
         "deadlines": workflow.deadlines(status, calendar),
+        # what the auto cites of its municipality's law, its terms in words and its fine unit
+        "auto": calendar.law.auto,
+        "term_notes": workflow.term_notes(calendar.law_terms),
+        "fine_unit": calendar.law.fine_unit,
+        "state": calendar.subdivision,
+        "counts_business_days": any(term is not None and term.business_days for term in
+                                    (getattr(calendar.law_terms, f) for f in workflow.DEADLINE_LABELS)),
         "fiscal_name": fiscal_name,
         "fiscal_registration": fiscal_registration,
         "graficos": graphics,

@@ -25,6 +25,7 @@ from dockets.signing import SigningKey
 from dockets.store import Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle, Operator, User, YearCounter
 from kernel.errors import FiscalizaError
 from rules.model import split_legal_basis
+from rules.recidivism import Prior, recurrence
 
 AUTOMATIC, MANUAL = "automatico", "manual"
 SYSTEM_ROLE = "sistema"
@@ -342,6 +343,10 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
         docket.number = _next_number(session, action.on.year)
         docket.lavrado_por = actor.user_id
         payload["number"] = docket.label
+        prior = _recidivism(session, docket, calendar)
+        if prior is not None:
+            payload["reincidencia"] = prior.label
+            _double_for_recidivism(docket, prior, calendar)
     added = []
     for filename, content_type, data in attachments:
         added.append(Attachment(docket_id=docket.id, filename=filename, content_type=content_type, size=len(data),
@@ -361,6 +366,46 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
         attachment.audit_id = entry.id  # the act that filed it
     session.flush()
     return docket
+
+
+# an earlier auto counts for recidivism once its fine is imposed: judged procedente (and
+# not reversed), due after the appeal, or paid
+_UPHELD = (workflow.Stage.JULGADO_PROCEDENTE, workflow.Stage.RECURSO_INTERPOSTO, workflow.Stage.MULTA_DEVIDA,
+           workflow.Stage.PAGO)
+
+
+def _recidivism(session: Session, docket: Docket, calendar: BusinessCalendar) -> Docket | None:
+    """The operator's latest auto of the same article, upheld, within the policy's window
+    before this one's facts (the law's `Recidivism`, e.g. Lafaiete's art. 42 § 1º); None
+    where the law has no recidivism rule or none counts."""
+    law, days = calendar.law, calendar.recidivism_window_days
+    if law is None or law.recidivism is None or days is None:
+        return None
+    earlier = session.scalars(select(Docket).where(
+        Docket.operator_id == docket.operator_id, Docket.code == docket.code, Docket.id != docket.id,
+        Docket.number.is_not(None))).all()
+    by_id = {d.id: d for d in earlier}
+    history = [Prior(d.operator_id, d.code, _aware(d.occurred_at), upheld=d.stage in _UPHELD, ref=d.id)
+               for d in earlier]
+    found = recurrence(law, docket.code, docket.operator_id, _aware(docket.occurred_at), history,
+                       dt.timedelta(days=days))
+    return None if found is None else by_id[found.ref]
+
+
+def _aware(moment: dt.datetime) -> dt.datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+
+
+def _double_for_recidivism(docket: Docket, prior: Docket, calendar: BusinessCalendar) -> None:
+    """The auto's fine multiplied by the law's factor, the reason written in its description
+    (which the auto prints and the audit certifies)."""
+    recidivism = calendar.law.recidivism
+    base = docket.fine_ufir
+    docket.fine_ufir = base * recidivism.factor
+    times = "em dobro" if recidivism.factor == 2 else f"multiplicada por {recidivism.factor}"
+    docket.description = (f"{docket.description.rstrip('.')}. Reincidência: auto nº {prior.label} pela mesma "
+                          f"infração, mantido; multa {times} ({recidivism.basis}): {base} × {recidivism.factor} = "
+                          f"{docket.fine_ufir} {calendar.law.fine_unit}")
 
 
 def _next_number(session: Session, year: int) -> int:

@@ -8,10 +8,26 @@ also adds a PostGIS point per docket for the Grafana map.
 from __future__ import annotations
 
 import datetime as dt
+import re
+import unicodedata
 from typing import Any
 
-from sqlalchemy import (JSON, BigInteger, Boolean, Date, DateTime, Float, ForeignKey, Integer, LargeBinary,
-                        Numeric, String, Text, TypeDecorator, UniqueConstraint)
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    Numeric,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 ROLES = ("fiscal", "gestor", "operador")
@@ -134,8 +150,11 @@ class Docket(Base):
     @property
     def file_stem(self) -> str:
         """The name its files share wherever they are written or downloaded (export, web):
-        auto-2026-0007-D-11 (.pdf, -evidencias.zip), or the draft's."""
-        return f"auto-{self.year}-{self.number:04d}-{self.code}" if self.number else f"rascunho-{self.id}-{self.code}"
+        auto-2026-0007-D-11 (.pdf, -evidencias.zip), or the draft's. A code as another law
+        writes it ("art. 42 A") is written with hyphens: auto-2026-0001-art-42-A."""
+        code = re.sub(r"[^0-9A-Za-z]+", "-", unicodedata.normalize("NFKD", self.code).encode("ascii", "ignore")
+                      .decode()).strip("-")
+        return f"auto-{self.year}-{self.number:04d}-{code}" if self.number else f"rascunho-{self.id}-{code}"
 
 
 class EvidenceBundle(Base):

@@ -46,6 +46,8 @@ import msgspec
 
 from dockets.calendar import BusinessCalendar
 from kernel.errors import FiscalizaError
+from rules.law import Term as LawTerm
+from rules.law import Terms
 
 
 class WorkflowError(FiscalizaError, ValueError):
@@ -258,6 +260,29 @@ DEADLINE_LABELS: dict[str, str] = {
 }
 
 
+# each deadline's act and what it counts from, in words; its days and the article that
+# sets them are the law's (rules.law.Terms)
+_TERM_ACTS = {
+    "notificacao": ("envio do auto à empresa operadora", "após a lavratura"),
+    "defesa": ("defesa por escrito", "contados da ciência"),
+    "recurso": ("recurso", "contados da decisão"),
+    "pagamento": ("pagamento da multa", ""),
+}
+
+
+def term_notes(terms: Terms) -> dict[str, str]:
+    """Each deadline the law sets, in words, by `Deadlines` field: "defesa por escrito,
+    10 dias úteis contados da ciência (art. 7º)"; the ones it does not set are absent."""
+    notes = {}
+    for field, (act, counted) in _TERM_ACTS.items():
+        term: LawTerm | None = getattr(terms, field)
+        if term is not None:
+            days = f"{term.days} {'dias úteis' if term.business_days else 'dias'}"
+            counted = term.counted_from or counted
+            notes[field] = f"{term.act or act}, {days}{' ' + counted if counted else ''} ({term.basis})"
+    return notes
+
+
 def _fmt(d: dt.date) -> str:
     return d.strftime("%d/%m/%Y")
 
@@ -284,7 +309,10 @@ def deadlines(status: DocketStatus, calendar: BusinessCalendar) -> Deadlines:
     if stage is Stage.LAVRADO and terms.notificacao is not None:
         notificacao = calendar.add_term(status.lavrado_em, terms.notificacao)
     elif stage is Stage.NOTIFICADO:
-        defesa = calendar.add_term(status.notificado_em, terms.defesa) if terms.defesa is not None else None
+        if terms.defesa is not None:
+            defesa = calendar.add_term(status.notificado_em, terms.defesa)
+        elif terms.recurso is not None:  # a law with no defence stage: the appeal runs from the ciência
+            recurso = calendar.add_term(status.notificado_em, terms.recurso)
         start = status.notificado_em
     elif stage is Stage.JULGADO_PROCEDENTE:
         recurso = calendar.add_term(status.julgado_em, terms.recurso) if terms.recurso is not None else None
@@ -295,7 +323,9 @@ def deadlines(status: DocketStatus, calendar: BusinessCalendar) -> Deadlines:
     if start is not None and not status.suspenso:
         if status.retomado_em is not None and status.retomado_em > start:
             start = status.retomado_em
-        pagamento = calendar.add_term(start, terms.pagamento)
+        term = terms.pagamento_apos_recurso if stage is Stage.MULTA_DEVIDA and terms.pagamento_apos_recurso \
+            else terms.pagamento
+        pagamento = calendar.add_term(start, term)
     return Deadlines(notificacao=notificacao, defesa=defesa, recurso=recurso, pagamento=pagamento)
 
 
@@ -406,12 +436,19 @@ _RULES: dict[type, tuple[frozenset[Stage], str, str]] = {
 }
 
 
-def _refusal(status: DocketStatus, kind: type) -> str | None:
-    """Why an action of type `kind` cannot be recorded in `status` (dates aside), or None."""
+def _refusal(status: DocketStatus, kind: type, terms: Terms | None = None) -> str | None:
+    """Why an action of type `kind` cannot be recorded in `status` (dates aside), or None.
+    `terms`: the law's; one without a defence stage appeals straight from the notification."""
     label = STAGE_LABELS[status.stage]
     if status.stage in CLOSED_STAGES:
         return f"Processo encerrado ({label}): nenhum ato pode ser registrado."
     allowed, early, late = _RULES[kind]
+    if terms is not None and terms.defesa is None:
+        if kind is ApresentarDefesa:
+            return f"A lei do município não prevê defesa: cabe recurso ({terms.recurso.basis})." if terms.recurso \
+                else "A lei do município não prevê defesa."
+        if kind is InterporRecurso and terms.recurso is not None:
+            allowed = frozenset({Stage.NOTIFICADO, Stage.JULGADO_PROCEDENTE})
     if status.stage not in allowed:
         before = _OPEN.index(status.stage) < min(_OPEN.index(s) for s in allowed)
         return f"{early if before else late} Etapa atual: {label}."
@@ -422,11 +459,11 @@ def _refusal(status: DocketStatus, kind: type) -> str | None:
     return None
 
 
-def allowed_actions(status: DocketStatus, role: str | None = None) -> frozenset[type]:
-    """Action types the stage admits (for `role` if given); dates, deadlines and art. 12's
-    first-time condition are checked only by `apply`."""
+def allowed_actions(status: DocketStatus, role: str | None = None, terms: Terms | None = None) -> frozenset[type]:
+    """Action types the stage admits (for `role` if given; under the law's `terms` if given);
+    dates, deadlines and art. 12's first-time condition are checked only by `apply`."""
     kinds = ROLE_ACTIONS[role] if role is not None else ACTION_TYPES
-    return frozenset(k for k in kinds if _refusal(status, k) is None)
+    return frozenset(k for k in kinds if _refusal(status, k, terms) is None)
 
 
 def _require_text(value: str, message: str) -> None:
@@ -446,7 +483,7 @@ def apply(
     kind = type(action)
     if kind not in _RULES:
         raise TypeError(f"not a docket action: {action!r}")
-    refusal = _refusal(status, kind)
+    refusal = _refusal(status, kind, calendar.law.terms if calendar.law is not None else None)
     if refusal is not None:
         raise WorkflowError(refusal)
     if kind is Anistiar and not first_time:
@@ -466,7 +503,8 @@ def apply(
         case ApresentarDefesa():
             deadline = deadlines(status, calendar).defesa
             if on > deadline:
-                raise WorkflowError(f"Prazo de defesa encerrado em {_fmt(deadline)} (art. 7º).")
+                raise WorkflowError(
+                    f"Prazo de defesa encerrado em {_fmt(deadline)} ({calendar.law_terms.defesa.basis}).")
             return update(status, stage=Stage.DEFESA_APRESENTADA, defesa_em=on)
         case JulgarDefesa(procedente=procedente, fundamentacao=fundamentacao):
             _require_text(fundamentacao, "A decisão deve ser fundamentada: informe a fundamentação.")
@@ -476,7 +514,8 @@ def apply(
         case InterporRecurso():
             deadline = deadlines(status, calendar).recurso
             if on > deadline:
-                raise WorkflowError(f"Prazo de recurso encerrado em {_fmt(deadline)} (art. 7º, § 3º).")
+                raise WorkflowError(
+                    f"Prazo de recurso encerrado em {_fmt(deadline)} ({calendar.law_terms.recurso.basis}).")
             return update(status, stage=Stage.RECURSO_INTERPOSTO, recurso_em=on)
         case JulgarRecurso(provido=provido, fundamentacao=fundamentacao):
             _require_text(fundamentacao, "A decisão deve ser fundamentada: informe a fundamentação.")

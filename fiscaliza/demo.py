@@ -18,6 +18,7 @@ from kernel.errors import FiscalizaError
 from kernel.fleet import load_fleet
 from kernel.policy import load_policy, shipped_policy_path
 from rules import a07, b04, c01, d11, d12, d13, d19, d21, d22
+from rules.laws import law_of
 from rules.packs import pack_of
 from samples import SAMPLES, joao_neiva
 from simulator import SimulationSettings, simulate
@@ -155,13 +156,14 @@ DEMO_ACCOUNTS = (  # username, full name, role, operator, matrícula
 @dataclass
 class DemoDockets:
     database: Path
-    labels: list[tuple[str, str, str, int, str]]  # number, code, operator, UFIR, next deadline
+    labels: list[tuple[str, str, str, int, str]]  # number, code, operator, fine, next deadline
     files: list[Path]
     accounts: list[tuple[str, str, str]]  # username, role, password
     public_key: Path  # the demo Órgão's published key, for fiscaliza verify
     signing_key: Path
     audit_key: Path
     lavrados: bool = True  # False: the simulated day is still to come, the autos are drafts
+    fine_unit: str = "UFIR"  # the law's (rules.law.Law.fine_unit)
 
 
 def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, progress=None) -> DemoDockets:
@@ -222,7 +224,8 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
                   for d in session.query(Docket).order_by(Docket.number)]
     if progress:
         progress(1, 1)
-    return DemoDockets(database, labels, files, accounts, public_path(key_path), key_path, audit_key_path, lavrados)
+    return DemoDockets(database, labels, files, accounts, public_path(key_path), key_path, audit_key_path, lavrados,
+                       law_of(result.policy).fine_unit)
 
 
 def _deadline_text(terms) -> str:
@@ -249,8 +252,9 @@ def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
     command = fiscaliza_command()
     table = Table(title="Autos de infração lavrados" if dockets.lavrados else
                   "Autos de infração em rascunho (o dia simulado ainda não terminou: nenhum auto antes do fato)")
-    for column in ("auto nº", "código", "operadora", "multa (UFIR)", "próximo prazo"):
-        table.add_column(column, justify="right" if column == "multa (UFIR)" else "left")
+    fine = f"multa ({dockets.fine_unit})"
+    for column in ("auto nº", "código", "operadora", fine, "próximo prazo"):
+        table.add_column(column, justify="right" if column == fine else "left")
     for label, code, operator, ufir, deadline in dockets.labels:
         table.add_row(label, code, operator, str(ufir), deadline)
     console.print(table)

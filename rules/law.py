@@ -33,6 +33,8 @@ class Term:
     days: int
     business_days: bool  # dias úteis (True) or calendar days
     basis: str  # the dispositivo that sets it, pt-BR: "art. 7º"
+    act: str | None = None  # the act it limits, where the law names more than its kind: "recurso ao Prefeito"
+    counted_from: str | None = None  # where the law counts it from otherwise than its kind: "da notificação"
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,9 @@ class Terms:
     defesa: Term | None  # the written defence, from the ciência
     recurso: Term | None  # the appeal, from the decision (or the notification where no defence stage exists)
     pagamento: Term  # the payment of the fine
+    # the payment once the appeal is denied, where the law gives it its own term
+    # (Conselheiro Lafaiete: 5 days, art. 42 § 4º); None: `pagamento`
+    pagamento_apos_recurso: Term | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,19 @@ class Recidivism:
 
 
 @dataclass(frozen=True)
+class AutoForm:
+    """What an auto de infração cites of its law, pt-BR; empty where the law says nothing."""
+    basis: str  # the auto's legal basis, in its header: "Lei Municipal nº 867/1998, Anexo I — ..., art. 5º"
+    liability: str  # why the operator answers for it: "art. 1º do Código Disciplinar"
+    fine: str  # how the fine is set, `{group}` the article's group: "Grupo {group} (art. 3º)"
+    equipment: str = ""  # the article letting the vehicle's equipment prove it: "art. 6º"
+    copies: str = ""  # "3 vias de igual teor (art. 5º, § 1º)"
+    cumulation: str = ""  # "Cometidas duas ou mais infrações, aplica-se a penalidade de cada uma (art. 10)."
+    signature: str = ""  # what the operator's signature means
+    deadlines_note: str = ""  # what the terms alone do not say (from when payment runs, suspension)
+
+
+@dataclass(frozen=True, eq=False)  # one object per law (rules.laws): compared and hashed by identity
 class Law:
     code: str  # the name a policy selects it by: `[policy] code`
     title: str  # "Lei Municipal nº 867/1998 (João Neiva)"
@@ -60,6 +78,7 @@ class Law:
     articles: Mapping[str, Article] = field(default_factory=dict)
     terms: Terms | None = None
     recidivism: Recidivism | None = None
+    auto: AutoForm | None = None
     # (least, most) where the law sets only the bounds of its fines and leaves each
     # article's to a table the Prefeitura sets (Canarana, art. 39): that table is the
     # policy's `[fines]`, and Article.fine is never charged. None: Article.fine is the law's.

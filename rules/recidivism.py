@@ -25,6 +25,7 @@ class Prior:
     code: str
     occurred_at: dt.datetime
     upheld: bool  # its docket judged procedente (the fine imposed)
+    ref: object = None  # the caller's handle on it (a docket's id), returned with it
 
 
 def recurrence(law: Law, code: str, operator_id: str, occurred_at: dt.datetime,

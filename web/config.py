@@ -17,6 +17,8 @@ from dockets.service import utcnow
 from dockets.signing import SigningKey
 from gtfs import Feed
 from kernel.policy import Policy
+from rules.pack import Pack
+from rules.packs import pack_of
 from web.security import JPEG, PDF, PNG
 
 
@@ -57,6 +59,11 @@ class WebConfig:
     @property
     def timezone(self) -> str:
         return self.policy.policy.timezone
+
+    @property
+    def pack(self) -> Pack:
+        """The municipality's law and its automatic rules, as the policy names them."""
+        return pack_of(self.policy)
 
     @property
     def ufir_brl(self) -> float:  # for manual infractions

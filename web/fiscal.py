@@ -14,9 +14,8 @@ from dockets import service
 from dockets.occurrences import OCCURRENCE_KINDS, list_occurrences, occurrence_record, register_occurrence  # noqa: F401
 from dockets.service import Actor, DocketError, Forbidden
 from dockets.store import Docket, Occurrence, Operator
-from rules.joao_neiva.anexo_i import ARTICLES
-from rules.joao_neiva.pack import CATALOGUE
 from rules.model import CONFIRMED, infraction_id, join_legal_basis
+from rules.pack import Pack
 from telemetry.contracts import EARLIEST
 from web.format import parse_local_datetime
 from web.forms import FormError
@@ -62,16 +61,16 @@ def occurrence_from_form(session: Session, actor: Actor, form: Mapping[str, str]
 
 # --- manual infractions ----------------------------------------------------------------------
 
-def manual_codes() -> list[str]:
-    """The codes of Anexo I a fiscal records: every one the telemetry does not detect."""
-    return [code for code in ARTICLES if code not in CATALOGUE]
+def manual_codes(pack: Pack) -> list[str]:
+    """The codes of the municipality's law a fiscal records: every one the telemetry does not detect."""
+    return [code for code in pack.law.articles if code not in pack.catalogue]
 
 
-def manual_record(*, code: str, operator_id: str, vehicle_id: str | None, route_id: str | None,
+def manual_record(*, pack: Pack, code: str, operator_id: str, vehicle_id: str | None, route_id: str | None,
                   occurred_at: dt.datetime, place: str, relato: str, fiscal: str) -> dict:
     """The infraction record (DESIGN.md contract) of a fiscal's manual infraction. The
     same facts always give the same `infraction_id`, so it cannot be registered twice."""
-    article = ARTICLES[code]
+    article = pack.law.articles[code]
     return {
         "infraction_id": infraction_id(code, "manual", operator_id, vehicle_id or "", route_id or "",
                                        occurred_at.isoformat()),
@@ -95,15 +94,15 @@ def manual_record(*, code: str, operator_id: str, vehicle_id: str | None, route_
     }
 
 
-def manual_from_form(session: Session, actor: Actor, form: Mapping[str, str], *, tz: ZoneInfo,
+def manual_from_form(session: Session, actor: Actor, form: Mapping[str, str], *, pack: Pack, tz: ZoneInfo,
                      now: dt.datetime, fleet: Mapping, ufir_brl: float, registration: str | None) -> Docket:
     if actor.role != "fiscal":
         raise Forbidden("Somente o fiscal registra infrações manuais.")
     code = _field(form, "code")
-    if code in CATALOGUE:
+    if code in pack.catalogue:
         raise FormError(f"{code} é detectada automaticamente pela telemetria: não se registra manualmente.")
-    if code not in ARTICLES:
-        raise FormError("Escolha a infração do Anexo I.")
+    if code not in pack.law.articles:
+        raise FormError(f"Escolha a infração da {pack.law.title}.")
     operator_id = _field(form, "operator_id")
     if not operator_id or session.get(Operator, operator_id) is None:
         raise FormError("Escolha a empresa operadora.")
@@ -133,7 +132,7 @@ def manual_from_form(session: Session, actor: Actor, form: Mapping[str, str], *,
     if not relato:
         raise FormError("Descreva a infração observada (relato do fiscal).")
     fiscal = actor.name + (f", matrícula {registration}" if registration else "")
-    record = manual_record(code=code, operator_id=operator_id, vehicle_id=vehicle_id, route_id=route_id,
+    record = manual_record(pack=pack, code=code, operator_id=operator_id, vehicle_id=vehicle_id, route_id=route_id,
                            occurred_at=occurred_at, place=place, relato=relato, fiscal=fiscal)
     plates = {vehicle_id: plate} if vehicle_id and plate else {}
     return service.create_manual(session, actor, record, plates=plates, ufir_brl=ufir_brl)

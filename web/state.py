@@ -37,7 +37,8 @@ class AppState:
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.globals.update(role_labels=ROLE_LABELS, municipality=config.municipality,
                                 issuer_name=config.issuer_name, law=config.policy.policy.name,
-                                timezone=config.timezone)
+                                timezone=config.timezone, fine_unit=config.pack.law.fine_unit,
+                                auto_form=config.pack.law.auto)
         self._charts: OrderedDict[tuple, bytes | None] = OrderedDict()
         self.throttle = LoginThrottle(max_failures=config.login_max_failures,
                                       max_failures_per_ip=config.login_max_failures_per_ip,

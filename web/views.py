@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from dockets import service, workflow
 from dockets.calendar import BusinessCalendar
 from dockets.store import Attachment, AuditEntry, Docket, Operator, User
-from rules.joao_neiva.anexo_i import ARTICLES
+from rules.law import Law
 from web.format import (
     ROLE_LABELS,
     brl,
@@ -58,16 +58,8 @@ STATUS_DATES = (
     ("pago_em", "Pagamento"),
     ("anistiado_em", "Anistia"),
 )
-DEADLINE_NOTES = {
-    "notificacao": "envio do auto à empresa operadora, 5 dias úteis após a lavratura (art. 5º, § 3º)",
-    "defesa": "defesa por escrito, 10 dias úteis contados da ciência (art. 7º)",
-    "recurso": "recurso ao titular do Órgão Gerencial, 10 dias úteis contados da decisão (art. 7º, § 3º)",
-    "pagamento": "pagamento da multa, 10 dias (art. 8º)",
-}
-
-
-def code_text(code: str) -> str:
-    article = ARTICLES.get(code)
+def code_text(code: str, law: Law) -> str:
+    article = law.articles.get(code)
     return article.text if article else ""
 
 
@@ -149,13 +141,13 @@ class DocketRow:
 
 
 def docket_rows(dockets: Iterable[Docket], operators: Mapping[str, str], calendar: BusinessCalendar,
-                today: dt.date, tz: ZoneInfo) -> list[DocketRow]:
+                today: dt.date, tz: ZoneInfo, law: Law) -> list[DocketRow]:
     rows = []
     for docket in dockets:
         status = service.status_of(docket)
         vehicle = " / ".join(v for v in (docket.vehicle_id, docket.plate) if v) or "—"
         rows.append(DocketRow(
-            id=docket.id, label=docket.label, code=docket.code, code_text=code_text(docket.code),
+            id=docket.id, label=docket.label, code=docket.code, code_text=code_text(docket.code, law),
             occurred=occurred_local(docket, tz).strftime("%d/%m/%Y %H:%M"),
             operator=operators.get(docket.operator_id, docket.operator_id), vehicle=vehicle,
             fine_ufir=integer(docket.fine_ufir), fine_brl=brl(fine_brl(docket.fine_ufir, docket.ufir_brl)),
@@ -302,11 +294,13 @@ def attachment_views(session: Session, docket_id: int, tz: ZoneInfo) -> list[Att
 
 
 def docket_context(session: Session, docket: Docket, *, actor: service.Actor, calendar: BusinessCalendar,
-                   today: dt.date, tz: ZoneInfo, charts: list[str], wording) -> dict:
+                   today: dt.date, tz: ZoneInfo, charts: list[str], wording, law: Law) -> dict:
     """`wording` is the auto's `dockets.document.Wording`: the page reads as the PDF does."""
     status = service.status_of(docket)
     running = workflow.deadlines(status, calendar)
-    deadlines = [DeadlineView(field, label, getattr(running, field), DEADLINE_NOTES[field],
+    notes = workflow.term_notes(calendar.law_terms)
+    after_appeal = calendar.law_terms.pagamento_apos_recurso or calendar.law_terms.pagamento
+    deadlines = [DeadlineView(field, label, getattr(running, field), notes.get(field, "prazo não fixado na lei"),
                               getattr(running, field) is not None and getattr(running, field) < today)
                  for field, label in workflow.DEADLINE_LABELS.items()]
     operator = session.get(Operator, docket.operator_id)
@@ -314,11 +308,12 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
     attachments = attachment_views(session, docket.id, tz)
     entries = service.history(session, actor, docket.id)
     names = actor_names(session, entries)
-    article = ARTICLES.get(docket.code)
+    article = law.articles.get(docket.code)
     role = actor.role
-    allowed = workflow.allowed_actions(status, role) if role in workflow.ROLE_ACTIONS else frozenset()
+    terms = calendar.law_terms
+    allowed = workflow.allowed_actions(status, role, terms) if role in workflow.ROLE_ACTIONS else frozenset()
     # the gestor registers paper acts late (protocol number, reason; audited)
-    paper = workflow.allowed_actions(status) & workflow.PAPER_ACTS if role == "gestor" else frozenset()
+    paper = workflow.allowed_actions(status, terms=terms) & workflow.PAPER_ACTS if role == "gestor" else frozenset()
     evidence = (docket.infraction or {}).get("evidence") or {}
     return {
         "docket": docket,
@@ -330,7 +325,12 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "legal_basis": docket.legal_basis,
         "law_text": wording.law_text,
         "category": article.category if article else "",
-        "code_text": code_text(docket.code),
+        "code_text": code_text(docket.code, law),
+        # what the page cites of the municipality's law: the auto's form and its terms in words
+        "auto": law.auto,
+        "term_notes": notes,
+        "payment_after_appeal": (f"pagamento em {after_appeal.days} {'dias úteis' if after_appeal.business_days else 'dias'}"
+                                 f" ({after_appeal.basis})"),
         "fine_ufir": integer(docket.fine_ufir),
         "fine_brl": brl(fine_brl(docket.fine_ufir, docket.ufir_brl)),
         "ufir_brl": ufir_value(docket.ufir_brl),

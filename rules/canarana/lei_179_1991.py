@@ -33,7 +33,7 @@ only inside the fragments listed.
 
 from __future__ import annotations
 
-from rules.law import Article, Law, Term, Terms, law_articles
+from rules.law import Article, AutoForm, Law, Term, Terms, law_articles
 
 TITLE = "Lei Municipal nº 179/1991 (Canarana)"
 
@@ -91,5 +91,15 @@ ARTICLES: dict[str, Article] = law_articles(LEI_179)
 # Art. 41: "no prazo de 30(trinta) dias, a contar da publicação ou notificação".
 TERMS = Terms(notificacao=None, defesa=None, recurso=None, pagamento=Term(30, False, "art. 41"))
 
+# What the auto cites: art. 40 gives the Prefeitura the imposition of fines, on the results
+# of its inspection; art. 39 fines the concessionaire by the Prefeitura's table.
+AUTO = AutoForm(
+    basis="Lei Municipal nº 179/1991 (Canarana), arts. 39 a 41",
+    liability="art. 39: multa ao concessionário",
+    fine="tabela de multas da Prefeitura (art. 39, parágrafo único)",
+    deadlines_note="Esgotado o prazo para pagamento, a multa será enviada à cobrança executiva "
+                   "(art. 41, parágrafo único).",
+)
+
 LAW = Law(code="canarana", title=TITLE, fine_unit="VR", articles=ARTICLES, terms=TERMS,
-          fine_range=FINE_RANGE_VR)
+          fine_range=FINE_RANGE_VR, auto=AUTO)

@@ -61,7 +61,7 @@ ordinal "º" read as "2"; spelling the typist may have used ("transito", "public
 
 from __future__ import annotations
 
-from rules.law import Article, Law, Recidivism, Term, Terms, law_articles
+from rules.law import Article, AutoForm, Law, Recidivism, Term, Terms, law_articles
 
 TITLE = "Lei Municipal nº 4/1948 (Conselheiro Lafaiete)"
 FINE_UNIT = "Cr$ de 1948"
@@ -167,9 +167,22 @@ ARTICLES: dict[str, Article] = law_articles(LEI_4_1948)
 TERMS = Terms(
     notificacao=None,
     defesa=None,
-    recurso=Term(5, False, "art. 42, § 4º"),  # from the publication or the notification
-    pagamento=Term(15, False, "art. 42, § 2º"),  # from the imposição
+    recurso=Term(5, False, "art. 42, § 4º", "recurso ao Prefeito",
+                 "contados da publicação do ato na imprensa local ou da notificação"),
+    pagamento=Term(15, False, "art. 42, § 2º", counted_from="a contar da data da imposição"),
+    # "Findo o prazo ou indeferido o recurso o pagamento será feito dentro de 5 dias"
+    pagamento_apos_recurso=Term(5, False, "art. 42, § 4º", counted_from="do indeferimento do recurso"),
+)
+
+# What the auto cites: art. 36 leaves its form to the process legally established; art. 42
+# imposes the fines on the concessionaires "ou seus prepostos".
+AUTO = AutoForm(
+    basis="Lei Municipal nº 4/1948 (Conselheiro Lafaiete), arts. 36 e 42",
+    liability="art. 42: multas impostas aos concessionários ou seus prepostos",
+    fine="art. 42, letra {group}",
+    deadlines_note="Findo o prazo ou indeferido o recurso, o pagamento será feito dentro de 5 dias, sob pena de ser "
+                   "descontado na caução (art. 42, § 4º); multa em dobro nos casos de reincidência (art. 42, § 1º).",
 )
 
 LAW = Law(code="conselheiro-lafaiete", title=TITLE, fine_unit=FINE_UNIT, articles=ARTICLES, terms=TERMS,
-          recidivism=Recidivism(2, "art. 42, § 1º"))
+          recidivism=Recidivism(2, "art. 42, § 1º"), auto=AUTO)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from rules.law import Article, Law, Term, Terms, law_articles
+from rules.law import Article, AutoForm, Law, Term, Terms, law_articles
 
 
 class Category(str, Enum):
@@ -226,8 +226,22 @@ ARTICLES: dict[str, Article] = law_articles(ANEXO_I)
 TERMS = Terms(
     notificacao=Term(5, True, "art. 5º, § 3º"),
     defesa=Term(10, True, "art. 7º"),
-    recurso=Term(10, True, "art. 7º, § 3º"),
+    recurso=Term(10, True, "art. 7º, § 3º", "recurso ao titular do Órgão Gerencial"),
     pagamento=Term(10, False, "art. 8º"),
 )
 
-LAW = Law(code="joao-neiva", title=TITLE, fine_unit="UFIR", articles=ARTICLES, terms=TERMS)
+# What the auto de infração cites (art. 5º and the articles it refers to).
+AUTO = AutoForm(
+    basis="Lei Municipal nº 867/1998, Anexo I — Código Disciplinar, art. 5º",
+    liability="art. 1º do Código Disciplinar",
+    fine="Grupo {group} (art. 3º)",
+    equipment="art. 6º",
+    copies="3 vias de igual teor (art. 5º, § 1º)",
+    cumulation="Cometidas duas ou mais infrações, aplica-se a penalidade de cada uma (art. 10).",
+    signature="A assinatura não significa reconhecimento da falta; a sua ausência não invalida o ato fiscal "
+              "(art. 5º, § 2º).",
+    deadlines_note="O pagamento conta do recebimento da notificação, salvo se apresentada defesa, ou da decisão "
+                   "que não acolher o recurso (art. 8º); o questionamento judicial tem efeito suspensivo.",
+)
+
+LAW = Law(code="joao-neiva", title=TITLE, fine_unit="UFIR", articles=ARTICLES, terms=TERMS, auto=AUTO)

@@ -10,12 +10,12 @@ from stores import open_test_store
 
 from dockets.calendar import BusinessCalendar
 from dockets.sink import ingest_replay
-from rules.joao_neiva.anexo_i import TERMS
+from rules.joao_neiva.anexo_i import LAW
 
 
 @pytest.fixture(scope="session")
 def calendar() -> BusinessCalendar:
-    return BusinessCalendar.for_municipality("ES", municipal_holidays=[dt.date(2026, 12, 8)], terms=TERMS)
+    return BusinessCalendar.for_municipality("ES", municipal_holidays=[dt.date(2026, 12, 8)], law=LAW)
 
 
 @pytest.fixture(scope="session")

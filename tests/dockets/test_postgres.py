@@ -26,7 +26,7 @@ from dockets.calendar import BusinessCalendar
 from dockets.db import alembic_config, make_engine, migrate
 from dockets.service import Actor, NotFound, ensure_operators, get_docket, ingest, perform, visible
 from dockets.store import AuditEntry, Docket, YearCounter
-from rules.joao_neiva.anexo_i import TERMS
+from rules.joao_neiva.anexo_i import LAW
 
 pytestmark = pytest.mark.postgres
 
@@ -41,7 +41,7 @@ def sessions(pg_sessions):
 OPERATORS = {"VNV": "Viação Neivense", "TRD": "Transportes Rio Doce"}
 PLATES = {"JN-1011": "RQB4E17", "JN-1012": "RQC1H82", "JN-2012": "RQF8D04", "JN-2014": "RQH2B77"}
 UFIR_BRL = 4.5373
-CALENDAR = BusinessCalendar.for_municipality("ES", terms=TERMS)
+CALENDAR = BusinessCalendar.for_municipality("ES", law=LAW)
 ONE_KM_LAT = 0.0089932
 # Avenida Presidente Vargas – Correios (stop 1001) and a point on route 201 (A-07 above)
 CORREIOS = (-19.7574776, -40.3852385)

@@ -67,9 +67,9 @@ def test_every_table_has_its_grants_for_the_app_role():
 
 def test_the_app_role_runs_the_whole_docket_workflow(urls):
     from dockets.calendar import BusinessCalendar
-    from rules.joao_neiva.anexo_i import TERMS
+    from rules.joao_neiva.anexo_i import LAW
 
-    calendar = BusinessCalendar.for_municipality("ES", terms=TERMS)
+    calendar = BusinessCalendar.for_municipality("ES", law=LAW)
     sessions = open_test_store(urls["fiscaliza_app"])  # checks the schema is at head, as the app does
     try:
         with sessions.begin() as session:

@@ -266,3 +266,61 @@ def test_a_draft_whose_record_turned_justified_is_not_lavrado(sessions, demo_day
     with sessions.begin() as session, pytest.raises(DocketError, match="justified"):
         perform(session, FISCAL, docket.id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
     assert _draft(sessions, "D-11").stage == "rascunho"
+
+
+def _repeat(session, code: str, days_later: int) -> Docket:
+    """The same operator's same infraction again, `days_later` after the stored one."""
+    first = session.scalar(select(Docket).where(Docket.code == code))
+    record = dict(first.infraction)
+    occurred = dt.datetime.fromisoformat(record["occurred_at"]) + dt.timedelta(days=days_later)
+    record.update(infraction_id=f"{days_later:032d}", occurred_at=occurred.isoformat(),
+                  service_date=occurred.date().isoformat())
+    report = ingest(session, [record], plates={}, ufir_brl=float(first.ufir_brl))
+    return session.get(Docket, report.created[0])
+
+
+def _recidivism_calendar(window_days: int):
+    # a law that doubles a recidivist's fine (Conselheiro Lafaiete's art. 42 § 1º reads so),
+    # with João Neiva's terms so that the demo's autos walk their usual path
+    from dockets.calendar import BusinessCalendar
+    from rules.joao_neiva.anexo_i import TERMS
+    from rules.law import Law, Recidivism
+
+    law = Law("reincidente", "Lei de teste", "UFIR", terms=TERMS, recidivism=Recidivism(2, "art. 42, § 1º"))
+    return BusinessCalendar.for_municipality("ES", [D(2026, 12, 8)], law=law, recidivism_window_days=window_days)
+
+
+def _upheld(session, docket_id: int, calendar) -> None:
+    for act in (workflow.Lavrar(D(2026, 12, 2)), workflow.Notificar(D(2026, 12, 3)),
+                workflow.ApresentarDefesa(D(2026, 12, 4)), workflow.JulgarDefesa(D(2026, 12, 7), True, "Provado.")):
+        perform(session, SYSTEM, docket_id, act, calendar)
+
+
+def test_a_recidivists_fine_is_doubled_at_lavratura_with_the_earlier_auto_named(sessions):
+    calendar = _recidivism_calendar(365)
+    with sessions.begin() as session:
+        first = session.scalar(select(Docket).where(Docket.code == "D-11"))
+        _upheld(session, first.id, calendar)
+        again = _repeat(session, "D-11", 30)
+        perform(session, SYSTEM, again.id, workflow.Lavrar(D(2026, 12, 8)), calendar)
+        # D-11: group D, 200 UFIR; upheld 30 days before within 365: 200 × 2 = 400
+        assert again.fine_ufir == 400
+        assert f"Reincidência: auto nº {first.label}" in again.description and "200 × 2 = 400 UFIR" in again.description
+        assert history(session, SYSTEM, again.id)[-1].payload["reincidencia"] == first.label
+
+
+def test_an_earlier_auto_not_upheld_or_outside_the_window_yields_nothing(sessions):
+    with sessions.begin() as session:
+        first = session.scalar(select(Docket).where(Docket.code == "D-11"))
+        perform(session, SYSTEM, first.id, workflow.Lavrar(D(2026, 12, 2)), _recidivism_calendar(365))
+        merely_lavrado = _repeat(session, "D-11", 30)
+        perform(session, SYSTEM, merely_lavrado.id, workflow.Lavrar(D(2026, 12, 8)), _recidivism_calendar(365))
+        assert merely_lavrado.fine_ufir == 200  # the first is only lavrado: its fine is not imposed
+        perform(session, SYSTEM, first.id, workflow.Notificar(D(2026, 12, 3)), _recidivism_calendar(365))
+        perform(session, SYSTEM, first.id, workflow.ApresentarDefesa(D(2026, 12, 4)), _recidivism_calendar(365))
+        perform(session, SYSTEM, first.id, workflow.JulgarDefesa(D(2026, 12, 9), True, "Provado."),
+                _recidivism_calendar(365))
+        long_after = _repeat(session, "D-11", 40)
+        # upheld, but 40 days before and the window is 30 days
+        perform(session, SYSTEM, long_after.id, workflow.Lavrar(D(2026, 12, 10)), _recidivism_calendar(30))
+        assert long_after.fine_ufir == 200 and "Reincidência" not in long_after.description

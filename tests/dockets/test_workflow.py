@@ -48,10 +48,10 @@ from dockets.workflow import (
     next_deadline,
     running_terms,
 )
-from rules.joao_neiva.anexo_i import TERMS
+from rules.joao_neiva.anexo_i import LAW
 
 D = dt.date
-CAL = BusinessCalendar.for_municipality("ES", [D(2026, 12, 8)], terms=TERMS)
+CAL = BusinessCalendar.for_municipality("ES", [D(2026, 12, 8)], law=LAW)
 
 LAVRADO_EM = D(2026, 11, 30)  # Monday
 NOTIFICADO_EM = D(2026, 12, 3)  # Thursday
@@ -581,10 +581,10 @@ def test_suspended_notified_auto_runs_only_the_defence():
 def test_deadlines_follow_the_terms_of_the_calendars_law():
     # a law with no notification or defence term, a 5-day appeal and a 15-day payment, both
     # in calendar days (Conselheiro Lafaiete's art. 42 §§ 2º and 4º read that way)
-    from rules.law import Term, Terms
+    from rules.law import Law, Term, Terms
     calendar_days = Terms(notificacao=None, defesa=None, recurso=Term(5, False, "art. 42, § 4º"),
                           pagamento=Term(15, False, "art. 42, § 2º"))
-    cal = BusinessCalendar.for_municipality("MG", terms=calendar_days)
+    cal = BusinessCalendar.for_municipality("MG", law=Law("x", "Lei X", "Cr$", terms=calendar_days))
     assert deadlines(at(Stage.LAVRADO), cal).notificacao is None
     notified = deadlines(at(Stage.NOTIFICADO), cal)
     # 3 Dec + 15 calendar days = 18 Dec (João Neiva: 10 days = 13 Dec, defence 10 dias úteis)
@@ -605,6 +605,29 @@ def test_calendar_for_the_shipped_policy_carries_joao_neivas_terms():
     from dockets.config import calendar_for
     from kernel.policy import load_policy
 
-    assert calendar_for(load_policy()).terms == TERMS
+    assert calendar_for(load_policy()).law == LAW
     # art. 7º: 10 dias úteis from Thursday 3 Dec skips 8 Dec (municipal holiday) -> 18 Dec
     assert deadlines(at(Stage.NOTIFICADO), calendar_for(load_policy())).defesa == D(2026, 12, 18)
+
+
+def test_a_law_without_a_defence_stage_appeals_from_the_notification():
+    # Conselheiro Lafaiete (Lei 4/1948 art. 42): no defence; appeal to the Prefeito within 5
+    # days of the notification (§ 4º); paid 15 days from the imposição (§ 2º), or within 5
+    # days of the appeal's denial (§ 4º); calendar days
+    from rules.conselheiro_lafaiete.lei_4_1948 import LAW as LAFAIETE
+
+    cal = BusinessCalendar.for_municipality("MG", law=LAFAIETE)
+    notified = at(Stage.NOTIFICADO)
+    assert ApresentarDefesa not in allowed_actions(notified, terms=LAFAIETE.terms)
+    assert InterporRecurso in allowed_actions(notified, "operador", LAFAIETE.terms)
+    with pytest.raises(WorkflowError, match=r"não prevê defesa: cabe recurso \(art\. 42, § 4º\)"):
+        apply(notified, ApresentarDefesa(D(2026, 12, 4)), cal)
+    # notified Thursday 3 Dec: appeal until 3 + 5 = Tuesday 8 Dec; payment 3 + 15 = Friday 18 Dec
+    running = deadlines(notified, cal)
+    assert (running.defesa, running.recurso, running.pagamento) == (None, D(2026, 12, 8), D(2026, 12, 18))
+    with pytest.raises(WorkflowError, match=r"^Prazo de recurso encerrado em 08/12/2026 \(art\. 42, § 4º\)\.$"):
+        apply(notified, InterporRecurso(D(2026, 12, 9)), cal)
+    appealed = apply(notified, InterporRecurso(D(2026, 12, 7)), cal)
+    denied = apply(appealed, JulgarRecurso(D(2026, 12, 14), False, "Sem força maior comprovada."), cal)
+    # denied Monday 14 Dec: 5 days -> Saturday 19 Dec, moved to Monday 21 Dec (not 15 days)
+    assert deadlines(denied, cal).pagamento == D(2026, 12, 21)

@@ -22,14 +22,14 @@ def exported_names(context, tmp_path: Path) -> set[str]:
     from dockets.metrics import docket_registry
     from kernel.settings import StreamSettings
     from ops.sink import SinkMetrics
-    from rules.joao_neiva.anexo_i import TERMS
+    from rules.joao_neiva.anexo_i import LAW
     from streams.app import create_app
 
     worker = create_app(context, StreamSettings(web_port=6066)).fiscaliza_registry
     ops = CollectorRegistry()
     SinkMetrics(ops)
     dockets = docket_registry(open_store(f"sqlite:///{tmp_path / 'metrics.sqlite3'}"),
-                              BusinessCalendar.for_municipality("ES", terms=TERMS), lambda: dt.date(2026, 12, 2))
+                              BusinessCalendar.for_municipality("ES", law=LAW), lambda: dt.date(2026, 12, 2))
     return {family.name + suffix for registry in (worker, ops, dockets)
             for family in text_string_to_metric_families(generate_latest(registry).decode())
             for suffix in SUFFIXES.get(family.type, ("",))}

@@ -37,7 +37,7 @@ from dockets.store import (
 )
 from dockets.users import create_user
 from kernel.policy import load_policy
-from rules.joao_neiva.anexo_i import TERMS
+from rules.joao_neiva.anexo_i import LAW
 
 with warnings.catch_warnings():
     # Starlette 1.x would rather its TestClient ran on httpx2; httpx is what the project installs.
@@ -67,7 +67,7 @@ def pytest_configure(config):
 def calendar() -> BusinessCalendar:
     return BusinessCalendar.for_municipality(subdivision="ES",
                                              municipal_holidays=load_policy().policy.municipal_holidays,
-                                             terms=TERMS)
+                                             law=LAW)
 
 
 def sample_fleet() -> dict:

@@ -8,11 +8,11 @@ import pytest
 
 from dockets import workflow
 from dockets.calendar import BusinessCalendar
-from rules.joao_neiva.anexo_i import TERMS
+from rules.joao_neiva.anexo_i import LAW
 from web.views import term_text, terms_view
 
 D = dt.date
-CAL = BusinessCalendar.for_municipality("ES", [D(2026, 12, 8)], terms=TERMS)
+CAL = BusinessCalendar.for_municipality("ES", [D(2026, 12, 8)], law=LAW)
 
 
 def term(field: str, date: dt.date, days_left: int, overdue: bool = False) -> workflow.Term:

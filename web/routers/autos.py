@@ -32,7 +32,8 @@ def docket_list(request: Request, user: PageUser, web: State, etapa: str = "", p
     with config.sessions() as session:
         listed = service.listing(session, actor, stage, page, PAGE_SIZE)
         operators = service.operator_names(session)
-        rows = views.docket_rows(listed.dockets, operators, config.calendar, web.today(), web.tz)
+        rows = views.docket_rows(listed.dockets, operators, config.calendar, web.today(), web.tz,
+                                config.pack.law)
     # Drafts never reach an operator (art. 5º, § 3º): no filter for them either.
     shown = [s for s in workflow.Stage if not (actor.role == "operador" and s is workflow.Stage.RASCUNHO)]
     stages = [(s.value, workflow.STAGE_LABELS[s], listed.by_stage.get(s.value, 0)) for s in shown]
@@ -51,7 +52,8 @@ def docket_page(request: Request, docket_id: DocketId, user: PageUser, web: Stat
         has_pdf, pdf_signed = service.pdf_state(session, docket.id)
         context = views.docket_context(session, docket, actor=user.actor, calendar=config.calendar,
                                        today=web.today(), tz=web.tz, charts=web.available_charts(docket, bundle),
-                                       wording=wording(docket, bundle.data if bundle else None))
+                                       wording=wording(docket, bundle.data if bundle else None),
+                                       law=config.pack.law)
     done = ACTION_FORMS.get(feito)
     return web.render(request, "auto.html", {
         **context, "has_pdf": has_pdf, "pdf_signed": pdf_signed, "has_bundle": bundle is not None,

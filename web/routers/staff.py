@@ -12,7 +12,6 @@ from starlette.concurrency import run_in_threadpool
 from dockets import audit as audit_log
 from dockets import service
 from dockets.service import Forbidden
-from rules.joao_neiva.anexo_i import ARTICLES
 from web import auth, fiscal
 from web.dependencies import FileUser, PageUser, State, attachment_header, read_post, require_staff
 from web.format import datetime_br
@@ -92,11 +91,13 @@ def manual_form(request: Request, user: PageUser, web: State):
     require_staff(user, fiscal_only=True)
     with config.sessions() as session:
         operators = sorted(service.operator_names(session).items())
-    codes = [(code, ARTICLES[code]) for code in fiscal.manual_codes()]
+    pack = config.pack
+    codes = [(code, pack.law.articles[code]) for code in fiscal.manual_codes(pack)]
     vehicles = sorted(config.fleet.values(), key=lambda v: (v.operator_id, v.vehicle_id))
     now_local = web.now().astimezone(web.tz).strftime("%Y-%m-%dT%H:%M")
     return web.render(request, "infracao_nova.html", {"codes": codes, "operators": operators,
-                                                      "vehicles": vehicles, "now_local": now_local})
+                                                      "vehicles": vehicles, "now_local": now_local,
+                                                      "fine_unit": pack.law.fine_unit, "law_title": pack.law.title})
 
 
 @router.post("/infracoes/nova")
@@ -107,7 +108,7 @@ async def manual_create(request: Request, web: State):
 
     def create() -> int:
         with config.sessions.begin() as session:
-            docket = fiscal.manual_from_form(session, principal.actor, fields, tz=web.tz, now=web.now(),
+            docket = fiscal.manual_from_form(session, principal.actor, fields, pack=config.pack, tz=web.tz, now=web.now(),
                                              fleet=config.fleet, ufir_brl=config.ufir_brl,
                                              registration=principal.registration)
             return docket.id
