@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernel.policy import Policy
-from rules.facts import VehicleDayFacts, iso, kmh, local
+from rules.facts import VehicleDayFacts, episode_fields, iso, kmh, local, trip_at
 from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
 from trips.model import columns
 
@@ -66,8 +66,7 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
     findings: list[Finding] = []
     for a, b in speeding_episodes(t, speed, limit, policy):
         peak = a + int(np.argmax(speed[a : b + 1] - limit[a : b + 1]))
-        trip = next((tf for tf in facts.trips if tf.departed_at <= t[a] <= tf.arrived_at), None)
-        fix = facts.fixes[a]  # art. 5 III: the place and the time of one record, the episode's first
+        trip = trip_at(facts, t[a])
         over = [i for i in range(a, b + 1) if speed[i] > limit[i] + policy.c01.tolerance_kmh]
         agreement = displacement_agreement(t, x, y, speed, over, policy.c01.max_ping_gap_s)
         if agreement is None or abs(agreement[0] - agreement[1]) > policy.c01.speed_agreement_kmh:
@@ -84,12 +83,8 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
             continue
         findings.append(make_infraction(
             CODE, policy, identity=(facts.date, facts.vehicle_id, round(t[a], 3)),
-            operator_id=facts.operator_id,
-            route_id=trip.realized.route_id if trip else None,
-            direction_id=trip.realized.direction_id if trip else None,
-            trip_id=trip.realized.trip_id if trip else None,
-            vehicle_id=facts.vehicle_id, service_date=facts.date,
-            occurred_at=local(t[a], facts.tz), lat=fix.lat, lon=fix.lon,
+            # art. 5 III: the place and the time of one record, the episode's first
+            operator_id=facts.operator_id, **episode_fields(facts, t[a], facts.fixes[a]),
             description=(f"Veículo {facts.vehicle_id} a {speed[peak]:.0f} km/h onde o limite é "
                          f"{limit[peak]:.0f} km/h (tolerância {policy.c01.tolerance_kmh:g} km/h), "
                          f"das {local(t[a], facts.tz):%H:%M:%S} às {local(t[b], facts.tz):%H:%M:%S}"),

@@ -196,6 +196,22 @@ class VehicleDayFacts:
     doors_reported: bool = False  # some ping of the day carried `doors_open`
 
 
+def trip_at(facts: VehicleDayFacts, epoch: float) -> TripFacts | None:
+    """The vehicle's trip running at `epoch`, if any."""
+    return next((tf for tf in facts.trips if tf.departed_at <= epoch <= tf.arrived_at), None)
+
+
+def episode_fields(facts: VehicleDayFacts, epoch: float, fix: Fix) -> dict:
+    """Where and when a vehicle-day episode happened, as its record states it: the trip it
+    happened in (the one running at `epoch`, if any), the vehicle, and the place of `fix`."""
+    trip = trip_at(facts, epoch)
+    return {"route_id": trip.realized.route_id if trip else None,
+            "direction_id": trip.realized.direction_id if trip else None,
+            "trip_id": trip.realized.trip_id if trip else None,
+            "vehicle_id": facts.vehicle_id, "service_date": facts.date,
+            "occurred_at": local(epoch, facts.tz), "lat": fix.lat, "lon": fix.lon}
+
+
 def trip_identity(facts: TripFacts) -> tuple:
     """What identifies a realized trip from the moment it arrives: its service date,
     line and direction, vehicle and departure. Never the scheduled trip it matches, which

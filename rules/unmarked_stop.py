@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernel.policy import Policy
-from rules.facts import DoorFix, VehicleDayFacts, iso, local
+from rules.facts import DoorFix, VehicleDayFacts, episode_fields, iso, local, trip_at
 from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
 from trips.model import columns
 
@@ -78,7 +78,7 @@ def detect(facts: VehicleDayFacts, policy: Policy, code: str) -> list[Finding]:
     for a, b in stop_runs(t, candidate, *args, bridge_gaps=True):
         if any(a <= c and d <= b for c, d in runs):
             continue
-        trip = _trip_at(facts, t[a])
+        trip = trip_at(facts, t[a])
         findings.append(InsufficientEvidence(
             code=code, service_date=facts.date, operator_id=facts.operator_id,
             route_id=trip.realized.route_id if trip else None, trip_id=trip.realized.trip_id if trip else None,
@@ -88,26 +88,16 @@ def detect(facts: VehicleDayFacts, policy: Policy, code: str) -> list[Finding]:
             evidence={**_evidence(facts, doors, t, a, b, policy),
                       "longest_silence_s": round(float(np.diff(t[a:b + 1]).max()), 1)}))
     for a, b in runs:
-        trip = _trip_at(facts, t[a])
         nearest = min(range(a, b + 1), key=lambda i: doors[i].stop_m)
-        fix = fixes[a]  # art. 5 III: the place and the time of one record, the stop's first
+        # art. 5 III: the place and the time of one record, the stop's first
         findings.append(make_infraction(
             code, policy, identity=(facts.date, facts.vehicle_id, round(t[a], 3)),
-            operator_id=facts.operator_id,
-            route_id=trip.realized.route_id if trip else None,
-            direction_id=trip.realized.direction_id if trip else None,
-            trip_id=trip.realized.trip_id if trip else None,
-            vehicle_id=facts.vehicle_id, service_date=facts.date,
-            occurred_at=local(t[a], facts.tz), lat=fix.lat, lon=fix.lon,
+            operator_id=facts.operator_id, **episode_fields(facts, t[a], fixes[a]),
             description=(f"Veículo {facts.vehicle_id} parado com as portas abertas das {local(t[a], facts.tz):%H:%M:%S} "
                          f"às {local(t[b], facts.tz):%H:%M:%S} a {doors[nearest].stop_m:.0f} m do ponto de parada "
                          f"mais próximo ({doors[nearest].stop_id})"),
             evidence=_evidence(facts, doors, t, a, b, policy)))
     return findings
-
-
-def _trip_at(facts: VehicleDayFacts, moment: float):
-    return next((tf for tf in facts.trips if tf.departed_at <= moment <= tf.arrived_at), None)
 
 
 def _evidence(facts: VehicleDayFacts, doors, t, a: int, b: int, policy: Policy) -> dict:

@@ -320,7 +320,7 @@ def test_the_list_filters_and_formats(kit, browser):
     assert "5 auto(s)" in text_of(fiscal.get("/autos?etapa=<script>"))
     operator = text_of(browser("op-vnv").get("/autos"))
     assert "1 auto(s)" in operator and "Transportes Rio Doce" not in operator
-    assert "Cada auto de infração aplica a sua própria multa" in operator
+    assert "Cometidas duas ou mais infrações, aplica-se a penalidade de cada uma (art. 10)" in operator
     # an operator's list has its autos lavrados only: TRD's three drafts stay in the Órgão
     response = browser("op-trd").get("/autos")
     operator = text_of(response)
