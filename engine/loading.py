@@ -16,7 +16,7 @@ def load_context(inputs: StaticInputs) -> Context:
     try:
         policy = load_policy(inputs.policy)
         feed = load_feed(inputs.feed)
-        fleet = load_fleet(inputs.fleet, operators=set(feed.agencies))
+        fleet = load_fleet(inputs.fleet, operators=set(feed.agencies), routes=set(feed.routes))
         geofences = build_geofences(feed, policy, inputs.geofences)
     except (PolicyError, FeedError, FleetError, GeofenceError) as exc:
         raise InputError(str(exc)) from None

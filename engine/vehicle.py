@@ -17,7 +17,7 @@ import datetime as dt
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import msgspec
 import numpy as np
@@ -83,6 +83,10 @@ class VehicleState(msgspec.Struct):
     held: dict[str, Held] = msgspec.field(default_factory=dict)
     # "shape_id|first fix" -> (last fix, silent after) of the unfollowed passes told, while the track holds them
     unfollowed: dict[str, tuple[float, bool]] = msgspec.field(default_factory=dict)
+    # the plausible catraca readings a trip not yet arrived may span (from the open
+    # track's first fix on), for the trip rules that count boardings (a pack with
+    # rules.other_line only); replaced whole, never changed in place
+    trip_readings: list[CatracaReading] = msgspec.field(default_factory=list)
 
 
 class PartitionState(msgspec.Struct):
@@ -123,7 +127,8 @@ _LOGS_DECODER = msgspec.msgpack.Decoder(tuple[list[DayLog], list[TripLog]])
 # beat: the day and trip logs are changed in place (encoded), the rest is replaced whole
 # (immutable values, or a dict copied). tests/engine/test_vehicle.py undoes every beat
 # of a day with it and compares with the whole state encoded before.
-_PROCESSED = ("released", "track", "unfollowed", "emitted", "departure", "last_counter", "last_reading")
+_PROCESSED = ("released", "track", "unfollowed", "emitted", "departure", "last_counter", "last_reading",
+              "trip_readings")
 
 
 def _snapshot(state: VehicleState) -> tuple:
@@ -199,6 +204,9 @@ class VehicleStage:
         self._track_rules = pack.rules_for("track")
         self._reads_doors = ctx.policy.unmarked_stop is not None and \
             any(rule.requires == "unmarked_stop" for rule in pack.catalogue.values())
+        self._reads_trip_catraca = ctx.policy.other_line is not None and \
+            any(rule.requires == "other_line" for rule in pack.catalogue.values())
+        self._operator_lines: dict[str, tuple[str, ...]] = {}
 
     @property
     def watermark(self) -> float | None:
@@ -552,6 +560,8 @@ class VehicleStage:
             self.partition.quiet[state.vehicle_id] = state.released["tachograph"]
         if mine.detected or readings:
             mine.findings += self._catraca_episodes(state, occurrences)
+        if self._reads_trip_catraca:
+            self._forget_trip_readings(state)
         running = open_trip(state.track.fixes, self.ctx, self._memo(state)) \
             if state.track and state.track.fixes else None
         mine.departed += self._departure(state, running)
@@ -731,6 +741,7 @@ class VehicleStage:
         silence = self.ctx.policy.d19.max_silence_s
         doors = self._doors(batch) if self._reads_doors and batch else None
         window = (np.inf, -np.inf, None)  # the current operating day: [start, end) and its log
+        trip_readings = list(state.trip_readings)  # a new list: a snapshot keeps the old one
 
         def day_log(epoch: float) -> DayLog:
             nonlocal window
@@ -759,7 +770,11 @@ class VehicleStage:
                 else:
                     add_reading(day_log(reading.epoch), reading, silence)
                     state.last_counter = reading.counter
+                    if self._reads_trip_catraca:
+                        trip_readings.append(reading)
                 j += 1
+        if self._reads_trip_catraca:
+            state.trip_readings = trip_readings
 
     def _doors(self, batch: list[Fix]) -> list[DoorFix]:
         """Each fix as the door rule reads it; where it stood measured only for those
@@ -859,6 +874,9 @@ class VehicleStage:
         date = service_date_of(trip, self.ctx, self._day)
         realized = unmatched_realization(trip, date, self.ctx.feed.timezone)
         facts = trip_facts(Match(trip, realized, None, None), fixes, self.ctx, self._day(date), stay=False)
+        if self._reads_trip_catraca:
+            facts = replace(facts, licensed_lines=self._licensed_lines(state.vehicle_id), readings=tuple(
+                r for r in state.trip_readings if trip.departed_at <= r.epoch <= trip.arrived_at))
         findings = evaluate_arrival(facts, occurrences, self.ctx.policy, self._projector)
         # Evidence complete when the watermark passes the arrival ping.
         arrival_ping = facts.fixes[-1].t if facts.fixes else trip.arrived_at
@@ -871,6 +889,30 @@ class VehicleStage:
             self.ctx.policy.trips.in_service_terminal_s, [f for f in findings if isinstance(f, Infraction)]))
         self._keep_around(state, fixes, trip.departed_at)  # a silence in service may start there
         return findings + live
+
+    def _licensed_lines(self, vehicle_id: str) -> tuple[str, ...]:
+        """The lines a vehicle is licensed for: its fleet row's, else every line of its
+        operator (kernel.fleet)."""
+        vehicle = self.ctx.fleet[vehicle_id]
+        if vehicle.lines:
+            return vehicle.lines
+        operator = vehicle.operator_id
+        if operator not in self._operator_lines:
+            self._operator_lines[operator] = tuple(sorted(
+                r.route_id for r in self.ctx.feed.routes.values() if r.agency_id == operator))
+        return self._operator_lines[operator]
+
+    @staticmethod
+    def _forget_trip_readings(state: VehicleState) -> None:
+        """The readings no trip can span any more go: those before the open track's first
+        fix (a trip departs after its exit fix, which the track holds until it arrives),
+        or before the newest fix released when there is no open track."""
+        if state.track is not None and state.track.fixes:
+            since = state.track.fixes[0].t
+        else:
+            since = state.released.get("tachograph", -np.inf)
+        if state.trip_readings and state.trip_readings[0].epoch < since:
+            state.trip_readings = [r for r in state.trip_readings if r.epoch >= since]
 
     def _judge_live_match(self, state: VehicleState, trip: DetectedTrip, date: dt.date, fixes: tuple[Fix, ...],
                           occurrences, arrival_ping: float) -> list[Finding]:

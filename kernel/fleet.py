@@ -1,4 +1,11 @@
-"""The fleet: which operator each vehicle belongs to (`fleet.csv`)."""
+"""The fleet: which operator each vehicle belongs to (`fleet.csv`).
+
+Columns: `vehicle_id`, `plate`, `operator_id` (a GTFS agency_id), and optionally
+`capacity` (a whole number) and `lines`: the route_ids the vehicle is licensed to run,
+separated by `|` (route_ids may hold spaces, never a `|` in practice), e.g. `101|102`.
+Empty or absent: licensed for every line of its operator (a fleet file without the
+column keeps its meaning). Read by art. 17 of Conselheiro Lafaiete (rules.other_line).
+"""
 
 from __future__ import annotations
 
@@ -19,13 +26,16 @@ class Vehicle:
     plate: str
     operator_id: str
     capacity: int | None = None
+    # the route_ids it is licensed for; empty: every line of its operator
+    lines: tuple[str, ...] = ()
 
 
 REQUIRED = ("vehicle_id", "plate", "operator_id")
 
 
-def load_fleet(path: Path, operators: set[str] | None = None) -> dict[str, Vehicle]:
-    """Read fleet.csv; `operators` (the feed's agency_ids) are checked when given."""
+def load_fleet(path: Path, operators: set[str] | None = None, routes: set[str] | None = None) -> dict[str, Vehicle]:
+    """Read fleet.csv; `operators` (the feed's agency_ids) and `routes` (its route_ids,
+    against the `lines` column) are checked when given."""
     fleet: dict[str, Vehicle] = {}
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
@@ -34,7 +44,7 @@ def load_fleet(path: Path, operators: set[str] | None = None) -> dict[str, Vehic
             if missing:
                 raise FleetError(f"fleet {path} needs the columns {', '.join(REQUIRED)} and at least one vehicle")
             for row in reader:
-                fleet_row(fleet, row, f"{path}:{reader.line_num}", operators)
+                fleet_row(fleet, row, f"{path}:{reader.line_num}", operators, routes)
     except OSError as exc:
         raise FleetError(f"cannot read fleet {path}: {exc.strerror}") from None
     except (UnicodeDecodeError, csv.Error) as exc:
@@ -44,7 +54,8 @@ def load_fleet(path: Path, operators: set[str] | None = None) -> dict[str, Vehic
     return fleet
 
 
-def fleet_row(fleet: dict[str, Vehicle], row: dict, where: str, operators: set[str] | None) -> None:
+def fleet_row(fleet: dict[str, Vehicle], row: dict, where: str, operators: set[str] | None,
+              routes: set[str] | None = None) -> None:
     vehicle_id, plate, operator = (str(row[c] or "").strip() for c in REQUIRED)
     if not vehicle_id or not operator:
         raise FleetError(f"{where}: vehicle_id and operator_id must not be empty")
@@ -55,4 +66,23 @@ def fleet_row(fleet: dict[str, Vehicle], row: dict, where: str, operators: set[s
     capacity = (row.get("capacity") or "").strip()
     if capacity and not (capacity.isascii() and capacity.isdigit()):
         raise FleetError(f"{where}: capacity must be a whole number")
-    fleet[vehicle_id] = Vehicle(vehicle_id, plate, operator, int(capacity) if capacity else None)
+    lines = licensed_lines(row.get("lines"), where, routes)
+    fleet[vehicle_id] = Vehicle(vehicle_id, plate, operator, int(capacity) if capacity else None, lines)
+
+
+def licensed_lines(cell: str | None, where: str, routes: set[str] | None) -> tuple[str, ...]:
+    """The `lines` cell as route_ids, in the file's order: `|`-separated, each trimmed.
+    An empty part (`101||102`, a trailing `|`), a line listed twice or one the feed
+    does not have is refused: a typo must not license or unlicense a bus silently."""
+    text = (cell or "").strip()
+    if not text:
+        return ()
+    lines = tuple(part.strip() for part in text.split("|"))
+    if "" in lines:
+        raise FleetError(f"{where}: lines must be route_ids separated by '|', got {text!r}")
+    if len(set(lines)) != len(lines):
+        raise FleetError(f"{where}: lines lists a route twice: {text!r}")
+    unknown = [line for line in lines if routes is not None and line not in routes]
+    if unknown:
+        raise FleetError(f"{where}: line {unknown[0]} is not a route_id of the feed")
+    return lines

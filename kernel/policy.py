@@ -164,6 +164,13 @@ class UnmarkedStop(_Section):
     max_ping_gap_s: float
 
 
+class OtherLine(_Section):
+    """A vehicle carrying passengers on a line it is not licensed for (rules.other_line),
+    read from the catraca's counter over a realized trip."""
+    min_boardings: int  # counted over the trip, at least this many: passengers carried
+    max_silence_s: float  # the catraca silent longer than this at the trip's start or end: unproven
+
+
 class Policy(_Section):
     policy: General
     trips: TripRules
@@ -181,6 +188,7 @@ class Policy(_Section):
     fines: Fines | None = None  # João Neiva's UFIR needs no mapping nor table
     turn_back: TurnBack | None = None
     unmarked_stop: UnmarkedStop | None = None
+    other_line: OtherLine | None = None
 
     @property
     def version(self) -> str:

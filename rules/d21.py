@@ -31,9 +31,15 @@ CODE = "D-21"
 
 def wraps(previous: int, counter: int, policy: Policy) -> bool:
     """A fall from near the top of a register size to near its bottom: a roll-over."""
+    return wrap_size(previous, counter, policy) is not None
+
+
+def wrap_size(previous: int, counter: int, policy: Policy) -> int | None:
+    """The register size a fall from `previous` to `counter` rolled over at (the
+    smallest that fits: the fewest counts across it), None if it is no roll-over."""
     margin = policy.d21.wrap_margin
-    return any((1 - margin) * size <= previous < size and counter < margin * size
-               for size in policy.d21.counter_moduli)
+    return min((size for size in policy.d21.counter_moduli
+                if (1 - margin) * size <= previous < size and counter < margin * size), default=None)
 
 
 def implausible(previous: tuple[float, int] | None, epoch: float, counter: int, policy: Policy) -> str | None:

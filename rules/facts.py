@@ -33,6 +33,11 @@ class TripFacts:
     # already (trips.memo); else measured from the fixes. Never part of the facts' value.
     measured: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = \
         field(default=None, compare=False, repr=False)
+    # the vehicle's plausible catraca readings over the trip, in event-time order, and the
+    # lines it is licensed for (fleet.csv `lines`, else every line of its operator): given
+    # by the engine only when the pack reads them (rules.other_line); None: not read
+    readings: tuple[CatracaReading, ...] = ()
+    licensed_lines: tuple[str, ...] | None = None
 
     @property
     def realized(self):

@@ -575,7 +575,11 @@ def build(city: City) -> dict:
               freq_rows)
 
     # ---- fleet -------------------------------------------------------------------
-    write_csv(here / "fleet.csv", ["vehicle_id", "plate", "operator_id", "capacity"], [list(v) for v in city.fleet])
+    header, rows = ["vehicle_id", "plate", "operator_id", "capacity"], [list(v) for v in city.fleet]
+    if city.fleet_lines:  # the optional `lines` column only where the city sets it
+        lines = dict(city.fleet_lines)
+        header, rows = header + ["lines"], [row + [lines.get(row[0], "")] for row in rows]
+    write_csv(here / "fleet.csv", header, rows)
     return dict(city=city, geo=geo, feed_dir=feed_dir, shapes=shapes, placed=placed, profiles=profiles,
                 trips=trips, blocks=blocks)
 

@@ -48,6 +48,9 @@ class City:
     fleet: tuple[tuple[str, str, str, int], ...]  # vehicle_id, plate, operator_id, capacity
     # --check: YYYYMMDD -> the service that must run that day (None: none)
     expected_services: tuple[tuple[str, str | None], ...]
+    # fleet.csv's optional `lines` column (kernel.fleet): vehicle_id -> the route_ids it is
+    # licensed for, `|`-separated; empty: no column written (João Neiva's file unchanged)
+    fleet_lines: tuple[tuple[str, str], ...] = ()
 
 
 # --------------------------------------------------------------------------------------
@@ -287,6 +290,9 @@ CONSELHEIRO_LAFAIETE = City(
     expected_services=(("20261201", "DU"), ("20261205", "SAB"), ("20261208", "SAB"), ("20260421", "SAB"),
                        ("20261225", "SAB"), ("20261206", None), ("20270326", "SAB"), ("20270920", "DU"),
                        ("20271231", "DU")),
+    # art. 17 reads the licensed lines: each bus its operator's one line, written out
+    fleet_lines=(("CL-1051", "105"), ("CL-1052", "105"), ("CL-1053", "105"), ("CL-2101", "210"),
+                 ("CL-2102", "210"), ("CL-2103", "210"), ("CL-2104", "210")),
 )
 
 

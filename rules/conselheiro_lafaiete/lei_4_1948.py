@@ -38,10 +38,11 @@ concession's caducidade, not a fine; art. 31's suspension falls on the driver.
 
 Automatic: "art. 42 A" (a regular trip suspended: a scheduled trip with no realized
 trip matched, rules.conselheiro_lafaiete.art42a), turning back (art. 14 § único,
-rules.turn_back) and stopping outside the marked stops (art. 19 § único, from the
-tachograph's doors_open, rules.unmarked_stop). Another line (art. 17) needs the fleet's
-licensed lines and is recorded by fiscal agents until its detector exists. The rest are
-recorded by fiscal agents.
+rules.turn_back), carrying passengers on another line (art. 17: a realized trip on a
+line the fleet file does not license the vehicle for, with boardings counted by the
+catraca, rules.other_line) and stopping outside the marked stops (art. 19 § único, from
+the tachograph's doors_open, rules.unmarked_stop). The rest are recorded by fiscal
+agents.
 
 Terms (art. 42): payment within 15 days of the imposição (§ 2º); appeal to the Prefeito
 within 5 days of the publication or the notification (§ 4º); calendar days, the law
@@ -133,7 +134,7 @@ LEI_4_1948: tuple[Article, ...] = (
         legal_basis=_basis("art. 14, § único", "multa de Cr$ 20,00 por viagem (art. 42, letra A), "
                                                "aplicada por analogia (art. 43)")),
     Article(
-        code="art. 17", automatic=False, group="F", fine=FINES_CR["F"],
+        code="art. 17", automatic=True, group="F", fine=FINES_CR["F"],
         text=("Os veículos de um concessionário não poderão, salvo expressa autorização da Prefeitura, "
               "transitar em outra linha conduzindo passageiro."),
         legal_basis=_basis("art. 17", "multa de Cr$ 200,00 (art. 42, letra F), aplicada por analogia (art. 43)")),

@@ -129,3 +129,28 @@ def test_empty_file_refused(tmp_path):
     path = write(tmp_path, "")
     with pytest.raises(FleetError, match="at least one vehicle"):
         load_fleet(path)
+
+
+def test_lines_column_lists_the_licensed_routes_separated_by_bars(tmp_path):
+    path = write(tmp_path, "vehicle_id,plate,operator_id,capacity,lines\nA-1,P1,VNV,40, 101 | 102 \nA-2,P2,VNV,40,\n")
+    fleet = load_fleet(path, operators=OPERATORS, routes={"101", "102", "103"})
+    assert fleet["A-1"] == Vehicle("A-1", "P1", "VNV", 40, ("101", "102"))
+    # empty: every line of its operator (the engine reads it so)
+    assert fleet["A-2"].lines == ()
+
+
+def test_sample_fleet_without_lines_column_licenses_every_line():
+    assert all(v.lines == () for v in load_fleet(SAMPLE, operators=OPERATORS).values())
+
+
+@pytest.mark.parametrize("cell, reason", [
+    ("101||102", "lines must be route_ids separated by '|'"),
+    ("101|", "lines must be route_ids separated by '|'"),
+    ("101|101", "lines lists a route twice"),
+    ("101|999", "line 999 is not a route_id of the feed"),
+])
+def test_bad_lines_refused_with_one_line(tmp_path, cell, reason):
+    path = write(tmp_path, f"vehicle_id,plate,operator_id,lines\nA-1,P1,VNV,{cell}\n")
+    with pytest.raises(FleetError, match=re.escape(f"{path}:2: {reason}")) as raised:
+        load_fleet(path, operators=OPERATORS, routes={"101", "102"})
+    assert "\n" not in str(raised.value)

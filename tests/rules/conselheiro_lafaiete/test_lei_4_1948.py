@@ -88,9 +88,10 @@ def test_precepts_without_a_fine_of_their_own_take_the_reading_of_the_docstring(
 
 
 def test_only_what_the_pack_detects_is_automatic():
-    # turning back and stopping outside the marked stops by the shared track and door
-    # detectors; another line (art. 17) still by fiscal agents
-    assert sorted(a.code for a in LEI_4_1948 if a.automatic) == ["art. 14 § único", "art. 19 § único", "art. 42 A"]
+    # turning back, another line (art. 17: the fleet's licensed lines and the catraca) and
+    # stopping outside the marked stops by the shared track, trip and door detectors
+    assert sorted(a.code for a in LEI_4_1948 if a.automatic) == \
+        ["art. 14 § único", "art. 17", "art. 19 § único", "art. 42 A"]
 
 
 def test_law_names_its_unit_and_the_policy_maps_the_same_unit():

@@ -18,3 +18,12 @@ def test_the_lafaiete_policy_selects_lei_4_1948():
     assert pack.law.title == "Lei Municipal nº 4/1948 (Conselheiro Lafaiete)"
     assert pack.catalogue is CATALOGUE
     assert [rule.code for rule in pack.rules_for("service_day")] == ["art. 42 A"]
+
+
+def test_another_line_is_judged_on_arrival_by_the_shared_detector():
+    # art. 17 reads a realized trip (scope "trip") and the policy's [other_line] section
+    policy = load_policy(POLICY_FILE)
+    rule = pack_of(policy).rules_for("trip")
+    assert [r.code for r in rule] == ["art. 17"]
+    assert rule[0].detector == "rules.other_line" and rule[0].requires == "other_line"
+    assert policy.other_line is not None
