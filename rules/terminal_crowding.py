@@ -12,11 +12,19 @@ Per line (GTFS route, both directions) and service day:
   from the same terminal (its next realized trip, of any line, leaving from that stop):
   read from the realized trips alone, no per-ping state. Its last arrival of the day
   (no departure closes it: it went to the garage, or parked) counts for nothing;
-- with n vehicles, more than max_share_pct × n / 100 present at once is crowding, i.e.
-  more than floor(max_share_pct × n / 100) vehicles (n = 10: 1,5 — a second vehicle is
-  one too many; below 7 vehicles, any one). A bus laying over between trips is normal:
-  crowding counts as "permanência" only when it lasts longer than the policy's grace_s.
-  One record per line, terminal and such episode.
+- a stay is "permanência" only past the policy's grace_s after the arrival: a bus laying
+  over between trips is normal. The grace is each vehicle's, not the crowding's: with few
+  vehicles the share allows none at all, and a crowding episode measured as a whole
+  would chain a headway line's consecutive short layovers into one all-day episode (as
+  on Canarana's fault-free sample day);
+- a stay the approved timetable makes is no fault of the operator (as art. 10 § 5º's
+  detector says of the timetable's own waits): when the vehicle left on time (D-13's
+  limits) on a trip whose scheduled departure is more than grace_s after its arrival,
+  the stay is the timetable's and not counted;
+- with n vehicles, more than max_share_pct × n / 100 standing past the grace at once is
+  crowding, i.e. more than floor(max_share_pct × n / 100) vehicles (n = 10: 1,5 — a
+  second vehicle is one too many; below 7 vehicles, any one). One record per line,
+  terminal and maximal stretch of crowding.
 
 Never an accusation on missing data (sensor faults are never infractions):
 - a vehicle whose telemetry broke off during a stay (facts.unfollowed: it was seen on an
@@ -32,6 +40,7 @@ import math
 from dataclasses import dataclass
 
 from kernel.policy import Policy
+from rules.d13 import is_off_schedule
 from rules.facts import ServiceDayFacts, TripFacts, iso, local
 from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
 from rules.waiting_time import longest_silence
@@ -44,9 +53,11 @@ class Stay:
     stop_id: str
     start: float
     end: float
+    # the scheduled departure it left on, when it left on time (D-13's limits); else None
+    on_time_for: float | None = None
 
 
-def stays(trips: tuple[TripFacts, ...] | list[TripFacts]) -> list[Stay]:
+def stays(trips: tuple[TripFacts, ...] | list[TripFacts], policy: Policy) -> list[Stay]:
     """Every stay the realized trips prove: an arrival at a stop followed by the same
     vehicle's next departure from that stop."""
     by_vehicle: dict[str, list[TripFacts]] = {}
@@ -58,7 +69,10 @@ def stays(trips: tuple[TripFacts, ...] | list[TripFacts]) -> list[Stay]:
         for before, after in zip(own, own[1:]):
             stop = before.itinerary.pattern.destination_stop_id
             if after.itinerary.pattern.origin_stop_id == stop and after.departed_at > before.arrived_at:
-                found.append(Stay(vehicle, stop, before.arrived_at, after.departed_at))
+                deviation = after.realized.departure_deviation_s
+                on_time = None if deviation is None or is_off_schedule(deviation, policy) \
+                    else after.departed_at - deviation
+                found.append(Stay(vehicle, stop, before.arrived_at, after.departed_at, on_time))
     return found
 
 
@@ -67,11 +81,12 @@ def allowed(share_pct: float, vehicles: int) -> int:
     return math.floor(share_pct * vehicles / 100)
 
 
-def crowded(stays_at: list[Stay], most: int) -> list[tuple[float, float, int]]:
-    """The maximal stretches [start, end) in which more than `most` stays overlap, each with
-    its peak count (a sweep over the stays' ends; one leaving as another arrives at the
-    same moment are not together)."""
-    events = sorted([(s.start, 1) for s in stays_at] + [(s.end, -1) for s in stays_at], key=lambda e: (e[0], e[1]))
+def crowded(stays_at: list[Stay], most: int, grace_s: float) -> list[tuple[float, float, int]]:
+    """The maximal stretches [start, end) in which more than `most` stays are past their
+    grace at once, each with its peak count (a sweep over the stays' counted ends; one
+    leaving as another's grace ends at the same moment are not together)."""
+    counted = [(s.start + grace_s, s.end) for s in stays_at if s.end > s.start + grace_s]
+    events = sorted([(a, 1) for a, _ in counted] + [(b, -1) for _, b in counted], key=lambda e: (e[0], e[1]))
     out, count, opened, peak = [], 0, None, 0
     for t, step in events:
         count += step
@@ -106,7 +121,7 @@ def detect_for(code: str, facts: ServiceDayFacts, policy: Policy) -> list[Findin
         return []
     findings: list[Finding] = []
     day, tz = facts.day, facts.tz
-    every_stay = stays(facts.trips)
+    every_stay = stays(facts.trips, policy)
     for route_id in sorted({t.realized.route_id for t in facts.trips}):
         operator = facts.operator_of_route[route_id]
         line = [t for t in facts.trips if t.realized.route_id == route_id]
@@ -116,6 +131,9 @@ def detect_for(code: str, facts: ServiceDayFacts, policy: Policy) -> list[Findin
                            | {t.itinerary.pattern.destination_stop_id for t in line})
         for stop_id in terminals:
             here = [s for s in every_stay if s.stop_id == stop_id and s.vehicle_id in vehicles]
+            # the approved timetable holds the bus there longer than the grace: not the operator's
+            timetable = [s for s in here if s.on_time_for is not None and s.on_time_for - s.start > rules.grace_s]
+            here = [s for s in here if s not in timetable]
             # telemetry broke off during the stay: it may have left; never counted as standing
             broken = [s for s in here if any(p.vehicle_id == s.vehicle_id and p.earliest_departure < s.end
                                              and p.last_t > s.start for p in facts.unfollowed)]
@@ -124,17 +142,20 @@ def detect_for(code: str, facts: ServiceDayFacts, policy: Policy) -> list[Findin
                       if (lambda ab: ab[1] - ab[0])(longest_silence(facts, operator, s.start, s.end))
                       > rules.max_fleet_silence_s]
             proven = [s for s in counted if s not in silent]
-            episodes = [e for e in crowded(proven, most) if e[1] - e[0] > rules.grace_s]
-            doubtful = [e for e in crowded(counted, most) if e[1] - e[0] > rules.grace_s
-                        and not any(a < e[1] and e[0] < b for a, b, _ in episodes)]
+            episodes = crowded(proven, most, rules.grace_s)
+            doubtful = [e for e in crowded(counted, most, rules.grace_s)
+                        if not any(a < e[1] and e[0] < b for a, b, _ in episodes)]
 
-            def present(start: float, end: float, among: list[Stay]) -> list[dict]:
+            def present(start: float, end: float, among: list[Stay], grace: float = rules.grace_s) -> list[dict]:
+                """The stays standing past `grace` at some moment of [start, end)."""
                 return [{"vehicle_id": s.vehicle_id, "arrived_at": iso(s.start, tz), "departed_at": iso(s.end, tz)}
-                        for s in sorted(among, key=lambda s: (s.start, s.vehicle_id)) if s.start < end and start < s.end]
+                        for s in sorted(among, key=lambda s: (s.start, s.vehicle_id))
+                        if s.start + grace < end and start < s.end]
 
             where = {"terminal_stop_id": stop_id, "line_vehicles": vehicles, "line_vehicle_count": len(vehicles),
                      "max_share_pct": rules.max_share_pct, "max_vehicles": most, "grace_s": rules.grace_s,
-                     "not_counted_telemetry_broken": present(day.start_epoch, math.inf, broken)}
+                     "not_counted_telemetry_broken": present(day.start_epoch, math.inf, broken, 0),
+                     "not_counted_timetable": present(day.start_epoch, math.inf, timetable, 0)}
             for start, end, _peak in doubtful:
                 findings.append(InsufficientEvidence(
                     code=code, service_date=day.date, operator_id=operator, route_id=route_id, trip_id=None,
@@ -152,8 +173,9 @@ def detect_for(code: str, facts: ServiceDayFacts, policy: Policy) -> list[Findin
                     occurred_at=local(start, tz), lat=lat, lon=lon,
                     description=(f"Linha {route_id}: {peak} dos {len(vehicles)} veículos da linha no terminal "
                                  f"{stop_id} ao mesmo tempo de {local(start, tz):%H:%M} a {local(end, tz):%H:%M} "
-                                 f"({duration(round(end - start))}), acima de {number(rules.max_share_pct)}% "
-                                 f"({most} veículo(s)) por mais de {duration(rules.grace_s)}"),
+                                 f"({number(round((end - start) / 60))} min), parados há mais de "
+                                 f"{duration(rules.grace_s)}, acima de {number(rules.max_share_pct)}% dos veículos "
+                                 f"da linha ({most} veículo(s))"),
                     evidence={
                         **where,
                         "episode": [iso(start, tz), iso(end, tz)],
@@ -162,8 +184,8 @@ def detect_for(code: str, facts: ServiceDayFacts, policy: Policy) -> list[Findin
                         "arithmetic": arithmetic(rules.max_share_pct, len(vehicles), peak),
                         "present": present(start, end, proven),
                         "reading": ("veículo no terminal da chegada de uma viagem realizada até a sua próxima "
-                                    "partida do mesmo terminal; veículos da linha: os que realizaram viagens "
-                                    "dela no dia"),
+                                    "partida do mesmo terminal, contado após a tolerância de intervalo entre "
+                                    "viagens; veículos da linha: os que realizaram viagens dela no dia"),
                         "interval_epoch": [start, end],
                     },
                 ))
@@ -175,7 +197,7 @@ def summary(policy: Policy) -> str:
         return "Requer a seção [terminal_crowding] da política."
     rules = policy.terminal_crowding
     return (f"Mais de {number(rules.max_share_pct)}% dos veículos que realizaram viagens da linha no dia "
-            f"parados ao mesmo tempo num terminal dela por mais de {duration(rules.grace_s)}.")
+            f"parados ao mesmo tempo num terminal dela, cada um há mais de {duration(rules.grace_s)}.")
 
 
 def rule(code: str) -> Rule:
