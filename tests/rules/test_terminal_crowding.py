@@ -29,8 +29,9 @@ RULES = CANARANA.terminal_crowding
 def line(v2_leaves: tuple[int, int], v1_leaves: tuple[int, int] = (7, 45), others: int = 5,
          v2_from: tuple[int, int] = (6, 10)):
     """V1 arrives at C 06:25 (left A 06:00) and leaves at `v1_leaves`; V2 leaves A at
-    `v2_from` (arrives 06:35) and leaves C at `v2_leaves`; `others` more vehicles run one A → C trip each in the afternoon
-    (the line's vehicles that day; their last arrival closes no stay)."""
+    `v2_from` (arrives 06:35) and leaves C at `v2_leaves`; `others` more vehicles run one
+    A → C trip each in the afternoon (the line's vehicles that day; their last arrival
+    closes no stay)."""
     trips = [detected("V1", "T", 0, at(6, 0)), detected("V1", "T", 1, at(*v1_leaves)),
              detected("V2", "T", 0, at(*v2_from)), detected("V2", "T", 1, at(*v2_leaves))]
     return trips + [detected(f"W{i}", "T", 0, at(14, 5 * i)) for i in range(others)]

@@ -1,5 +1,6 @@
-"""Canarana's art. 6º II through the operator stage: the line's memory across closed days
-(OperatorState.lines), never the days' trips.
+"""Canarana's art. 6º II and art. 13 through the operator stage: for art. 6º II the line's
+memory across closed days (OperatorState.lines), never the days' trips; art. 13 at the
+close of the day, from its realized trips.
 
 The stage is driven directly with what the vehicle stage sends it (a realized trip,
 heartbeats with the watermark and the minutes the fleet reported), on Canarana's sample
@@ -76,3 +77,32 @@ def test_a_telemetry_outage_does_not_fake_an_interruption_through_the_stage_yiel
     assert [f for f in found if isinstance(f, Infraction)] == []
     assert [f.service_date for f in found if isinstance(f, InsufficientEvidence)] == [dt.date(2026, 12, 4)]
     assert states["VCN"].lines["10"].blind == ("2026-12-02", "2026-12-03")
+
+
+def test_a_bus_standing_at_the_terminal_yields_an_art_13_infraction_at_day_close(context):
+    # line 10 ran by CN-1001 and CN-1002 that day: 15 % × 2 = 0,3, at most 0. CN-1001 arrives
+    # at the Jardim Primavera end 06:00 and leaves again 07:15, 15 min off the 07:00 and 07:30
+    # timetable: it stands there past the 30-min grace from 06:30 to 07:15
+    states: dict = {}
+    stage = OperatorStage(context, 1, states.get, lambda s: states.__setitem__(s.operator_id, s))
+    tz = context.feed.timezone
+
+    def t(hh: int, mm: int) -> float:
+        return dt.datetime.combine(TUESDAY, dt.time(hh, mm), tz).timestamp()
+
+    for vehicle, direction, departed in (("CN-1001", 0, t(5, 30)), ("CN-1001", 1, t(7, 15)),
+                                         ("CN-1002", 0, t(6, 0))):
+        stage.on_detected(TripDetected("VCN", DetectedTrip(
+            vehicle, "10", direction, f"10-{direction}", departed, departed + 1800, 1.0, "", "",
+            departure_gap_s=10.0, exit_msg_ids=("a", "b"), left_at=departed + 10)))
+    found = []
+    for hour in range(30):
+        t0, t1 = t(5, 0) + hour * 3600, t(5, 0) + (hour + 1) * 3600
+        minutes = list(range(int(t0 // 60), int(t1 // 60)))
+        out = stage.on_heartbeat("VCN", Heartbeat(0, t1, t(5, 0), t1, {"VCN": minutes}), [])
+        found += [f for f in out.findings if f.code == "art. 13"]
+    [record] = found
+    assert isinstance(record, Infraction) and record.service_date == TUESDAY
+    assert record.evidence["episode"] == ["2026-12-01T06:30:00-04:00", "2026-12-01T07:15:00-04:00"]
+    assert record.evidence["arithmetic"] == "15% de 2 veículos = 0,3: no máximo 0; presentes 1 > 0"
+    assert record.fine_ufir == 100 and record.detected_at is not None
