@@ -132,6 +132,7 @@ def run_sink(sessions: sessionmaker[Session], context: Context, maker: BundleMak
             total.created += report.created
             total.already += report.already
             total.not_confirmed += report.not_confirmed
+            total.without_fine += report.without_fine
             if report.created:
                 log.info("autos em rascunho criados", extra={"dockets": report.created})
     finally:

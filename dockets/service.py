@@ -90,6 +90,9 @@ class IngestReport:
     updated: list[int] = field(default_factory=list)  # drafts a newer record of theirs updated
     already: int = 0
     not_confirmed: int = 0
+    # confirmed records without a fine: findings for the Órgão (Canarana's art. 6º II, under
+    # pena de rescisão), never an auto de infração
+    without_fine: int = 0
 
 
 def ensure_operators(session: Session, operators: Mapping[str, str]) -> None:
@@ -123,6 +126,9 @@ def ingest(session: Session, records: Iterable[Mapping], *, plates: Mapping[str,
             continue
         if record["status"] != "confirmed":
             report.not_confirmed += 1
+            continue
+        if int(record["fine_ufir"]) == 0:  # no fine to charge: not an auto (rules.line_interruption)
+            report.without_fine += 1
             continue
         docket = _docket_from_record(record, plates, ufir_brl, place_for)
         session.add(docket)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import calendar
+import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Callable
@@ -35,6 +36,8 @@ from gtfs.schedule import ServiceDay, service_day
 from rules.art45 import MonthKm, close_month
 from rules.d13 import is_off_schedule
 from rules.evaluate import evaluate_service_day, safe_detect
+from rules.facts import LineService
+from rules.line_interruption import advance_lines
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, frequency_window
@@ -73,6 +76,9 @@ class OperatorState(msgspec.Struct):
     # by service date: departure pings that came in two versions (at most provisional)
     conflicted: dict[str, list[str]] = msgspec.field(default_factory=dict)
     judged_live_to: float | None = None  # the watermark the day's live verdicts were last reached at
+    # each line's service across closed days, by route (Canarana's art. 6º II): a few numbers
+    # per line, never the days' trips; empty where the policy sets no [interruption]
+    lines: dict[str, LineService] = msgspec.field(default_factory=dict)
 
 
 @dataclass
@@ -376,6 +382,9 @@ class OperatorStage:
         reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
         facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
                                   state.unfollowed.pop(date.isoformat(), []))
+        if self.ctx.policy.interruption is not None:  # an interruption spans days: the lines' memory
+            facts = dataclasses.replace(facts, line_service=dict(state.lines))
+            state.lines = advance_lines(state.lines, facts, self.ctx.policy)
         tz = self.ctx.feed.timezone
         conflicted = state.conflicted.pop(date.isoformat(), [])
         verdicts = [at_most_provisional(v, conflicted) for v in evaluate_service_day(facts, self.ctx.policy,

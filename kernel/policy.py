@@ -171,6 +171,20 @@ class OtherLine(_Section):
     max_silence_s: float  # the catraca silent longer than this at the trip's start or end: unproven
 
 
+class TerminalCrowding(_Section):
+    """More than a share of a line's vehicles standing at one of its terminals at once
+    (Canarana, Lei 179/1991 art. 13; rules.terminal_crowding)."""
+    max_share_pct: float  # of the line's vehicles that day: more than this is crowding
+    grace_s: float  # crowding shorter than this is a layover between trips, not a permanência
+    # a silence of the whole fleet longer than this inside a stay leaves it unproven
+    max_fleet_silence_s: float
+
+
+class Interruption(_Section):
+    """A line's service interrupted (Canarana, Lei 179/1991 art. 6º II; rules.line_interruption)."""
+    max_interruption_s: float  # unserved scheduled departures for longer than this
+
+
 class Policy(_Section):
     policy: General
     trips: TripRules
@@ -189,6 +203,8 @@ class Policy(_Section):
     turn_back: TurnBack | None = None
     unmarked_stop: UnmarkedStop | None = None
     other_line: OtherLine | None = None
+    terminal_crowding: TerminalCrowding | None = None
+    interruption: Interruption | None = None
 
     @property
     def version(self) -> str:
@@ -262,6 +278,8 @@ def _check_optional_sections(policy: Policy, source: str) -> None:
         names = [period.name for period in periods]
         if len(set(names)) != len(names):
             raise PolicyError(f"{source}: waiting_time.periods names must be unique")
+    if policy.terminal_crowding is not None and not policy.terminal_crowding.max_share_pct < 100:
+        raise PolicyError(f"{source}: terminal_crowding.max_share_pct must be below 100")
     if policy.fines is not None:
         for code, fine in policy.fines.table.items():
             if not fine > 0:

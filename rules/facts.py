@@ -68,6 +68,21 @@ class TripFacts:
         return self.itinerary.locate(x, y)
 
 
+class LineService(msgspec.Struct, frozen=True):
+    """A line's service across days, as far as an interruption of it goes (Canarana's art.
+    6º II): what the operator stage keeps per line between its service days, never the
+    days' trips. Times are epochs."""
+
+    last_departure: float | None = None  # the line's last realized departure seen
+    # the first scheduled departure left unserved since then over days the telemetry could
+    # observe (None: nothing owed is unserved); a day it could not restarts it
+    since: float | None = None
+    # the same, counted across days the telemetry could not observe
+    unproven_since: float | None = None
+    blind: tuple[str, ...] = ()  # such days (ISO dates) since the line last ran
+    reported: bool = False  # the interruption since `since` was recorded already
+
+
 @dataclass(frozen=True)
 class ServiceDayFacts:
     day: ServiceDay
@@ -82,6 +97,9 @@ class ServiceDayFacts:
     # stretches of itineraries the vehicles' telemetry could not follow (trips.unfollowed),
     # no realized trip among them
     unfollowed: tuple[UnfollowedPass, ...] = ()
+    # each line's service before this day, by route (the operator stage's memory across
+    # days); empty where the policy's law needs none
+    line_service: dict[str, LineService] = field(default_factory=dict)
 
     def may_have_run(self, route_id: str, direction_id: int, departure: float, policy) -> list[UnfollowedPass]:
         """The unfollowed passes that may be a departure at `departure` of that route and

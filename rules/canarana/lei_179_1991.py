@@ -10,8 +10,12 @@ publishes and revises (parágrafo único). So:
   paragraph and " II" for an inciso ("art. 6º II"); the caput alone is "art. 10";
 - group is the penalty the law attaches: "multa" (art. 39) or "rescisão" (arts. 5º and
   6º: "sob pena de rescisão do contrato de concessão", a penalidade especial, so art. 39
-  does not fine them: a finding for the Órgão, never a fine);
+  does not fine them: a finding for the Órgão, never a fine — recorded with fine 0, of
+  which the docket sink makes no auto);
 - category is the chapter the provision stands in;
+- automatic: proven from the telemetry by the pack's detectors (rules.canarana.pack):
+  art. 6º II (rules.line_interruption, across service days), art. 10 § 5º
+  (rules.waiting_time) and art. 13 (rules.terminal_crowding); art. 10 is a fiscal's;
 - fines: the law sets only the bounds (LAW.fine_range); each article's fine is the
   policy's `[fines]` table, which `rules.model.make_infraction` charges and refuses to
   guess where the table lacks it. Article.fine is 0 and never charged;
@@ -69,7 +73,7 @@ def _article(code: str, group: str, category: str, automatic: bool, basis: str, 
 
 
 LEI_179: tuple[Article, ...] = (
-    _article("art. 6º II", RESCISAO, CAPITULO_II, False, "art. 6º, inciso II",
+    _article("art. 6º II", RESCISAO, CAPITULO_II, True, "art. 6º, inciso II",
              "interromper o serviço de qualquer de suas linhas, sem a autorização da Prefeitura Municipal, "
              "por espaço superior a 72(setenta e duas) horas;"),
     _article("art. 10", MULTA, CAPITULO_III, False, "art. 10, caput",
@@ -81,7 +85,7 @@ LEI_179: tuple[Article, ...] = (
              "a) inferior a 30(trinta) minutos, nos períodos de maior movimento, e a 30(trinta)minutos "
              "fora desses períodos, na zona urbana do Município; b) inferior a 30(trinta)minutos, nos "
              "demais casos."),
-    _article("art. 13", MULTA, CAPITULO_III, False, "art. 13, caput",
+    _article("art. 13", MULTA, CAPITULO_III, True, "art. 13, caput",
              "Não será permitida a permanência de mais de 15% (quinze por cento) dos veículos de cada "
              "linha em qualquer dos pontos terminais."),
 )

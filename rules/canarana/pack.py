@@ -2,30 +2,27 @@
 
 Explicit, as João Neiva's: an article is enforced automatically iff listed here.
 
+- art. 6º II: a line without a realized trip for more than the policy's 72 h while it had
+  scheduled departures (rules.line_interruption): the operator stage keeps each line's
+  last realized departure across days (rules.facts.LineService). Its penalty is rescisão
+  (art. 6º), so the record is a finding for the Órgão with fine 0, never an auto.
 - art. 10 § 5º: the mean waiting time per line and period (rules.waiting_time).
-
-Next (issue #18, part 2), recorded by fiscal agents until then:
-- art. 13 (no more than 15 % of a line's vehicles standing at any of its terminals): needs
-  each line's vehicles (the fleet allotted to it, or those that ran it that day) and the
-  vehicles standing in each terminal zone over time, i.e. a service-day detector over the
-  vehicles' terminal dwell intervals (rules.facts.in_service_from already places the
-  standing after each arrival) and a policy setting for the share and for how long a
-  stay counts as "permanência";
-- art. 6º II (a line's service interrupted for more than 72 h without the Prefeitura's
-  authorization): spans service days, so it needs the operator stage's memory of each
-  line's last realized departure across days and an authorization occurrence kind; the
-  penalty is rescisão (art. 6º), so it is a finding for the Órgão, never a fine.
+- art. 13: more than the policy's 15 % of a line's vehicles (those that ran it that day)
+  standing at one of its terminals at once, for longer than the policy's grace
+  (rules.terminal_crowding), from the realized trips' arrivals and next departures.
 """
 
 from __future__ import annotations
 
-from rules import waiting_time
+from rules import line_interruption, terminal_crowding, waiting_time
 from rules.canarana.lei_179_1991 import LAW
 from rules.model import Rule
 from rules.pack import Pack
 
 CATALOGUE: dict[str, Rule] = {
+    "art. 6º II": line_interruption.rule("art. 6º II"),
     "art. 10 § 5º": waiting_time.rule("art. 10 § 5º"),
+    "art. 13": terminal_crowding.rule("art. 13"),
 }
 
 PACK = Pack(law=LAW, catalogue=CATALOGUE)

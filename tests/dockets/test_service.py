@@ -222,6 +222,14 @@ def test_ingest_of_a_non_confirmed_record_makes_nothing(sessions, demo_day):
     assert SYSTEM.role == "sistema"
 
 
+def test_ingest_of_a_confirmed_record_without_a_fine_makes_nothing(sessions, demo_day):
+    # a finding for the Órgão under pena de rescisão (Canarana's art. 6º II): never an auto
+    record = dict(demo_day.record("D-11"), infraction_id="e" * 32, code="art. 6º II", group="rescisão", fine_ufir=0)
+    with sessions.begin() as session:
+        report = ingest(session, [record], plates={}, ufir_brl=1.0641)
+    assert report.without_fine == 1 and not report.created
+
+
 def _draft(sessions, code):
     with sessions() as session:
         return session.scalar(select(Docket).where(Docket.code == code))

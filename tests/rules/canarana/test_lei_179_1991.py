@@ -71,7 +71,8 @@ def test_waiting_time_is_art_10_paragraph_5_not_art_11():
 
 
 def test_automatic_is_what_the_pack_detects():
-    assert [a.code for a in LEI_179 if a.automatic] == ["art. 10 § 5º"]
+    # art. 10 (itinerary or timetable altered without authorization) stays a fiscal's
+    assert [a.code for a in LEI_179 if a.automatic] == ["art. 6º II", "art. 10 § 5º", "art. 13"]
 
 
 def test_fines_are_art_39s_bounds_and_the_policy_table():
@@ -83,7 +84,7 @@ def test_fines_are_art_39s_bounds_and_the_policy_table():
     # the shipped table fines every automatic article of the multa group within the bounds
     table = load_policy(POLICY).fines.table
     for article in LEI_179:
-        if article.automatic:
+        if article.automatic and article.group == "multa":
             assert 1 <= table[article.code] <= 5000, article.code
 
 
@@ -98,11 +99,15 @@ def test_terms_are_art_41s_payment_only():
 def test_the_shipped_policy_selects_canarana():
     policy = load_policy(POLICY)
     pack = pack_of(policy)
-    assert pack.law is LAW and list(pack.catalogue) == ["art. 10 § 5º"]
+    assert pack.law is LAW and list(pack.catalogue) == ["art. 6º II", "art. 10 § 5º", "art. 13"]
     assert (policy.policy.municipality, policy.policy.state, policy.policy.timezone) == \
         ("Canarana", "MT", "America/Cuiaba")
     assert policy.waiting_time.max_wait_s == 1800  # 30 (trinta) minutos, art. 10 § 5º a and b
-    assert pack.rules_for("service_day") == [pack.rule("art. 10 § 5º")]
+    assert policy.terminal_crowding.max_share_pct == 15  # art. 13: "mais de 15% (quinze por cento)"
+    assert policy.interruption.max_interruption_s == 72 * 3600  # art. 6º II: "72(setenta e duas) horas"
+    assert pack.rules_for("service_day") == [pack.rule(code) for code in ("art. 6º II", "art. 10 § 5º", "art. 13")]
+    # art. 6º II is not in the fines table: rescisão, never a fine (art. 39 does not reach it)
+    assert "art. 6º II" not in policy.fines.table
 
 
 def test_an_infraction_without_a_fine_in_the_table_is_refused():
