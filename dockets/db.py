@@ -41,10 +41,36 @@ def alembic_config() -> Config:
 
 def migrate(engine: Engine, revision: str = "head") -> None:
     """Bring the store's schema up to `revision` (idempotent)."""
+    _alembic(engine, command.upgrade, revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Take the store's schema back to `revision` (operators only: data may not fit it)."""
+    _alembic(engine, command.downgrade, revision)
+
+
+def _alembic(engine: Engine, run, revision: str) -> None:
+    """On SQLite a column changes by copying its table (alembic's batch mode), which the
+    other tables' foreign keys would refuse: as SQLite's own procedure for schema changes
+    prescribes, they are off for the migration (the pragma only takes effect outside a
+    transaction) and every reference is checked before it commits."""
     config = alembic_config()
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, revision)
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as connection:
+        if sqlite:
+            connection.exec_driver_sql("PRAGMA foreign_keys = OFF")
+            connection.commit()  # SQLAlchemy began a transaction around the pragma: none is open in SQLite
+        try:
+            with connection.begin():
+                config.attributes["connection"] = connection
+                run(config, revision)
+                if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first() is not None:
+                    raise RuntimeError("the migration left a reference without its row (PRAGMA foreign_key_check)")
+        finally:
+            if sqlite:
+                connection.rollback()  # whatever a failure left open, so that the pragma takes effect
+                connection.exec_driver_sql("PRAGMA foreign_keys = ON")
+                connection.commit()
 
 
 def open_store(url: str = DEFAULT_URL, *, upgrade: bool = True, audit_key: AuditKey | None = None,

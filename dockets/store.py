@@ -109,8 +109,8 @@ class Docket(Base):
     source: Mapped[str] = mapped_column(String(16))  # "automatico" | "manual"
     year: Mapped[int | None] = mapped_column(Integer)
     number: Mapped[int | None] = mapped_column(Integer)
-    code: Mapped[str] = mapped_column(String(8))
-    group: Mapped[str] = mapped_column(String(1))
+    code: Mapped[str] = mapped_column(String(32))  # as the law writes it: "D-11", "art. 19 § único"
+    group: Mapped[str] = mapped_column(String(16))  # the law's class: "D", "multa"
     fine_ufir: Mapped[int] = mapped_column(Integer)
     ufir_brl: Mapped[float] = mapped_column(Numeric(12, 4))
     operator_id: Mapped[str] = mapped_column(ForeignKey("operators.id"), index=True)

@@ -69,7 +69,7 @@ class LiveInfraction(Base):
 
     __tablename__ = "live_infractions"
     infraction_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    code: Mapped[str] = mapped_column(String(8), index=True)
+    code: Mapped[str] = mapped_column(String(32), index=True)
     status: Mapped[str] = mapped_column(String(16), index=True)
     operator_id: Mapped[str] = mapped_column(String(64), index=True)
     route_id: Mapped[str | None] = mapped_column(String(64))

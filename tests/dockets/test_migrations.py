@@ -7,12 +7,11 @@ import datetime as dt
 
 import pytest
 import sqlalchemy as sa
-from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from dockets.db import alembic_config, make_engine, migrate
+from dockets.db import alembic_config, downgrade, make_engine, migrate
 from dockets.store import Base
 
 
@@ -114,10 +113,7 @@ def _entries_written_before_the_split_still_verify_after_it(url: str, calendar) 
         sessions.kw["bind"].dispose()
     # downgrade joins the columns back into the records' strings, byte for byte
     engine = make_engine(url)
-    with engine.begin() as connection:
-        config = alembic_config()
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0004")
+    downgrade(engine, "0004")
     engine.dispose()
     assert _rows(url) == [(r["legal_basis"], None) for r in LEGACY]
 

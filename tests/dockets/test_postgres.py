@@ -318,3 +318,16 @@ def test_an_operator_never_sees_another_operators_dockets(sessions):
         near = visible(operador_vnv).where(sa.text(
             "ST_DWithin(dockets.location::geography, ST_SetSRID(ST_MakePoint(:lon, :lat), 4326)::geography, 5000)"))
         assert [d.id for d in session.scalars(near, {"lat": VILA_NOVA[0], "lon": VILA_NOVA[1]})] == [vnv[0]]
+
+
+def test_an_auto_of_another_law_stores_its_code_and_group_as_the_law_writes_them(sessions):
+    # Conselheiro Lafaiete's art. 19 § único (15 characters) and Canarana's group "multa":
+    # longer than João Neiva's "D-11" / "D" the first schema was sized for (0006 widens them)
+    record = {**infraction("b" * 32), "code": "art. 19 § único", "group": "multa"}
+    (docket_id,) = store(sessions, record)
+    lavrar(sessions, docket_id)
+    with sessions() as session:
+        docket = session.get(Docket, docket_id)
+        assert (docket.code, docket.group) == ("art. 19 § único", "multa")
+        assert session.execute(sa.text("SELECT code, \"group\" FROM dashboard_dockets WHERE id = :id"),
+                               {"id": docket_id}).one() == ("art. 19 § único", "multa")
