@@ -132,6 +132,11 @@ def _intervals(value, ctx) -> str:
     return "; ".join(f"{_instant(a, ctx)} a {_instant(b, ctx)}" for a, b in value) if value else "nenhum"
 
 
+def _interval(value, ctx) -> str:
+    start, end = value
+    return f"{_instant(start, ctx)} a {_instant(end, ctx)}"
+
+
 def _positions(value, ctx) -> str:
     return ptbr.plural(len(value), "posição", "posições") + " fora do itinerário (no mapa e no pacote de evidências)"
 
@@ -296,6 +301,63 @@ LABELS: dict[str, Label] = {
     "service_dates_considered": _l("dias considerados", _list_of(_date)),
     "days_without_telemetry": _l("dias sem telemetria (fora do cálculo)", _list_of(_date, "nenhum")),
     "month_complete": _l("mês encerrado", _words("sim", "não (parcial)")),
+    # shared by the other laws' detectors
+    "max_ping_gap_s": _l("intervalo máximo entre registros para a prova", _duration),
+    "min_consecutive_pings": _l("registros consecutivos exigidos", _integer),
+    "duration_s": _l("duração", _duration),
+    "pings.at": _l("horário", _instant),
+    # turning back before the terminal (Conselheiro Lafaiete, art. 14 § único)
+    "min_reversal_m": _l("recuo mínimo ao longo do itinerário para a infração", _metres),
+    "farthest_m": _l("ponto mais avançado alcançado no itinerário", _metres),
+    "short_of_terminal_m": _l("distância que faltava até o ponto terminal", _metres),
+    "reversal_m": _l("recuo ao longo do itinerário", _metres),
+    "reversal_s": _l("duração do recuo", _duration),
+    "pings.along_shape_m": _l("posição ao longo do itinerário", _metres),
+    # stopping outside the marked stops (Conselheiro Lafaiete, art. 19 § único)
+    "min_stop_distance_m": _l("distância mínima de qualquer ponto de parada para a infração", _metres),
+    "nearest_stop_id": _l("ponto de parada mais próximo"),
+    "nearest_stop_m": _l("distância ao ponto de parada mais próximo", _metres),
+    "pings.stop_m": _l("distância ao ponto de parada mais próximo", _metres),
+    # another line (Conselheiro Lafaiete, art. 17)
+    "licensed_lines": _l("linhas para as quais o veículo está licenciado", _list_of(_text, "nenhuma")),
+    "min_boardings": _l("passageiros mínimos para a infração", _integer),
+    "boardings": _l("passageiros registrados pela catraca na viagem", _integer),
+    "readings": _l("leituras da catraca na viagem", _rows("nenhuma")),
+    "readings.at": _l("horário", _instant),
+    "readings.status": _l("situação da catraca"),
+    "readings.boardings": _l("passageiros contados nesta leitura", _integer),
+    # mean waiting time (Canarana, art. 10 § 5º)
+    "period": _l("período do dia"),
+    "window": _l("período", _interval),
+    "max_wait_s": _l("espera média máxima permitida", _duration),
+    "mean_wait_s": _l("espera média calculada", _duration),
+    "headways_s": _l("intervalos entre as partidas realizadas", _list_of(_duration)),
+    "formula": _l("cálculo da espera média"),
+    "reading": _l("leitura da lei aplicada"),
+    "scheduled_departures": _l("partidas programadas no período", _integer),
+    "scheduled_mean_wait_s": _l("espera média do horário aprovado", _duration),
+    # vehicles at a terminal (Canarana, art. 13)
+    "terminal_stop_id": _l("ponto terminal"),
+    "episode": _l("período", _interval),
+    "max_share_pct": _l("parcela máxima dos veículos da linha no terminal", _pct),
+    "grace_s": _l("permanência tolerada de cada veículo no terminal", _duration),
+    "line_vehicle_count": _l("veículos da linha no dia", _integer),
+    "line_vehicles": _l("veículos da linha no dia", _list_of(_text)),
+    "max_vehicles": _l("máximo de veículos permitido no terminal", _integer),
+    "peak": _l("maior número de veículos no terminal além da tolerância", _integer),
+    "arithmetic": _l("cálculo"),
+    "present": _l("veículos no terminal além da tolerância", _rows("nenhum")),
+    "arrived_at": _l("chegada ao terminal", _instant),
+    "not_counted_telemetry_broken": _l("veículos não contados: telemetria interrompida", _list_of(_text)),
+    "not_counted_timetable": _l("veículos não contados: espera prevista no horário aprovado", _list_of(_text)),
+    # a line interrupted (Canarana, art. 6º II)
+    "interrupted_since": _l("linha interrompida desde", _instant),
+    "interruption_s": _l("duração da interrupção", _duration),
+    "max_interruption_s": _l("interrupção máxima sem autorização", _duration),
+    "last_realized_departure": _l("última partida realizada", _instant),
+    "last_unserved_departure": _l("última partida programada não realizada", _instant),
+    "days_without_observation": _l("dias sem observação da frota", _list_of(_date)),
+    "penalty": _l("penalidade"),
 }
 
 

@@ -122,3 +122,63 @@ def test_a_measured_distance_is_not_named_as_the_tolerance():
     tolerated, measured = labels.label("max_distance_m"), labels.label("max_distance_m", "episodes")
     assert "tolerada" in tolerated.text and "registrada" in measured.text
     assert measured.format(155.3, labels.Context()) == "155,3 m"
+
+
+OTHER_LAWS_TESTS = ("test_turn_back", "test_unmarked_stop", "test_other_line", "test_waiting_time",
+                    "test_terminal_crowding", "test_line_interruption", "conselheiro_lafaiete/test_art42a")
+
+
+@pytest.fixture(scope="module")
+def other_laws_infractions():
+    """The infractions of the other laws' detectors in their tests' scenarios, run as
+    their own fixtures would: the shared detectors' test law registered."""
+    from shared_law import LAW
+    from tiny_day import Tiny
+
+    from rules import laws, line_interruption, other_line, terminal_crowding, turn_back, unmarked_stop, waiting_time
+
+    found: list[Infraction] = []
+    patch = pytest.MonkeyPatch()
+    try:
+        patch.setitem(laws.LAWS, LAW.code, LAW)
+        for module in (turn_back, unmarked_stop, other_line, waiting_time, terminal_crowding, line_interruption, d22):
+            patch.setattr(module, "make_infraction", _recording(module.make_infraction, found))
+        tiny, ran = Tiny(), 0
+        for name in OTHER_LAWS_TESTS:
+            path = RULE_TESTS / f"{name}.py"
+            spec = importlib.util.spec_from_file_location(f"labels_other_{path.stem}", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            for test_name, test in vars(module).items():
+                if not (test_name.startswith("test_") and test_name.endswith("yields_infraction") and callable(test)):
+                    continue
+                params = set(inspect.signature(test).parameters)
+                fixtures = {"tiny": tiny, "lafaiete": _lafaiete_policy()}
+                if params <= set(fixtures) and not getattr(test, "is_hypothesis_test", False):
+                    test(**{p: fixtures[p] for p in params})
+                    ran += 1
+    finally:
+        patch.undo()
+    assert ran > 15, ran  # the scenarios were found and run
+    return found
+
+
+def _lafaiete_policy():
+    from kernel.policy import load_policy, shipped_policy_path
+
+    return load_policy(shipped_policy_path("conselheiro-lafaiete"))
+
+
+def test_every_key_of_the_other_laws_scenarios_has_a_label(other_laws_infractions):
+    assert {i.code for i in other_laws_infractions} >= {"art. 14 § único", "art. 19 § único", "art. 17",
+                                                        "art. 10 § 5º", "art. 13", "art. 42 A"}
+    assert _unlabelled(other_laws_infractions) == set()
+
+
+def test_the_other_laws_evidence_prints_on_the_auto(other_laws_infractions):
+    # every value formats under its label, as the PDF's evidence table prints it
+    from dockets.document import _evidence_rows
+
+    for infraction in other_laws_infractions:
+        rows = _evidence_rows(infraction.evidence, labels.Context(day=infraction.service_date))
+        assert rows and all(row["label"] and ("value" in row or "table" in row) for row in rows), infraction.code
