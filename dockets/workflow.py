@@ -46,8 +46,8 @@ import msgspec
 
 from dockets.calendar import BusinessCalendar
 from kernel.errors import FiscalizaError
+from rules.law import Law, Terms
 from rules.law import Term as LawTerm
-from rules.law import Terms
 
 
 class WorkflowError(FiscalizaError, ValueError):
@@ -436,13 +436,17 @@ _RULES: dict[type, tuple[frozenset[Stage], str, str]] = {
 }
 
 
-def _refusal(status: DocketStatus, kind: type, terms: Terms | None = None) -> str | None:
+def _refusal(status: DocketStatus, kind: type, law: Law | None = None) -> str | None:
     """Why an action of type `kind` cannot be recorded in `status` (dates aside), or None.
-    `terms`: the law's; one without a defence stage appeals straight from the notification."""
+    Under `law`: one without a defence stage appeals straight from the notification, and
+    one without an anistia grants none."""
     label = STAGE_LABELS[status.stage]
     if status.stage in CLOSED_STAGES:
         return f"Processo encerrado ({label}): nenhum ato pode ser registrado."
     allowed, early, late = _RULES[kind]
+    if law is not None and kind is Anistiar and law.amnesty is None:
+        return "A lei do município não prevê anistia."
+    terms = law.terms if law is not None else None
     if terms is not None and terms.defesa is None:
         if kind is ApresentarDefesa:
             return f"A lei do município não prevê defesa: cabe recurso ({terms.recurso.basis})." if terms.recurso \
@@ -459,11 +463,11 @@ def _refusal(status: DocketStatus, kind: type, terms: Terms | None = None) -> st
     return None
 
 
-def allowed_actions(status: DocketStatus, role: str | None = None, terms: Terms | None = None) -> frozenset[type]:
-    """Action types the stage admits (for `role` if given; under the law's `terms` if given);
-    dates, deadlines and art. 12's first-time condition are checked only by `apply`."""
+def allowed_actions(status: DocketStatus, role: str | None = None, law: Law | None = None) -> frozenset[type]:
+    """Action types the stage admits (for `role` if given; under `law` if given); dates,
+    deadlines and art. 12's first-time condition are checked only by `apply`."""
     kinds = ROLE_ACTIONS[role] if role is not None else ACTION_TYPES
-    return frozenset(k for k in kinds if _refusal(status, k, terms) is None)
+    return frozenset(k for k in kinds if _refusal(status, k, law) is None)
 
 
 def _require_text(value: str, message: str) -> None:
@@ -483,7 +487,7 @@ def apply(
     kind = type(action)
     if kind not in _RULES:
         raise TypeError(f"not a docket action: {action!r}")
-    refusal = _refusal(status, kind, calendar.law.terms if calendar.law is not None else None)
+    refusal = _refusal(status, kind, calendar.law)
     if refusal is not None:
         raise WorkflowError(refusal)
     if kind is Anistiar and not first_time:

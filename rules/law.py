@@ -79,6 +79,7 @@ class Law:
     terms: Terms | None = None
     recidivism: Recidivism | None = None
     auto: AutoForm | None = None
+    amnesty: str | None = None  # the article that lets the Prefeito grant an anistia; None: the law has none
     # (least, most) where the law sets only the bounds of its fines and leaves each
     # article's to a table the Prefeitura sets (Canarana, art. 39): that table is the
     # policy's `[fines]`, and Article.fine is never charged. None: Article.fine is the law's.

@@ -310,10 +310,9 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
     names = actor_names(session, entries)
     article = law.articles.get(docket.code)
     role = actor.role
-    terms = calendar.law_terms
-    allowed = workflow.allowed_actions(status, role, terms) if role in workflow.ROLE_ACTIONS else frozenset()
+    allowed = workflow.allowed_actions(status, role, law) if role in workflow.ROLE_ACTIONS else frozenset()
     # the gestor registers paper acts late (protocol number, reason; audited)
-    paper = workflow.allowed_actions(status, terms=terms) & workflow.PAPER_ACTS if role == "gestor" else frozenset()
+    paper = workflow.allowed_actions(status, law=law) & workflow.PAPER_ACTS if role == "gestor" else frozenset()
     evidence = (docket.infraction or {}).get("evidence") or {}
     return {
         "docket": docket,
@@ -328,6 +327,7 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "code_text": code_text(docket.code, law),
         # what the page cites of the municipality's law: the auto's form and its terms in words
         "auto": law.auto,
+        "amnesty": law.amnesty or "",
         "term_notes": notes,
         "payment_after_appeal": (f"pagamento em {after_appeal.days} {'dias úteis' if after_appeal.business_days else 'dias'}"
                                  f" ({after_appeal.basis})"),

@@ -244,4 +244,5 @@ AUTO = AutoForm(
                    "que não acolher o recurso (art. 8º); o questionamento judicial tem efeito suspensivo.",
 )
 
-LAW = Law(code="joao-neiva", title=TITLE, fine_unit="UFIR", articles=ARTICLES, terms=TERMS, auto=AUTO)
+LAW = Law(code="joao-neiva", title=TITLE, fine_unit="UFIR", articles=ARTICLES, terms=TERMS, auto=AUTO,
+          amnesty="art. 12")

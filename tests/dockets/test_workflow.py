@@ -618,8 +618,12 @@ def test_a_law_without_a_defence_stage_appeals_from_the_notification():
 
     cal = BusinessCalendar.for_municipality("MG", law=LAFAIETE)
     notified = at(Stage.NOTIFICADO)
-    assert ApresentarDefesa not in allowed_actions(notified, terms=LAFAIETE.terms)
-    assert InterporRecurso in allowed_actions(notified, "operador", LAFAIETE.terms)
+    assert ApresentarDefesa not in allowed_actions(notified, law=LAFAIETE)
+    assert InterporRecurso in allowed_actions(notified, "operador", LAFAIETE)
+    # nor does Lei 4/1948 know an anistia (João Neiva's art. 12)
+    assert Anistiar not in allowed_actions(notified, "gestor", LAFAIETE)
+    with pytest.raises(WorkflowError, match="não prevê anistia"):
+        apply(notified, Anistiar(D(2026, 12, 4), "Decreto 1/2026"), cal, first_time=True)
     with pytest.raises(WorkflowError, match=r"não prevê defesa: cabe recurso \(art\. 42, § 4º\)"):
         apply(notified, ApresentarDefesa(D(2026, 12, 4)), cal)
     # notified Thursday 3 Dec: appeal until 3 + 5 = Tuesday 8 Dec; payment 3 + 15 = Friday 18 Dec
