@@ -102,13 +102,16 @@ def localized(infraction: Infraction, tz) -> Infraction:
 def fine_of(law: Law, article: Article, policy: Policy) -> int:
     """The fine an article carries, in the law's unit: the policy's `[fines]` table where
     it lists the article, else the law's own. A law that leaves its fines to a table
-    (Law.fine_range) has none of its own: a table without the article is refused."""
+    (Law.fine_range) has none of its own: a table without the article is refused. An
+    article fined within a range (Lafaiete's art. 42 B, Cr$ 5 to 30) takes the table's
+    amount inside it, else its minimum: never more than the law allows, never a guess."""
     table = policy.fines.table if policy.fines is not None else {}
+    low, high = law.fine_range if law.fine_range is not None else (article.fine, article.fine_max)
     if article.code in table:
         fine = table[article.code]
-        if law.fine_range is not None and not law.fine_range[0] <= fine <= law.fine_range[1]:
+        if high is not None and not low <= fine <= high:
             raise PolicyError(f"fines.table[{article.code!r}] = {fine} {law.fine_unit} is outside the law's "
-                              f"{law.fine_range[0]}..{law.fine_range[1]} {law.fine_unit}")
+                              f"{low}..{high} {law.fine_unit}")
         return fine
     if law.fine_range is not None:
         raise PolicyError(f"the policy's [fines] table has no fine for {article.code!r} "

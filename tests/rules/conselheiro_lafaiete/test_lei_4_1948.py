@@ -115,3 +115,25 @@ def test_terms_are_art_42_paragraphs_2_and_4():
 def test_recidivism_doubles_as_art_42_paragraph_1():
     assert "As multas serão cobradas em dôbro, nos casos de reincidência" in RESTORED
     assert (LAW.recidivism.factor, LAW.recidivism.basis) == (2, "art. 42, § 1º")
+
+
+def test_a_fine_within_the_laws_range_is_the_policys_and_stays_inside_it():
+    # art. 42 B: Cr$ 5,00 to 30,00 for art. 33's duties (art. 19 § único reads as 33 A)
+    import msgspec
+
+    from kernel.policy import PolicyError, load_policy, shipped_policy_path
+    from rules.laws import law_of
+    from rules.model import fine_of
+
+    policy = load_policy(shipped_policy_path("conselheiro-lafaiete"))
+    law = law_of(policy)
+    article = law.article("art. 19 § único")
+    assert fine_of(law, article, policy) == 5  # no graded amount set: the law's floor
+
+    def graded(amount: int):
+        return msgspec.structs.replace(policy, fines=msgspec.structs.replace(
+            policy.fines, table={"art. 19 § único": amount}))
+
+    assert fine_of(law, article, graded(20)) == 20  # within 5..30
+    with pytest.raises(PolicyError, match=r"outside the law's 5\.\.30"):
+        fine_of(law, article, graded(40))
