@@ -18,6 +18,8 @@ def load_context(inputs: StaticInputs) -> Context:
         feed = load_feed(inputs.feed)
         fleet = load_fleet(inputs.fleet, operators=set(feed.agencies), routes=set(feed.routes))
         geofences = build_geofences(feed, policy, inputs.geofences)
+        context = Context(feed=feed, geofences=geofences, policy=policy, fleet=fleet)
+        context.pack  # the policy's law and the sections its rules need: refused before any message
     except (PolicyError, FeedError, FleetError, GeofenceError) as exc:
         raise InputError(str(exc)) from None
-    return Context(feed=feed, geofences=geofences, policy=policy, fleet=fleet)
+    return context
