@@ -567,7 +567,7 @@ def write_samples(directory: Path = Path("/tmp")) -> list[Path]:
                                   highlight=highlight, speed_limit_kmh=60, tz=TZ,
                                   title=f"Tacógrafo: velocidade x tempo – {title}"),
         "disc": tachograph_disc(track, day=DAY, tz=TZ, highlight=highlight,
-                                title=f"Disco diagrama de 03/12/2026 – veículo 1234 (ABC1D23)"),
+                                title="Disco diagrama de 03/12/2026 – veículo 1234 (ABC1D23)"),
         "map": track_map(trip, itinerary, highlight=highlight, marked=marked, epsg=EPSG,
                          title=f"Trajeto registrado – {title}"),
         "map-whole": track_map(trip, itinerary, epsg=EPSG, title="Trajeto registrado – viagem 101-DU-0-0700"),

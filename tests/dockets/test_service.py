@@ -24,7 +24,7 @@ from dockets.service import (
     visible,
 )
 from dockets.sink import ingest_replay
-from dockets.store import AuditEntry, Docket, EvidenceBundle
+from dockets.store import Docket, EvidenceBundle
 
 D = dt.date
 
