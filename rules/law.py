@@ -80,6 +80,9 @@ class Law:
     recidivism: Recidivism | None = None
     auto: AutoForm | None = None
     amnesty: str | None = None  # the article that lets the Prefeito grant an anistia; None: the law has none
+    # The article giving a judicial challenge suspensive effect on the payment (João Neiva:
+    # art. 8º, III). None: only a court's own order suspends it, and the page cites none.
+    judicial_suspension: str | None = None
     # (least, most) where the law sets only the bounds of its fines and leaves each
     # article's to a table the Prefeitura sets (Canarana, art. 39): that table is the
     # policy's `[fines]`, and Article.fine is never charged. None: Article.fine is the law's.

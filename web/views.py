@@ -293,6 +293,15 @@ def attachment_views(session: Session, docket_id: int, tz: ZoneInfo) -> list[Att
             for r in rows]
 
 
+def judicial_suspension(law: Law) -> str:
+    """What suspends the payment, as the page words it: under a law that gives a judicial
+    challenge suspensive effect, the challenge and its article; elsewhere only a court's
+    decision does, and no article of the municipality's law is cited for it."""
+    if law.judicial_suspension:
+        return f"ação judicial ({law.judicial_suspension})"
+    return "decisão judicial"
+
+
 def docket_context(session: Session, docket: Docket, *, actor: service.Actor, calendar: BusinessCalendar,
                    today: dt.date, tz: ZoneInfo, charts: list[str], wording, law: Law) -> dict:
     """`wording` is the auto's `dockets.document.Wording`: the page reads as the PDF does."""
@@ -328,6 +337,7 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         # what the page cites of the municipality's law: the auto's form and its terms in words
         "auto": law.auto,
         "amnesty": law.amnesty or "",
+        "judicial_suspension": judicial_suspension(law),
         "term_notes": notes,
         "payment_after_appeal": (f"pagamento em {after_appeal.days} {'dias úteis' if after_appeal.business_days else 'dias'}"
                                  f" ({after_appeal.basis})"),

@@ -245,4 +245,4 @@ AUTO = AutoForm(
 )
 
 LAW = Law(code="joao-neiva", title=TITLE, fine_unit="UFIR", articles=ARTICLES, terms=TERMS, auto=AUTO,
-          amnesty="art. 12")
+          amnesty="art. 12", judicial_suspension="art. 8º, III")

@@ -231,7 +231,7 @@ def test_judicial_suspension_and_amnesty(kit, browser):
     response = gestor.post(f"/autos/{vnv}/acoes/suspender", {"processo": "5001234-56.2026.8.08.0030"})
     assert response.status_code == 303
     page = text_of(gestor.get(f"/autos/{vnv}"))
-    assert "pagamento suspenso por ação judicial" in page
+    assert "pagamento suspenso por ação judicial (art. 8º, III)" in page
     assert "Processo judicial nº 5001234-56.2026.8.08.0030" in page
     assert deadline_shown(page, "Prazo de pagamento") is None
     on_day(kit, "2026-12-07")

@@ -9,7 +9,7 @@ import pytest
 from dockets import workflow
 from dockets.calendar import BusinessCalendar
 from rules.joao_neiva.anexo_i import LAW
-from web.views import term_text, terms_view
+from web.views import judicial_suspension, term_text, terms_view
 
 D = dt.date
 CAL = BusinessCalendar.for_municipality("ES", [D(2026, 12, 8)], law=LAW)
@@ -47,3 +47,13 @@ def test_no_running_term_says_why():
     paid = workflow.fold([workflow.Lavrar(D(2026, 12, 1)), workflow.Notificar(D(2026, 12, 3)),
                           workflow.RegistrarPagamento(D(2026, 12, 4))], CAL)
     assert terms_view(paid, CAL, D(2026, 12, 4)).current == "nenhum: processo encerrado"
+
+
+def test_the_judicial_suspension_cites_the_article_only_of_a_law_that_has_one():
+    from rules.canarana.lei_179_1991 import LAW as CANARANA
+    from rules.conselheiro_lafaiete.lei_4_1948 import LAW as LAFAIETE
+
+    # João Neiva's art. 8º, III gives the challenge itself suspensive effect
+    assert judicial_suspension(LAW) == "ação judicial (art. 8º, III)"
+    # the other laws say nothing of it: only a court's decision suspends, and no article is cited
+    assert judicial_suspension(LAFAIETE) == judicial_suspension(CANARANA) == "decisão judicial"
