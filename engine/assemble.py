@@ -12,7 +12,7 @@ import numpy as np
 from engine.messages import MatchRecord
 from engine.values import Context
 from gtfs.schedule import ServiceDay
-from rules.facts import ServiceDayFacts, TripFacts
+from rules.facts import CutShortPass, ServiceDayFacts, TripFacts
 from telemetry import Occurrence
 from trips.matching import service_date_for
 from trips.model import DetectedTrip, Fix, Match, columns
@@ -99,11 +99,13 @@ def operator_day(day: ServiceDay, ctx: Context, operator_id: str) -> ServiceDay:
 
 def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
                       reporting: dict[str, list[float]], occurrences: list[Occurrence],
-                      unfollowed: list[UnfollowedPass] | tuple = ()) -> ServiceDayFacts:
+                      unfollowed: list[UnfollowedPass] | tuple = (),
+                      cut_short: list[CutShortPass] | tuple = ()) -> ServiceDayFacts:
     """The facts of a closed service day for the service-day rules: the matched trips
     (without their pings, which stay with the vehicle stage), who reported when, and the
     stretches the telemetry could not follow — but for those a realized trip of the same
-    vehicle overlaps (it was that trip, seen through the silence)."""
+    vehicle overlaps (it was that trip, seen through the silence) — and the passes a
+    track rule found cut short before the terminal."""
     trips = tuple(
         TripFacts(
             match=m,
@@ -126,6 +128,7 @@ def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
         unfollowed=tuple(p for p in unfollowed if not any(
             m.detected.vehicle_id == p.vehicle_id and m.detected.departed_at <= p.last_t
             and p.first_t <= m.detected.arrived_at for m in matches)),
+        cut_short=tuple(cut_short),
     )
 
 

@@ -14,6 +14,7 @@ import datetime as dt
 
 import msgspec
 
+from rules.facts import CutShortPass
 from trips.model import DetectedTrip, RealizedTrip
 from trips.unfollowed import UnfollowedPass
 
@@ -46,6 +47,16 @@ class TripUnfollowed(msgspec.Struct, frozen=True, tag="trip_unfollowed"):
 
     operator_id: str
     passage: UnfollowedPass
+
+
+class TripCutShort(msgspec.Struct, frozen=True, tag="trip_cut_short"):
+    """A pass a track rule found cut short before the terminal (a turn back), told once,
+    with its record (at the beat whose batch holds the reversal's last fix): the
+    service-day rules read it (rules.facts.ServiceDayFacts.cut_short), so the scheduled
+    trip it was running is not accused again as a trip not run."""
+
+    operator_id: str
+    passage: CutShortPass
 
 
 class Heartbeat(msgspec.Struct, frozen=True, tag="heartbeat"):
@@ -90,5 +101,5 @@ class VehicleAhead(msgspec.Struct, frozen=True, tag="vehicle_ahead"):
     scheduled_headway_s: int  # the frequency window's headway_secs
 
 
-OperatorInput = TripDetected | TripDeparted | TripUnfollowed | Heartbeat
+OperatorInput = TripDetected | TripDeparted | TripUnfollowed | TripCutShort | Heartbeat
 ToVehicle = DayMatched | VehicleAhead  # the operator stage to the vehicle stage (day-matched topic)

@@ -24,6 +24,7 @@ from engine.messages import (
     DayMatched,
     Heartbeat,
     OperatorInput,
+    TripCutShort,
     TripDeparted,
     TripDetected,
     TripUnfollowed,
@@ -36,7 +37,7 @@ from gtfs.schedule import ServiceDay, service_day
 from rules.art45 import MonthKm, close_month
 from rules.d13 import is_off_schedule
 from rules.evaluate import evaluate_service_day, safe_detect
-from rules.facts import LineService
+from rules.facts import CutShortPass, LineService
 from rules.line_interruption import advance_lines
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from telemetry import Occurrence, Rejection
@@ -73,6 +74,8 @@ class OperatorState(msgspec.Struct):
     running: dict[str, TripDeparted] = msgspec.field(default_factory=dict)  # by vehicle: departed, not arrived
     # by service date: stretches of itineraries the vehicles' telemetry could not follow
     unfollowed: dict[str, list[UnfollowedPass]] = msgspec.field(default_factory=dict)
+    # by service date: passes a track rule found cut short before the terminal (a turn back)
+    cut_short: dict[str, list[CutShortPass]] = msgspec.field(default_factory=dict)
     # by service date: departure pings that came in two versions (at most provisional)
     conflicted: dict[str, list[str]] = msgspec.field(default_factory=dict)
     judged_live_to: float | None = None  # the watermark the day's live verdicts were last reached at
@@ -131,6 +134,9 @@ class OperatorStage:
                 return OperatorOutput(ahead=self.on_departed(message))
             if isinstance(message, TripUnfollowed):
                 self.on_unfollowed(message)
+                return OperatorOutput()
+            if isinstance(message, TripCutShort):
+                self.on_cut_short(message)
                 return OperatorOutput()
             return self.on_heartbeat(operator_id, message, occurrences)
         except Exception as exc:  # noqa: BLE001 - one message must not stop the stream
@@ -192,6 +198,28 @@ class OperatorStage:
             return
         known = [p for p in state.unfollowed.get(date, []) if p.key != passage.key]
         state.unfollowed[date] = sorted([*known, passage], key=lambda p: p.key)
+        if date not in state.live:
+            state.live.append(date)
+        self._save(state)
+
+    def on_cut_short(self, message: TripCutShort) -> None:
+        """A pass cut short before the terminal (a turn back): kept with its service day,
+        read when the day's rules run, live and at close. It comes before the heartbeat
+        that takes the watermark past the reversal, and the pass is a departure running
+        until then (`running`), so no verdict on its trip can be reached without it."""
+        state = self._state(message.operator_id)
+        passage = message.passage
+        stand_in = DetectedTrip(passage.vehicle_id, passage.route_id, passage.direction_id, passage.shape_id,
+                                passage.departed_at, passage.departed_at, 0.0, "", "")
+        date = service_date_of(stand_in, self.ctx, self._day).isoformat()
+        if date in state.closed:
+            log.warning("a pass cut short came after its day closed: %s", passage)
+            return
+        known = state.cut_short.setdefault(date, [])
+        if passage in known:
+            return  # delivered again after a restart
+        known.append(passage)
+        known.sort(key=lambda p: (p.departed_at, p.vehicle_id, p.shape_id))
         if date not in state.live:
             state.live.append(date)
         self._save(state)
@@ -278,7 +306,7 @@ class OperatorStage:
             matches = live_matches(state.detected.get(iso_date, []) + running, day, tz, self.ctx.policy.trips)
             reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
             facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
-                                      state.unfollowed.get(iso_date, []))
+                                      state.unfollowed.get(iso_date, []), state.cut_short.get(iso_date, []))
             window = self.ctx.policy.trips.match_window_s
             for rule in self.ctx.pack.catalogue.values():
                 if rule.live not in ("off_schedule_departure", "window_end", "departure_due"):
@@ -381,7 +409,7 @@ class OperatorStage:
         out.trips += [m.realized for m in matches]
         reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
         facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
-                                  state.unfollowed.pop(date.isoformat(), []))
+                                  state.unfollowed.pop(date.isoformat(), []), state.cut_short.pop(date.isoformat(), []))
         if self.ctx.policy.interruption is not None:  # an interruption spans days: the lines' memory
             facts = dataclasses.replace(facts, line_service=dict(state.lines))
             state.lines = advance_lines(state.lines, facts, self.ctx.policy)

@@ -12,8 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from engine.messages import (DayMatched, OperatorInput, ToVehicle, TripDeparted, TripDetected, TripUnfollowed,
-                             VehicleAhead)
+from engine.messages import (
+    DayMatched,
+    OperatorInput,
+    ToVehicle,
+    TripCutShort,
+    TripDeparted,
+    TripDetected,
+    TripUnfollowed,
+    VehicleAhead,
+)
 from engine.operator import OperatorStage
 from engine.status import MonthEfficiency, VehicleStatus
 from engine.values import Message
@@ -48,7 +56,8 @@ class Sends:
     rejected: list[Rejection] = field(default_factory=list)  # dead-letter topic
     findings: list[Finding] = field(default_factory=list)  # infractions / insufficient-evidence
     statuses: list[VehicleStatus] = field(default_factory=list)  # vehicle-status
-    to_operators: list[TripDeparted | TripUnfollowed | TripDetected] = field(default_factory=list)  # operator-events
+    to_operators: list[TripDeparted | TripUnfollowed | TripCutShort | TripDetected] = \
+        field(default_factory=list)  # operator-events
     trips: list[RealizedTrip] = field(default_factory=list)  # trips
     to_vehicles: list[ToVehicle] = field(default_factory=list)  # day-matched: days judged, buses ahead
     months: list[MonthEfficiency] = field(default_factory=list)  # month-efficiency: art. 45 as days close
@@ -94,7 +103,7 @@ def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurre
         sends.findings += result.findings
         sends.statuses += result.statuses
         # a departure before the arrival after it
-        sends.to_operators += [*result.departed, *result.unfollowed, *result.detected]
+        sends.to_operators += [*result.departed, *result.unfollowed, *result.cut_short, *result.detected]
     for message in ahead:
         sends.statuses += stage.on_ahead(message)
     for day in matched:
@@ -106,7 +115,8 @@ def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurre
 
 def operator_step(stage: OperatorStage, operator_id: str, message: OperatorInput, occurrences: list[Occurrence],
                   location: str | None = None) -> Sends:
-    """One message of the operator stage: a trip, a departure, a trip not followed or a heartbeat."""
+    """One message of the operator stage: a trip, a departure, a trip not followed or cut
+    short, or a heartbeat."""
     out = stage.handle(operator_id, message, occurrences, location)
     return Sends(rejected=out.rejected, findings=out.findings, trips=out.trips,
                  to_vehicles=[*out.ahead, *out.day_matched], months=out.months)

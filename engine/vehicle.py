@@ -25,7 +25,16 @@ import numpy as np
 from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change, settle
 from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, over_episodes
-from engine.messages import DayMatched, Heartbeat, MatchRecord, TripDeparted, TripDetected, TripUnfollowed, VehicleAhead
+from engine.messages import (
+    DayMatched,
+    Heartbeat,
+    MatchRecord,
+    TripCutShort,
+    TripDeparted,
+    TripDetected,
+    TripUnfollowed,
+    VehicleAhead,
+)
 from engine.status import VehicleStatus, open_trip, vehicle_status
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
@@ -33,7 +42,7 @@ from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay, service_day
 from rules import d19, d21
 from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, finish, rejustify, safe_detect
-from rules.facts import DoorFix, PassFacts, Standing, TripFacts, VehicleDayFacts, in_service_from, within
+from rules.facts import CutShortPass, DoorFix, PassFacts, Standing, TripFacts, VehicleDayFacts, in_service_from, within
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from rules.unmarked_stop import standing_with_doors_open
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode, message_id
@@ -114,6 +123,7 @@ class VehicleOutput:
     detected: list[TripDetected] = field(default_factory=list)
     departed: list[TripDeparted] = field(default_factory=list)
     unfollowed: list[TripUnfollowed] = field(default_factory=list)
+    cut_short: list[TripCutShort] = field(default_factory=list)  # told with their track rule's record
     findings: list[Finding] = field(default_factory=list)
     statuses: list[VehicleStatus] = field(default_factory=list)
 
@@ -263,6 +273,7 @@ class VehicleStage:
         out.detected += released.detected
         out.departed += released.departed
         out.unfollowed += released.unfollowed
+        out.cut_short += released.cut_short
         out.findings += released.findings
         out.statuses += released.statuses
         out.rejected += released.rejected
@@ -573,6 +584,7 @@ class VehicleStage:
         out.detected += mine.detected
         out.departed += mine.departed
         out.unfollowed += mine.unfollowed
+        out.cut_short += mine.cut_short
         out.findings += mine.findings
         out.statuses += mine.statuses
         out.rejected += mine.rejected
@@ -640,7 +652,7 @@ class VehicleStage:
         out.unfollowed += self._unfollowed(state, fixes, silent_after=False)
         if self._track_rules:
             out.findings += self._judge_passes(state, fixes, batch, [track.last_arrival, *(t.arrived_at for t in trips)],
-                                               occurrences)
+                                               occurrences, out.cut_short)
         for trip in trips:
             out.findings += self._judge_arrival(state, trip, fixes, occurrences)
         for log in state.trips:
@@ -648,14 +660,16 @@ class VehicleStage:
         operator = self.ctx.fleet[state.vehicle_id].operator_id
         return [TripDetected(operator, trip, _conflicted(trip, state)) for trip in trips]
 
-    def _judge_passes(self, state: VehicleState, fixes: list[Fix], batch: list[Fix], arrivals, occurrences
-                      ) -> list[Finding]:
+    def _judge_passes(self, state: VehicleState, fixes: list[Fix], batch: list[Fix], arrivals, occurrences,
+                      cut_short: list[TripCutShort]) -> list[Finding]:
         """The track rules (scope "track": a turn back before the terminal) over the passes
         along an itinerary in the open track (trips.passes). A record is told once, at the
         beat whose batch holds the fix that completes its evidence (the last of its
         `interval_epoch`, the last ping it cites): the same in replay and workers however
         the pings were batched, since a pass never reaches across an arrival (where the
-        track is cut) nor beyond the longest trip (its rules refuse longer ones)."""
+        track is cut) nor beyond the longest trip (its rules refuse longer ones). A pass a
+        `cuts_trip_short` rule records is told to the operator stage then too (onto
+        `cut_short`), whatever the record's verdict: its scheduled trip is that record's act."""
         new = {f.msg_id for f in batch}
         operator = self.ctx.fleet[state.vehicle_id].operator_id
         tz = self.ctx.feed.timezone
@@ -675,6 +689,10 @@ class VehicleStage:
                     pings = finding.evidence.get("pings") or [{}]
                     if pings[-1].get("msg_id") in new:
                         found.append(finding)
+                        if rule.cuts_trip_short:
+                            cut_short.append(TripCutShort(operator, CutShortPass(
+                                state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
+                                departed, rule.code)))
         changed: list[Finding] = []
         for record in finish(found, occurrences, self.ctx.policy, self._projector):
             if isinstance(record, Infraction):

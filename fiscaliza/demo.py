@@ -17,13 +17,16 @@ from gtfs import load_feed
 from kernel.errors import FiscalizaError
 from kernel.fleet import load_fleet
 from kernel.policy import load_policy, shipped_policy_path
-from rules import a07, b04, c01, d11, d12, d13, d19, d21, d22
+from rules import a07, b04, c01, d11, d12, d13, d19, d21, d22, turn_back
 from rules.laws import law_of
 from rules.packs import pack_of
 from samples import SAMPLES, joao_neiva
 from simulator import SimulationSettings, simulate
 
 DEMO_FAULTS = ("detour", "late_departure", "suppressed_trip", "speeding", "broken_seal")
+# Faults of an act only some laws name (simulator.faults.LAW_FAULTS): injected where the
+# city's pack lists their detector, and not said missing where it does not.
+DEMO_LAW_FAULTS = ("turn_back",)
 DEMO_INPUT_FAULTS = ("malformed", "duplicates", "out_of_order")
 FAULTS_PT = {  # what the demo injected, as the manager reads it (the pack's code is added)
     "detour": "desvio de itinerário",
@@ -39,12 +42,15 @@ FAULTS_PT = {  # what the demo injected, as the manager reads it (the pack's cod
     "duplicates": "mensagens duplicadas",
     "out_of_order": "mensagens fora de ordem",
     "gps_gap": "falha de GPS",
+    "turn_back": "retorno antes do ponto terminal",
 }
 # The shared detector each detector fault is there to trigger: a city's demo injects the
 # faults whose detector its pack lists, named with the pack's code for it.
 FAULT_RULES = {"detour": d11.RULE, "stop_bypass": a07.RULE, "late_departure": d13.RULE,
                "en_route_lateness": b04.RULE, "suppressed_trip": d22.RULE, "frequency_shortfall": d12.RULE,
-               "broken_seal": d21.RULE, "silent_catraca": d19.RULE, "speeding": c01.RULE}
+               "broken_seal": d21.RULE, "silent_catraca": d19.RULE, "speeding": c01.RULE,
+               # a shared detector a pack files under its own code: any code names the same detector
+               "turn_back": turn_back.rule("turn_back")}
 DEFAULT_CITY = "joao-neiva"
 
 
@@ -83,10 +89,10 @@ def demo_city(code: str) -> DemoCity:
     policy = load_policy(policy_path)
     catalogue = pack_of(policy).catalogue
     codes = {fault: next((c for c, rule in catalogue.items() if rule.detector == FAULT_RULES[fault].detector), None)
-             for fault in DEMO_FAULTS}
+             for fault in DEMO_FAULTS + DEMO_LAW_FAULTS}
     feed, fleet = SAMPLES[code]()
     return DemoCity(code, policy.policy.municipality, feed, fleet, policy_path,
-                    faults=tuple(f for f in DEMO_FAULTS if codes[f]),
+                    faults=tuple(f for f in DEMO_FAULTS + DEMO_LAW_FAULTS if codes[f]),
                     labels={f: f"{FAULTS_PT[f]} ({c})" for f, c in codes.items() if c},
                     undetected=tuple(f for f in DEMO_FAULTS if not codes[f]))
 

@@ -27,13 +27,15 @@ def first_trip_keys(facts: ServiceDayFacts) -> set[str]:
 
 
 def detect(facts: ServiceDayFacts, policy: Policy, *, code: str = CODE,
-           status: str = PROVISIONAL) -> list[Finding]:
+           status: str = PROVISIONAL, covered: frozenset[str] = frozenset()) -> list[Finding]:
     """The suppressed trips of a closed day. Other packs reuse it configured, never
     forked: `code` is the article they file a suppressed trip under (Conselheiro
     Lafaiete's "art. 42 A") and `status` what a closed day makes of it: João Neiva's
     stays provisional until art. 45 settles the month, a law without that exemption
-    confirms it."""
-    matched = {tf.scheduled.key for tf in facts.trips if tf.scheduled is not None}
+    confirms it. `covered`: keys of scheduled trips another provision of the law judges
+    as one act (Lafaiete's turn back: the trip cut short), neither accused nor doubted
+    here (one act, one accusation)."""
+    matched = {tf.scheduled.key for tf in facts.trips if tf.scheduled is not None} | covered
     window = policy.trips.match_window_s
     firsts = first_trip_keys(facts)
     findings: list[Finding] = []

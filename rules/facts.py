@@ -17,6 +17,7 @@ from geofences.zones import Itinerary
 from gtfs.model import ScheduledTrip
 from gtfs.schedule import ServiceDay
 from telemetry import CatracaReading, Occurrence
+from trips.matching import align_departures
 from trips.model import Fix, Match, columns
 from trips.unfollowed import UnfollowedPass
 
@@ -83,6 +84,20 @@ class LineService(msgspec.Struct, frozen=True):
     reported: bool = False  # the interruption since `since` was recorded already
 
 
+class CutShortPass(msgspec.Struct, frozen=True):
+    """A pass along an itinerary that a track rule found cut short before its terminal
+    (Conselheiro Lafaiete's turn back: a reversal held, accused, justified or unproven):
+    the scheduled trip it was running is that rule's act, not also a trip suspended
+    (rules.conselheiro_lafaiete.art42a). Told by the vehicle stage to the operator stage."""
+
+    vehicle_id: str
+    route_id: str
+    direction_id: int
+    shape_id: str
+    departed_at: float  # the origin zone's edge crossed (PassFacts.departed_at)
+    code: str  # the rule that found it
+
+
 @dataclass(frozen=True)
 class ServiceDayFacts:
     day: ServiceDay
@@ -100,6 +115,31 @@ class ServiceDayFacts:
     # each line's service before this day, by route (the operator stage's memory across
     # days); empty where the policy's law needs none
     line_service: dict[str, LineService] = field(default_factory=dict)
+    # passes a track rule found cut short before the terminal (a turn back), whatever its
+    # verdict; empty where the pack has no such rule
+    cut_short: tuple[CutShortPass, ...] = ()
+
+    def cut_short_trips(self, policy) -> dict[str, CutShortPass]:
+        """The scheduled trips the cut-short passes were running, by key: per line and
+        direction, each pass paired one-to-one with a scheduled trip no realized trip was
+        matched to, departures at most the match window apart (trips.matching's
+        alignment: most pairs, then least deviation). A pass that is itself among the
+        day's trips (a departure still running, matched live) was running the trip it is
+        matched to, and covers no other."""
+        window = policy.trips.match_window_s
+        matched = {tf.scheduled.key for tf in self.trips if tf.scheduled is not None}
+        departures = {(tf.match.detected.vehicle_id, tf.departed_at) for tf in self.trips}
+        passes: dict[tuple[str, int], list[CutShortPass]] = {}
+        for p in sorted(self.cut_short, key=lambda p: (p.departed_at, p.vehicle_id)):
+            if not any(v == p.vehicle_id and abs(d - p.departed_at) < 1 for v, d in departures):
+                passes.setdefault((p.route_id, p.direction_id), []).append(p)
+        covered: dict[str, CutShortPass] = {}
+        for line, mine in sorted(passes.items()):
+            free = [t for t in self.day.trips if (t.route_id, t.direction_id) == line and t.key not in matched]
+            for i, j in align_departures([p.departed_at for p in mine],
+                                         [self.day.departure_epoch(t) for t in free], window):
+                covered[free[j].key] = mine[i]
+        return covered
 
     def may_have_run(self, route_id: str, direction_id: int, departure: float, policy) -> list[UnfollowedPass]:
         """The unfollowed passes that may be a departure at `departure` of that route and

@@ -223,6 +223,10 @@ class Rule:
     # The shared detector module it runs under the pack's code when the pack wraps it in a
     # module of its own (Conselheiro Lafaiete's art. 42 A runs rules.d22); None: its own.
     runs: str | None = None
+    # A track rule whose record on a pass means the pass did not run its scheduled trip to
+    # the end (a turn back): the engine tells the pass to the service-day rules
+    # (rules.facts.CutShortPass), so that no other rule accuses the same trip again.
+    cuts_trip_short: bool = False
 
     @property
     def detector(self) -> str:

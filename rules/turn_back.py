@@ -28,6 +28,11 @@ Guards, the operator's lawyer's questions:
   run forward, not a reversal — nothing;
 - "salvo determinação em contrário da autoridade do trânsito": an authorized detour or
   a road closure covering it makes it `justified`.
+
+The trip cut short is this record's act, not also a trip suspended: the rule is
+`cuts_trip_short`, so every pass it records (accused, justified or unproven) reaches the
+service-day rules (rules.facts.CutShortPass), and the law's suppressed-trip rule (Lafaiete's
+art. 42 A) leaves the scheduled trip that pass was running alone.
 """
 
 from __future__ import annotations
@@ -158,4 +163,5 @@ def rule(code: str) -> Rule:
         summary=summary,
         doc=f"{code} — {__doc__}",
         requires="turn_back",
+        cuts_trip_short=True,
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from simulator.motion import FastStretch, LateralOffset
+from simulator.motion import FastStretch, LateralOffset, TurnBack, turn_back
 from simulator.plan import Duty, Run
 
 # Detector faults (DESIGN.md table) and what each injects.
@@ -27,6 +27,13 @@ FAULTS = {
     "speeding": "C-01: a run drives two stop spacings at 80 km/h",
 }
 
+# Faults of an act only some laws name (a city's demo injects one where its pack lists the
+# detector). Apart from FAULTS on purpose: a simulation of "every fault" stays as it was.
+LAW_FAULTS = {
+    "turn_back": "art. 14 § único (Conselheiro Lafaiete): the last run of a block turns back at 60 % of its "
+                 "shape and drives back along it to its origin, the catraca counting",
+}
+
 INPUT_FAULTS = {
     "malformed": "a few unparseable or invalid lines",
     "duplicates": "1 % of the lines sent twice",
@@ -35,6 +42,7 @@ INPUT_FAULTS = {
 }
 
 DELAY_S = 420  # 7 min: beyond D-13's and B-04's 300 s lateness threshold
+TURN_BACK_AT = 0.60  # of the shape: well inside the corridor, far from both terminal zones
 
 
 @dataclass
@@ -47,6 +55,7 @@ class Injection:
     catraca_silent: dict[str, tuple[float, float]] = field(default_factory=dict)
     gps_gaps: dict[str, tuple[float, float]] = field(default_factory=dict)
     manifest: list[dict] = field(default_factory=list)
+    turn_backs: dict[tuple[str, int], TurnBack] = field(default_factory=dict)  # (vehicle, run index)
 
 
 def _describe(kind: str, duty: Duty, run: Run, **details) -> dict:
@@ -131,6 +140,23 @@ def inject(kinds: list[str], duties: list[Duty], rng: np.random.Generator, shape
             duty = duties[d]
             injection.manifest.append(_describe(kind, duty, duty.runs[r]))
             duties[d] = replace(duty, runs=duty.runs[:r])
+        elif kind == "turn_back":
+            # The last run of a block (no later run of the vehicle to keep consistent: the
+            # bus stands at its origin afterwards), of a vehicle no other fault touched.
+            touched = {d for d, _ in used}
+            choice = choose([
+                (d, len(duty.runs) - 1) for d, duty in enumerate(duties)
+                if d not in touched and duty.runs and duty.runs[-1].block_id and not duty.runs[-1].headway_based
+                and not duty.runs[-1].deadhead
+            ])
+            if choice is None:
+                continue
+            d, r = choice
+            run = duties[d].runs[r]
+            turn = turn_back(run.stops, TURN_BACK_AT, shapes[run.shape_id].length_m)
+            injection.turn_backs[(duties[d].vehicle_id, r)] = turn
+            injection.manifest.append(_describe(kind, duties[d], run, turned_at_m=round(turn.turn_m),
+                                                turned_at_epoch=turn.turn_at, back_at_epoch=turn.back_at))
         elif kind == "detour":
             choice = choose(_runs(duties, middle=True))
             if choice is None:

@@ -103,3 +103,32 @@ def positions(line: LineString, progress: np.ndarray, offsets: tuple[LateralOffs
         down = np.clip((o.end_m - progress) / o.ramp_m, 0, 1)
         shift = np.maximum(shift, o.offset_m * np.minimum(up, down))
     return x + nx * shift, y + ny * shift
+
+
+@dataclass(frozen=True)
+class TurnBack:
+    """Turn back before the terminal: drive the run until `turn_at` (epoch), then back
+    along the shape to the origin, the way out played backwards (the same stops, the
+    same pace), there by `back_at`."""
+
+    turn_at: float
+    back_at: float
+    turn_m: float  # how far along the shape it turned
+
+
+def turn_back(stops, fraction: float, length_m: float) -> TurnBack:
+    """Where and when a run that turns back at `fraction` of its shape does so: the
+    first second its motion reaches that point (while the shape's distance), and when
+    the same way back ends at its origin."""
+    departure, arrival = stops[0].departure_s, stops[-1].arrival_s
+    grid = np.arange(departure, arrival + 1.0, 1.0)
+    progress, _ = progress_at(legs_of(stops), grid)
+    reached = np.flatnonzero(progress >= fraction * length_m)
+    turn_at = float(grid[reached[0]]) if len(reached) else float(arrival)
+    return TurnBack(turn_at, 2 * turn_at - departure, float(progress[reached[0]] if len(reached) else progress[-1]))
+
+
+def progress_turned(legs: Legs, t: np.ndarray, turn: TurnBack) -> tuple[np.ndarray, np.ndarray]:
+    """Progress (m) and speed (m/s) at times t of a run that turns back (`turn`): the
+    way out up to the turn, then the same motion in reverse."""
+    return progress_at(legs, np.where(t <= turn.turn_at, t, 2 * turn.turn_at - t))

@@ -15,8 +15,8 @@ from gtfs.projection import Projector
 from gtfs.schedule import frequency_windows, service_dates, service_day_start
 from kernel.errors import FiscalizaError
 from kernel.fleet import Vehicle
-from simulator.faults import FAULTS, INPUT_FAULTS, Injection, corrupt_lines, inject
-from simulator.motion import LateralOffset, legs_of, positions, progress_at
+from simulator.faults import FAULTS, INPUT_FAULTS, LAW_FAULTS, Injection, corrupt_lines, inject
+from simulator.motion import LateralOffset, legs_of, positions, progress_at, progress_turned
 from simulator.plan import Duty, PlanError, plan_day
 
 DEADHEAD_OFFSET_M = 300.0
@@ -54,8 +54,8 @@ class SimulationResult:
 
 def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings, out: Path,
              progress=None) -> SimulationResult:
-    unknown = [f for f in settings.faults if f not in FAULTS] + [f for f in settings.input_faults
-                                                                 if f not in INPUT_FAULTS]
+    unknown = [f for f in settings.faults if f not in FAULTS and f not in LAW_FAULTS] + [
+        f for f in settings.input_faults if f not in INPUT_FAULTS]
     if unknown:
         raise SimulationError(f"unknown fault(s): {', '.join(unknown)}")
     if settings.end < settings.start:
@@ -138,7 +138,7 @@ def _tachograph(duty: Duty, feed: Feed, projector: Projector, settings: Simulati
     if not runs:
         return []
     start = runs[0].departure - settings.pre_trip_s
-    end = runs[-1].arrival + settings.post_trip_s
+    end = _end(duty, settings, injection)
     interval = settings.ping_interval_s
     t = np.arange(start + int(rng.integers(interval)), end, interval, dtype=float)
     x, y = np.empty(len(t)), np.empty(len(t))
@@ -149,10 +149,14 @@ def _tachograph(duty: Duty, feed: Feed, projector: Projector, settings: Simulati
     current = np.clip(np.searchsorted(departures, t, side="right") - 1, 0, len(runs) - 1)
     for i, run in enumerate(runs):
         mine = current == i
+        turn = injection.turn_backs.get((duty.vehicle_id, i))
+        arrival = run.arrival if turn is None else turn.back_at  # turned back: back at its origin
         before = mine & (t < run.departure)  # only before the first run
-        moving = mine & (t >= run.departure) & (t <= run.arrival)
-        after = mine & (t > run.arrival)
+        moving = mine & (t >= run.departure) & (t <= arrival)
+        after = mine & (t > arrival)
         origin, destination = feed.stops[run.origin].point, feed.stops[run.destination].point
+        if turn is not None:
+            destination = origin
         x[before], y[before] = origin.x, origin.y
         x[after], y[after] = destination.x, destination.y
         route[before | moving] = None if run.deadhead else run.route_id
@@ -160,7 +164,7 @@ def _tachograph(duty: Duty, feed: Feed, projector: Projector, settings: Simulati
         route[after] = next_route
         if moving.any():
             legs = legs_of(run.stops, injection.fast.get((duty.vehicle_id, i)))
-            progress, v = progress_at(legs, t[moving])
+            progress, v = progress_at(legs, t[moving]) if turn is None else progress_turned(legs, t[moving], turn)
             line = feed.shapes[run.shape_id].line
             offsets = injection.offsets.get((duty.vehicle_id, i), ())
             if run.deadhead:  # by other streets, well away from the itinerary
@@ -185,18 +189,27 @@ def _tachograph(duty: Duty, feed: Feed, projector: Projector, settings: Simulati
     return rows
 
 
+def _end(duty: Duty, settings: SimulationSettings, injection: Injection) -> float:
+    """When a vehicle's telemetry ends: some time after its last run, or after it got back
+    from a run turned back (which may take longer than the run was to)."""
+    end = duty.runs[-1].arrival
+    turn = injection.turn_backs.get((duty.vehicle_id, len(duty.runs) - 1))
+    return (end if turn is None else max(end, turn.back_at)) + settings.post_trip_s
+
+
 def _catraca(duty: Duty, settings: SimulationSettings, injection: Injection, rng, tz):
     runs = duty.runs
     if not runs:
         return []
     start = runs[0].departure - settings.pre_trip_s
-    end = runs[-1].arrival + settings.post_trip_s
+    end = _end(duty, settings, injection)
     t = np.arange(start + int(rng.integers(settings.catraca_interval_s)), end, settings.catraca_interval_s,
                   dtype=float)
     in_run = np.zeros(len(t), bool)
-    for run in runs:
+    for i, run in enumerate(runs):
         if not run.deadhead:
-            in_run |= (t >= run.departure) & (t <= run.arrival)
+            turn = injection.turn_backs.get((duty.vehicle_id, i))  # counting on the way back too
+            in_run |= (t >= run.departure) & (t <= (run.arrival if turn is None else turn.back_at))
     counter = 5_000 + np.cumsum(np.where(in_run, rng.poisson(1.0, len(t)), 0))
     silent = injection.catraca_silent.get(duty.vehicle_id)
     broken = injection.seal_broken_from.get(duty.vehicle_id, np.inf)

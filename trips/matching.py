@@ -184,6 +184,13 @@ def _realized(d: DetectedTrip, day: ServiceDay, tz: ZoneInfo, scheduled, deviati
     )
 
 
+def align_departures(departures: list[float], scheduled: list[float], window: float) -> list[tuple[int, int]]:
+    """(i, j) pairs of `departures[i]` and `scheduled[j]` (epochs, any order), the way
+    realized trips are matched to scheduled ones: order-preserving, one-to-one, at most
+    `window` apart, most pairs first, then the least total deviation."""
+    return _align(departures, scheduled, window)
+
+
 def _align(realized: list[float], scheduled: list[float], window: float) -> list[tuple[int, int]]:
     """Order-preserving one-to-one matching of two sorted lists of departures.
 

@@ -8,6 +8,20 @@ another registered one). What differs is the law: the record is filed under "art
 and fined Cr$ 20,00 per trip, and Lei 4/1948 has no efficiency exemption like João
 Neiva's art. 45, so a closed day's suppressed trip is confirmed, not left provisional
 for a month close.
+
+One act, one accusation (non bis in idem): a bus that turned back before the terminal
+(art. 14 § único, rules.turn_back) left the rest of its scheduled trip unrun, and art.
+14 § único, the specific provision, is the one that fines it (Cr$ 20,00 per trip by
+analogy with this letter). So the scheduled trip a turned-back pass was running
+(ServiceDayFacts.cut_short_trips: paired by line, direction and departure within the
+match window, as realized trips are matched) is not also a trip suspended. The same
+holds whatever the turn back's verdict: justified ("salvo determinação da autoridade do
+trânsito": the trip was cut short by order, força maior), or unproven (a silence in
+which the bus may have reached the terminal: the trip may have been run); the record
+of art. 14 § único states the act either way, and this article never accuses the trip
+as its own. Any other trip not run is still art. 42 A. While the day runs, the pass is a
+departure running (matched live) until its reversal is told, with its record, before the
+watermark passes it (engine.operator): in no batching does its trip become an art. 42 A.
 """
 
 from __future__ import annotations
@@ -21,7 +35,7 @@ CODE = "art. 42 A"
 
 
 def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
-    return d22.detect(facts, policy, code=CODE, status=CONFIRMED)
+    return d22.detect(facts, policy, code=CODE, status=CONFIRMED, covered=frozenset(facts.cut_short_trips(policy)))
 
 
 RULE = Rule(

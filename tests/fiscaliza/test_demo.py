@@ -2,6 +2,7 @@
 lavra today can be contested today."""
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -96,3 +97,24 @@ def test_the_demo_of_another_city_runs_its_sample_under_its_policy(code, name, i
         assert injected in said
     else:
         assert "Não injetadas (a lei do município não tem detector para elas): desvio de itinerário" in said
+    if code == "conselheiro-lafaiete":
+        # its law's own fault too: a bus turning back, lavrado once under art. 14 § único
+        # (Cr$ 20,00); the trip it cut short is not a second auto under art. 42 A, whose
+        # only auto is the suppressed trip's
+        assert "retorno antes do ponto terminal (art. 14 § único)" in said
+        assert len(re.findall(r"\d{4}/2026 │ art\. 14 § único │ VQZ │ 20 │", said)) == 1
+        assert len(re.findall(r"\d{4}/2026 │ art\. 42 A │ VQZ │ 20 │", said)) == 1
+
+
+def test_lafaiete_injects_the_turn_back_its_pack_detects_and_joao_neiva_does_not_mention_it():
+    from fiscaliza.demo import DEFAULT_CITY, demo_city
+
+    lafaiete = demo_city("conselheiro-lafaiete")
+    assert lafaiete.faults == ("suppressed_trip", "turn_back")
+    assert lafaiete.labels["turn_back"] == "retorno antes do ponto terminal (art. 14 § único)"
+    assert "turn_back" not in lafaiete.undetected
+    # a law without the act neither gets the fault nor is told it is missing
+    for code in (DEFAULT_CITY, "canarana"):
+        city = demo_city(code)
+        assert "turn_back" not in city.faults and "turn_back" not in city.undetected
+        assert "turn_back" not in city.labels

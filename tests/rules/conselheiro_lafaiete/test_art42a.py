@@ -6,15 +6,17 @@ has 5 scheduled timetabled trips (T-0600, T-0700, T-2350, E-TPL@36000, E-TPL@378
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import msgspec
 import pytest
-from tiny_day import ALL_RUN, at, detected, insufficient, pings
+from tiny_day import ALL_RUN, SHAPES, at, detected, insufficient, pings
 
 from kernel.policy import load_policy
 from rules import d22
 from rules.conselheiro_lafaiete import art42a
+from rules.facts import CutShortPass
 from rules.model import CONFIRMED, PROVISIONAL, Infraction, infraction_record
 
 POLICY_FILE = Path(__file__).resolve().parents[3] / "kernel" / "policies" / "conselheiro-lafaiete.toml"
@@ -73,3 +75,65 @@ def test_d22_records_of_joao_neiva_are_unchanged(tiny):
     facts = tiny.facts([])
     assert [msgspec.to_builtins(f) for f in d22.detect(facts, tiny.policy)] == [
         msgspec.to_builtins(f) for f in d22.detect(facts, tiny.policy, code="D-22", status=PROVISIONAL)]
+
+
+# --- one act, one accusation: the trip a turned-back pass was running (art. 14 § único) ----
+
+
+def turned_back(vehicle: str, route: str, direction: int, departed_at: float) -> CutShortPass:
+    """A pass the turn-back rule recorded (rules.turn_back), as the engine tells it."""
+    return CutShortPass(vehicle, route, direction, SHAPES[(route, direction)], departed_at, "art. 14 § único")
+
+
+def test_trip_a_turned_back_pass_was_running_yields_nothing(tiny, lafaiete):
+    # T-0700 (T, direction 1) not realized: V1 left at 07:02 and turned back. 07:02 - 07:00
+    # = 120 s <= the 1800 s match window: the pass was running T-0700, which art. 14 §
+    # único accuses (Cr$ 20,00 per trip): not also a trip suspended (Cr$ 20,00 again)
+    facts = replace(tiny.facts([t for t in ALL_RUN if t.departed_at != at(7, 0)]),
+                    cut_short=(turned_back("V1", "T", 1, at(7, 2)),))
+    assert art42a.detect(facts, lafaiete) == []
+
+
+def test_trip_no_turned_back_pass_was_running_yields_infraction(tiny, lafaiete):
+    # T-0600 (direction 0) and T-0700 (direction 1) not realized; passes turned back on
+    # direction 1 at 07:02 (120 s from T-0700) and at 07:45 (2700 s > 1800 s from T-0700,
+    # and T-0700 is taken): only T-0700 is covered; T-0600, another direction, is accused
+    facts = replace(tiny.facts([t for t in ALL_RUN if t.departed_at not in (at(6, 0), at(7, 0))]),
+                    cut_short=(turned_back("V1", "T", 1, at(7, 2)), turned_back("V3", "T", 1, at(7, 45))))
+    found = infractions(art42a.detect(facts, lafaiete))
+    assert sorted(found) == ["T-0600"]
+    assert (found["T-0600"].code, found["T-0600"].status, found["T-0600"].fine_ufir) == ("art. 42 A", CONFIRMED, 20)
+
+
+def test_trip_a_turned_back_pass_departed_too_far_from_yields_infraction(tiny, lafaiete):
+    # T-0700 not realized; the only pass turned back left at 07:31: 1860 s > 1800 s apart
+    facts = replace(tiny.facts([t for t in ALL_RUN if t.departed_at != at(7, 0)]),
+                    cut_short=(turned_back("V1", "T", 1, at(7, 31)),))
+    assert sorted(infractions(art42a.detect(facts, lafaiete))) == ["T-0700"]
+
+
+def test_one_turned_back_pass_covers_one_trip_and_the_other_unrun_yields_infraction(tiny, lafaiete):
+    # E-TPL@36000 (10:00) and E-TPL@37800 (10:30) both not realized; one pass left at 10:12
+    # and turned back: 720 s from 10:00, 1080 s from 10:30, both within 1800 s. One pass
+    # runs one trip: it is paired with the nearer, 10:00; the 10:30 is suppressed
+    facts = replace(tiny.facts([t for t in ALL_RUN if t.route_id != "E"]),
+                    cut_short=(turned_back("V2", "E", 1, at(10, 12)),))
+    assert sorted(infractions(art42a.detect(facts, lafaiete))) == ["E-TPL@37800"]
+
+
+def test_pass_still_running_matched_live_covers_no_other_trip_and_the_other_yields_infraction(tiny, lafaiete):
+    # while the day runs, V2's pass that left at 10:02 is a departure still running, matched
+    # live to 10:00 (120 s); turned back, it covers no other trip: the 10:30, not run, is
+    # accused (1680 s from 10:02 would be within the window, but one pass is one trip)
+    facts = replace(tiny.facts([detected("V2", "E", 1, at(10, 2))]), cut_short=(turned_back("V2", "E", 1, at(10, 2)),))
+    found = infractions(art42a.detect(facts, lafaiete))
+    assert "E-TPL@36000" not in found and "E-TPL@37800" in found
+
+
+def test_joao_neivas_d22_reads_no_turned_back_pass_yields_infraction(tiny):
+    # D-22 as João Neiva's pack calls it is unchanged: its law has no turn-back rule, and
+    # a pass told as cut short (none is, under JN's pack) covers nothing there
+    facts = replace(tiny.facts([t for t in ALL_RUN if t.departed_at != at(7, 0)]),
+                    cut_short=(turned_back("V1", "T", 1, at(7, 2)),))
+    [d22_record] = d22.detect(facts, tiny.policy)
+    assert (d22_record.code, d22_record.trip_id) == ("D-22", "T-0700")
