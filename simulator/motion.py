@@ -103,3 +103,12 @@ def positions(line: LineString, progress: np.ndarray, offsets: tuple[LateralOffs
         down = np.clip((o.end_m - progress) / o.ramp_m, 0, 1)
         shift = np.maximum(shift, o.offset_m * np.minimum(up, down))
     return x + nx * shift, y + ny * shift
+
+
+def pushed_aside(progress: np.ndarray, offsets: tuple[LateralOffset, ...]) -> np.ndarray:
+    """Where an offset moves the vehicle off the shape (`positions` shifts it there): a bus
+    standing there is not at its stop (a bypassed stop, a detour), its doors stay shut."""
+    aside = np.zeros(len(progress), bool)
+    for o in offsets:
+        aside |= (progress > o.start_m) & (progress < o.end_m)
+    return aside
