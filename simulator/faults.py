@@ -225,6 +225,8 @@ def inject(kinds: list[str], duties: list[Duty], rng: np.random.Generator, shape
             # The last run of a duty (its vehicle done for the day after the one before:
             # nothing of the plan moves), driven by a vehicle of the run's operator with no
             # duty that day, licensed for other lines only.
+            if feed is None or not fleet:
+                continue
             busy = {duty.vehicle_id for duty in duties}
             touched = {d for d, _ in used}  # a duty another fault changed keeps its vehicle
             spares = {}
@@ -233,7 +235,7 @@ def inject(kinds: list[str], duties: list[Duty], rng: np.random.Generator, shape
                     continue
                 last = duty.runs[-1]
                 operator = feed.operator_of(last.route_id)
-                spare = next((v.vehicle_id for v in sorted((fleet or {}).values(), key=lambda v: v.vehicle_id)
+                spare = next((v.vehicle_id for v in sorted(fleet.values(), key=lambda v: v.vehicle_id)
                               if v.operator_id == operator and v.vehicle_id not in busy and v.lines
                               and last.route_id not in v.lines), None)
                 if spare is not None:
