@@ -17,16 +17,19 @@ from gtfs import load_feed
 from kernel.errors import FiscalizaError
 from kernel.fleet import load_fleet
 from kernel.policy import load_policy, shipped_policy_path
-from rules import a07, b04, c01, d11, d12, d13, d19, d21, d22, turn_back
+from rules import a07, b04, c01, d11, d12, d13, d19, d21, d22, other_line, turn_back, unmarked_stop
 from rules.laws import law_of
 from rules.packs import pack_of
 from samples import SAMPLES, joao_neiva
 from simulator import SimulationSettings, simulate
 
 DEMO_FAULTS = ("detour", "late_departure", "suppressed_trip", "speeding", "broken_seal")
-# Faults of an act only some laws name (simulator.faults.LAW_FAULTS): injected where the
-# city's pack lists their detector, and not said missing where it does not.
-DEMO_LAW_FAULTS = ("turn_back",)
+# Faults of acts only other laws name (simulator.faults.LAW_FAULTS: Conselheiro Lafaiete's
+# art. 14 § único, art. 19 § único and art. 17; Canarana's art. 10 § 5º and art. 13): injected
+# where the city's pack lists their detector, and never said missing where it does not (João
+# Neiva's demo is as it was). Before DEMO_FAULTS: each wants a duty no other fault touched,
+# and the shared suppressed trip can still take a duty they leave.
+DEMO_LAW_FAULTS = ("turn_back", "other_line", "unmarked_stop")
 DEMO_INPUT_FAULTS = ("malformed", "duplicates", "out_of_order")
 FAULTS_PT = {  # what the demo injected, as the manager reads it (the pack's code is added)
     "detour": "desvio de itinerário",
@@ -43,14 +46,30 @@ FAULTS_PT = {  # what the demo injected, as the manager reads it (the pack's cod
     "out_of_order": "mensagens fora de ordem",
     "gps_gap": "falha de GPS",
     "turn_back": "retorno antes do ponto terminal",
+    "unmarked_stop": "parada fora dos pontos",
+    "other_line": "veículo conduzindo passageiros em outra linha",
 }
+
+
+@dataclass(frozen=True)
+class SharedDetector:
+    """A shared detector packs file under their own code with `rule(code)`, so with no
+    RULE of its own: what a fault is matched on (`Rule.detector`, its module)."""
+
+    detector: str
+
+
 # The shared detector each detector fault is there to trigger: a city's demo injects the
 # faults whose detector its pack lists, named with the pack's code for it.
 FAULT_RULES = {"detour": d11.RULE, "stop_bypass": a07.RULE, "late_departure": d13.RULE,
                "en_route_lateness": b04.RULE, "suppressed_trip": d22.RULE, "frequency_shortfall": d12.RULE,
                "broken_seal": d21.RULE, "silent_catraca": d19.RULE, "speeding": c01.RULE,
-               # a shared detector a pack files under its own code: any code names the same detector
-               "turn_back": turn_back.rule("turn_back")}
+               "turn_back": SharedDetector(turn_back.__name__),
+               "unmarked_stop": SharedDetector(unmarked_stop.__name__),
+               "other_line": SharedDetector(other_line.__name__)}
+# The shared detectors that read the tachograph's doors_open: a city whose pack lists one
+# is simulated with door sensors (SimulationSettings.doors).
+DOOR_DETECTORS = frozenset({unmarked_stop.__name__})
 DEFAULT_CITY = "joao-neiva"
 
 
@@ -77,6 +96,7 @@ class DemoCity:
     faults: tuple[str, ...]  # the demo's detector faults the city's pack detects
     labels: dict[str, str]  # fault -> what the manager reads, with the pack's code
     undetected: tuple[str, ...]  # the demo's detector faults the pack has no detector for
+    doors: bool = False  # its pack reads the doors (DOOR_DETECTORS): simulated with door sensors
 
 
 def demo_city(code: str) -> DemoCity:
@@ -89,12 +109,13 @@ def demo_city(code: str) -> DemoCity:
     policy = load_policy(policy_path)
     catalogue = pack_of(policy).catalogue
     codes = {fault: next((c for c, rule in catalogue.items() if rule.detector == FAULT_RULES[fault].detector), None)
-             for fault in DEMO_FAULTS + DEMO_LAW_FAULTS}
+             for fault in DEMO_LAW_FAULTS + DEMO_FAULTS}
     feed, fleet = SAMPLES[code]()
     return DemoCity(code, policy.policy.municipality, feed, fleet, policy_path,
-                    faults=tuple(f for f in DEMO_FAULTS + DEMO_LAW_FAULTS if codes[f]),
+                    faults=tuple(f for f in DEMO_LAW_FAULTS + DEMO_FAULTS if codes[f]),
                     labels={f: f"{FAULTS_PT[f]} ({c})" for f, c in codes.items() if c},
-                    undetected=tuple(f for f in DEMO_FAULTS if not codes[f]))
+                    undetected=tuple(f for f in DEMO_FAULTS if not codes[f]),
+                    doors=any(rule.detector in DOOR_DETECTORS for rule in catalogue.values()))
 
 
 def last_service_day_before(feed, today: dt.date) -> dt.date:
@@ -127,7 +148,7 @@ def run_demo(out: Path, date: dt.date, seed: int, city: DemoCity | None = None) 
     city = city or demo_city(DEFAULT_CITY)
     feed_path, fleet_path = city.feed, city.fleet
     telemetry_dir, results_dir = out / "telemetry", out / "replay"
-    settings = SimulationSettings(date, date, seed, city.faults, DEMO_INPUT_FAULTS)
+    settings = SimulationSettings(date, date, seed, city.faults, DEMO_INPUT_FAULTS, doors=city.doors)
     console.print(f"[bold]fiscaliza demo[/bold] — rede de exemplo de {city.name}, {date:%d/%m/%Y}")
     with Progress("Simulando telemetria") as progress:
         simulated = simulate_files(feed_path, fleet_path, settings, telemetry_dir, progress=progress.update)

@@ -282,6 +282,7 @@ CONSELHEIRO_LAFAIETE = City(
         ("CL-1051", "RGK3C41", "VQZ", 70),
         ("CL-1052", "RGL8E07", "VQZ", 70),
         ("CL-1053", "RGM1J66", "VQZ", 66),
+        ("CL-1054", "RGN5B32", "VQZ", 66),
         ("CL-2101", "RHA4D28", "ECJ", 48),
         ("CL-2102", "RHB7F93", "ECJ", 48),
         ("CL-2103", "RHC2G50", "ECJ", 52),
@@ -290,9 +291,11 @@ CONSELHEIRO_LAFAIETE = City(
     expected_services=(("20261201", "DU"), ("20261205", "SAB"), ("20261208", "SAB"), ("20260421", "SAB"),
                        ("20261225", "SAB"), ("20261206", None), ("20270326", "SAB"), ("20270920", "DU"),
                        ("20271231", "DU")),
-    # art. 17 reads the licensed lines: each bus its operator's one line, written out
-    fleet_lines=(("CL-1051", "105"), ("CL-1052", "105"), ("CL-1053", "105"), ("CL-2101", "210"),
-                 ("CL-2102", "210"), ("CL-2103", "210"), ("CL-2104", "210")),
+    # art. 17 reads the licensed lines: each bus its operator's one line, written out; and
+    # CL-1054, a VQZ spare licensed for line 210 only, which the simulator's other_line
+    # fault sends onto a run of 105 (a spare of the run's operator licensed elsewhere)
+    fleet_lines=(("CL-1051", "105"), ("CL-1052", "105"), ("CL-1053", "105"), ("CL-1054", "210"),
+                 ("CL-2101", "210"), ("CL-2102", "210"), ("CL-2103", "210"), ("CL-2104", "210")),
 )
 
 

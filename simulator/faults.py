@@ -26,12 +26,19 @@ FAULTS = {
     "silent_catraca": "D-19: a catraca is silent for 15 min while in service",
     "speeding": "C-01: a run drives two stop spacings at 80 km/h",
 }
+# Faults only the door sensors can tell (SimulationSettings.doors): refused without them.
+DOOR_FAULTS = frozenset({"unmarked_stop"})
 
 # Faults of an act only some laws name (a city's demo injects one where its pack lists the
 # detector). Apart from FAULTS on purpose: a simulation of "every fault" stays as it was.
 LAW_FAULTS = {
     "turn_back": "art. 14 § único (Conselheiro Lafaiete): the last run of a block turns back at 60 % of its "
                  "shape and drives back along it to its origin, the catraca counting",
+    "unmarked_stop": "art. 19 § único (Conselheiro Lafaiete): a run stands 60 s with its doors open midway "
+                     "between two stops (needs the door sensors: doors on)",
+    "other_line": "art. 17 (Conselheiro Lafaiete): a spare vehicle of the run's operator licensed for other "
+                  "lines only (fleet.csv lines; a fleet without one: not injected) runs, and boards passengers "
+                  "on, the last run of a duty",
 }
 
 INPUT_FAULTS = {
@@ -43,6 +50,11 @@ INPUT_FAULTS = {
 
 DELAY_S = 420  # 7 min: beyond D-13's and B-04's 300 s lateness threshold
 TURN_BACK_AT = 0.60  # of the shape: well inside the corridor, far from both terminal zones
+UNMARKED_STOP_S = 60  # six 10 s pings standing with the doors open
+# Where the unmarked stop may stand: this far from every stop of the feed, well beyond
+# any policy's min_stop_distance_m (Lafaiete's: 80 m) plus the GPS noise.
+UNMARKED_CLEARANCE_M = 150.0
+UNMARKED_STOP_ID = "(sem ponto)"  # the stand inserted among the run's stops (motion only)
 
 
 @dataclass
@@ -92,8 +104,10 @@ def _runs(duties: list[Duty], *, timetabled: bool | None = None, middle: bool = 
     return found
 
 
-def inject(kinds: list[str], duties: list[Duty], rng: np.random.Generator, shapes) -> tuple[list[Duty], Injection]:
-    """Apply the detector faults that change the plan or the motion."""
+def inject(kinds: list[str], duties: list[Duty], rng: np.random.Generator, shapes, feed=None,
+           fleet=None) -> tuple[list[Duty], Injection]:
+    """Apply the detector faults that change the plan or the motion. `feed` (its stops)
+    and `fleet` (its licensed lines) are read by unmarked_stop and other_line only."""
     injection = Injection()
     duties = list(duties)
     used: set[tuple[int, int]] = set()
@@ -211,7 +225,87 @@ def inject(kinds: list[str], duties: list[Duty], rng: np.random.Generator, shape
                 start = run.departure + 0.25 * (run.arrival - run.departure)
                 injection.gps_gaps[vehicle] = (start, start + 240)
                 injection.manifest.append(_describe(kind, duties[d], run, from_epoch=start, seconds=240))
+        elif kind == "unmarked_stop":
+            # A run with a stop spacing clear of every stop, whose next run's departure
+            # absorbs the minute lost (so the day's other runs are as planned).
+            legs = {}
+            for d, r in _runs(duties, middle=True):
+                run = duties[d].runs[r]
+                if duties[d].runs[r + 1].departure - run.arrival >= UNMARKED_STOP_S + 180:
+                    k = _clear_leg(run, shapes, feed)
+                    if k is not None:
+                        legs[(d, r)] = k
+            choice = choose(list(legs))
+            if choice is None:
+                continue
+            d, r = choice
+            duty, run = duties[d], duties[d].runs[r]
+            changed = _stand_between(run, legs[choice], UNMARKED_STOP_S)
+            duties[d] = replace(duty, runs=duty.runs[:r] + (changed,) + duty.runs[r + 1:])
+            stand = changed.stops[legs[choice] + 1]
+            injection.manifest.append(_describe(
+                kind, duty, run, after_stop_id=run.stops[legs[choice]].stop_id,
+                before_stop_id=run.stops[legs[choice] + 1].stop_id, at_m=round(stand.shape_dist_m),
+                from_epoch=stand.arrival_s, seconds=UNMARKED_STOP_S))
+        elif kind == "other_line":
+            # The last run of a duty (its vehicle done for the day after the one before:
+            # nothing of the plan moves), driven by a vehicle of the run's operator with no
+            # duty that day, licensed for other lines only.
+            if feed is None or not fleet:
+                continue
+            busy = {duty.vehicle_id for duty in duties}
+            touched = {d for d, _ in used}  # a duty another fault changed keeps its vehicle
+            spares = {}
+            for d, duty in enumerate(duties):
+                if len(duty.runs) < 2 or duty.runs[-1].deadhead or d in touched:
+                    continue
+                last = duty.runs[-1]
+                operator = feed.operator_of(last.route_id)
+                spare = next((v.vehicle_id for v in sorted(fleet.values(), key=lambda v: v.vehicle_id)
+                              if v.operator_id == operator and v.vehicle_id not in busy and v.lines
+                              and last.route_id not in v.lines), None)
+                if spare is not None:
+                    spares[(d, len(duty.runs) - 1)] = spare
+            choice = choose(list(spares))
+            if choice is None:
+                continue
+            d, r = choice
+            duty, run, spare = duties[d], duties[d].runs[r], spares[choice]
+            duties[d] = replace(duty, runs=duty.runs[:r])
+            duties.append(Duty(spare, (run,)))
+            used.add((len(duties) - 1, 0))
+            injection.manifest.append({**_describe(kind, duties[-1], run), "instead_of": duty.vehicle_id,
+                                       "licensed_lines": list(fleet[spare].lines)})
     return duties, injection
+
+
+def _clear_leg(run: Run, shapes, feed) -> int | None:
+    """The stop spacing (k to k+1, both intermediate stops) nearest the run's middle whose
+    midpoint is at least UNMARKED_CLEARANCE_M from every stop of the feed."""
+    import shapely
+
+    if feed is None:
+        return None
+    stops = shapely.points([(s.point.x, s.point.y) for s in feed.stops.values()])
+    line = shapes[run.shape_id].line
+    middle = len(run.stops) // 2
+    for k in sorted(range(1, len(run.stops) - 2), key=lambda k: (abs(k - middle), k)):
+        at = line.interpolate((run.stops[k].shape_dist_m + run.stops[k + 1].shape_dist_m) / 2)
+        if shapely.distance(at, stops).min() >= UNMARKED_CLEARANCE_M:
+            return k
+    return None
+
+
+def _stand_between(run: Run, k: int, seconds: float) -> Run:
+    """The run stands `seconds` midway between its stops k and k+1, where no stop is
+    marked; its later stops happen that much later."""
+    a, b = run.stops[k], run.stops[k + 1]
+    at = (a.departure_s + b.arrival_s) / 2
+    stand = replace(a, stop_id=UNMARKED_STOP_ID, arrival_s=at, departure_s=at + seconds, timepoint=False,
+                    shape_dist_m=(a.shape_dist_m + b.shape_dist_m) / 2)
+    later = tuple(replace(s, arrival_s=s.arrival_s + seconds, departure_s=s.departure_s + seconds)
+                  for s in run.stops[k + 1:])
+    return replace(run, stops=run.stops[:k + 1] + (stand,) + later)
 
 
 def corrupt_lines(lines: list[bytes], kinds: set[str], rng: np.random.Generator) -> tuple[list[bytes], list[dict]]:

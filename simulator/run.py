@@ -15,8 +15,16 @@ from gtfs.projection import Projector
 from gtfs.schedule import frequency_windows, service_dates, service_day_start
 from kernel.errors import FiscalizaError
 from kernel.fleet import Vehicle
-from simulator.faults import FAULTS, INPUT_FAULTS, LAW_FAULTS, Injection, corrupt_lines, inject
-from simulator.motion import LateralOffset, legs_of, positions, progress_at, progress_turned
+from simulator.faults import (
+    DOOR_FAULTS,
+    FAULTS,
+    INPUT_FAULTS,
+    LAW_FAULTS,
+    Injection,
+    corrupt_lines,
+    inject,
+)
+from simulator.motion import LateralOffset, legs_of, positions, progress_at, progress_turned, pushed_aside
 from simulator.plan import Duty, PlanError, plan_day
 
 DEADHEAD_OFFSET_M = 300.0
@@ -38,6 +46,9 @@ class SimulationSettings:
     catraca_interval_s: int = 60
     pre_trip_s: int = 600
     post_trip_s: int = 300
+    # Door sensors: every ping reports `doors_open` (standing at a stop or a terminal:
+    # open; moving: shut). Off, the pings carry no such key, as a fleet without sensors.
+    doors: bool = False
 
 
 @dataclass
@@ -60,6 +71,11 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
         raise SimulationError(f"unknown fault(s): {', '.join(unknown)}")
     if settings.end < settings.start:
         raise SimulationError("the end date is before the start date")
+    needs_doors = [f for f in settings.faults if f in DOOR_FAULTS]
+    if needs_doors and not settings.doors:
+        # refused, not implied: without door sensors the fault's stop is there but nothing
+        # tells it, and a fault meant to be found would silently be a no-op
+        raise SimulationError(f"fault(s) {', '.join(needs_doors)} need the door sensors (doors on, --doors)")
     dates = service_dates(feed, settings.start, settings.end)
     if not dates:
         raise SimulationError(f"the feed has no service between {settings.start} and {settings.end}")
@@ -83,7 +99,7 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
             kinds = [f for f in settings.faults if f != "frequency_shortfall"]
             if "gps_gap" in settings.input_faults:
                 kinds.append("gps_gap")
-            duties, injection = inject(kinds, duties, rng, feed.shapes)
+            duties, injection = inject(kinds, duties, rng, feed.shapes, feed=feed, fleet=fleet)
             manifest.extend(injection.manifest)
         for duty in duties:
             runs += len(duty.runs)
@@ -107,6 +123,7 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
     result.manifest.write_text(json.dumps({
         "seed": settings.seed, "start": settings.start.isoformat(), "end": settings.end.isoformat(),
         "ping_interval_s": settings.ping_interval_s, "gps_noise_m": settings.gps_noise_m,
+        **({"doors": True} if settings.doors else {}),
         "faults": manifest}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return result
 
@@ -144,6 +161,7 @@ def _tachograph(duty: Duty, feed: Feed, projector: Projector, settings: Simulati
     x, y = np.empty(len(t)), np.empty(len(t))
     speed = np.zeros(len(t))
     route = np.empty(len(t), dtype=object)
+    shut = np.zeros(len(t), bool)  # standing, but not where passengers board (doors)
     # Standing at the terminal before, between and after runs.
     departures = np.array([r.departure for r in runs])
     current = np.clip(np.searchsorted(departures, t, side="right") - 1, 0, len(runs) - 1)
@@ -171,6 +189,7 @@ def _tachograph(duty: Duty, feed: Feed, projector: Projector, settings: Simulati
                 offsets = (LateralOffset(0.0, line.length, DEADHEAD_OFFSET_M, DEADHEAD_OFFSET_M),)
             x[moving], y[moving] = positions(line, progress, offsets)
             speed[moving] = v * 3.6
+            shut[moving] = run.deadhead or pushed_aside(progress, offsets)
     steps = np.hypot(np.diff(x, prepend=x[0]), np.diff(y, prepend=y[0]))
     odometer = 10_000 + np.cumsum(steps) / 1000
     gap = injection.gps_gaps.get(duty.vehicle_id)
@@ -185,6 +204,8 @@ def _tachograph(duty: Duty, feed: Feed, projector: Projector, settings: Simulati
             "lon": round(float(lon[k]), 7), "speed_kmh": round(float(speed[k]), 1),
             "odometer_km": round(float(odometer[k]), 3), "route_id": route[k], "seq": int(k),
         }
+        if settings.doors:  # open while standing at a stop or a terminal, shut while moving
+            record["doors_open"] = bool(speed[k] == 0 and not shut[k])
         rows.append((float(t[k]), duty.vehicle_id, _encoder.encode(record)))
     return rows
 

@@ -46,6 +46,8 @@ def simulate(
     input_fault: Annotated[Optional[list[str]], typer.Option(help="inject an input fault (repeatable)")] = None,
     ping_interval: Annotated[int, typer.Option(help="seconds between tachograph pings")] = 10,
     gps_noise: Annotated[float, typer.Option(help="GPS noise, metres (standard deviation)")] = 3.0,
+    doors: Annotated[bool, typer.Option(
+        "--doors", help="door sensors: every ping reports doors_open (needed by --fault unmarked_stop)")] = False,
 ) -> None:
     """Write simulated tachograph and catraca JSON Lines for a feed and date range."""
     from fiscaliza.demo import simulate_files
@@ -67,7 +69,7 @@ def simulate(
     from simulator import SimulationSettings
 
     settings = SimulationSettings(first, last, seed, tuple(fault or ()), tuple(input_fault or ()),
-                                  ping_interval, gps_noise)
+                                  ping_interval, gps_noise, doors=doors)
     try:
         with Progress("Simulating") as progress:
             result = simulate_files(feed, fleet, settings, out, progress=progress.update)

@@ -140,6 +140,18 @@ def test_simulate_unknown_fault_exits_2(tmp_path):
                                "--fault", "teleport"), "teleport")
 
 
+def test_simulate_unmarked_stop_needs_the_door_sensors(tmp_path):
+    """Refused without --doors (a fault nothing could tell); with them, every ping reports the doors."""
+    args = ("simulate", "--out", tmp_path / "sim", "--start", "2026-12-01", "--fault", "unmarked_stop")
+    assert_bad_input(fiscaliza(*args), "unmarked_stop need the door sensors", "--doors")
+    result = fiscaliza(*args, "--doors")
+    assert result.returncode == 0, result.stderr
+    pings = [json.loads(line) for line in (tmp_path / "sim" / "tachograph.jsonl").read_text().splitlines()]
+    assert {type(p["doors_open"]) for p in pings} == {bool}
+    manifest = json.loads((tmp_path / "sim" / "manifest.json").read_text())
+    assert manifest["doors"] is True and [f["fault"] for f in manifest["faults"]] == ["unmarked_stop"]
+
+
 def test_simulate_end_before_start_exits_2(tmp_path):
     # before: a SimulationError traceback, exit 1
     assert_bad_input(fiscaliza("simulate", "--out", tmp_path / "sim", "--start", "2026-12-05", "--end", "2026-12-01"),
