@@ -93,6 +93,30 @@ def test_a_layover_the_timetable_sets_yields_nothing(tiny):
     assert RULE.detect(tiny.facts(line((7, 0), v2_from=(6, 0))), CANARANA) == []
 
 
+def held_at_a(t0600_run_by: str | None):
+    """V1 arrives at A 05:25 (left C 05:00, matched to nothing) and leaves A on time for
+    T-2350: 23:50 − 05:25 > 30 min. T-0600, A's departure in between, is run by
+    `t0600_run_by` (it arrives at C 06:25, its last arrival), or by nobody."""
+    trips = [detected("V1", "T", 1, at(5, 0)), detected("V1", "T", 0, at(23, 50))]
+    return trips + ([detected(t0600_run_by, "T", 0, at(6, 0))] if t0600_run_by else [])
+
+
+def test_a_bus_held_while_a_departure_from_there_goes_unrun_yields_infraction(tiny):
+    # nobody ran T-0600 while V1 stood at A: V1 could have; the stay is the operator's, not
+    # the timetable's, though V1 then left on time for T-2350. 1 vehicle: at most 0
+    [record] = infractions(RULE.detect(tiny.facts(held_at_a(None)), CANARANA))
+    assert (record.evidence["terminal_stop_id"], record.evidence["episode"]) == \
+        ("A", ["2026-12-01T05:55:00-03:00", "2026-12-01T23:50:00-03:00"])
+    assert record.evidence["not_counted_timetable"] == []
+
+
+def test_a_bus_waiting_for_its_departure_while_another_runs_the_one_between_yields_nothing(tiny):
+    # V2 ran T-0600: every departure from A while V1 stood there was run, V1 left on time
+    # for T-2350: the timetable's stay
+    findings = RULE.detect(tiny.facts(held_at_a("V2")), CANARANA)
+    assert findings == []
+
+
 def test_a_policy_without_the_section_yields_nothing(tiny):
     assert RULE.detect(tiny.facts(line((7, 35))), tiny.policy) == []  # João Neiva's
 
