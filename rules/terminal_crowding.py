@@ -163,7 +163,7 @@ def detect_for(code: str, facts: ServiceDayFacts, policy: Policy) -> list[Findin
                 """The stays standing past `grace` at some moment of [start, end)."""
                 return [{"vehicle_id": s.vehicle_id, "arrived_at": iso(s.start, tz), "departed_at": iso(s.end, tz)}
                         for s in sorted(among, key=lambda s: (s.start, s.vehicle_id))
-                        if s.start + grace < end and start < s.end]
+                        if max(start, s.start + grace) < min(end, s.end)]
 
             where = {"terminal_stop_id": stop_id, "line_vehicles": vehicles, "line_vehicle_count": len(vehicles),
                      "max_share_pct": rules.max_share_pct, "max_vehicles": most, "grace_s": rules.grace_s,

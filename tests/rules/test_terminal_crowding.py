@@ -76,6 +76,14 @@ def test_one_of_four_standing_past_the_grace_yields_infraction(tiny):
         (["2026-12-01T06:55:00-03:00", "2026-12-01T07:45:00-03:00"], 1)
 
 
+def test_a_short_layover_during_the_episode_is_not_listed_as_present(tiny):
+    # 4 vehicles, at most 0: V1 alone past the grace over [06:55, 07:45). V2 stood at C
+    # 07:00–07:15 inside that episode, but 15 min, never past the grace: not present
+    [record] = infractions(RULE.detect(tiny.facts(line((7, 15), others=2, v2_from=(6, 35))), CANARANA))
+    assert record.evidence["episode"] == ["2026-12-01T06:55:00-03:00", "2026-12-01T07:45:00-03:00"]
+    assert [p["vehicle_id"] for p in record.evidence["present"]] == ["V1"]
+
+
 def test_layover_shorter_than_the_grace_yields_nothing(tiny):
     # 7 vehicles, at most 1: V2 at C 06:35–06:50 = 900 s <= 1800 s: a layover; V1 alone
     assert RULE.detect(tiny.facts(line((6, 50))), CANARANA) == []
