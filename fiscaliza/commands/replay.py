@@ -50,7 +50,7 @@ def simulate(
     """Write simulated tachograph and catraca JSON Lines for a feed and date range."""
     from fiscaliza.demo import simulate_files
     from fiscaliza.reporting import Progress
-    from simulator import FAULTS, INPUT_FAULTS
+    from simulator import FAULTS, INPUT_FAULTS, OTHER_LAW_FAULTS
 
     first = parse_date(start, "--start")
     last = parse_date(end, "--end") if end else first
@@ -59,8 +59,8 @@ def simulate(
     if ping_interval <= 0 or gps_noise < 0:
         fail("--ping-interval must be positive and --gps-noise not negative")
     for name in fault or []:
-        if name not in FAULTS:
-            fail(f"unknown --fault {name!r}; choose from {', '.join(FAULTS)}")
+        if name not in FAULTS and name not in OTHER_LAW_FAULTS:
+            fail(f"unknown --fault {name!r}; choose from {', '.join([*FAULTS, *OTHER_LAW_FAULTS])}")
     for name in input_fault or []:
         if name not in INPUT_FAULTS:
             fail(f"unknown --input-fault {name!r}; choose from {', '.join(INPUT_FAULTS)}")
