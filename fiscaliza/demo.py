@@ -17,7 +17,7 @@ from gtfs import load_feed
 from kernel.errors import FiscalizaError
 from kernel.fleet import load_fleet
 from kernel.policy import load_policy, shipped_policy_path
-from rules import a07, b04, c01, d11, d12, d13, d19, d21, d22
+from rules import a07, b04, c01, d11, d12, d13, d19, d21, d22, line_interruption, terminal_crowding, waiting_time
 from rules.laws import law_of
 from rules.packs import pack_of
 from samples import SAMPLES, joao_neiva
@@ -39,12 +39,21 @@ FAULTS_PT = {  # what the demo injected, as the manager reads it (the pack's cod
     "duplicates": "mensagens duplicadas",
     "out_of_order": "mensagens fora de ordem",
     "gps_gap": "falha de GPS",
+    "service_gap": "linha sem partidas por 3h30",
+    "held_at_terminal": "veículo retido no terminal",
+    "line_interruption": "linha com serviço interrompido",
 }
 # The shared detector each detector fault is there to trigger: a city's demo injects the
 # faults whose detector its pack lists, named with the pack's code for it.
 FAULT_RULES = {"detour": d11.RULE, "stop_bypass": a07.RULE, "late_departure": d13.RULE,
                "en_route_lateness": b04.RULE, "suppressed_trip": d22.RULE, "frequency_shortfall": d12.RULE,
                "broken_seal": d21.RULE, "silent_catraca": d19.RULE, "speeding": c01.RULE}
+# Faults for the shared detectors other laws file under their own codes (`rule(code)`: the
+# detector is its module). A city's demo injects them only where its pack lists the
+# detector, after DEMO_FAULTS, and never names them as faults it leaves out.
+OTHER_LAW_DEMO_FAULTS = ("service_gap", "held_at_terminal")
+FAULT_DETECTORS = {"service_gap": waiting_time.__name__, "held_at_terminal": terminal_crowding.__name__,
+                   "line_interruption": line_interruption.__name__}
 DEFAULT_CITY = "joao-neiva"
 
 
@@ -73,6 +82,11 @@ class DemoCity:
     undetected: tuple[str, ...]  # the demo's detector faults the pack has no detector for
 
 
+def detector_of(fault: str) -> str:
+    """The shared detection (module) a detector fault is there to trigger."""
+    return FAULT_RULES[fault].detector if fault in FAULT_RULES else FAULT_DETECTORS[fault]
+
+
 def demo_city(code: str) -> DemoCity:
     """The city's sample network and shipped policy, and the demo faults its pack detects."""
     if code not in SAMPLES:
@@ -82,11 +96,11 @@ def demo_city(code: str) -> DemoCity:
         raise DemoError(f"--city {code}: its policy is not shipped ({policy_path.name} is missing)")
     policy = load_policy(policy_path)
     catalogue = pack_of(policy).catalogue
-    codes = {fault: next((c for c, rule in catalogue.items() if rule.detector == FAULT_RULES[fault].detector), None)
-             for fault in DEMO_FAULTS}
+    codes = {fault: next((c for c, rule in catalogue.items() if rule.detector == detector_of(fault)), None)
+             for fault in DEMO_FAULTS + OTHER_LAW_DEMO_FAULTS}
     feed, fleet = SAMPLES[code]()
     return DemoCity(code, policy.policy.municipality, feed, fleet, policy_path,
-                    faults=tuple(f for f in DEMO_FAULTS if codes[f]),
+                    faults=tuple(f for f in DEMO_FAULTS + OTHER_LAW_DEMO_FAULTS if codes[f]),
                     labels={f: f"{FAULTS_PT[f]} ({c})" for f, c in codes.items() if c},
                     undetected=tuple(f for f in DEMO_FAULTS if not codes[f]))
 
@@ -131,7 +145,8 @@ def run_demo(out: Path, date: dt.date, seed: int, city: DemoCity | None = None) 
         target = fault.get("trip_id") or ""
         vehicle = fault.get("vehicle_id") or ""
         name = city.labels.get(fault["fault"]) or FAULTS_PT.get(fault["fault"], fault["fault"])
-        console.print(f"  • {name}{': viagem ' + target if target else ''}{', veículo ' + vehicle if vehicle else ''}")
+        console.print(f"  • {name}{': viagem ' + target if target else ''}{', veículo ' + vehicle if vehicle else ''}"
+                      f"{_where(fault)}")
     if city.undetected:  # said, so that a fault never injected is not read as one not found
         console.print("Não injetadas (a lei do município não tem detector para elas): "
                       + ", ".join(FAULTS_PT[f] for f in city.undetected) + ".")
@@ -144,6 +159,17 @@ def run_demo(out: Path, date: dt.date, seed: int, city: DemoCity | None = None) 
     with Progress("Lavrando os autos de infração") as progress:
         dockets = write_demo_dockets(inputs, result, out / "autos", date, progress=progress.update)
     print_demo_dockets(dockets, console)
+
+
+def _where(fault: dict) -> str:
+    """Where and when a fault of a whole line, or of a bus held at a terminal, was injected."""
+    if fault.get("terminal_stop_id"):
+        return (f", parado no terminal {fault['terminal_stop_id']} das {fault['arrives'][11:16]} às "
+                f"{fault['leaves'][11:16]} em vez dessa viagem de ida e volta")
+    if not fault.get("trip_id") and fault.get("from") and fault.get("to"):
+        return (f": linha {fault['route_id']}, sentido {fault['direction_id']}, "
+                f"{fault['from'][11:16]}–{fault['to'][11:16]}")
+    return ""
 
 
 DEMO_WEB_ADDRESS = "http://127.0.0.1:8000"  # fiscaliza serve's default host and port
@@ -181,7 +207,7 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     from dockets.sink import ingest_replay, records_of
     from dockets.store import Docket
     from dockets.users import create_user
-    from dockets.workflow import running_terms
+    from dockets.workflow import running_terms, term_notes
     from engine.loading import load_context
 
     out.mkdir(parents=True, exist_ok=True)
@@ -218,9 +244,11 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
         lavrar_drafts(sessions, fiscal, today, calendar=calendar, issuer_name=issuer_name(context.policy),
                       signer=signer)
     files = export_files(sessions, out)
+    # a law that sets no term for notifying (Canarana's) runs none until the ciência: say which comes then
+    after_ciencia = term_notes(calendar.law_terms).get("pagamento", "") if lavrados else ""
     with sessions() as session:
         labels = [(d.label, d.code, d.operator_id, d.fine_ufir,
-                   _deadline_text(running_terms(status_of(d), calendar, today)))
+                   _deadline_text(running_terms(status_of(d), calendar, today), after_ciencia))
                   for d in session.query(Docket).order_by(Docket.number)]
     if progress:
         progress(1, 1)
@@ -228,10 +256,11 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
                        law_of(result.policy).fine_unit)
 
 
-def _deadline_text(terms) -> str:
-    """The term running now (the first of `workflow.running_terms`), as the web app shows it."""
+def _deadline_text(terms, after_ciencia: str = "") -> str:
+    """The term running now (the first of `workflow.running_terms`), as the web app shows it;
+    none running, the one the ciência starts (`after_ciencia`, in words), if given."""
     if not terms:
-        return "—"
+        return f"nenhum até a ciência; então {after_ciencia}" if after_ciencia else "—"
     term = terms[0]
     return f"{term.label.removeprefix('Prazo de ')} até {term.date:%d/%m/%Y}"
 
