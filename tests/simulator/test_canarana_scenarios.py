@@ -93,6 +93,7 @@ def interrupted_days(tmp_path_factory):
 
 
 def test_a_normal_day_yields_nothing(normal_day):
+    assert {t.route_id for t in normal_day.trips} == {"10", "20"} and len(normal_day.trips) > 150  # all run
     assert normal_day.infractions == []
     assert normal_day.insufficient == []
 
