@@ -17,7 +17,23 @@ from gtfs import load_feed
 from kernel.errors import FiscalizaError
 from kernel.fleet import load_fleet
 from kernel.policy import load_policy, shipped_policy_path
-from rules import a07, b04, c01, d11, d12, d13, d19, d21, d22, other_line, turn_back, unmarked_stop
+from rules import (
+    a07,
+    b04,
+    c01,
+    d11,
+    d12,
+    d13,
+    d19,
+    d21,
+    d22,
+    line_interruption,
+    other_line,
+    terminal_crowding,
+    turn_back,
+    unmarked_stop,
+    waiting_time,
+)
 from rules.laws import law_of
 from rules.packs import pack_of
 from samples import SAMPLES, joao_neiva
@@ -29,7 +45,7 @@ DEMO_FAULTS = ("detour", "late_departure", "suppressed_trip", "speeding", "broke
 # where the city's pack lists their detector, and never said missing where it does not (João
 # Neiva's demo is as it was). Before DEMO_FAULTS: each wants a duty no other fault touched,
 # and the shared suppressed trip can still take a duty they leave.
-DEMO_LAW_FAULTS = ("turn_back", "other_line", "unmarked_stop")
+DEMO_LAW_FAULTS = ("turn_back", "other_line", "unmarked_stop", "service_gap", "held_at_terminal")
 DEMO_INPUT_FAULTS = ("malformed", "duplicates", "out_of_order")
 FAULTS_PT = {  # what the demo injected, as the manager reads it (the pack's code is added)
     "detour": "desvio de itinerário",
@@ -48,6 +64,9 @@ FAULTS_PT = {  # what the demo injected, as the manager reads it (the pack's cod
     "turn_back": "retorno antes do ponto terminal",
     "unmarked_stop": "parada fora dos pontos",
     "other_line": "veículo conduzindo passageiros em outra linha",
+    "service_gap": "linha sem partidas por 3h30",
+    "held_at_terminal": "veículo retido no terminal",
+    "line_interruption": "linha com serviço interrompido",
 }
 
 
@@ -66,7 +85,10 @@ FAULT_RULES = {"detour": d11.RULE, "stop_bypass": a07.RULE, "late_departure": d1
                "broken_seal": d21.RULE, "silent_catraca": d19.RULE, "speeding": c01.RULE,
                "turn_back": SharedDetector(turn_back.__name__),
                "unmarked_stop": SharedDetector(unmarked_stop.__name__),
-               "other_line": SharedDetector(other_line.__name__)}
+               "other_line": SharedDetector(other_line.__name__),
+               "service_gap": SharedDetector(waiting_time.__name__),
+               "held_at_terminal": SharedDetector(terminal_crowding.__name__),
+               "line_interruption": SharedDetector(line_interruption.__name__)}
 # The shared detectors that read the tachograph's doors_open: a city whose pack lists one
 # is simulated with door sensors (SimulationSettings.doors).
 DOOR_DETECTORS = frozenset({unmarked_stop.__name__})
@@ -158,7 +180,8 @@ def run_demo(out: Path, date: dt.date, seed: int, city: DemoCity | None = None) 
         target = fault.get("trip_id") or ""
         vehicle = fault.get("vehicle_id") or ""
         name = city.labels.get(fault["fault"]) or FAULTS_PT.get(fault["fault"], fault["fault"])
-        console.print(f"  • {name}{': viagem ' + target if target else ''}{', veículo ' + vehicle if vehicle else ''}")
+        console.print(f"  • {name}{': viagem ' + target if target else ''}{', veículo ' + vehicle if vehicle else ''}"
+                      f"{_where(fault)}")
     if city.undetected:  # said, so that a fault never injected is not read as one not found
         console.print("Não injetadas (a lei do município não tem detector para elas): "
                       + ", ".join(FAULTS_PT[f] for f in city.undetected) + ".")
@@ -171,6 +194,17 @@ def run_demo(out: Path, date: dt.date, seed: int, city: DemoCity | None = None) 
     with Progress("Lavrando os autos de infração") as progress:
         dockets = write_demo_dockets(inputs, result, out / "autos", date, progress=progress.update)
     print_demo_dockets(dockets, console)
+
+
+def _where(fault: dict) -> str:
+    """Where and when a fault of a whole line, or of a bus held at a terminal, was injected."""
+    if fault.get("terminal_stop_id"):
+        return (f", parado no terminal {fault['terminal_stop_id']} das {fault['arrives'][11:16]} às "
+                f"{fault['leaves'][11:16]} em vez dessa viagem de ida e volta")
+    if not fault.get("trip_id") and fault.get("from") and fault.get("to"):
+        return (f": linha {fault['route_id']}, sentido {fault['direction_id']}, "
+                f"{fault['from'][11:16]}–{fault['to'][11:16]}")
+    return ""
 
 
 DEMO_WEB_ADDRESS = "http://127.0.0.1:8000"  # fiscaliza serve's default host and port
@@ -208,7 +242,7 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     from dockets.sink import ingest_replay, records_of
     from dockets.store import Docket
     from dockets.users import create_user
-    from dockets.workflow import running_terms
+    from dockets.workflow import running_terms, term_notes
     from engine.loading import load_context
 
     out.mkdir(parents=True, exist_ok=True)
@@ -245,9 +279,11 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
         lavrar_drafts(sessions, fiscal, today, calendar=calendar, issuer_name=issuer_name(context.policy),
                       signer=signer)
     files = export_files(sessions, out)
+    # a law that sets no term for notifying (Canarana's) runs none until the ciência: say which comes then
+    after_ciencia = term_notes(calendar.law_terms).get("pagamento", "") if lavrados else ""
     with sessions() as session:
         labels = [(d.label, d.code, d.operator_id, d.fine_ufir,
-                   _deadline_text(running_terms(status_of(d), calendar, today)))
+                   _deadline_text(running_terms(status_of(d), calendar, today), after_ciencia))
                   for d in session.query(Docket).order_by(Docket.number)]
     if progress:
         progress(1, 1)
@@ -255,10 +291,11 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
                        law_of(result.policy).fine_unit)
 
 
-def _deadline_text(terms) -> str:
-    """The term running now (the first of `workflow.running_terms`), as the web app shows it."""
+def _deadline_text(terms, after_ciencia: str = "") -> str:
+    """The term running now (the first of `workflow.running_terms`), as the web app shows it;
+    none running, the one the ciência starts (`after_ciencia`, in words), if given."""
     if not terms:
-        return "—"
+        return f"nenhum até a ciência; então {after_ciencia}" if after_ciencia else "—"
     term = terms[0]
     return f"{term.label.removeprefix('Prazo de ')} até {term.date:%d/%m/%Y}"
 

@@ -20,7 +20,10 @@ Per line (GTFS route, both directions) and service day:
 - a stay the approved timetable makes is no fault of the operator (as art. 10 § 5º's
   detector says of the timetable's own waits): when the vehicle left on time (D-13's
   limits) on a trip whose scheduled departure is more than grace_s after its arrival,
-  the stay is the timetable's and not counted;
+  and no timetabled departure of the line from that terminal in between went unrun, the
+  stay is the timetable's and not counted. A bus held there while a departure from there
+  was left unrun (it skipped its round trip and left on time for the one after) stood by
+  the operator's choice, not the timetable's;
 - with n vehicles, more than max_share_pct × n / 100 standing past the grace at once is
   crowding, i.e. more than floor(max_share_pct × n / 100) vehicles (n = 10: 1,5 — a
   second vehicle is one too many; below 7 vehicles, any one). One record per line,
@@ -74,6 +77,15 @@ def stays(trips: tuple[TripFacts, ...] | list[TripFacts], policy: Policy) -> lis
                     else after.departed_at - deviation
                 found.append(Stay(vehicle, stop, before.arrived_at, after.departed_at, on_time))
     return found
+
+
+def unrun_departures(facts: ServiceDayFacts, route_id: str, stop_id: str, start: float, end: float) -> list[float]:
+    """The line's timetabled departures from `stop_id` in (start, end) that no realized trip ran."""
+    day = facts.day
+    run = {tf.scheduled.key for tf in facts.trips if tf.scheduled is not None}
+    return [day.departure_epoch(t) for t in day.trips
+            if t.route_id == route_id and t.stops[0].stop_id == stop_id and t.key not in run
+            and start < day.departure_epoch(t) < end]
 
 
 def allowed(share_pct: float, vehicles: int) -> int:
@@ -132,7 +144,8 @@ def detect_for(code: str, facts: ServiceDayFacts, policy: Policy) -> list[Findin
         for stop_id in terminals:
             here = [s for s in every_stay if s.stop_id == stop_id and s.vehicle_id in vehicles]
             # the approved timetable holds the bus there longer than the grace: not the operator's
-            timetable = [s for s in here if s.on_time_for is not None and s.on_time_for - s.start > rules.grace_s]
+            timetable = [s for s in here if s.on_time_for is not None and s.on_time_for - s.start > rules.grace_s
+                         and not unrun_departures(facts, route_id, stop_id, s.start, s.on_time_for)]
             here = [s for s in here if s not in timetable]
             # telemetry broke off during the stay: it may have left; never counted as standing
             broken = [s for s in here if any(p.vehicle_id == s.vehicle_id and p.earliest_departure < s.end
@@ -150,7 +163,7 @@ def detect_for(code: str, facts: ServiceDayFacts, policy: Policy) -> list[Findin
                 """The stays standing past `grace` at some moment of [start, end)."""
                 return [{"vehicle_id": s.vehicle_id, "arrived_at": iso(s.start, tz), "departed_at": iso(s.end, tz)}
                         for s in sorted(among, key=lambda s: (s.start, s.vehicle_id))
-                        if s.start + grace < end and start < s.end]
+                        if max(start, s.start + grace) < min(end, s.end)]
 
             where = {"terminal_stop_id": stop_id, "line_vehicles": vehicles, "line_vehicle_count": len(vehicles),
                      "max_share_pct": rules.max_share_pct, "max_vehicles": most, "grace_s": rules.grace_s,

@@ -1,4 +1,5 @@
-"""Injected faults: one per detector of DESIGN.md, plus faults of the input itself.
+"""Injected faults: one per detector of DESIGN.md, plus faults of the input itself, plus
+faults for the shared detectors other laws' packs list (LAW_FAULTS).
 
 Each fault picks its target deterministically from the seeded generator among the
 runs where it can happen cleanly (e.g. a late departure only where the layover
@@ -7,6 +8,7 @@ absorbs it, so the next trip still leaves on time) and is listed in the manifest
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -39,6 +41,14 @@ LAW_FAULTS = {
     "other_line": "art. 17 (Conselheiro Lafaiete): a spare vehicle of the run's operator licensed for other "
                   "lines only (fleet.csv lines; a fleet without one: not injected) runs, and boards passengers "
                   "on, the last run of a duty",
+    # Canarana's take whole lines (a line that runs nothing for hours or days), which the
+    # other faults' runs would share: never all on one day with them.
+    "service_gap": "waiting time (Canarana's art. 10 § 5º): one line and direction runs nothing 08:00-11:30, "
+                   "its vehicles deadheading",
+    "held_at_terminal": "terminal crowding (Canarana's art. 13): a vehicle skips its next round trip, standing "
+                        "at the terminal ≥ 1 h",
+    "line_interruption": "line interruption (Canarana's art. 6º II): a line runs nothing from the middle of the "
+                         "first day to the end of the simulation, its vehicles standing powered on where they are",
 }
 
 INPUT_FAULTS = {
@@ -55,6 +65,14 @@ UNMARKED_STOP_S = 60  # six 10 s pings standing with the doors open
 # any policy's min_stop_distance_m (Lafaiete's: 80 m) plus the GPS noise.
 UNMARKED_CLEARANCE_M = 150.0
 UNMARKED_STOP_ID = "(sem ponto)"  # the stand inserted among the run's stops (motion only)
+# service_gap: local time of the service day, mid-morning after the morning rush. A period
+# [a, b) of the timetable lying inside the gap has no departure: one stretch h = b - a, a
+# mean wait Σh² / (2 Σh) = (b - a) / 2, over a 30-min limit (Canarana's art. 10 § 5º) for
+# any period longer than 1 h. Periods across its ends keep departures on the other side.
+GAP_FROM_S, GAP_TO_S = 8 * 3600, 11 * 3600 + 1800
+# held_at_terminal: at least an hour standing, well past any layover grace (Canarana's
+# art. 13 placeholder: 30 min, the layover trips.in_service_terminal_s deems in service).
+HOLD_MIN_S = 3600
 
 
 @dataclass
@@ -68,6 +86,8 @@ class Injection:
     gps_gaps: dict[str, tuple[float, float]] = field(default_factory=dict)
     manifest: list[dict] = field(default_factory=list)
     turn_backs: dict[tuple[str, int], TurnBack] = field(default_factory=dict)  # (vehicle, run index)
+    # line_interruption: the line and the departure from which it runs nothing, every day on
+    interrupted: tuple[str, float] | None = None
 
 
 def _describe(kind: str, duty: Duty, run: Run, **details) -> dict:
@@ -104,13 +124,40 @@ def _runs(duties: list[Duty], *, timetabled: bool | None = None, middle: bool = 
     return found
 
 
+def _iso(t: float, tz) -> str | None:
+    return None if tz is None else dt.datetime.fromtimestamp(t, tz).isoformat(timespec="seconds")
+
+
+def interrupt(duties: list[Duty], route_id: str, since: float) -> tuple[list[Duty], int]:
+    """The line runs nothing from `since`: each vehicle that would have run it stands, powered
+    on and reporting, where it was before its first such run, for the rest of its duty (so the
+    fleet is seen all along, and no run is missing from telemetry that was not sent).
+    Returns the duties and how many runs were parked."""
+    out, parked = [], 0
+    for duty in duties:
+        k = next((i for i, run in enumerate(duty.runs)
+                  if run.route_id == route_id and run.departure >= since and not run.deadhead), None)
+        if k is None:
+            out.append(duty)
+            continue
+        where = duty.runs[k - 1].stops[-1] if k else duty.runs[k].stops[0]
+        out.append(replace(duty, runs=duty.runs[:k] + tuple(run.parked_at(where) for run in duty.runs[k:])))
+        parked += len(duty.runs) - k
+    return out, parked
+
+
 def inject(kinds: list[str], duties: list[Duty], rng: np.random.Generator, shapes, feed=None,
-           fleet=None) -> tuple[list[Duty], Injection]:
+           fleet=None, *, day_start: float | None = None, tz=None) -> tuple[list[Duty], Injection]:
     """Apply the detector faults that change the plan or the motion. `feed` (its stops)
-    and `fleet` (its licensed lines) are read by unmarked_stop and other_line only."""
+    and `fleet` (its licensed lines) are read by unmarked_stop and other_line only;
+    `day_start` (GTFS time 0 of the day) by the faults set in local time, `tz` to write
+    their times."""
     injection = Injection()
     duties = list(duties)
     used: set[tuple[int, int]] = set()
+    # a line with one of the faults below gets no other of them, nor one a run of which is
+    # already not run (frequency_shortfall): each fault's count of departures stays its own
+    lines_faulted = {run.route_id for duty in duties for run in duty.runs if run.deadhead}
 
     def choose(candidates):
         choice = _pick(rng, [c for c in candidates if c not in used])
@@ -276,6 +323,104 @@ def inject(kinds: list[str], duties: list[Duty], rng: np.random.Generator, shape
             used.add((len(duties) - 1, 0))
             injection.manifest.append({**_describe(kind, duties[-1], run), "instead_of": duty.vehicle_id,
                                        "licensed_lines": list(fleet[spare].lines)})
+        elif kind == "service_gap" and day_start is not None:
+            start, end = day_start + GAP_FROM_S, day_start + GAP_TO_S
+            by_line: dict[tuple[str, int], list[tuple[int, int]]] = {}
+            for d, r in _runs(duties):
+                run = duties[d].runs[r]
+                by_line.setdefault((run.route_id, run.direction_id), []).append((d, r))
+
+            def inside(pairs):
+                return [(d, r) for d, r in pairs if start <= duties[d].runs[r].departure < end]
+            # a gap in the day's service, not its start or end, on runs no other fault took
+            line = _pick(rng, sorted(
+                key for key, pairs in by_line.items()
+                if key[0] not in lines_faulted and len(inside(pairs)) >= 3 and not used & set(inside(pairs))
+                and any(duties[d].runs[r].departure < start for d, r in pairs)
+                and any(duties[d].runs[r].departure >= end for d, r in pairs)))
+            if line is None:
+                continue
+            lines_faulted.add(line[0])
+            gap = inside(by_line[line])
+            used.update(gap)
+            for d, r in gap:  # deadheads: the vehicle is still where its next run starts
+                duty = duties[d]
+                duties[d] = replace(duty, runs=duty.runs[:r] + (replace(duty.runs[r], deadhead=True),)
+                                    + duty.runs[r + 1:])
+            first = duties[gap[0][0]].runs[gap[0][1]]
+            injection.manifest.append({
+                "fault": kind, "route_id": line[0], "direction_id": line[1],
+                "service_date": first.service_date.isoformat(), "from_epoch": start, "to_epoch": end,
+                "from": _iso(start, tz), "to": _iso(end, tz),
+                "deadheaded": [{"trip_id": duties[d].runs[r].trip_id, "vehicle_id": duties[d].vehicle_id,
+                                "scheduled_departure": duties[d].runs[r].departure} for d, r in sorted(
+                                    gap, key=lambda dr: duties[dr[0]].runs[dr[1]].departure)],
+                "arithmetic": (f"no departure for {round(end - start)} s: a period [a, b) inside the gap is one "
+                               "stretch h = b - a, mean wait Σh² / (2 Σh) = (b - a) / 2, over 30 min for a "
+                               "period longer than 1 h"),
+            })
+        elif kind == "held_at_terminal":
+            # run r arrives at a terminal; r + 1 and r + 2 (a round trip from there) are not run;
+            # the vehicle stands there until r + 3 leaves from it
+            def round_trip(d: int, r: int) -> bool:
+                runs = duties[d].runs
+                if r + 3 >= len(runs) or runs[r].route_id in lines_faulted:
+                    return False
+                four = runs[r:r + 4]
+                return (all(not x.deadhead and x.route_id == runs[r].route_id for x in four)
+                        and all(a.destination == b.origin for a, b in zip(four, four[1:]))
+                        and runs[r + 3].departure - runs[r].arrival >= HOLD_MIN_S
+                        and not used & {(d, r + k) for k in range(4)})
+            choice = choose([(d, r) for d, r in _runs(duties) if round_trip(d, r)])
+            if choice is None:
+                continue
+            d, r = choice
+            duty = duties[d]
+            arrived, skipped, back = duty.runs[r], duty.runs[r + 1:r + 3], duty.runs[r + 3]
+            used.update({(d, r + 1), (d, r + 2), (d, r + 3)})
+            lines_faulted.add(arrived.route_id)
+            terminal = arrived.stops[-1]
+            duties[d] = replace(duty, runs=duty.runs[:r + 1] + tuple(x.parked_at(terminal) for x in skipped)
+                                + duty.runs[r + 3:])
+            injection.manifest.append(_describe(
+                kind, duty, skipped[0], terminal_stop_id=terminal.stop_id, arrives_epoch=arrived.arrival,
+                leaves_epoch=back.departure, held_s=round(back.departure - arrived.arrival),
+                arrives=_iso(arrived.arrival, tz), leaves=_iso(back.departure, tz),
+                skipped=[{"trip_id": x.trip_id, "scheduled_departure": x.departure} for x in skipped]))
+        elif kind == "line_interruption":
+            # a line whose vehicles run it alone from the middle of the day (they stand still
+            # from there: no other line loses a run), none of its runs taken by another fault
+            by_route: dict[str, list[tuple[int, int]]] = {}
+            for d, r in _runs(duties):
+                by_route.setdefault(duties[d].runs[r].route_id, []).append((d, r))
+
+            def since(pairs) -> float:
+                departures = sorted(duties[d].runs[r].departure for d, r in pairs)
+                return departures[len(departures) // 2]
+
+            def alone(route: str, pairs) -> bool:
+                t = since(pairs)
+                return (route not in lines_faulted
+                        and not any((d, r) in used for d, r in pairs if duties[d].runs[r].departure >= t)
+                        and all(run.route_id == route for d in {d for d, _ in pairs} for run in duties[d].runs
+                                if run.departure >= t))
+            route = _pick(rng, sorted(route for route, pairs in by_route.items() if alone(route, pairs)))
+            if route is None:
+                continue
+            lines_faulted.add(route)
+            t = since(by_route[route])
+            used.update(pair for d in {d for d, _ in by_route[route]} for pair in
+                        ((d, r) for r in range(len(duties[d].runs)) if duties[d].runs[r].departure >= t))
+            duties, parked = interrupt(duties, route, t)
+            injection.interrupted = (route, t)
+            date = duties[by_route[route][0][0]].runs[0].service_date.isoformat()
+            injection.manifest.append({
+                "fault": kind, "route_id": route, "service_date": date,
+                "from_epoch": t, "from": _iso(t, tz), "parked_runs": {date: parked},
+                "reading": ("no run of the line from its first departure left unrun to the end of the "
+                            "simulation; its vehicles keep reporting where they stand, so its absence is "
+                            "seen (telemetry absent is not service absent)"),
+            })
     return duties, injection
 
 

@@ -30,6 +30,9 @@ class Run:
     # Driven out of service, by other streets, to be at the far terminal in time
     # (a departure that is not run but whose vehicle is still needed there).
     deadhead: bool = False
+    # Not run and not driven either: the vehicle stands powered on where it is (its one
+    # stop) over the run's times, reporting (a bus held at a terminal, an interrupted line).
+    idle: bool = False
 
     @property
     def departure(self) -> float:
@@ -59,6 +62,12 @@ class Run:
             for i, s in enumerate(self.stops)
         )
         return replace(self, stops=stops)
+
+    def parked_at(self, stop: ScheduledStop) -> "Run":
+        """This run not run: the vehicle stands at `stop` from its departure to its arrival."""
+        at = (replace(stop, arrival_s=self.departure, departure_s=self.departure),
+              replace(stop, arrival_s=self.arrival, departure_s=self.arrival))
+        return replace(self, stops=at, deadhead=True, idle=True)
 
 
 @dataclass(frozen=True)

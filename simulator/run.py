@@ -23,6 +23,7 @@ from simulator.faults import (
     Injection,
     corrupt_lines,
     inject,
+    interrupt,
 )
 from simulator.motion import LateralOffset, legs_of, positions, progress_at, progress_turned, pushed_aside
 from simulator.plan import Duty, PlanError, plan_day
@@ -86,6 +87,7 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
     catraca_rows: list[tuple[float, str, bytes]] = []
     manifest: list[dict] = []
     runs = 0
+    interrupted = None  # line_interruption: (its manifest entry, the line), from the first day on
     for n, date in enumerate(dates):
         skip = _shortfall(feed, date, rng) if n == 0 and "frequency_shortfall" in settings.faults else {}
         try:
@@ -99,10 +101,17 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
             kinds = [f for f in settings.faults if f != "frequency_shortfall"]
             if "gps_gap" in settings.input_faults:
                 kinds.append("gps_gap")
-            duties, injection = inject(kinds, duties, rng, feed.shapes, feed=feed, fleet=fleet)
+            duties, injection = inject(kinds, duties, rng, feed.shapes, feed=feed, fleet=fleet,
+                                       day_start=service_day_start(date, tz).timestamp(), tz=tz)
             manifest.extend(injection.manifest)
+            if injection.interrupted is not None:
+                interrupted = (next(f for f in injection.manifest if f["fault"] == "line_interruption"),
+                               injection.interrupted[0])
+        elif interrupted is not None:  # the line still runs nothing
+            duties, parked = interrupt(duties, interrupted[1], -np.inf)
+            interrupted[0]["parked_runs"][date.isoformat()] = parked
         for duty in duties:
-            runs += len(duty.runs)
+            runs += sum(not run.idle for run in duty.runs)  # a run standing still is not run
             ping_rows.extend(_tachograph(duty, feed, projector, settings, injection, rng, tz))
             catraca_rows.extend(_catraca(duty, settings, injection, rng, tz))
         if progress:
@@ -178,9 +187,11 @@ def _tachograph(duty: Duty, feed: Feed, projector: Projector, settings: Simulati
         x[before], y[before] = origin.x, origin.y
         x[after], y[after] = destination.x, destination.y
         route[before | moving] = None if run.deadhead else run.route_id
-        next_route = runs[i + 1].route_id if i + 1 < len(runs) else None
+        next_route = runs[i + 1].route_id if i + 1 < len(runs) and not runs[i + 1].idle else None
         route[after] = next_route
-        if moving.any():
+        if moving.any() and run.idle:  # standing where it is, powered on, out of service
+            x[moving], y[moving] = origin.x, origin.y
+        elif moving.any():
             legs = legs_of(run.stops, injection.fast.get((duty.vehicle_id, i)))
             progress, v = progress_at(legs, t[moving]) if turn is None else progress_turned(legs, t[moving], turn)
             line = feed.shapes[run.shape_id].line

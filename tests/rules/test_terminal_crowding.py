@@ -76,6 +76,14 @@ def test_one_of_four_standing_past_the_grace_yields_infraction(tiny):
         (["2026-12-01T06:55:00-03:00", "2026-12-01T07:45:00-03:00"], 1)
 
 
+def test_a_short_layover_during_the_episode_is_not_listed_as_present(tiny):
+    # 4 vehicles, at most 0: V1 alone past the grace over [06:55, 07:45). V2 stood at C
+    # 07:00–07:15 inside that episode, but 15 min, never past the grace: not present
+    [record] = infractions(RULE.detect(tiny.facts(line((7, 15), others=2, v2_from=(6, 35))), CANARANA))
+    assert record.evidence["episode"] == ["2026-12-01T06:55:00-03:00", "2026-12-01T07:45:00-03:00"]
+    assert [p["vehicle_id"] for p in record.evidence["present"]] == ["V1"]
+
+
 def test_layover_shorter_than_the_grace_yields_nothing(tiny):
     # 7 vehicles, at most 1: V2 at C 06:35–06:50 = 900 s <= 1800 s: a layover; V1 alone
     assert RULE.detect(tiny.facts(line((6, 50))), CANARANA) == []
@@ -91,6 +99,30 @@ def test_a_layover_the_timetable_sets_yields_nothing(tiny):
     # 06:25 = 35 min > 30, the approved timetable holds it there, not the operator. Counted,
     # it would stand with V1 over [06:55, 07:00): 2 > 1. V1 alone, 1 <= 1
     assert RULE.detect(tiny.facts(line((7, 0), v2_from=(6, 0))), CANARANA) == []
+
+
+def held_at_a(t0600_run_by: str | None):
+    """V1 arrives at A 05:25 (left C 05:00, matched to nothing) and leaves A on time for
+    T-2350: 23:50 − 05:25 > 30 min. T-0600, A's departure in between, is run by
+    `t0600_run_by` (it arrives at C 06:25, its last arrival), or by nobody."""
+    trips = [detected("V1", "T", 1, at(5, 0)), detected("V1", "T", 0, at(23, 50))]
+    return trips + ([detected(t0600_run_by, "T", 0, at(6, 0))] if t0600_run_by else [])
+
+
+def test_a_bus_held_while_a_departure_from_there_goes_unrun_yields_infraction(tiny):
+    # nobody ran T-0600 while V1 stood at A: V1 could have; the stay is the operator's, not
+    # the timetable's, though V1 then left on time for T-2350. 1 vehicle: at most 0
+    [record] = infractions(RULE.detect(tiny.facts(held_at_a(None)), CANARANA))
+    assert (record.evidence["terminal_stop_id"], record.evidence["episode"]) == \
+        ("A", ["2026-12-01T05:55:00-03:00", "2026-12-01T23:50:00-03:00"])
+    assert record.evidence["not_counted_timetable"] == []
+
+
+def test_a_bus_waiting_for_its_departure_while_another_runs_the_one_between_yields_nothing(tiny):
+    # V2 ran T-0600: every departure from A while V1 stood there was run, V1 left on time
+    # for T-2350: the timetable's stay
+    findings = RULE.detect(tiny.facts(held_at_a("V2")), CANARANA)
+    assert findings == []
 
 
 def test_a_policy_without_the_section_yields_nothing(tiny):
