@@ -185,14 +185,19 @@ class OperatorStage:
         if ids:
             state.conflicted[date] = sorted(set(state.conflicted.get(date, [])) | set(ids))
 
+    def _service_date_of(self, passage, departed: float) -> str:
+        """The service day (ISO) of a pass along an itinerary that is no realized trip,
+        dated as a trip of its line departing at `departed` would be."""
+        stand_in = DetectedTrip(passage.vehicle_id, passage.route_id, passage.direction_id, passage.shape_id,
+                                departed, departed, 0.0, "", "")
+        return service_date_of(stand_in, self.ctx, self._day).isoformat()
+
     def on_unfollowed(self, message: TripUnfollowed) -> None:
         """A stretch the vehicle's telemetry could not follow: kept with its service day
         (the latest version of it, as it grows), read when the day's rules run."""
         state = self._state(message.operator_id)
         passage = message.passage
-        stand_in = DetectedTrip(passage.vehicle_id, passage.route_id, passage.direction_id, passage.shape_id,
-                                passage.latest_departure, passage.latest_departure, 0.0, "", "")
-        date = service_date_of(stand_in, self.ctx, self._day).isoformat()
+        date = self._service_date_of(passage, passage.latest_departure)
         if date in state.closed:
             log.warning("a trip not followed came after its day closed: %s", passage)
             return
@@ -209,9 +214,7 @@ class OperatorStage:
         until then (`running`), so no verdict on its trip can be reached without it."""
         state = self._state(message.operator_id)
         passage = message.passage
-        stand_in = DetectedTrip(passage.vehicle_id, passage.route_id, passage.direction_id, passage.shape_id,
-                                passage.departed_at, passage.departed_at, 0.0, "", "")
-        date = service_date_of(stand_in, self.ctx, self._day).isoformat()
+        date = self._service_date_of(passage, passage.departed_at)
         if date in state.closed:
             log.warning("a pass cut short came after its day closed: %s", passage)
             return
