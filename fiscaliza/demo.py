@@ -283,7 +283,9 @@ def write_demo_dockets(inputs: ReplayInputs, result, out: Path, date: dt.date, p
     after_ciencia = term_notes(calendar.law_terms).get("pagamento", "") if lavrados else ""
     with sessions() as session:
         labels = [(d.label, d.code, d.operator_id, d.fine_ufir,
-                   _deadline_text(running_terms(status_of(d), calendar, today), after_ciencia))
+                   # only a lavrado auto waits for the ciência (a draft is not yet an act)
+                   _deadline_text(running_terms(status_of(d), calendar, today),
+                                  after_ciencia if d.stage == "lavrado" else ""))
                   for d in session.query(Docket).order_by(Docket.number)]
     if progress:
         progress(1, 1)

@@ -131,8 +131,13 @@ class ServiceDayFacts:
         departures = {(tf.match.detected.vehicle_id, tf.departed_at) for tf in self.trips}
         passes: dict[tuple[str, int], list[CutShortPass]] = {}
         for p in sorted(self.cut_short, key=lambda p: (p.departed_at, p.vehicle_id)):
-            if not any(v == p.vehicle_id and abs(d - p.departed_at) < 1 for v, d in departures):
-                passes.setdefault((p.route_id, p.direction_id), []).append(p)
+            if any(v == p.vehicle_id and abs(d - p.departed_at) < 1 for v, d in departures):
+                continue
+            mine = passes.setdefault((p.route_id, p.direction_id), [])
+            # one departure along two shapes of the line (variants from one origin) is one
+            # bus running one trip: it covers one trip, not one per shape
+            if not any(q.vehicle_id == p.vehicle_id and abs(q.departed_at - p.departed_at) < 1 for q in mine):
+                mine.append(p)
         covered: dict[str, CutShortPass] = {}
         for line, mine in sorted(passes.items()):
             free = [t for t in self.day.trips if (t.route_id, t.direction_id) == line and t.key not in matched]

@@ -20,10 +20,11 @@ Per line (GTFS route, both directions) and service day:
 - a stay the approved timetable makes is no fault of the operator (as art. 10 § 5º's
   detector says of the timetable's own waits): when the vehicle left on time (D-13's
   limits) on a trip whose scheduled departure is more than grace_s after its arrival,
-  and no timetabled departure of the line from that terminal in between went unrun, the
-  stay is the timetable's and not counted. A bus held there while a departure from there
-  was left unrun (it skipped its round trip and left on time for the one after) stood by
-  the operator's choice, not the timetable's;
+  and no timetabled departure of its own block from that terminal in between went unrun,
+  the stay is the timetable's and not counted. A bus held there while its block's departure
+  from there was left unrun (it skipped its round trip and left on time for the one after)
+  stood by the operator's choice, not the timetable's; another block's unrun departure
+  says nothing of where this bus was;
 - with n vehicles, more than max_share_pct × n / 100 standing past the grace at once is
   crowding, i.e. more than floor(max_share_pct × n / 100) vehicles (n = 10: 1,5 — a
   second vehicle is one too many; below 7 vehicles, any one). One record per line,
@@ -58,6 +59,7 @@ class Stay:
     end: float
     # the scheduled departure it left on, when it left on time (D-13's limits); else None
     on_time_for: float | None = None
+    block_id: str | None = None  # the block of the scheduled trip it left on
 
 
 def stays(trips: tuple[TripFacts, ...] | list[TripFacts], policy: Policy) -> list[Stay]:
@@ -75,17 +77,24 @@ def stays(trips: tuple[TripFacts, ...] | list[TripFacts], policy: Policy) -> lis
                 deviation = after.realized.departure_deviation_s
                 on_time = None if deviation is None or is_off_schedule(deviation, policy) \
                     else after.departed_at - deviation
-                found.append(Stay(vehicle, stop, before.arrived_at, after.departed_at, on_time))
+                block = after.scheduled.block_id if after.scheduled is not None else None
+                found.append(Stay(vehicle, stop, before.arrived_at, after.departed_at, on_time, block))
     return found
 
 
-def unrun_departures(facts: ServiceDayFacts, route_id: str, stop_id: str, start: float, end: float) -> list[float]:
-    """The line's timetabled departures from `stop_id` in (start, end) that no realized trip ran."""
+def unrun_departures(facts: ServiceDayFacts, route_id: str, stop_id: str, start: float, end: float,
+                     block_id: str | None) -> list[float]:
+    """The line's timetabled departures from `stop_id` in (start, end) of block `block_id`
+    (the stay's own bus's work) that no realized trip ran. Another block's unrun departure
+    says nothing of this bus, which may have been anywhere (a split shift in the garage);
+    without a block nothing ties the bus to a departure: none."""
+    if block_id is None:
+        return []
     day = facts.day
     run = {tf.scheduled.key for tf in facts.trips if tf.scheduled is not None}
     return [day.departure_epoch(t) for t in day.trips
-            if t.route_id == route_id and t.stops[0].stop_id == stop_id and t.key not in run
-            and start < day.departure_epoch(t) < end]
+            if t.route_id == route_id and t.block_id == block_id and t.stops[0].stop_id == stop_id
+            and t.key not in run and start < day.departure_epoch(t) < end]
 
 
 def allowed(share_pct: float, vehicles: int) -> int:
@@ -145,7 +154,7 @@ def detect_for(code: str, facts: ServiceDayFacts, policy: Policy) -> list[Findin
             here = [s for s in every_stay if s.stop_id == stop_id and s.vehicle_id in vehicles]
             # the approved timetable holds the bus there longer than the grace: not the operator's
             timetable = [s for s in here if s.on_time_for is not None and s.on_time_for - s.start > rules.grace_s
-                         and not unrun_departures(facts, route_id, stop_id, s.start, s.on_time_for)]
+                         and not unrun_departures(facts, route_id, stop_id, s.start, s.on_time_for, s.block_id)]
             here = [s for s in here if s not in timetable]
             # telemetry broke off during the stay: it may have left; never counted as standing
             broken = [s for s in here if any(p.vehicle_id == s.vehicle_id and p.earliest_departure < s.end

@@ -125,6 +125,20 @@ def test_a_bus_waiting_for_its_departure_while_another_runs_the_one_between_yiel
     assert findings == []
 
 
+def test_only_the_stays_own_blocks_unrun_departure_takes_the_stay_from_the_timetable(tiny):
+    # T-0600 (block B1, from A at 06:00) went unrun while V1 stood at A 05:25-23:50: it
+    # ties V1 to A only if V1's work is B1's; another block's (or none) says nothing of where
+    # V1 was (a split shift in the garage), and the timetable's stay stands
+    facts = tiny.facts(held_at_a(None))
+    start, end = at(5, 25), at(23, 50)
+    assert terminal_crowding.unrun_departures(facts, "T", "A", start, end, "B1") == [at(6, 0)]
+    assert terminal_crowding.unrun_departures(facts, "T", "A", start, end, "B2") == []
+    assert terminal_crowding.unrun_departures(facts, "T", "A", start, end, None) == []
+    # and the stay of the record above carries V1's block, from the trip it left on
+    [stay] = [s for s in terminal_crowding.stays(facts.trips, CANARANA) if s.vehicle_id == "V1"]
+    assert stay.block_id == "B1"
+
+
 def test_a_policy_without_the_section_yields_nothing(tiny):
     assert RULE.detect(tiny.facts(line((7, 35))), tiny.policy) == []  # João Neiva's
 

@@ -121,6 +121,17 @@ def test_one_turned_back_pass_covers_one_trip_and_the_other_unrun_yields_infract
     assert sorted(infractions(art42a.detect(facts, lafaiete))) == ["E-TPL@37800"]
 
 
+def test_one_departure_told_on_two_shapes_of_the_line_covers_one_trip_and_the_other_yields_infraction(
+        tiny, lafaiete):
+    # as the test above, but V2's one departure at 10:12 is told cut short twice, along two
+    # shapes of line E from the same origin (the same reversal, fined once): still one bus,
+    # one trip covered (10:00, 720 s away); the 10:30 (1080 s) is suppressed
+    facts = replace(tiny.facts([t for t in ALL_RUN if t.route_id != "E"]),
+                    cut_short=(turned_back("V2", "E", 1, at(10, 12)),
+                               CutShortPass("V2", "E", 1, "another-shape", at(10, 12), "art. 14 § único")))
+    assert sorted(infractions(art42a.detect(facts, lafaiete))) == ["E-TPL@37800"]
+
+
 def test_pass_still_running_matched_live_covers_no_other_trip_and_the_other_yields_infraction(tiny, lafaiete):
     # while the day runs, V2's pass that left at 10:02 is a departure still running, matched
     # live to 10:00 (120 s); turned back, it covers no other trip: the 10:30, not run, is
