@@ -146,5 +146,5 @@ def test_joao_neivas_d22_reads_no_turned_back_pass_yields_infraction(tiny):
     # a pass told as cut short (none is, under JN's pack) covers nothing there
     facts = replace(tiny.facts([t for t in ALL_RUN if t.departed_at != at(7, 0)]),
                     cut_short=(turned_back("V1", "T", 1, at(7, 2)),))
-    [d22_record] = d22.detect(facts, tiny.policy)
+    [d22_record] = d22.RULE.detect(facts, tiny.policy)  # the rule João Neiva's pack runs
     assert (d22_record.code, d22_record.trip_id) == ("D-22", "T-0700")
