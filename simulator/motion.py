@@ -132,6 +132,8 @@ def progress_turned(legs: Legs, t: np.ndarray, turn: TurnBack) -> tuple[np.ndarr
     """Progress (m) and speed (m/s) at times t of a run that turns back (`turn`): the
     way out up to the turn, then the same motion in reverse."""
     return progress_at(legs, np.where(t <= turn.turn_at, t, 2 * turn.turn_at - t))
+
+
 def pushed_aside(progress: np.ndarray, offsets: tuple[LateralOffset, ...]) -> np.ndarray:
     """Where an offset moves the vehicle off the shape (`positions` shifts it there): a bus
     standing there is not at its stop (a bypassed stop, a detour), its doors stay shut."""
