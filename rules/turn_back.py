@@ -22,6 +22,12 @@ Guards, the operator's lawyer's questions:
 - a silence longer than `max_ping_gap_s` between the farthest point and the reversal
   held: the bus may have reached the terminal unseen and come back — insufficient
   evidence, not an accusation;
+- GPS multipath throwing a few fixes hundreds of metres back while the bus drives on:
+  every fix of the reversal must be one the bus could have reached by driving. The
+  tachograph's speed, a sensor of its own, integrated from the farthest fix is the
+  distance the bus drove; it must be at least how far behind the fix lies, less the
+  corridor's allowance for both fixes (2 x `trips.corridor_m`). A fix further back than
+  the bus drove is a position fault — insufficient evidence, not an accusation;
 - a bus that reached the destination zone and turned: its pass ended there, nothing;
 - a shape that passes the same street again further on (an out-and-back line): a fix
   within the corridor of the shape's part beyond the farthest point may be that part
@@ -44,7 +50,8 @@ from shapely.ops import substring
 from kernel.policy import Policy
 from rules.facts import PassFacts, iso, local
 from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
-from trips.detection import without_noise
+from trips.detection import tachograph_distance, without_noise
+from trips.model import columns
 
 
 def reversals(progress: np.ndarray, on_corridor: np.ndarray, min_reversal_m: float,
@@ -95,14 +102,16 @@ def detect(facts: PassFacts, policy: Policy, code: str) -> list[Finding]:
             return []  # not one trip any more
         if _folded(facts, x[first:held + 1], y[first:held + 1], reach):
             continue
-        return [_finding(facts, policy, code, t, x, y, progress, peak, first, held, reach)]
+        (speed,) = columns(facts.fixes, "speed_kmh")
+        return [_finding(facts, policy, code, t, speed, progress, peak, first, held, reach)]
     return []
 
 
-def _finding(facts: PassFacts, policy: Policy, code: str, t, x, y, progress, peak: int, first: int, held: int,
+def _finding(facts: PassFacts, policy: Policy, code: str, t, speed, progress, peak: int, first: int, held: int,
              reach: float) -> Finding:
     rules = policy.turn_back
     pattern = facts.itinerary.pattern
+    driven = tachograph_distance(t[peak:held + 1], speed[peak:held + 1])
     back = float(reach - np.nanmin(progress[first:held + 1]))
     took = float(t[held] - t[peak])
     short = float(facts.itinerary.length_m - reach)
@@ -115,9 +124,11 @@ def _finding(facts: PassFacts, policy: Policy, code: str, t, x, y, progress, pea
         "min_reversal_m": rules.min_reversal_m,
         "min_consecutive_pings": rules.min_consecutive_pings,
         "max_ping_gap_s": rules.max_ping_gap_s,
-        # the farthest fix and every fix from it to the reversal held, with their progress
+        # the farthest fix and every fix from it to the reversal held: their progress, and
+        # the distance the tachograph says the bus drove since the farthest one
         "pings": [{"msg_id": facts.fixes[i].msg_id, "at": iso(t[i], facts.tz),
-                   "along_shape_m": None if np.isnan(progress[i]) else round(float(progress[i]), 1)}
+                   "along_shape_m": None if np.isnan(progress[i]) else round(float(progress[i]), 1),
+                   "speed_kmh": facts.fixes[i].speed_kmh, "tachograph_m": round(float(driven[i - peak]), 1)}
                   for i in range(peak, held + 1)],
         "interval_epoch": [float(t[peak]), float(t[held])],
     }
@@ -129,6 +140,20 @@ def _finding(facts: PassFacts, policy: Policy, code: str, t, x, y, progress, pea
             reason=(f"possível retrocesso no itinerário com intervalo de {silence:.0f} s entre registros: o veículo "
                     "pode ter atingido o ponto terminal no silêncio"),
             evidence={**evidence, "longest_silence_s": round(silence, 1)})
+    # how much further behind than the tachograph lets the bus be, at the worst fix
+    behind = reach - progress[first:held + 1]
+    excess = behind - driven[first - peak:]
+    worst = int(np.argmax(excess))
+    allowance = 2 * policy.trips.corridor_m
+    if excess[worst] > allowance:
+        i = first + worst
+        return InsufficientEvidence(
+            code=code, service_date=facts.service_date, operator_id=facts.operator_id, route_id=pattern.route_id,
+            trip_id=None, vehicle_id=facts.vehicle_id,
+            reason=(f"possível retrocesso no itinerário incompatível com o tacógrafo: o registro das "
+                    f"{local(t[i], facts.tz):%H:%M:%S} está {behind[worst]:.0f} m atrás do ponto mais avançado, mas "
+                    f"o veículo rodou {driven[i - peak]:.0f} m desde então (defeito de posição do GPS)"),
+            evidence={**evidence, "gps_allowance_m": allowance})
     fix = facts.fixes[peak]  # art. 5 III: where and when it turned back, the farthest fix
     return make_infraction(
         code, policy, identity=(facts.service_date, f"{pattern.route_id}:{pattern.direction_id}", facts.vehicle_id,

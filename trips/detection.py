@@ -172,6 +172,14 @@ def along_shape(t, progress, on_corridor, rules: TripRules) -> np.ndarray:
     return on_corridor[:-1] & on_corridor[1:] & (dt <= rules.max_coverage_gap_s) & (step > 0) & (step <= max_step)
 
 
+def tachograph_distance(t: np.ndarray, speed_kmh: np.ndarray) -> np.ndarray:
+    """Metres driven from the first ping to each, by the tachograph's speeds (the
+    trapezoids between pings): a sensor of its own, against which GPS positions are
+    checked."""
+    steps = np.diff(t) * (speed_kmh[1:] + speed_kmh[:-1]) / 2 / 3.6
+    return np.concatenate(([0.0], np.cumsum(steps)))
+
+
 def _crossing(zone: Zone, x, y, i: int, *, leaving: bool) -> float:
     """Fraction of the way from ping i to ping i+1 at which the zone boundary is crossed."""
     if isinstance(zone, CircleZone):

@@ -30,22 +30,26 @@ def _law(monkeypatch):
     known(monkeypatch)
 
 
-def drive(knots, *, drop=(), jumps=(), every=10.0, line=LINE_L) -> list[Fix]:
+def drive(knots, *, drop=(), jumps=(), every=10.0, line=LINE_L, speed=None) -> list[Fix]:
     """Pings every `every` s from the first knot to the last; knots are (seconds after
-    06:00, metres along the line), progress interpolated (it may go back). drop: (t0, t1)
-    loses the pings strictly between; jumps: (t, metres) moves that ping along the line."""
+    06:00, metres along the line), progress interpolated (it may go back). The
+    tachograph reports the speed of that motion (at a knot, the next stretch's), or
+    `speed` km/h throughout. drop: (t0, t1) loses the pings strictly between; jumps: (t,
+    metres) moves that ping along the line (a GPS fault: the tachograph is not moved)."""
     kt, kp = (np.array(v, dtype=float) for v in zip(*knots))
     t = np.union1d(np.arange(kt[0], kt[-1] + 1e-9, every), kt)
     for a, b in drop:
         t = t[(t <= a) | (t >= b)]
     p = np.interp(t, kt, kp)
+    stretch = np.clip(np.searchsorted(kt, t, side="right") - 1, 0, len(kt) - 2)
+    kmh = np.abs(np.diff(kp) / np.diff(kt))[stretch] * 3.6 if speed is None else np.full(len(t), float(speed))
     for when, metres in jumps:
         p[t == when] += metres
     pts = shapely.line_interpolate_point(line, p)
     x, y = shapely.get_x(pts), shapely.get_y(pts)
     lon, lat = PROJECTOR.to_lonlat(x, y)
-    return [Fix(S + ti, xi, yi, 36.0, "T", f"v1@{ti:g}", float(la), float(lo))
-            for ti, xi, yi, la, lo in zip(t, x, y, lat, lon)]
+    return [Fix(S + ti, xi, yi, float(vi), "T", f"v1@{ti:g}", float(la), float(lo))
+            for ti, xi, yi, vi, la, lo in zip(t, x, y, kmh, lat, lon)]
 
 
 def passes_of(fixes, itinerary=ITINERARY) -> list[PassFacts]:
@@ -82,6 +86,8 @@ def test_reversal_of_300_m_held_on_3_fixes_yields_infraction():
     assert evidence["interval_epoch"] == [S + 190, S + 250]
     # at 250 s: 2000 - 60 s x 5 m/s = 1700 m, 300 m behind, in 60 s
     assert (evidence["farthest_m"], evidence["reversal_m"], evidence["reversal_s"]) == (2000.0, 300.0, 60.0)
+    # the tachograph agrees: 18 km/h (5 m/s) from the turn, 60 s x 5 m/s = 300 m driven by 250 s
+    assert [(p["speed_kmh"], p["tachograph_m"]) for p in evidence["pings"]][-1] == (18.0, 300.0)
     # 7000 m shape - 2000 m reached = 5000 m short of the terminal
     assert evidence["short_of_terminal_m"] == 5000.0
     assert "retrocedeu 300 m" in record.description and "a 5000 m do terminal" in record.description
@@ -98,14 +104,48 @@ def test_gps_jump_of_two_fixes_300_m_back_yields_nothing():
     assert judge(fixes) == []
 
 
-def test_three_fixes_thrown_500_m_back_then_on_to_the_terminal_yields_infraction():
-    # a reversal held is one, whatever follows: the fixes at 200, 210 and 220 s at
-    # 2100 - 500 = 1600, 1700 and 1800 m, 400, 300 and 200 m behind the 190 s fix (2000 m)
-    fixes = drive(STAND + [(690, 7000), (750, 7000)], jumps=[(200, -500), (210, -500), (220, -500)])
+def test_reversal_then_on_to_the_terminal_yields_infraction():
+    # a reversal held is one, whatever follows: back at 5 m/s from 2000 m (190 s) to 1700 m
+    # (250 s), forward again to C
+    fixes = drive(STAND + [(190, 2000), (250, 1700), (780, 7000), (840, 7000)])
     [record] = judge(fixes)
     assert isinstance(record, Infraction)
-    assert record.evidence["interval_epoch"] == [S + 190, S + 220]
-    assert record.evidence["reversal_m"] == 400.0
+    # 200 m behind from 230 s (1800 m): fixes at 230, 240, 250 s
+    assert record.evidence["interval_epoch"] == [S + 190, S + 250]
+    assert record.evidence["reversal_m"] == 300.0
+
+
+def test_three_fixes_thrown_500_m_back_by_gps_multipath_yield_insufficient_evidence():
+    # GPS multipath, not a turn: the fixes at 200, 210 and 220 s at 2100 - 500 = 1600,
+    # 1700 and 1800 m, 400, 300 and 200 m behind the 190 s fix (2000 m), while the
+    # tachograph reads 36 km/h (10 m/s) on: the bus drove 100 m from 190 to 200 s, and
+    # can be at most 100 + 2 x 50 m (the corridor, for both fixes) = 200 m back, not 400 m
+    fixes = drive(STAND + [(690, 7000), (750, 7000)], jumps=[(200, -500), (210, -500), (220, -500)])
+    [record] = judge(fixes)
+    assert isinstance(record, InsufficientEvidence)
+    assert "incompatível com o tacógrafo" in record.reason and "06:03:20 está 400 m atrás" in record.reason
+    assert "rodou 100 m" in record.reason
+    assert record.evidence["gps_allowance_m"] == 100.0
+
+
+def test_multipath_under_a_slow_bus_yields_insufficient_evidence():
+    # 2000 m at 190 s, then 18 km/h (5 m/s): a jump of 350 m back holds 3 fixes 200 m
+    # behind, 2050 - 350 = 1700, 1750, 1800 m at 200, 210, 220 s. The first step, 300 m in
+    # 10 s (108 km/h), is within a bus's physical ceiling (120 km/h): only the tachograph
+    # tells it from a turn. At 200 s it says 50 m driven since 190 s: 300 m back is 150 m
+    # more than 50 m + the 100 m allowance
+    fixes = drive(STAND + [(190, 2000), (1190, 7000), (1250, 7000)],
+                  jumps=[(200, -350), (210, -350), (220, -350)])
+    [record] = judge(fixes)
+    assert isinstance(record, InsufficientEvidence)
+    assert "rodou 50 m" in record.reason and "está 300 m atrás" in record.reason
+
+
+def test_tachograph_reading_nothing_proves_no_reversal():
+    # a genuine-looking reversal (back 300 m at 5 m/s) with the speed stuck at 0: the
+    # distance driven cannot be told, nothing accuses
+    [record] = judge(drive(STAND + [(190, 2000), (290, 1500)], speed=0))
+    assert isinstance(record, InsufficientEvidence)
 
 
 def test_silence_of_140_s_inside_the_reversal_yields_insufficient_evidence():

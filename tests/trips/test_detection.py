@@ -18,6 +18,7 @@ from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix, advance_track, detect_trips, new_track
+from trips.detection import tachograph_distance
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 POLICY = load_policy()
@@ -176,3 +177,11 @@ def test_three_fixes_off_the_corridor_in_a_row_are_a_path_coverage_does_not_read
         return np.where((progress > 1100) & (progress < 2500), 60.0, 0.0)
 
     assert trips_on("T", drive(every=60.0, side=held)) == []
+
+
+def test_tachograph_distance_integrates_the_speeds_between_pings():
+    # 0 -> 36 km/h (10 m/s) over 10 s: 50 m; then 36 km/h for 20 s: 200 m; then a stop
+    # from 36 to 0 over 5 s: 25 m
+    t = np.array([0.0, 10.0, 30.0, 35.0])
+    speeds = np.array([0.0, 36.0, 36.0, 0.0])
+    assert tachograph_distance(t, speeds).tolist() == [0.0, 50.0, 250.0, 275.0]
