@@ -9,9 +9,12 @@ Per line (GTFS route, both directions) and service day:
   and the vehicles that ran it are the ones the operator put on it that day;
 - its terminals are the first and last stops of the itineraries it ran;
 - a vehicle stands at a terminal from a trip's arrival there until its next departure
-  from the same terminal (its next realized trip, of any line, leaving from that stop):
-  read from the realized trips alone, no per-ping state. Its last arrival of the day
-  (no departure closes it: it went to the garage, or parked) counts for nothing;
+  from the same terminal (its next realized trip, of any line, leaving from that stop),
+  as far as its pings keep it there: a bus seen leaving the terminal zone after the
+  arrival (to the garage, to refuel) and back before its departure stood there only
+  since it came back (the departure's `at_origin_since`); "permanência" is a continuous
+  stay. Read from the realized trips alone, no per-ping state. Its last arrival of the
+  day (no departure closes it: it went to the garage, or parked) counts for nothing;
 - a stay is "permanência" only past the policy's grace_s after the arrival: a bus laying
   over between trips is normal. The grace is each vehicle's, not the crowding's: with few
   vehicles the share allows none at all, and a crowding episode measured as a whole
@@ -64,7 +67,8 @@ class Stay:
 
 def stays(trips: tuple[TripFacts, ...] | list[TripFacts], policy: Policy) -> list[Stay]:
     """Every stay the realized trips prove: an arrival at a stop followed by the same
-    vehicle's next departure from that stop."""
+    vehicle's next departure from that stop, from when the pings show it back in the
+    zone it departed from, if it was seen leaving in between."""
     by_vehicle: dict[str, list[TripFacts]] = {}
     for trip in trips:
         by_vehicle.setdefault(trip.realized.vehicle_id, []).append(trip)
@@ -78,7 +82,9 @@ def stays(trips: tuple[TripFacts, ...] | list[TripFacts], policy: Policy) -> lis
                 on_time = None if deviation is None or is_off_schedule(deviation, policy) \
                     else after.departed_at - deviation
                 block = after.scheduled.block_id if after.scheduled is not None else None
-                found.append(Stay(vehicle, stop, before.arrived_at, after.departed_at, on_time, block))
+                since = after.match.detected.at_origin_since
+                start = before.arrived_at if since is None else max(before.arrived_at, since)
+                found.append(Stay(vehicle, stop, start, after.departed_at, on_time, block))
     return found
 
 

@@ -8,6 +8,7 @@ only the few zone transitions are walked in Python.
 
 from __future__ import annotations
 
+import msgspec
 import numpy as np
 import shapely
 
@@ -41,17 +42,22 @@ def detect_trips(
         if id(itinerary.origin) in entered and id(itinerary.destination) in entered:  # else no trip
             candidates.extend(_candidates(vehicle_id, fixes, t, x, y, routes, itinerary, rules, measures))
     # Earliest arrival first; on equal arrivals the better-covered itinerary wins.
-    candidates.sort(key=lambda c: (c.arrived_at, -c.coverage, c.route_id, c.direction_id, c.shape_id))
+    candidates.sort(key=lambda c: (c[0].arrived_at, -c[0].coverage, c[0].route_id, c[0].direction_id,
+                                   c[0].shape_id))
     accepted: list[DetectedTrip] = []
     end = not_before if not_before is not None else -np.inf
-    for trip in candidates:
+    for trip, seen_outside in candidates:
         if trip.departed_at >= end:
+            if trip.at_origin_since is not None and not (end > -np.inf and seen_outside > end):
+                trip = msgspec.structs.replace(trip, at_origin_since=None)  # not seen away since it arrived
             accepted.append(trip)
             end = trip.arrived_at
     return accepted
 
 
 def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules: TripRules, measures: TrackMemo):
+    """The trips of one itinerary, each with the last ping outside the origin zone before
+    its departure's run inside it (None: the run starts with the pings)."""
     in_origin = measures.inside(itinerary.origin)
     in_destination = measures.inside(itinerary.destination)
     if not in_origin.any() or not in_destination.any():
@@ -89,7 +95,7 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
         coverage /= itinerary.length_m
         if coverage + 1e-9 < rules.min_coverage:
             continue
-        found.append(
+        found.append((
             DetectedTrip(
                 vehicle_id=vehicle_id,
                 route_id=route_id,
@@ -103,8 +109,12 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
                 departure_gap_s=float(t[e + 1] - t[e]),
                 exit_msg_ids=(fixes[e].msg_id, fixes[e + 1].msg_id),
                 left_at=float(t[e + 1]),
-            )
-        )
+                # kept only if it was seen outside after its previous arrival (detect_trips):
+                # it stood there since it came back (rules.terminal_crowding)
+                at_origin_since=float(t[start]) if start > 0 else None,
+            ),
+            float(t[start - 1]) if start > 0 else None,
+        ))
     return found
 
 

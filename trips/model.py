@@ -56,6 +56,10 @@ class DetectedTrip(msgspec.Struct, frozen=True):
     departure_gap_s: float = 0.0  # time between the pings around the zone exit
     exit_msg_ids: tuple[str, ...] = ()  # those two pings (the departure's evidence)
     left_at: float | None = None  # the first ping outside the origin zone: the departure is proven then
+    # the vehicle was seen outside the origin zone after its previous arrival: the first
+    # ping of the run inside it that ended at the departure (it stood there from then on).
+    # None: not seen outside since that arrival (or there was none)
+    at_origin_since: float | None = None
 
 
 class RealizedTrip(msgspec.Struct, frozen=True):

@@ -170,3 +170,17 @@ def test_a_gps_gap_does_not_fake_crowding_yields_nothing(tiny):
     gap = unfollowed("V2", "T", 1, at(6, 40), at(6, 45))
     findings = RULE.detect(tiny.facts(line((7, 35)), unfollowed=[gap]), CANARANA)
     assert findings == []
+
+
+def test_a_bus_seen_leaving_the_terminal_and_back_stood_there_only_since_yields_nothing(tiny):
+    # the stays of the first test, but V2's pings show it leaving C after its 06:35 arrival
+    # (to refuel, say) and back in C's zone at 07:10 (its departure's at_origin_since): it
+    # stood there 07:10–07:35, 25 min, never past the 30 min grace. V1 alone, 1 <= 1
+    trips = line((7, 35))
+    trips[3] = msgspec.structs.replace(trips[3], at_origin_since=at(7, 10))
+    assert RULE.detect(tiny.facts(trips), CANARANA) == []
+    # back at 07:00 instead, it stands past the grace from 07:30: with V1, 2 > 1 over
+    # [07:30, 07:35)
+    trips[3] = msgspec.structs.replace(trips[3], at_origin_since=at(7, 0))
+    [record] = infractions(RULE.detect(tiny.facts(trips), CANARANA))
+    assert record.evidence["episode"] == ["2026-12-01T07:30:00-03:00", "2026-12-01T07:35:00-03:00"]

@@ -185,3 +185,41 @@ def test_tachograph_distance_integrates_the_speeds_between_pings():
     t = np.array([0.0, 10.0, 30.0, 35.0])
     speeds = np.array([0.0, 36.0, 36.0, 0.0])
     assert tachograph_distance(t, speeds).tolist() == [0.0, 50.0, 250.0, 275.0]
+
+
+def round_trip(excursion_m: float) -> list[Fix]:
+    """L from A to C (arriving at 750 s, standing to 820 s), then, when `excursion_m` > 0,
+    50 s `excursion_m` east of C (out of its 100 m zone) from 830 s, back at C from 880 s,
+    and R from C to A after standing 60 s more."""
+    first = drive(after=70.0)
+    cx, cy = LINE_L.coords[-1]
+    away = [Fix(T0 + s, cx + excursion_m, cy, 5.0, None, f"x/{s}") for s in range(830, 880, 10)]
+    back = [Fix(T0 + s, cx, cy, 0.0, None, f"b/{s}") for s in range(880, 940, 10)]
+    second = [Fix(f.t, f.x, f.y, f.speed_kmh, f.route_id, f"r/{i}")
+              for i, f in enumerate(drive(FEED.shapes["R"].line, start=T0 + 940))]
+    return first + (away if excursion_m else []) + back + second
+
+
+def test_a_bus_seen_leaving_the_terminal_after_arriving_stood_there_since_it_came_back():
+    trips = detect_trips("v", round_trip(400.0), GEOFENCES, RULES)
+    assert [(t.route_id, t.direction_id) for t in trips] == [("T", 0), ("T", 1)]
+    # the last ping outside C's zone at 870 s (400 m east), back inside at 880 s
+    assert trips[1].at_origin_since == T0 + 880
+    assert trips[0].at_origin_since is None  # no arrival before it: nothing to have left
+
+
+def test_a_bus_standing_at_the_terminal_was_never_seen_away():
+    trips = detect_trips("v", round_trip(0.0), GEOFENCES, RULES)
+    assert [t.at_origin_since for t in trips] == [None, None]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 250), min_size=1, max_size=6))
+def test_where_a_bus_stood_does_not_depend_on_how_its_pings_were_split(cuts):
+    fixes = round_trip(400.0)
+    track, found, start = new_track("v"), [], 0
+    for cut in sorted(set(cuts)) + [len(fixes)]:
+        track, trips = advance_track(track, fixes[start:cut], GEOFENCES, RULES)
+        found += trips
+        start = max(start, cut)
+    assert [t.at_origin_since for t in found] == [None, T0 + 880]
