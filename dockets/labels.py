@@ -313,7 +313,7 @@ LABELS: dict[str, Label] = {
     "reversal_m": _l("recuo ao longo do itinerário", _metres),
     "reversal_s": _l("duração do recuo", _duration),
     "pings.along_shape_m": _l("posição ao longo do itinerário", _metres),
-    "pings.tachograph_m": _l("distância rodada desde o ponto mais avançado, segundo o tacógrafo", _metres),
+    "pings.tachograph_m": _l("distância máxima rodada desde o ponto mais avançado, segundo o tacógrafo", _metres),
     # stopping outside the marked stops (Conselheiro Lafaiete, art. 19 § único)
     "min_stop_distance_m": _l("distância mínima de qualquer ponto de parada para a infração", _metres),
     "nearest_stop_id": _l("ponto de parada mais próximo"),

@@ -24,10 +24,11 @@ Guards, the operator's lawyer's questions:
   evidence, not an accusation;
 - GPS multipath throwing a few fixes hundreds of metres back while the bus drives on:
   every fix of the reversal must be one the bus could have reached by driving. The
-  tachograph's speed, a sensor of its own, integrated from the farthest fix is the
-  distance the bus drove; it must be at least how far behind the fix lies, less the
-  corridor's allowance for both fixes (2 x `trips.corridor_m`). A fix further back than
-  the bus drove is a position fault — insufficient evidence, not an accusation;
+  tachograph's speeds, a sensor of its own, bound the distance the bus drove since the
+  farthest fix (each interval between pings at the higher of its two speeds: the most they
+  allow); it must be at least how far behind the fix lies, less the corridor's allowance
+  for both fixes (2 x `trips.corridor_m`). A fix further back than the bus could have
+  driven is a position fault — insufficient evidence, not an accusation;
 - a bus that reached the destination zone and turned: its pass ended there, nothing;
 - a shape that passes the same street again further on (an out-and-back line): a fix
   within the corridor of the shape's part beyond the farthest point may be that part
@@ -140,9 +141,10 @@ def _finding(facts: PassFacts, policy: Policy, code: str, t, speed, progress, pe
             reason=(f"possível retrocesso no itinerário com intervalo de {silence:.0f} s entre registros: o veículo "
                     "pode ter atingido o ponto terminal no silêncio"),
             evidence={**evidence, "longest_silence_s": round(silence, 1)})
-    # how much further behind than the tachograph lets the bus be, at the worst fix
+    # how much further behind than the tachograph lets the bus be, at the worst fix on the
+    # corridor (one off it inside the run is noise read past: no position along the shape)
     behind = reach - progress[first:held + 1]
-    excess = behind - driven[first - peak:]
+    excess = np.where(np.isnan(behind), -np.inf, behind - driven[first - peak:])
     worst = int(np.argmax(excess))
     allowance = 2 * policy.trips.corridor_m
     if excess[worst] > allowance:
@@ -151,8 +153,9 @@ def _finding(facts: PassFacts, policy: Policy, code: str, t, speed, progress, pe
             code=code, service_date=facts.service_date, operator_id=facts.operator_id, route_id=pattern.route_id,
             trip_id=None, vehicle_id=facts.vehicle_id,
             reason=(f"possível retrocesso no itinerário incompatível com o tacógrafo: o registro das "
-                    f"{local(t[i], facts.tz):%H:%M:%S} está {behind[worst]:.0f} m atrás do ponto mais avançado, mas "
-                    f"o veículo rodou {driven[i - peak]:.0f} m desde então (defeito de posição do GPS)"),
+                    f"{local(t[i], facts.tz):%H:%M:%S} está {behind[worst]:.0f} m atrás do ponto mais avançado, "
+                    f"mas o tacógrafo permite no máximo {driven[i - peak]:.0f} m rodados desde então (defeito de "
+                    "posição do GPS)"),
             evidence={**evidence, "gps_allowance_m": allowance})
     fix = facts.fixes[peak]  # art. 5 III: where and when it turned back, the farthest fix
     return make_infraction(

@@ -87,6 +87,9 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
         if arrived - departed > rules.max_trip_duration_s:
             continue
         start = _dwell_start(in_origin, e)
+        # the tracker holds every ping from the longest possible trip before this arrival's
+        back = _back_from_away(t, in_origin, e, t[j] - rules.max_trip_duration_s - rules.max_coverage_gap_s,
+                               rules.max_noise_pings)
         # a fix or two off the corridor between fixes on it are GPS noise: they break no step
         read = start + without_noise(on_corridor[start : j + 1], rules.max_noise_pings)
         if _starts_over(t, progress, on_corridor, read[read > e], rules):
@@ -109,13 +112,29 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
                 departure_gap_s=float(t[e + 1] - t[e]),
                 exit_msg_ids=(fixes[e].msg_id, fixes[e + 1].msg_id),
                 left_at=float(t[e + 1]),
-                # kept only if it was seen outside after its previous arrival (detect_trips):
-                # it stood there since it came back (rules.terminal_crowding)
-                at_origin_since=float(t[start]) if start > 0 else None,
+                # kept only if it was away after its previous arrival (detect_trips): it
+                # stood there since it came back (rules.terminal_crowding)
+                at_origin_since=float(t[back]) if back is not None else None,
             ),
-            float(t[start - 1]) if start > 0 else None,
+            float(t[back - 1]) if back is not None else None,
         ))
     return found
+
+
+def _back_from_away(t, in_origin: np.ndarray, e: int, since: float, noise: int) -> int | None:
+    """The first ping of the stay in the origin zone that ends at ping `e`, after the
+    vehicle was last away from it: more than `noise` consecutive pings outside the zone
+    (fewer are GPS noise at its edge). Only pings from `since` on are read: the tracker
+    keeps at least those whatever the batches were, so the answer does not depend on
+    them. None: not away in them."""
+    outside = np.flatnonzero(~in_origin[: e + 1] & (t[: e + 1] >= since))
+    if not len(outside):
+        return None
+    breaks = np.flatnonzero(np.diff(outside) > 1)
+    firsts = np.concatenate(([outside[0]], outside[breaks + 1]))
+    lasts = np.concatenate((outside[breaks], [outside[-1]]))
+    away = np.flatnonzero(lasts - firsts + 1 > noise)
+    return int(lasts[away[-1]]) + 1 if len(away) else None
 
 
 def departure_time(itinerary: Itinerary, t, x, y, e: int) -> float:
@@ -183,10 +202,11 @@ def along_shape(t, progress, on_corridor, rules: TripRules) -> np.ndarray:
 
 
 def tachograph_distance(t: np.ndarray, speed_kmh: np.ndarray) -> np.ndarray:
-    """Metres driven from the first ping to each, by the tachograph's speeds (the
-    trapezoids between pings): a sensor of its own, against which GPS positions are
-    checked."""
-    steps = np.diff(t) * (speed_kmh[1:] + speed_kmh[:-1]) / 2 / 3.6
+    """The most the tachograph lets the vehicle have driven from the first ping to each:
+    every interval at the higher of its two speeds (a sensor of its own, against which
+    GPS positions are checked). The higher, not the mean: a bus speeding up from a slow
+    point, a U-turn, drove more than the mean of the two says."""
+    steps = np.diff(t) * np.maximum(speed_kmh[1:], speed_kmh[:-1]) / 3.6
     return np.concatenate(([0.0], np.cumsum(steps)))
 
 

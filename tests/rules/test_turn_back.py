@@ -124,7 +124,7 @@ def test_three_fixes_thrown_500_m_back_by_gps_multipath_yield_insufficient_evide
     [record] = judge(fixes)
     assert isinstance(record, InsufficientEvidence)
     assert "incompatível com o tacógrafo" in record.reason and "06:03:20 está 400 m atrás" in record.reason
-    assert "rodou 100 m" in record.reason
+    assert "no máximo 100 m rodados" in record.reason
     assert record.evidence["gps_allowance_m"] == 100.0
 
 
@@ -138,7 +138,7 @@ def test_multipath_under_a_slow_bus_yields_insufficient_evidence():
                   jumps=[(200, -350), (210, -350), (220, -350)])
     [record] = judge(fixes)
     assert isinstance(record, InsufficientEvidence)
-    assert "rodou 50 m" in record.reason and "está 300 m atrás" in record.reason
+    assert "no máximo 50 m rodados" in record.reason and "está 300 m atrás" in record.reason
 
 
 def test_tachograph_reading_nothing_proves_no_reversal():
@@ -195,3 +195,42 @@ def test_an_authorized_detour_justifies():
     detour = Occurrence(id="oc-1", kind="authorized_detour", start=at(0), end=at(600), route_id="T")
     justified = justify(record, rule(TURN_BACK).justified_by, [detour], PROJECTOR, POLICY.trips.corridor_m)
     assert justified.status == "justified" and justified.evidence["justified_by"] == ["oc-1"]
+
+
+def track(rows, *, aside=()) -> list[Fix]:
+    """Fixes from (seconds after 06:00, metres along L, tachograph km/h) rows; `aside`:
+    (seconds, metres) pushes that fix that far south of L's first leg (off its corridor)."""
+    t, p, v = (np.array(c, dtype=float) for c in zip(*rows))
+    pts = shapely.line_interpolate_point(LINE_L, p)
+    x, y = shapely.get_x(pts), shapely.get_y(pts)
+    for when, metres in aside:
+        y[t == when] -= metres
+    lon, lat = PROJECTOR.to_lonlat(x, y)
+    return [Fix(S + ti, xi, yi, vi, "T", f"v1@{ti:g}", float(la), float(lo))
+            for ti, xi, yi, vi, la, lo in zip(t, x, y, v, lat, lon)]
+
+
+def test_a_fix_off_the_corridor_inside_thrown_back_fixes_hides_no_gps_fault():
+    # at 36 km/h on, the fixes at 200-230 s thrown 500-650 m back (1600 m at 200 s: 400 m
+    # behind the 190 s fix, 2000 m, with 100 m driven); the one at 210 s also 200 m to the
+    # side, off the corridor: noise read past (1 <= 2), with no position along the shape —
+    # the others still show the fault
+    rows = STAND_ROWS + [(s, 100 + 10 * s, 36) for s in range(0, 700, 10)]
+    thrown = {200: 500, 210: 550, 220: 600, 230: 650}
+    rows = [(s, p - thrown.get(s, 0), v) for s, p, v in rows]
+    [record] = judge(track(rows, aside=[(210, 200.0)]))
+    assert isinstance(record, InsufficientEvidence) and "está 400 m atrás" in record.reason
+
+
+def test_a_u_turn_between_sparse_pings_yields_infraction():
+    # pings 60 s apart; 2500 m at 240 s at 10 km/h (in the U-turn), then back at 40 km/h:
+    # 1893 m at 300 s is 607 m behind, and each interval at its higher speed allows
+    # 60 s x 40 km/h = 667 m by then, 1333 m by 360 s (1226 m: 1274 m behind)
+    rows = STAND_ROWS + [(0, 100, 36), (60, 700, 36), (120, 1300, 36), (180, 1900, 36), (240, 2500, 10),
+                         (300, 1893, 40), (360, 1226, 40), (420, 560, 40)]
+    [record] = judge(track(rows))
+    assert isinstance(record, Infraction)
+    assert record.evidence["pings"][1]["tachograph_m"] == 666.7
+
+
+STAND_ROWS = [(-70, 0, 0), (-10, 0, 0)]

@@ -179,24 +179,26 @@ def test_three_fixes_off_the_corridor_in_a_row_are_a_path_coverage_does_not_read
     assert trips_on("T", drive(every=60.0, side=held)) == []
 
 
-def test_tachograph_distance_integrates_the_speeds_between_pings():
-    # 0 -> 36 km/h (10 m/s) over 10 s: 50 m; then 36 km/h for 20 s: 200 m; then a stop
-    # from 36 to 0 over 5 s: 25 m
+def test_tachograph_distance_takes_each_interval_at_its_higher_speed():
+    # 0 -> 36 km/h (10 m/s) over 10 s: at most 100 m; then 36 km/h for 20 s: 200 m; then
+    # 36 -> 18 km/h over 5 s: at most 50 m
     t = np.array([0.0, 10.0, 30.0, 35.0])
-    speeds = np.array([0.0, 36.0, 36.0, 0.0])
-    assert tachograph_distance(t, speeds).tolist() == [0.0, 50.0, 250.0, 275.0]
+    speeds = np.array([0.0, 36.0, 36.0, 18.0])
+    assert tachograph_distance(t, speeds).tolist() == [0.0, 100.0, 300.0, 350.0]
 
 
-def round_trip(excursion_m: float) -> list[Fix]:
+def round_trip(excursion_m: float, *, stand_s: float = 60.0, every: float = 10.0, parked=None) -> list[Fix]:
     """L from A to C (arriving at 750 s, standing to 820 s), then, when `excursion_m` > 0,
-    50 s `excursion_m` east of C (out of its 100 m zone) from 830 s, back at C from 880 s,
-    and R from C to A after standing 60 s more."""
+    50 s `excursion_m` east of C (out of its 100 m zone) from 830 s, back at C from 880 s
+    (at `parked(t)` metres east of it, else at it) for `stand_s` s, pinging every
+    `every` s, and R from C to A after that."""
     first = drive(after=70.0)
     cx, cy = LINE_L.coords[-1]
     away = [Fix(T0 + s, cx + excursion_m, cy, 5.0, None, f"x/{s}") for s in range(830, 880, 10)]
-    back = [Fix(T0 + s, cx, cy, 0.0, None, f"b/{s}") for s in range(880, 940, 10)]
+    back = [Fix(T0 + s, cx + (parked(s) if parked else 0.0), cy, 0.0, None, f"b/{s:g}")
+            for s in np.arange(880, 880 + stand_s, every)]
     second = [Fix(f.t, f.x, f.y, f.speed_kmh, f.route_id, f"r/{i}")
-              for i, f in enumerate(drive(FEED.shapes["R"].line, start=T0 + 940))]
+              for i, f in enumerate(drive(FEED.shapes["R"].line, start=T0 + 880 + stand_s))]
     return first + (away if excursion_m else []) + back + second
 
 
@@ -223,3 +225,27 @@ def test_where_a_bus_stood_does_not_depend_on_how_its_pings_were_split(cuts):
         found += trips
         start = max(start, cut)
     assert [t.at_origin_since for t in found] == [None, T0 + 880]
+
+
+def test_one_fix_thrown_out_of_the_zone_is_not_the_bus_going_away():
+    # parked 90 m from C for an hour, one fix at 110 m (outside the 100 m zone) at 3000 s:
+    # 1 <= 2 consecutive fixes (trips.max_noise_pings) is GPS noise at the zone's edge
+    fixes = round_trip(0.0, stand_s=3600.0, parked=lambda s: 110.0 if s == 3000 else 90.0)
+    assert [t.at_origin_since for t in detect_trips("v", fixes, GEOFENCES, RULES)] == [None, None]
+    # three in a row (3000-3020 s) are the bus away: back at 3030 s
+    fixes = round_trip(0.0, stand_s=3600.0, parked=lambda s: 110.0 if 3000 <= s <= 3020 else 90.0)
+    assert [t.at_origin_since for t in detect_trips("v", fixes, GEOFENCES, RULES)] == [None, T0 + 3030]
+
+
+def test_an_excursion_older_than_the_longest_trip_is_read_alike_whatever_the_batches():
+    # away 830-870 s, then 5 h at C pinging every 60 s, then R: the excursion is more than
+    # max_trip_duration_s + max_coverage_gap_s (4 h 05 min) before R's arrival, older than
+    # what the tracker keeps when fed ping by ping. Read from neither: the stay counts from
+    # the arrival, in one batch as ping by ping (the replay's and the worker's answer agree)
+    fixes = round_trip(400.0, stand_s=5 * 3600.0, every=60.0)
+    whole = [t.at_origin_since for t in detect_trips("v", fixes, GEOFENCES, RULES)]
+    track, found = new_track("v"), []
+    for fix in fixes:
+        track, trips = advance_track(track, [fix], GEOFENCES, RULES)
+        found += trips
+    assert whole == [t.at_origin_since for t in found] == [None, None]
