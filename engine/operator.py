@@ -151,7 +151,9 @@ class OperatorStage:
         trip = message.trip
         date = service_date_of(trip, self.ctx, self._day)
         known = state.detected.setdefault(date.isoformat(), [])
-        if trip in known or date.isoformat() in state.closed:  # redelivered after a restart
+        # redelivered after a restart: the same trip by its identity, not its every field
+        # (one detected by an older engine may lack a field a newer one fills in)
+        if any(_same_trip(k, trip) for k in known) or date.isoformat() in state.closed:
             return []
         known.append(trip)
         self._note_conflicted(state, date.isoformat(), message.conflicted)
@@ -458,3 +460,9 @@ class OperatorStage:
                      tuple(totals.without_telemetry))
         suppressions = [localized(s, self.ctx.feed.timezone) for s in state.suppressions.pop(month, [])]
         return close_month(suppressions, km, month, days, self.ctx.policy)
+
+
+def _same_trip(a: DetectedTrip, b: DetectedTrip) -> bool:
+    """One realized trip: the same vehicle, itinerary, departure and arrival."""
+    return (a.vehicle_id, a.route_id, a.direction_id, a.shape_id, a.departed_at, a.arrived_at) == \
+        (b.vehicle_id, b.route_id, b.direction_id, b.shape_id, b.departed_at, b.arrived_at)

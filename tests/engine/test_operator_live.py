@@ -218,3 +218,13 @@ def test_a_departure_heard_of_late_becomes_the_bus_ahead_of_the_one_running_behi
     assert run.stage.on_detected(TripDetected("TRD", trip("JN-2011", "201", 0, at(context, 6, 0),
                                                            at(context, 6, 30)))) == []
 
+
+
+def test_a_trip_delivered_again_with_a_field_filled_in_is_still_one_trip(context):
+    # detected by an engine before DetectedTrip.at_origin_since, then again after a restart
+    # on a newer one that fills it in (the stay at the terminal): one trip, the first kept
+    run = Run(context, "VNV")
+    first = trip("JN-1011", "101", 0, at(context, 9, 20), at(context, 9, 45))
+    run.stage.on_detected(TripDetected("VNV", first))
+    run.stage.on_detected(TripDetected("VNV", msgspec.structs.replace(first, at_origin_since=at(context, 9, 5))))
+    assert run.states["VNV"].detected[DAY.isoformat()] == [first]
