@@ -79,10 +79,11 @@ def test_a_telemetry_outage_does_not_fake_an_interruption_through_the_stage_yiel
     assert states["VCN"].lines["10"].blind == ("2026-12-02", "2026-12-03")
 
 
-def test_a_bus_standing_at_the_terminal_yields_an_art_13_infraction_at_day_close(context):
-    # line 10 ran by CN-1001 and CN-1002 that day: 15 % × 2 = 0,3, at most 0. CN-1001 arrives
-    # at the Jardim Primavera end 06:00 and leaves again 07:15, 15 min off the 07:00 and 07:30
-    # timetable: it stands there past the 30-min grace from 06:30 to 07:15
+def crowding_day(context, back_at: tuple[int, int] | None = None) -> list:
+    """Line 10 run by CN-1001 and CN-1002 that day: CN-1001 arrives at the Jardim Primavera
+    end 06:00 and leaves again 07:15; `back_at`: its pings show it away from there after
+    the arrival and back at that time (its departure's at_origin_since). The art. 13
+    records of the day, through the operator stage."""
     states: dict = {}
     stage = OperatorStage(context, 1, states.get, lambda s: states.__setitem__(s.operator_id, s))
     tz = context.feed.timezone
@@ -92,17 +93,33 @@ def test_a_bus_standing_at_the_terminal_yields_an_art_13_infraction_at_day_close
 
     for vehicle, direction, departed in (("CN-1001", 0, t(5, 30)), ("CN-1001", 1, t(7, 15)),
                                          ("CN-1002", 0, t(6, 0))):
+        back = t(*back_at) if back_at and (vehicle, direction) == ("CN-1001", 1) else None
         stage.on_detected(TripDetected("VCN", DetectedTrip(
             vehicle, "10", direction, f"10-{direction}", departed, departed + 1800, 1.0, "", "",
-            departure_gap_s=10.0, exit_msg_ids=("a", "b"), left_at=departed + 10)))
+            departure_gap_s=10.0, exit_msg_ids=("a", "b"), left_at=departed + 10, at_origin_since=back)))
     found = []
     for hour in range(30):
         t0, t1 = t(5, 0) + hour * 3600, t(5, 0) + (hour + 1) * 3600
         minutes = list(range(int(t0 // 60), int(t1 // 60)))
         out = stage.on_heartbeat("VCN", Heartbeat(0, t1, t(5, 0), t1, {"VCN": minutes}), [])
         found += [f for f in out.findings if f.code == "art. 13"]
-    [record] = found
+    return found
+
+
+def test_a_bus_standing_at_the_terminal_yields_an_art_13_infraction_at_day_close(context):
+    # 15 % × 2 = 0,3, at most 0. CN-1001 leaves 07:15, 15 min off the 07:00 and 07:30
+    # timetable: it stands there past the 30-min grace from 06:30 to 07:15
+    [record] = crowding_day(context)
     assert isinstance(record, Infraction) and record.service_date == TUESDAY
     assert record.evidence["episode"] == ["2026-12-01T06:30:00-04:00", "2026-12-01T07:15:00-04:00"]
     assert record.evidence["arithmetic"] == "15% de 2 veículos = 0,3: no máximo 0; presentes 1 > 0"
     assert record.fine_ufir == 100 and record.detected_at is not None
+
+
+def test_a_bus_seen_away_from_the_terminal_and_back_stood_there_only_since_yields_nothing(context):
+    # the same day, but CN-1001 was seen leaving after its 06:00 arrival and back at 06:50:
+    # it stood there 06:50-07:15, 25 min, never past the 30-min grace
+    assert crowding_day(context, back_at=(6, 50)) == []
+    # back at 06:40, it stood past the grace from 07:10 to 07:15
+    [record] = crowding_day(context, back_at=(6, 40))
+    assert record.evidence["episode"] == ["2026-12-01T07:10:00-04:00", "2026-12-01T07:15:00-04:00"]
