@@ -443,8 +443,13 @@ class OperatorStage:
         by_vehicle: dict[str, list] = {}
         for m in matches:
             by_vehicle.setdefault(m.detected.vehicle_id, []).append(match_record(m))
+        trip_of = {t.key: t.trip_id for t in day.trips}
+        cut_short: dict[str, list[tuple[CutShortPass, str]]] = {}
+        for key, passage in sorted(facts.cut_short_trips(self.ctx.policy).items()):
+            cut_short.setdefault(passage.vehicle_id, []).append((passage, trip_of[key]))
         for vehicle in sorted(v.vehicle_id for v in self.ctx.fleet.values() if v.operator_id == state.operator_id):
-            out.day_matched.append(DayMatched(vehicle, state.operator_id, date, by_vehicle.get(vehicle, []), closed_at))
+            out.day_matched.append(DayMatched(vehicle, state.operator_id, date, by_vehicle.get(vehicle, []), closed_at,
+                                              cut_short.get(vehicle, [])))
         # Reporting minutes before the day cannot matter to a later day.
         horizon = int((day.start_epoch - self.ctx.policy.trips.match_window_s) // 60)
         state.reporting = state.reporting[bisect.bisect_left(state.reporting, horizon):]

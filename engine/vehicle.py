@@ -1062,7 +1062,7 @@ class VehicleStage:
         settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.policy,
                                        self._projector)
         settled = [at_most_provisional(f, state.conflicted) for f in settled]
-        settled += self._settle_passes(state, message.service_date, occurrences)
+        settled += self._settle_passes(state, message.service_date, occurrences, message.cut_short)
         findings += settle(state.emitted, settled, message.service_date, message.closed_at, self.ctx.feed.timezone)
         # Forget the day: its trips, its operating day's facts, its messages in two versions.
         state.conflicted = {m: t for m, t in state.conflicted.items()
@@ -1073,13 +1073,28 @@ class VehicleStage:
         self._save(state)
         return findings
 
-    def _settle_passes(self, state: VehicleState, date: dt.date, occurrences) -> list[Finding]:
+    def _settle_passes(self, state: VehicleState, date: dt.date, occurrences,
+                       cut_short: list[tuple[CutShortPass, str]] = ()) -> list[Finding]:
         """The track rules' records of the day stand as told (their pass is not judged
-        again: the track no longer holds it), against the occurrences known now."""
+        again: the track no longer holds it), against the occurrences known now, each
+        with the scheduled trip its pass was running when the day's close paired one
+        (`cut_short`: the trip it cut short)."""
         codes = {rule.code for rule in self._track_rules}
-        return [at_most_provisional(rejustify(localized(r, self.ctx.feed.timezone), occurrences, self.ctx.policy,
-                                              self._projector), state.conflicted)
-                for r in state.emitted.values() if r.code in codes and r.service_date == date]
+        tz = self.ctx.feed.timezone
+        settled = []
+        for r in state.emitted.values():
+            if r.code not in codes or r.service_date != date:
+                continue
+            r = localized(r, tz)
+            departed = r.evidence.get("departed_at")
+            departed = dt.datetime.fromisoformat(departed).timestamp() if departed else None
+            trip_id = next((trip_id for p, trip_id in cut_short
+                            if (p.code, p.route_id, p.direction_id) == (r.code, r.route_id, r.direction_id)
+                            and departed is not None and abs(p.departed_at - departed) < 1), r.trip_id)
+            r = msgspec.structs.replace(r, trip_id=trip_id)
+            settled.append(at_most_provisional(rejustify(r, occurrences, self.ctx.policy, self._projector),
+                                               state.conflicted))
+        return settled
 
     @staticmethod
     def _key(record: MatchRecord) -> tuple[float, str, int, str]:

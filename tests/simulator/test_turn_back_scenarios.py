@@ -106,6 +106,8 @@ def test_a_turned_back_run_yields_one_art14_infraction_and_no_art42a(turned):
     assert [r for r in of_code(result.infractions, SUPPRESSED)] == []
     assert [f for f in of_code(result.insufficient, SUPPRESSED) if f.trip_id == injected["trip_id"]] == []
     assert injected["trip_id"] not in {t.trip_id for t in result.trips}  # and it was not run
+    # and the record names it: the day's close paired the pass with that scheduled trip
+    assert record.trip_id == injected["trip_id"]
 
 
 def test_the_same_day_without_the_fault_yields_nothing(plain):
@@ -156,9 +158,13 @@ def test_live_the_turned_back_trip_never_yields_art42a_in_any_batching(turned, b
     records = live(inputs, batch, shuffle_seed)
     # no art. 42 A ever left the engine, not even a provisional one later withdrawn
     assert of_code(records, SUPPRESSED) == []
-    # the art. 14 § único left once, as the replay has it
-    [record] = of_code(records, TURN_BACK)
-    assert record == of_code(reference.infractions, TURN_BACK)[0]
+    # the art. 14 § único left when its reversal was held, and once more at day close with
+    # the scheduled trip its pass cut short (the one art. 42 A leaves alone), as the replay
+    # has it
+    [settled] = of_code(reference.infractions, TURN_BACK)
+    told = of_code(records, TURN_BACK)
+    assert [r.trip_id for r in told] == [None, settled.trip_id] and settled.trip_id is not None
+    assert told[-1] == settled
     assert final_state(records) == reference.infractions
 
 
