@@ -21,8 +21,7 @@ Guards, the operator's lawyer's questions:
   above twice the corridor (the policy refuses less);
 - a silence longer than `max_ping_gap_s` between the farthest point and the reversal
   held: the bus may have reached the terminal unseen and come back — insufficient
-  evidence, not an accusation; longer than `trips.max_coverage_gap_s`, the pass ends at
-  it (trips.passes: the bus is not followed across it) and nothing is recorded;
+  evidence, not an accusation;
 - GPS multipath throwing a few fixes hundreds of metres back while the bus drives on:
   every fix of the reversal must be one the bus could have reached by driving. The
   tachograph's speeds, a sensor of its own, bound the distance the bus drove since the

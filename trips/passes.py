@@ -4,9 +4,7 @@ A pass starts at the last fix inside an itinerary's origin zone before the vehic
 it, and runs until the first of: the destination zone reached (that fix not included;
 `arrived`), the corridor left (a fix off it that is not GPS noise: more than
 `max_noise_pings` in a row), a jump (a fix farther from the one before than the bus can
-drive in the time: a GPS teleport is no path), a silence longer than `max_coverage_gap_s`
-(the vehicle is not followed across it: what it may have run unseen is trips.unfollowed's
-to read), the origin zone left again (a new pass), a moment in
+drive in the time: a GPS teleport is no path), the origin zone left again (a new pass), a moment in
 `ends_at` (a realized trip's arrival: the track the engine keeps is cut there, so a pass
 never reaches across one, whichever beat reads it), or the fixes so far. Track rules
 (`rules.model.Rule`, scope "track") judge each; a pass need not become a realized trip
@@ -48,9 +46,7 @@ def itinerary_passes(fixes: Sequence[Fix], geofences: Geofences, rules: TripRule
     cuts = sorted(a for a in ends_at if a is not None)
     routes = [f.route_id for f in fixes]
     reach = rules.max_plausible_speed_kmh / 3.6 * np.diff(t) + 2 * rules.corridor_m
-    # where the vehicle is not followed from one fix to the next: a jump or a silence
-    breaks = np.flatnonzero((np.hypot(np.diff(measures.x), np.diff(measures.y)) > reach)
-                           | (np.diff(t) > rules.max_coverage_gap_s)) + 1
+    jumps = np.flatnonzero(np.hypot(np.diff(measures.x), np.diff(measures.y)) > reach) + 1
     found = []
     for itinerary in geofences.itineraries.values():
         key = itinerary.pattern.key
@@ -73,9 +69,9 @@ def itinerary_passes(fixes: Sequence[Fix], geofences: Geofences, rules: TripRule
             off = left[left > e]
             if len(off) and off[0] < end:
                 end, arrived = int(off[0]), False
-            broken = breaks[breaks > e]
-            if len(broken) and broken[0] < end:
-                end, arrived = int(broken[0]), False
+            jump = jumps[jumps > e]
+            if len(jump) and jump[0] < end:
+                end, arrived = int(jump[0]), False
             cut = next((c for c in cuts if c > t[e]), None)
             if cut is not None:
                 stop = int(np.searchsorted(t, cut, side="left"))

@@ -30,12 +30,3 @@ def test_a_pass_ends_at_a_gps_jump_and_at_an_arrival():
     assert passes(fixes) == [(6, 37, False)]
     # a realized trip's arrival at 200 s (the engine's track is cut there)
     assert passes(drive(STAND + [(690, 7000)]), ends_at=[None, S + 200]) == [(6, 27, False)]
-
-
-def test_a_pass_ends_at_a_silence_the_vehicle_is_not_followed_across():
-    # pings lost between 200 and 510 s: 310 s > max_coverage_gap_s (300 s); the pass ends
-    # before the 510 s fix, index (200 + 70) / 10 + 1 = 28
-    assert passes(drive(STAND + [(690, 7000)], drop=[(200, 510)])) == [(6, 28, False)]
-    # 300 s (200 to 500 s) is not longer than it: one pass on to C, whose first fix is
-    # at index 76 - 29 (the fixes 210 ... 490 s lost) = 47
-    assert passes(drive(STAND + [(690, 7000), (750, 7000)], drop=[(200, 500)])) == [(6, 47, True)]
