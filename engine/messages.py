@@ -87,9 +87,10 @@ class DayMatched(msgspec.Struct, frozen=True, tag="day_matched"):
     matches: list[MatchRecord]
     closed_at: float = 0.0  # event time at which the watermark closed the day (detected_at of what it settles)
     # the vehicle's passes a track rule found cut short (a turn back), each with the
-    # scheduled trip_id the day's close paired it with (ServiceDayFacts.cut_short_trips):
-    # the record of that rule names the trip it cut short
-    cut_short: list[tuple[CutShortPass, str]] = []
+    # scheduled trip the day's close paired it with (ServiceDayFacts.cut_short_trips): its
+    # trip_id and scheduled departure (epoch). The record of that rule names the trip it
+    # cut short
+    cut_short: list[tuple[CutShortPass, str, float]] = []
 
 
 class VehicleAhead(msgspec.Struct, frozen=True, tag="vehicle_ahead"):

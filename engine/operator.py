@@ -443,10 +443,11 @@ class OperatorStage:
         by_vehicle: dict[str, list] = {}
         for m in matches:
             by_vehicle.setdefault(m.detected.vehicle_id, []).append(match_record(m))
-        trip_of = {t.key: t.trip_id for t in day.trips}
-        cut_short: dict[str, list[tuple[CutShortPass, str]]] = {}
+        trip_of = {t.key: t for t in day.trips}
+        cut_short: dict[str, list[tuple[CutShortPass, str, float]]] = {}
         for key, passage in sorted(facts.cut_short_trips(self.ctx.policy).items()):
-            cut_short.setdefault(passage.vehicle_id, []).append((passage, trip_of[key]))
+            cut_short.setdefault(passage.vehicle_id, []).append(
+                (passage, trip_of[key].trip_id, day.departure_epoch(trip_of[key])))
         for vehicle in sorted(v.vehicle_id for v in self.ctx.fleet.values() if v.operator_id == state.operator_id):
             out.day_matched.append(DayMatched(vehicle, state.operator_id, date, by_vehicle.get(vehicle, []), closed_at,
                                               cut_short.get(vehicle, [])))

@@ -42,7 +42,17 @@ from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay, service_day
 from rules import d19, d21
 from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, finish, rejustify, safe_detect
-from rules.facts import CutShortPass, DoorFix, PassFacts, Standing, TripFacts, VehicleDayFacts, in_service_from, within
+from rules.facts import (
+    CutShortPass,
+    DoorFix,
+    PassFacts,
+    Standing,
+    TripFacts,
+    VehicleDayFacts,
+    in_service_from,
+    iso,
+    within,
+)
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from rules.unmarked_stop import standing_with_doors_open
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode, message_id
@@ -1062,7 +1072,7 @@ class VehicleStage:
         settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.policy,
                                        self._projector)
         settled = [at_most_provisional(f, state.conflicted) for f in settled]
-        settled += self._settle_passes(state, message.service_date, occurrences, message.cut_short)
+        settled += self._settle_passes(state, message, occurrences)
         findings += settle(state.emitted, settled, message.service_date, message.closed_at, self.ctx.feed.timezone)
         # Forget the day: its trips, its operating day's facts, its messages in two versions.
         state.conflicted = {m: t for m, t in state.conflicted.items()
@@ -1073,25 +1083,28 @@ class VehicleStage:
         self._save(state)
         return findings
 
-    def _settle_passes(self, state: VehicleState, date: dt.date, occurrences,
-                       cut_short: list[tuple[CutShortPass, str]] = ()) -> list[Finding]:
+    def _settle_passes(self, state: VehicleState, message: DayMatched, occurrences) -> list[Finding]:
         """The track rules' records of the day stand as told (their pass is not judged
         again: the track no longer holds it), against the occurrences known now, each
-        with the scheduled trip its pass was running when the day's close paired one
-        (`cut_short`: the trip it cut short)."""
+        naming the scheduled trip its pass was running: the one the day's close paired it
+        with (`message.cut_short`, the trip it cut short), with its scheduled departure in
+        the evidence (the pairing reaches a match window either way of the departure)."""
         codes = {rule.code for rule in self._track_rules}
         tz = self.ctx.feed.timezone
         settled = []
         for r in state.emitted.values():
-            if r.code not in codes or r.service_date != date:
+            if r.code not in codes or r.service_date != message.service_date:
                 continue
             r = localized(r, tz)
             departed = r.evidence.get("departed_at")
             departed = dt.datetime.fromisoformat(departed).timestamp() if departed else None
-            trip_id = next((trip_id for p, trip_id in cut_short
-                            if (p.code, p.route_id, p.direction_id) == (r.code, r.route_id, r.direction_id)
-                            and departed is not None and abs(p.departed_at - departed) < 1), r.trip_id)
-            r = msgspec.structs.replace(r, trip_id=trip_id)
+            if departed is not None:
+                paired = next(((trip_id, scheduled) for p, trip_id, scheduled in message.cut_short
+                               if (p.code, p.route_id, p.direction_id) == (r.code, r.route_id, r.direction_id)
+                               and abs(p.departed_at - departed) < 1), None)
+                if paired is not None:
+                    r = msgspec.structs.replace(r, trip_id=paired[0], evidence={
+                        **r.evidence, "scheduled_departure": iso(paired[1], tz)})
             settled.append(at_most_provisional(rejustify(r, occurrences, self.ctx.policy, self._projector),
                                                state.conflicted))
         return settled

@@ -43,11 +43,12 @@ def departed(vehicle: str, direction: int, when: float) -> TripDeparted:
                                             departure_gap_s=10.0, exit_msg_ids=("a", "b"), left_at=when + 10))
 
 
-def day(context, turned_back: bool) -> list[Infraction]:
+def day(context, turned_back: bool, matched: list | None = None) -> list[Infraction]:
     """06:45-07:45 of line 105: CL-1051 leaves Centro at 07:01 (07:00's trip, 60 s late)
     and turns back; held at 07:13, the vehicle stage tells the pass with its record. Back
     at Centro, it leaves again at 07:25 (nearest: 07:30). The watermark then passes 07:00
-    + 30 min, then the day closes. Every art. 42 A the stage sent, live and at close."""
+    + 30 min, then the day closes. Every art. 42 A the stage sent, live and at close;
+    `matched` gets the closed day's DayMatched messages."""
     states: dict = {}
     stage = OperatorStage(context, 1, states.get, lambda s: states.__setitem__(s.operator_id, s))
     sent: list[Infraction] = []
@@ -57,6 +58,8 @@ def day(context, turned_back: bool) -> list[Infraction]:
         minutes = list(range(int(first // 60), int(watermark // 60) + 1))
         out = stage.on_heartbeat("VQZ", Heartbeat(0, watermark, first, watermark + 600, {"VQZ": minutes}, final), [])
         sent.extend(f for f in out.findings if isinstance(f, Infraction) and f.code == SUPPRESSED)
+        if matched is not None:
+            matched.extend(out.day_matched)
 
     beat(at(context, 7, 0))
     stage.on_departed(departed("CL-1051", 0, at(context, 7, 1)))
@@ -85,3 +88,14 @@ def test_without_the_pass_cut_short_the_trip_yields_infraction_live(context):
     live = [r for r in sent if r.trip_id == "105-DU-0-0700"]
     assert live and live[0].status == "provisional"
     assert live[0].detected_at.timestamp() == at(context, 7, 30)
+
+
+def test_the_closed_day_tells_the_vehicle_which_trip_its_pass_cut_short(context):
+    # the pass of 07:01 is paired with 07:00 (60 s apart), the trip art. 42 A leaves alone:
+    # the vehicle stage names it in the art. 14 § único record, with its scheduled departure
+    matched: list = []
+    day(context, turned_back=True, matched=matched)
+    [mine] = [m for m in matched if m.vehicle_id == "CL-1051"]
+    [(passage, trip_id, scheduled)] = mine.cut_short
+    assert (passage.departed_at, trip_id, scheduled) == (at(context, 7, 1), "105-DU-0-0700", at(context, 7, 0))
+    assert all(m.cut_short == [] for m in matched if m.vehicle_id != "CL-1051")

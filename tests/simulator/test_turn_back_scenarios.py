@@ -108,6 +108,8 @@ def test_a_turned_back_run_yields_one_art14_infraction_and_no_art42a(turned):
     assert injected["trip_id"] not in {t.trip_id for t in result.trips}  # and it was not run
     # and the record names it: the day's close paired the pass with that scheduled trip
     assert record.trip_id == injected["trip_id"]
+    assert dt.datetime.fromisoformat(record.evidence["scheduled_departure"]).timestamp() == \
+        injected["scheduled_departure"]
 
 
 def test_the_same_day_without_the_fault_yields_nothing(plain):
