@@ -127,14 +127,13 @@ def _back_from_away(t, in_origin: np.ndarray, e: int, since: float, noise: int) 
     (fewer are GPS noise at its edge). Only pings from `since` on are read: the tracker
     keeps at least those whatever the batches were, so the answer does not depend on
     them. None: not away in them."""
-    outside = np.flatnonzero(~in_origin[: e + 1] & (t[: e + 1] >= since))
-    if not len(outside):
-        return None
-    breaks = np.flatnonzero(np.diff(outside) > 1)
-    firsts = np.concatenate(([outside[0]], outside[breaks + 1]))
-    lasts = np.concatenate((outside[breaks], [outside[-1]]))
-    away = np.flatnonzero(lasts - firsts + 1 > noise)
-    return int(lasts[away[-1]]) + 1 if len(away) else None
+    w0 = int(np.searchsorted(t[: e + 1], since))
+    # GPS noise as along the corridor (without_noise); a run the window cuts counts as one
+    # between pings inside, so a short one there is noise too
+    inside = np.concatenate(([True], in_origin[w0 : e + 1]))
+    read = w0 - 1 + without_noise(inside, noise)[1:]
+    away = read[~in_origin[read]]
+    return int(away[-1]) + 1 if len(away) else None
 
 
 def departure_time(itinerary: Itinerary, t, x, y, e: int) -> float:

@@ -69,6 +69,7 @@ def judge(fixes):
 
 
 STAND = [(-70, 0), (-10, 0), (0, 100)]
+STAND_ROWS = [(-70, 0, 0), (-10, 0, 0)]  # the same, with the tachograph's km/h (track)
 
 
 def test_reversal_of_300_m_held_on_3_fixes_yields_infraction():
@@ -232,5 +233,3 @@ def test_a_u_turn_between_sparse_pings_yields_infraction():
     assert isinstance(record, Infraction)
     assert record.evidence["pings"][1]["tachograph_m"] == 666.7
 
-
-STAND_ROWS = [(-70, 0, 0), (-10, 0, 0)]
