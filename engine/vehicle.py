@@ -61,6 +61,7 @@ from trips.matching import live_matches, unmatched_realization
 from trips.memo import TrackMemo, measured
 from trips.model import DetectedTrip, Fix, Match, Track, columns
 from trips.passes import itinerary_passes
+from trips.position import PositionFault, PositionScreen, screen_positions
 from trips.tracker import advance_track, new_track
 from trips.unfollowed import unfollowed_passes
 
@@ -106,6 +107,8 @@ class VehicleState(msgspec.Struct):
     # track's first fix on), for the trip rules that count boardings (a pack with
     # rules.other_line only); replaced whole, never changed in place
     trip_readings: list[CatracaReading] = msgspec.field(default_factory=list)
+    # the GPS position screen (trips.position): the last fixes taken and the open fault run
+    positions: PositionScreen = msgspec.field(default_factory=PositionScreen)
 
 
 class PartitionState(msgspec.Struct):
@@ -148,7 +151,7 @@ _LOGS_DECODER = msgspec.msgpack.Decoder(tuple[list[DayLog], list[TripLog]])
 # (immutable values, or a dict copied). tests/engine/test_vehicle.py undoes every beat
 # of a day with it and compares with the whole state encoded before.
 _PROCESSED = ("released", "track", "unfollowed", "emitted", "departure", "last_counter", "last_reading",
-              "trip_readings")
+              "trip_readings", "positions")
 
 
 def _snapshot(state: VehicleState) -> tuple:
@@ -183,6 +186,16 @@ def _digest(body: TachographPing | CatracaReading) -> str:
     offset its time is written with (12:00-03:00 is 15:00Z)."""
     canonical = msgspec.structs.replace(body, ts=body.ts.astimezone(dt.timezone.utc))
     return hashlib.blake2b(encode(canonical), digest_size=8).hexdigest()
+
+
+def _position_fault(vehicle_id: str, fault: PositionFault, tz) -> Rejection:
+    """A fix dropped by the position screen, dead-lettered as the ping it came from (its
+    raw message stays in the input, where the evidence bundles read it)."""
+    fix = fault.fix
+    ping = {"vehicle_id": vehicle_id, "ts": dt.datetime.fromtimestamp(fix.t, tz).isoformat(), "lat": fix.lat,
+            "lon": fix.lon, "speed_kmh": fix.speed_kmh}
+    return Rejection(source="tachograph", reason="position_fault", detail=fault.detail, location=fix.msg_id,
+                     raw=msgspec.json.encode(ping).decode())
 
 
 def _conflicted(trip: DetectedTrip, state: VehicleState) -> tuple[str, ...]:
@@ -570,15 +583,20 @@ class VehicleStage:
         """Released messages of one vehicle through the core. Outputs go to `out` only if
         all of it succeeds."""
         mine = VehicleOutput()
-        self._log_day(state, batch, readings, mine.rejected)
         if batch:
             state.released["tachograph"] = max(state.released.get("tachograph", batch[-1].t), batch[-1].t)
+            # a fix the bus could not have driven to is no position: the detectors see a silence
+            rules = self.ctx.policy.trips
+            near = self.ctx.geofences.near_any_itinerary(*columns(batch, "x", "y"), rules.max_network_distance_m)
+            state.positions, batch, faults = screen_positions(state.positions, batch, near.tolist(), rules)
+            mine.rejected += [_position_fault(state.vehicle_id, fault, self.ctx.feed.timezone) for fault in faults]
+        self._log_day(state, batch, readings, mine.rejected)
         if readings:
             state.released["catraca"] = max(state.released.get("catraca", readings[-1].epoch), readings[-1].epoch)
         if batch:
             mine.detected += self._advance(state, batch, occurrences, mine)
             mine.findings += self._over_episodes(state)
-            self.partition.quiet[state.vehicle_id] = state.released["tachograph"]
+            self.partition.quiet[state.vehicle_id] = batch[-1].t
         if mine.detected or readings:
             mine.findings += self._catraca_episodes(state, occurrences)
         if self._reads_trip_catraca:

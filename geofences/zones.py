@@ -141,6 +141,16 @@ class Geofences:
         widest = max((i.corridor_m for i in itineraries), default=0.0)
         return itineraries, shapely.STRtree([i.line for i in itineraries]), widest
 
+    def near_any_itinerary(self, x: np.ndarray, y: np.ndarray, metres: float) -> np.ndarray:
+        """Which positions lie within `metres` of some itinerary's shape (one index query)."""
+        itineraries, tree, _ = self._corridor_index
+        near = np.zeros(len(np.asarray(x)), dtype=bool)
+        if len(near) and itineraries:
+            position, _ = tree.query(shapely.points(np.asarray(x, dtype=float), np.asarray(y, dtype=float)),
+                                     predicate="dwithin", distance=metres)
+            near[position] = True
+        return near
+
     def on_corridors(self, x: np.ndarray, y: np.ndarray) -> list[tuple[Itinerary, np.ndarray]]:
         """The itineraries with a position inside their corridor, each with the mask of the
         positions that are (as `Itinerary.in_corridor`), in the order of `itineraries`.

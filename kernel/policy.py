@@ -57,6 +57,9 @@ class TripRules(_Section):
     # a vehicle seen over this much of an itinerary whose telemetry broke off may have run
     # the trip the silence hid (trips.unfollowed)
     min_unfollowed_pass_m: float
+    # a fix farther than this from every itinerary is no position (trips.position); a default,
+    # so that a policy written before it (an evidence bundle's) still loads
+    max_network_distance_m: float = 20_000.0
     # a terminal whose feed stop point is not where its buses lay over: its own radius
     terminal_zone_m_by_stop: dict[str, float] = {}
 

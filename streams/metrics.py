@@ -29,6 +29,7 @@ from telemetry.validation import REASON_CODES, SOURCES
 
 # The engine's own rejections (engine/vehicle.py, engine/operator.py), after decoding's.
 ENGINE_REASONS = ("unknown_vehicle", "implausible", "future", "duplicate", "conflicting_duplicate", "late",
+                  "position_fault",
                   "engine_error")
 TRIP_STATUSES = ("matched", "unmatched")  # to a scheduled trip, or not
 INPUTS = ("tachograph", "catraca")

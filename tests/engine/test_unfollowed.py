@@ -7,8 +7,8 @@ its arrival:
   the trip and seen again near its end, 35 % of the shape seen in all (< 80 %, so not a
   realized trip); it can be neither confirmed nor excluded, so it is insufficient
   evidence, not a D-22;
-- the lines kept but 2 km away (the bus seen doing something else, a deadhead): the
-  trip was not run, and the telemetry says so: a D-22.
+- the lines kept but 2 km away, driven there and back (the bus seen doing something
+  else, a deadhead): the trip was not run, and the telemetry says so: a D-22.
 """
 
 import datetime as dt
@@ -46,7 +46,11 @@ def edited(day, how: str):
         if inside and how == "silent":
             continue
         if inside and how == "elsewhere":
-            record["lat"] += 0.02  # 2.2 km north: off every itinerary of the sample
+            # 2.2 km north, off every itinerary of the sample, driven there and back in 2 min
+            # (66 km/h: a jump there in one ping would be a GPS fault, trips.position)
+            when = dt.datetime.fromisoformat(record["ts"])
+            record["lat"] += 0.02 * min(1.0, (when - start) / dt.timedelta(minutes=2),
+                                        (end - when) / dt.timedelta(minutes=2))
         lines.append(json.dumps(record))
     path = out / f"{how}.jsonl"
     path.write_text("\n".join(lines) + "\n")

@@ -178,3 +178,13 @@ def test_on_corridors_gives_each_near_itinerary_with_exactly_its_corridor_test()
     for itinerary, mask in fences.on_corridors(x, y):  # the same answer as each itinerary's own test
         assert mask.tolist() == itinerary.in_corridor(x, y).tolist()
     assert fences.on_corridors(*_xy((500, 18 * c))) == []
+
+
+def test_near_any_itinerary_is_a_distance_from_the_shapes_whatever_the_corridor():
+    d = POLICY.trips.max_network_distance_m  # 20 km in the shipped policy
+    fences = Geofences(itineraries={"T:0:L": _itinerary()}, speed_zones=(), default_speed_limit_kmh=60)
+    # on the line, d north of its middle, 0.1 m more, d east of its end, and a (0,0)-style fix far away
+    x, y = _xy((500, 0), (500, d), (500, d + 0.1), (1000 + d, 0), (-5e6, -5e6))
+    assert fences.near_any_itinerary(x, y, d).tolist() == [True, True, False, True, False]
+    empty = np.array([], dtype=float)
+    assert fences.near_any_itinerary(empty, empty, d).tolist() == []
