@@ -23,7 +23,7 @@ from gtfs import Feed
 from kernel.errors import InputError
 from kernel.fleet import Vehicle
 from kernel.inputs import StaticInputs
-from kernel.policy import Policy
+from kernel.policy import Policy, load_policy
 from rules.model import Infraction, InsufficientEvidence, infraction_record
 from telemetry import Rejection, decode, to_builtins
 from telemetry.files import TelemetryFiles, numbered_lines
@@ -88,8 +88,10 @@ class SortedInput:
     received counts, as in the workers). Use as a context manager: the runs are deleted on
     exit."""
 
-    def __init__(self, inputs: ReplayInputs, run_size: int = RUN):
+    def __init__(self, inputs: ReplayInputs, run_size: int = RUN, max_message_bytes: int | None = None):
         self.inputs, self.run_size = inputs, run_size
+        # the policy's bound on a line (replay passes the one it loaded)
+        self.max_message_bytes = max_message_bytes or load_policy(inputs.policy).stream.max_message_bytes
         self.rejected: list[Rejection] = []
         self.count = 0
         self._runs: list = []
@@ -100,8 +102,8 @@ class SortedInput:
         buffer: list[tuple] = []
         try:
             for source, path in self.inputs.telemetry.present().items():
-                for location, line in numbered_lines(path):
-                    body = decode(source, line, location)
+                for location, line in numbered_lines(path, self.max_message_bytes):
+                    body = decode(source, line, location, self.max_message_bytes)
                     if isinstance(body, Rejection):
                         self.rejected.append(body)
                         continue
@@ -161,7 +163,7 @@ def replay(
 ) -> ReplayResult:
     context = load_context(inputs.static)
     engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if inputs.catraca else set())))
-    with SortedInput(inputs, run_size) as messages:
+    with SortedInput(inputs, run_size, context.policy.stream.max_message_bytes) as messages:
         out = Emitted(rejected=list(messages.rejected))
         done = 0
         stream = iter(messages)

@@ -98,7 +98,7 @@ REASONS_PT = {
     "end_before_start": "fim antes do início", "unknown_vehicle": "veículo fora da frota",
     "implausible": "implausível (defeito do sensor)", "future": "datada no futuro", "duplicate": "duplicada",
     "conflicting_duplicate": "duplicada com conteúdo diferente", "late": "atrasada demais",
-    "engine_error": "erro interno",
+    "engine_error": "erro interno", "too_long": "longa demais",
 }
 
 

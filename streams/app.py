@@ -220,6 +220,8 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
     json_encoder = msgspec.json.Encoder()
     operator_decoder = msgspec.json.Decoder(OperatorInput)
     to_vehicle_decoder = msgspec.json.Decoder(ToVehicle)
+    # longer input is dead-lettered as `too_long`, its raw cut: the replay's bound on a line
+    max_message_bytes = ctx.policy.stream.max_message_bytes
 
     async def send(sends: Sends) -> None:
         """A step's outputs to their topics (engine.routing decides what goes where)."""
@@ -253,7 +255,7 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
             return Matched(decoded, location) if isinstance(decoded, DayMatched) else decoded
         if message.key == END_OF_INPUT_KEY:
             return EndOfInput(message.topic)
-        body = decode(message.topic, message.value, location)
+        body = decode(message.topic, message.value, location, max_message_bytes)
         if isinstance(body, Rejection):
             return body
         return Message(body, location, message.value.decode("utf-8", "replace"), message.offset)
@@ -314,7 +316,7 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
         async for event in stream.events():
             message = event.message
             location = f"{message.topic}/{message.partition}/{message.offset}"
-            body = decode("occurrences", message.value, location)
+            body = decode("occurrences", message.value, location, max_message_bytes)
             if isinstance(body, Rejection):
                 await send(Sends(rejected=[body]))
             else:
