@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
+import io
 import itertools
 import struct
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +59,55 @@ class ReplayInputs:
         return TelemetryFiles(self.tachograph, self.catraca, self.occurrences)
 
 
+_FRAME = struct.Struct("<I")
+
+
+def _write_frames(file, entries: Iterable, encoder: msgspec.msgpack.Encoder) -> int:
+    """Append `entries` to `file`, each a length-prefixed msgpack frame; how many."""
+    count = 0
+    for entry in entries:
+        frame = encoder.encode(entry)
+        file.write(_FRAME.pack(len(frame)))
+        file.write(frame)
+        count += 1
+    return count
+
+
+def _read_frames(file, decoder: msgspec.msgpack.Decoder) -> Iterator:
+    """The frames of `file` from where it stands."""
+    while header := file.read(_FRAME.size):
+        yield decoder.decode(file.read(_FRAME.unpack(header)[0]))
+
+
+class RejectionLog:
+    """The replay's rejections in a temporary file, not in memory: a file of garbage
+    gives one per line. Iterates in the order they were added (not while adding)."""
+
+    def __init__(self, rejections: Iterable[Rejection] = ()):
+        self._file = tempfile.TemporaryFile(prefix="fiscaliza-replay-rejected-")
+        self._encoder = msgspec.msgpack.Encoder()
+        self._count = 0
+        self._at_end = True  # a seek flushes the buffer: only after reading
+        self.extend(rejections)
+
+    def extend(self, rejections: Iterable[Rejection]) -> None:
+        if not self._at_end:
+            self._file.seek(0, io.SEEK_END)
+            self._at_end = True
+        self._count += _write_frames(self._file, rejections, self._encoder)
+
+    def append(self, rejection: Rejection) -> None:
+        self.extend((rejection,))
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Rejection]:
+        self._file.seek(0)
+        self._at_end = False
+        return _read_frames(self._file, msgspec.msgpack.Decoder(Rejection))
+
+
 @dataclass
 class ReplayResult:
     feed: Feed
@@ -66,7 +116,7 @@ class ReplayResult:
     trips: list[RealizedTrip] = field(default_factory=list)
     infractions: list[Infraction] = field(default_factory=list)  # final state, one per id
     insufficient: list[InsufficientEvidence] = field(default_factory=list)
-    rejected: list[Rejection] = field(default_factory=list)
+    rejected: RejectionLog = field(default_factory=RejectionLog)
     statuses: list = field(default_factory=list)  # each vehicle's latest live status
     months: list = field(default_factory=list)  # each operator's art. 45 month, latest per operator and month
     messages: int = 0
@@ -75,7 +125,6 @@ class ReplayResult:
 
 _SOURCE_RANK = {"occurrences": 0, "tachograph": 1, "catraca": 2}
 RUN = 20_000  # messages sorted in memory before they are spilled to a temporary file
-_FRAME = struct.Struct("<I")
 
 
 class SortedInput:
@@ -92,7 +141,7 @@ class SortedInput:
         self.inputs, self.run_size = inputs, run_size
         # the policy's bound on a line (replay passes the one it loaded)
         self.max_message_bytes = max_message_bytes or load_policy(inputs.policy).stream.max_message_bytes
-        self.rejected: list[Rejection] = []
+        self.rejected = RejectionLog()
         self.count = 0
         self._runs: list = []
         self._last: list[tuple] = []
@@ -127,10 +176,7 @@ class SortedInput:
     def _spill(self, buffer: list[tuple]) -> None:
         buffer.sort()
         run = tempfile.TemporaryFile(prefix="fiscaliza-replay-run-")
-        for entry in buffer:
-            frame = self._encoder.encode(entry)
-            run.write(_FRAME.pack(len(frame)))
-            run.write(frame)
+        _write_frames(run, buffer, self._encoder)
         run.seek(0)
         self._runs.append(run)
 
@@ -146,16 +192,14 @@ class SortedInput:
 
 
 def _read_run(run) -> Iterator[tuple]:
-    decoder = msgspec.msgpack.Decoder(tuple[float, int, str, int, bytes, str, str])
-    while header := run.read(_FRAME.size):
-        yield decoder.decode(run.read(_FRAME.unpack(header)[0]))
+    return _read_frames(run, msgspec.msgpack.Decoder(tuple[float, int, str, int, bytes, str, str]))
 
 
 def read_messages(inputs: ReplayInputs, run_size: int = RUN) -> tuple[list[Message], list[Rejection]]:
     """Every message of the input files, sorted by event time, in memory (for tests and
     small inputs; `replay` streams them through `SortedInput`)."""
     with SortedInput(inputs, run_size) as messages:
-        return list(messages), messages.rejected
+        return list(messages), list(messages.rejected)
 
 
 def replay(
@@ -164,16 +208,20 @@ def replay(
     context = load_context(inputs.static)
     engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if inputs.catraca else set())))
     with SortedInput(inputs, run_size, context.policy.stream.max_message_bytes) as messages:
-        out = Emitted(rejected=list(messages.rejected))
+        read = messages.count + len(messages.rejected)
+        rejected = messages.rejected  # the engine's rejections follow the files' own
+        out = Emitted()
         done = 0
         stream = iter(messages)
         while batch := list(itertools.islice(stream, BATCH)):
             out.extend(engine.ingest(batch))
+            rejected.extend(out.rejected)
+            out.rejected.clear()
             done += len(batch)
             if progress:
                 progress(done, messages.count)
-        count = messages.count
     out.extend(engine.close())
+    rejected.extend(out.rejected)
     return ReplayResult(
         feed=context.feed,
         policy=context.policy,
@@ -181,10 +229,10 @@ def replay(
         trips=sorted(out.trips, key=_trip_order),
         infractions=final_state(out.infractions),
         insufficient=out.insufficient,
-        rejected=out.rejected,
+        rejected=rejected,
         statuses=sorted({s.vehicle_id: s for s in out.statuses}.values(), key=lambda s: s.vehicle_id),
         months=sorted({(m.operator_id, m.month): m for m in out.months}.values(), key=lambda m: (m.operator_id, m.month)),
-        messages=count + len(messages.rejected),
+        messages=read,
         service_dates=engine.covered_dates(),
     )
 

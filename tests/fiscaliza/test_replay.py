@@ -53,7 +53,7 @@ def test_fault_free_day_realizes_every_scheduled_trip_matched_to_itself(tmp_path
     headway = [t for t in result.trips if t.departure_deviation_s is None]
     expected = sum(w.expected_departures for w in frequency_windows(FEED, day))
     assert len(headway) == expected and all(t.trip_id for t in headway)
-    assert result.rejected == []
+    assert list(result.rejected) == []
     assert result.service_dates == [day]
 
 
