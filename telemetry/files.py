@@ -52,9 +52,11 @@ def numbered_lines(path: Path, max_bytes: int) -> Iterator[tuple[str, bytes | Cu
 
 
 def _skip_rest(handle, start: bytes) -> CutMessage:
-    """The line that begins with `start`, read on to its end without keeping it."""
+    """The line that begins with `start`, read on to its end keeping only its head."""
+    if len(start) < RAW_SHOWN_BYTES:  # a bound below what a rejection shows
+        start += handle.readline(RAW_SHOWN_BYTES - len(start))
     length, tail = len(start), start
     while not tail.endswith(b"\n") and (tail := handle.readline(_SKIP_CHUNK)):
         length += len(tail)
-    ending = len(tail) - len(tail.rstrip(b"\r\n")) if tail else 0
-    return CutMessage(start[:RAW_SHOWN_BYTES], length - ending)
+    length -= len(tail) - len(tail.rstrip(b"\r\n")) if tail else 0  # the line ending
+    return CutMessage(start[: min(length, RAW_SHOWN_BYTES)], length)

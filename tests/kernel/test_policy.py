@@ -55,6 +55,7 @@ def test_shipped_policy_general_settings_are_joao_neiva(policy):
     assert policy.policy.timezone == "America/Sao_Paulo"
     assert policy.tz == ZoneInfo("America/Sao_Paulo")
     assert policy.stream.allowed_lateness_s == 600
+    assert policy.stream.max_message_bytes == 65536  # a line or Kafka message longer is rejected as too_long
     assert dt.date(2026, 12, 8) in policy.policy.municipal_holidays
     assert policy.version == "jn-2026.1"
 
