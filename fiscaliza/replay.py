@@ -10,8 +10,10 @@ import datetime as dt
 import heapq
 import io
 import itertools
+import shutil
 import struct
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +28,7 @@ from kernel.fleet import Vehicle
 from kernel.inputs import StaticInputs
 from kernel.policy import Policy, load_policy
 from rules.model import Infraction, InsufficientEvidence, infraction_record
-from telemetry import Rejection, decode, to_builtins
+from telemetry import Rejection, decode
 from telemetry.files import TelemetryFiles, numbered_lines
 from trips.model import RealizedTrip, trip_record
 
@@ -59,34 +61,15 @@ class ReplayInputs:
         return TelemetryFiles(self.tachograph, self.catraca, self.occurrences)
 
 
-_FRAME = struct.Struct("<I")
-
-
-def _write_frames(file, entries: Iterable, encoder: msgspec.msgpack.Encoder) -> int:
-    """Append `entries` to `file`, each a length-prefixed msgpack frame; how many."""
-    count = 0
-    for entry in entries:
-        frame = encoder.encode(entry)
-        file.write(_FRAME.pack(len(frame)))
-        file.write(frame)
-        count += 1
-    return count
-
-
-def _read_frames(file, decoder: msgspec.msgpack.Decoder) -> Iterator:
-    """The frames of `file` from where it stands."""
-    while header := file.read(_FRAME.size):
-        yield decoder.decode(file.read(_FRAME.unpack(header)[0]))
-
-
 class RejectionLog:
-    """The replay's rejections in a temporary file, not in memory: a file of garbage
-    gives one per line. Iterates in the order they were added (not while adding)."""
+    """The replay's rejections as the lines of rejected.jsonl, kept in a temporary file
+    rather than in memory (a file of garbage gives one per line), with their count per
+    reason. Iterates in the order they were added (not while adding)."""
 
     def __init__(self, rejections: Iterable[Rejection] = ()):
         self._file = tempfile.TemporaryFile(prefix="fiscaliza-replay-rejected-")
-        self._encoder = msgspec.msgpack.Encoder()
-        self._count = 0
+        self._encoder = msgspec.json.Encoder()
+        self.reasons: Counter[str] = Counter()
         self._at_end = True  # a seek flushes the buffer: only after reading
         self.extend(rejections)
 
@@ -94,18 +77,29 @@ class RejectionLog:
         if not self._at_end:
             self._file.seek(0, io.SEEK_END)
             self._at_end = True
-        self._count += _write_frames(self._file, rejections, self._encoder)
+        for rejection in rejections:
+            self._file.write(self._encoder.encode(rejection))
+            self._file.write(b"\n")
+            self.reasons[rejection.reason] += 1
 
     def append(self, rejection: Rejection) -> None:
         self.extend((rejection,))
 
     def __len__(self) -> int:
-        return self._count
+        return self.reasons.total()
 
     def __iter__(self) -> Iterator[Rejection]:
+        decoder = msgspec.json.Decoder(Rejection)
+        return (decoder.decode(line) for line in self._rewound())
+
+    def write_to(self, handle) -> None:
+        """The rejections as JSON Lines, in the order they were added."""
+        shutil.copyfileobj(self._rewound(), handle)
+
+    def _rewound(self):
         self._file.seek(0)
         self._at_end = False
-        return _read_frames(self._file, msgspec.msgpack.Decoder(Rejection))
+        return self._file
 
 
 @dataclass
@@ -125,6 +119,7 @@ class ReplayResult:
 
 _SOURCE_RANK = {"occurrences": 0, "tachograph": 1, "catraca": 2}
 RUN = 20_000  # messages sorted in memory before they are spilled to a temporary file
+_FRAME = struct.Struct("<I")
 
 
 class SortedInput:
@@ -176,7 +171,10 @@ class SortedInput:
     def _spill(self, buffer: list[tuple]) -> None:
         buffer.sort()
         run = tempfile.TemporaryFile(prefix="fiscaliza-replay-run-")
-        _write_frames(run, buffer, self._encoder)
+        for entry in buffer:
+            frame = self._encoder.encode(entry)
+            run.write(_FRAME.pack(len(frame)))
+            run.write(frame)
         run.seek(0)
         self._runs.append(run)
 
@@ -192,7 +190,9 @@ class SortedInput:
 
 
 def _read_run(run) -> Iterator[tuple]:
-    return _read_frames(run, msgspec.msgpack.Decoder(tuple[float, int, str, int, bytes, str, str]))
+    decoder = msgspec.msgpack.Decoder(tuple[float, int, str, int, bytes, str, str])
+    while header := run.read(_FRAME.size):
+        yield decoder.decode(run.read(_FRAME.unpack(header)[0]))
 
 
 def read_messages(inputs: ReplayInputs, run_size: int = RUN) -> tuple[list[Message], list[Rejection]]:
@@ -260,7 +260,8 @@ def write_outputs(result: ReplayResult, out_dir: Path) -> None:
         raise InputError(f"cannot create output directory {out_dir}: {exc.strerror}") from None
     _write_jsonl(out_dir / "trips.jsonl", (trip_record(t) for t in result.trips))
     _write_jsonl(out_dir / "infractions.jsonl", (infraction_record(i) for i in result.infractions))
-    _write_jsonl(out_dir / "rejected.jsonl", (to_builtins(r) for r in result.rejected))
+    with open(out_dir / "rejected.jsonl", "wb") as handle:
+        result.rejected.write_to(handle)
     _write_jsonl(out_dir / "insufficient_evidence.jsonl", (msgspec.to_builtins(f) for f in result.insufficient))
     _write_jsonl(out_dir / "vehicle_status.jsonl", (msgspec.to_builtins(s) for s in result.statuses))
     _write_jsonl(out_dir / "month_efficiency.jsonl", (msgspec.to_builtins(m) for m in result.months))
