@@ -64,7 +64,7 @@ class TripRules(_Section):
 class StreamRules(_Section):
     allowed_lateness_s: float
     max_clock_jump_s: float  # a message this far ahead of its vehicle's newest waits for the next one
-    # a message (a file's line, a Kafka record) longer than this is rejected unread past it
+    # a message (a file's line, a Kafka record) longer than this is rejected as too_long, unparsed
     max_message_bytes: int
 
 

@@ -9,8 +9,7 @@ from pathlib import Path
 from kernel.errors import InputError
 from telemetry.validation import RAW_SHOWN_BYTES, SOURCES, CutMessage
 
-# What a line longer than the bound is skipped by, looking for its end: memory, not the
-# line's length, sets it.
+# A line longer than the bound is read on in chunks of this size to find its end, none kept.
 _SKIP_CHUNK = 1 << 20
 
 
@@ -32,8 +31,8 @@ def numbered_lines(path: Path, max_bytes: int) -> Iterator[tuple[str, bytes | Cu
     (`name:line`, counted from 1 over every line); an unreadable file is an InputError.
 
     A line longer than `max_bytes` comes as a `CutMessage`: its first bytes and its
-    length, the rest skipped unread in chunks, so memory stays bounded whatever the
-    file holds (a file without a newline is one line)."""
+    length, the rest read in chunks only to find its end, so memory stays bounded
+    whatever the file holds (a file without a newline is one line)."""
     try:
         handle = open(path, "rb")
     except OSError as exc:
