@@ -75,6 +75,13 @@ def test_missing_key_refused_naming_it():
         parse_policy(edited("allowed_lateness_s = 600", ""), "p.toml")
 
 
+def test_a_policy_older_than_the_message_bound_takes_the_shipped_one():
+    # the policy.toml inside an evidence bundle made before stream.max_message_bytes existed
+    # must still parse, or `fiscaliza verify` would refuse the bundle
+    older = parse_policy(edited("max_message_bytes = 65536\n", ""), "p.toml")
+    assert older.stream.max_message_bytes == load_policy().stream.max_message_bytes == 65536
+
+
 def test_string_for_number_refused_naming_field():
     with pytest.raises(PolicyError, match=r"trips\.terminal_zone_m"):
         parse_policy(edited("terminal_zone_m = 100", 'terminal_zone_m = "100"'), "p.toml")
