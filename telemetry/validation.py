@@ -85,9 +85,10 @@ class CutMessage(msgspec.Struct, frozen=True):
 
 
 class Rejection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):
-    """A message that failed decoding, kept for ``rejected.jsonl`` verbatim up to its first
-    ``RAW_SHOWN_BYTES``; ``raw_length`` is given only when ``raw`` is cut, and says how
-    many bytes the message had.
+    """A rejected message, kept for ``rejected.jsonl``: one that failed decoding verbatim up
+    to its first ``RAW_SHOWN_BYTES`` (``raw_length`` is given only when ``raw`` is cut, and
+    says how many bytes the message had), one the engine rejects whole (it decoded, so it
+    is within the policy's bound).
 
     Field order is the serialization order: ``raw`` last because it is longest.
     """
