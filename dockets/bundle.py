@@ -33,8 +33,8 @@ from kernel import __version__
 from kernel.errors import FiscalizaError
 from kernel.fleet import Vehicle
 from kernel.inputs import StaticInputs
-from kernel.policy import policy_bytes
-from telemetry import Rejection, decode
+from kernel.policy import load_policy, policy_bytes
+from telemetry import CutMessage, Rejection, decode
 from telemetry.files import TelemetryFiles, numbered_lines
 from telemetry.validation import SOURCES as TELEMETRY_SOURCES
 
@@ -77,15 +77,16 @@ def day_window(service_date: dt.date, timezone: str) -> tuple[float, float]:
     return start.timestamp(), (start + _DAY_END_MARGIN).timestamp()
 
 
-def select_lines(source: str, lines: Iterable[bytes], vehicles: frozenset[str],
-                 window: tuple[float, float]) -> tuple[bytes, ...]:
+def select_lines(source: str, lines: Iterable[bytes | CutMessage], vehicles: frozenset[str],
+                 window: tuple[float, float], max_message_bytes: int | None = None) -> tuple[bytes, ...]:
     """The lines of `source` that belong in a bundle: the vehicles' telemetry inside the
     window, or the occurrences overlapping it, sorted by event time (then bytes). Lines
-    that do not decode are left out: they were rejected at ingestion and accuse nobody."""
+    that do not decode (under the policy's bound on a message) are left out: they were
+    rejected at ingestion and accuse nobody."""
     start, end = window
     chosen = []
     for line in lines:
-        body = decode(source, line)
+        body = decode(source, line, max_bytes=max_message_bytes)
         if isinstance(body, Rejection):
             continue
         if source == "occurrences":
@@ -467,13 +468,15 @@ def _status_reproduced(recorded: dict, again: dict, findings: list[str]) -> bool
 class FileTelemetry:
     """The replay's input files as the source of bundles' raw lines (read once)."""
 
-    def __init__(self, files: TelemetryFiles):
+    def __init__(self, files: TelemetryFiles, max_message_bytes: int):
         present = files.present()
         self.sources = tuple(present)
-        self._raw = {source: [line for _, line in numbered_lines(path)] for source, path in present.items()}
+        self.max_message_bytes = max_message_bytes
+        self._raw = {source: [line for _, line in numbered_lines(path, max_message_bytes)]
+                     for source, path in present.items()}
 
     def lines(self, source: str, vehicles: frozenset[str], window: tuple[float, float]) -> tuple[bytes, ...]:
-        return select_lines(source, self._raw[source], vehicles, window)
+        return select_lines(source, self._raw[source], vehicles, window, self.max_message_bytes)
 
 
 class BundleMaker:
@@ -495,7 +498,9 @@ class BundleMaker:
     @classmethod
     def for_files(cls, static: StaticInputs, telemetry: TelemetryFiles, fleet: Mapping[str, Vehicle], timezone: str,
                   signer: SigningKey | None = None) -> BundleMaker:
-        return cls(FileTelemetry(telemetry), feed=static.feed, policy=static.policy, geofences=static.geofences,
+        # the replay's own bound on a line: a bundle holds the lines the replay accepted
+        telemetry = FileTelemetry(telemetry, load_policy(static.policy).stream.max_message_bytes)
+        return cls(telemetry, feed=static.feed, policy=static.policy, geofences=static.geofences,
                    fleet=fleet, timezone=timezone, signer=signer)
 
     def bundle(self, record: Mapping) -> bytes:

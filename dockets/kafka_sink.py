@@ -41,8 +41,8 @@ class KafkaTelemetry:
     """Raw lines of the input topics, read back for a bundle: only the partitions the
     vehicles' keys hash to, from the first record published after the window opened."""
 
-    def __init__(self, bootstrap: str, inputs: frozenset[str]):
-        self.bootstrap = bootstrap
+    def __init__(self, bootstrap: str, inputs: frozenset[str], max_message_bytes: int | None = None):
+        self.bootstrap, self.max_message_bytes = bootstrap, max_message_bytes
         self.sources = tuple(s for s in TELEMETRY_SOURCES if s in inputs or s == "occurrences")
 
     def lines(self, source: str, vehicles: frozenset[str], window: tuple[float, float]) -> tuple[bytes, ...]:
@@ -72,7 +72,7 @@ class KafkaTelemetry:
                 for tp, records in consumer.poll(timeout_ms=1000, max_records=5000).items():
                     raw.extend(r.value for r in records if r.offset < ends[tp] and r.value is not None)
                 remaining = {tp for tp in remaining if consumer.position(tp) < ends[tp]}
-            return select_lines(source, raw, vehicles, window)
+            return select_lines(source, raw, vehicles, window, self.max_message_bytes)
         finally:
             consumer.close()
 
@@ -161,6 +161,7 @@ def publish_occurrences(sessions: sessionmaker[Session], producer: KafkaProducer
 
 def kafka_bundle_maker(context: Context, inputs: StaticInputs, bootstrap: str, sources: frozenset[str],
                        signer: SigningKey | None = None) -> BundleMaker:
-    return BundleMaker(KafkaTelemetry(bootstrap, sources), feed=inputs.feed, policy=inputs.policy,
+    telemetry = KafkaTelemetry(bootstrap, sources, context.policy.stream.max_message_bytes)
+    return BundleMaker(telemetry, feed=inputs.feed, policy=inputs.policy,
                        geofences=inputs.geofences, fleet=context.fleet, timezone=context.policy.policy.timezone,
                        signer=signer)

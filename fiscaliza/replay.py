@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
+import io
 import itertools
+import shutil
 import struct
 import tempfile
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,9 +26,9 @@ from gtfs import Feed
 from kernel.errors import InputError
 from kernel.fleet import Vehicle
 from kernel.inputs import StaticInputs
-from kernel.policy import Policy
+from kernel.policy import Policy, load_policy
 from rules.model import Infraction, InsufficientEvidence, infraction_record
-from telemetry import Rejection, decode, to_builtins
+from telemetry import Rejection, decode
 from telemetry.files import TelemetryFiles, numbered_lines
 from trips.model import RealizedTrip, trip_record
 
@@ -58,6 +61,47 @@ class ReplayInputs:
         return TelemetryFiles(self.tachograph, self.catraca, self.occurrences)
 
 
+class RejectionLog:
+    """The replay's rejections as the lines of rejected.jsonl, kept in a temporary file
+    rather than in memory (a file of garbage gives one per line), with their count per
+    reason. Iterates in the order they were added (not while adding)."""
+
+    def __init__(self, rejections: Iterable[Rejection] = ()):
+        self._file = tempfile.TemporaryFile(prefix="fiscaliza-replay-rejected-")
+        self._encoder = msgspec.json.Encoder()
+        self.reasons: Counter[str] = Counter()
+        self._at_end = True  # a seek flushes the buffer: only after reading
+        self.extend(rejections)
+
+    def extend(self, rejections: Iterable[Rejection]) -> None:
+        if not self._at_end:
+            self._file.seek(0, io.SEEK_END)
+            self._at_end = True
+        for rejection in rejections:
+            self._file.write(self._encoder.encode(rejection))
+            self._file.write(b"\n")
+            self.reasons[rejection.reason] += 1
+
+    def append(self, rejection: Rejection) -> None:
+        self.extend((rejection,))
+
+    def __len__(self) -> int:
+        return self.reasons.total()
+
+    def __iter__(self) -> Iterator[Rejection]:
+        decoder = msgspec.json.Decoder(Rejection)
+        return (decoder.decode(line) for line in self._rewound())
+
+    def write_to(self, handle) -> None:
+        """The rejections as JSON Lines, in the order they were added."""
+        shutil.copyfileobj(self._rewound(), handle)
+
+    def _rewound(self):
+        self._file.seek(0)
+        self._at_end = False
+        return self._file
+
+
 @dataclass
 class ReplayResult:
     feed: Feed
@@ -66,7 +110,7 @@ class ReplayResult:
     trips: list[RealizedTrip] = field(default_factory=list)
     infractions: list[Infraction] = field(default_factory=list)  # final state, one per id
     insufficient: list[InsufficientEvidence] = field(default_factory=list)
-    rejected: list[Rejection] = field(default_factory=list)
+    rejected: RejectionLog = field(default_factory=RejectionLog)
     statuses: list = field(default_factory=list)  # each vehicle's latest live status
     months: list = field(default_factory=list)  # each operator's art. 45 month, latest per operator and month
     messages: int = 0
@@ -88,9 +132,11 @@ class SortedInput:
     received counts, as in the workers). Use as a context manager: the runs are deleted on
     exit."""
 
-    def __init__(self, inputs: ReplayInputs, run_size: int = RUN):
+    def __init__(self, inputs: ReplayInputs, run_size: int = RUN, max_message_bytes: int | None = None):
         self.inputs, self.run_size = inputs, run_size
-        self.rejected: list[Rejection] = []
+        # the policy's bound on a line (replay passes the one it loaded)
+        self.max_message_bytes = max_message_bytes or load_policy(inputs.policy).stream.max_message_bytes
+        self.rejected = RejectionLog()
         self.count = 0
         self._runs: list = []
         self._last: list[tuple] = []
@@ -100,8 +146,8 @@ class SortedInput:
         buffer: list[tuple] = []
         try:
             for source, path in self.inputs.telemetry.present().items():
-                for location, line in numbered_lines(path):
-                    body = decode(source, line, location)
+                for location, line in numbered_lines(path, self.max_message_bytes):
+                    body = decode(source, line, location, self.max_message_bytes)
                     if isinstance(body, Rejection):
                         self.rejected.append(body)
                         continue
@@ -153,7 +199,7 @@ def read_messages(inputs: ReplayInputs, run_size: int = RUN) -> tuple[list[Messa
     """Every message of the input files, sorted by event time, in memory (for tests and
     small inputs; `replay` streams them through `SortedInput`)."""
     with SortedInput(inputs, run_size) as messages:
-        return list(messages), messages.rejected
+        return list(messages), list(messages.rejected)
 
 
 def replay(
@@ -161,17 +207,21 @@ def replay(
 ) -> ReplayResult:
     context = load_context(inputs.static)
     engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if inputs.catraca else set())))
-    with SortedInput(inputs, run_size) as messages:
-        out = Emitted(rejected=list(messages.rejected))
+    with SortedInput(inputs, run_size, context.policy.stream.max_message_bytes) as messages:
+        read = messages.count + len(messages.rejected)
+        rejected = messages.rejected  # the engine's rejections follow the files' own
+        out = Emitted()
         done = 0
         stream = iter(messages)
         while batch := list(itertools.islice(stream, BATCH)):
             out.extend(engine.ingest(batch))
+            rejected.extend(out.rejected)
+            out.rejected.clear()
             done += len(batch)
             if progress:
                 progress(done, messages.count)
-        count = messages.count
     out.extend(engine.close())
+    rejected.extend(out.rejected)
     return ReplayResult(
         feed=context.feed,
         policy=context.policy,
@@ -179,10 +229,10 @@ def replay(
         trips=sorted(out.trips, key=_trip_order),
         infractions=final_state(out.infractions),
         insufficient=out.insufficient,
-        rejected=out.rejected,
+        rejected=rejected,
         statuses=sorted({s.vehicle_id: s for s in out.statuses}.values(), key=lambda s: s.vehicle_id),
         months=sorted({(m.operator_id, m.month): m for m in out.months}.values(), key=lambda m: (m.operator_id, m.month)),
-        messages=count + len(messages.rejected),
+        messages=read,
         service_dates=engine.covered_dates(),
     )
 
@@ -210,7 +260,8 @@ def write_outputs(result: ReplayResult, out_dir: Path) -> None:
         raise InputError(f"cannot create output directory {out_dir}: {exc.strerror}") from None
     _write_jsonl(out_dir / "trips.jsonl", (trip_record(t) for t in result.trips))
     _write_jsonl(out_dir / "infractions.jsonl", (infraction_record(i) for i in result.infractions))
-    _write_jsonl(out_dir / "rejected.jsonl", (to_builtins(r) for r in result.rejected))
+    with open(out_dir / "rejected.jsonl", "wb") as handle:
+        result.rejected.write_to(handle)
     _write_jsonl(out_dir / "insufficient_evidence.jsonl", (msgspec.to_builtins(f) for f in result.insufficient))
     _write_jsonl(out_dir / "vehicle_status.jsonl", (msgspec.to_builtins(s) for s in result.statuses))
     _write_jsonl(out_dir / "month_efficiency.jsonl", (msgspec.to_builtins(m) for m in result.months))

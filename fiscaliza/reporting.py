@@ -76,7 +76,9 @@ def print_replay_summary(result, out: Path, console: Console | None = None) -> N
         codes = Counter(f.code for f in result.insufficient)
         listed = ", ".join(f"{code}: {count}" for code, count in sorted(codes.items()))
         console.print(f"Fatos não comprovados pela telemetria (sem autuação): {len(result.insufficient)} ({listed})")
-    reasons = Counter(REASONS_PT.get(r.reason, r.reason) for r in result.rejected)
+    reasons: Counter = Counter()
+    for reason, count in result.rejected.reasons.items():
+        reasons[REASONS_PT.get(reason, reason)] += count
     rejected = ", ".join(f"{reason}: {count}" for reason, count in sorted(reasons.items())) or "nenhuma"
     console.print(f"Mensagens lidas: {result.messages}; rejeitadas: {len(result.rejected)} ({rejected})")
     console.print(f"Arquivos: {out / 'trips.jsonl'}, {out / 'infractions.jsonl'}, {out / 'rejected.jsonl'}, "
@@ -99,6 +101,7 @@ REASONS_PT = {
     "implausible": "implausível (defeito do sensor)", "future": "datada no futuro", "duplicate": "duplicada",
     "conflicting_duplicate": "duplicada com conteúdo diferente", "late": "atrasada demais",
     "position_fault": "posição impossível (defeito do GPS)", "engine_error": "erro interno",
+    "too_long": "longa demais",
 }
 
 

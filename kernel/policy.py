@@ -67,6 +67,10 @@ class TripRules(_Section):
 class StreamRules(_Section):
     allowed_lateness_s: float
     max_clock_jump_s: float  # a message this far ahead of its vehicle's newest waits for the next one
+    # a message (a file's line, a Kafka record) longer than this is rejected as too_long, unparsed;
+    # a default, unlike the others: the policies inside evidence bundles made before it existed
+    # must still parse, or those bundles could no longer be verified
+    max_message_bytes: int = 65536
 
 
 class D11(_Section):

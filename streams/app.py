@@ -159,6 +159,21 @@ class Shell:
                             wall_clock=None if self.settings.backfill else time.time)
 
 
+def vehicle_inbound(message, to_vehicle: msgspec.json.Decoder, max_message_bytes: int) -> VehicleInbound:
+    """A record of the vehicle agent's topics, decoded: telemetry by `telemetry.decode`
+    under the replay's bound on a message, so a longer one is dead-lettered as `too_long`."""
+    location = f"{message.topic}/{message.partition}/{message.offset}"
+    if message.topic == "day-matched":
+        decoded = to_vehicle.decode(message.value)
+        return Matched(decoded, location) if isinstance(decoded, DayMatched) else decoded
+    if message.key == END_OF_INPUT_KEY:
+        return EndOfInput(message.topic)
+    body = decode(message.topic, message.value, location, max_message_bytes)
+    if isinstance(body, Rejection):
+        return body
+    return Message(body, location, message.value.decode("utf-8", "replace"), message.offset)
+
+
 class App(faust.App):
     """Faust's app, with the Kafka consumer and producer of `streams.consumer` (its fixes)."""
 
@@ -220,6 +235,7 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
     json_encoder = msgspec.json.Encoder()
     operator_decoder = msgspec.json.Decoder(OperatorInput)
     to_vehicle_decoder = msgspec.json.Decoder(ToVehicle)
+    max_message_bytes = ctx.policy.stream.max_message_bytes  # the replay's bound on a line
 
     async def send(sends: Sends) -> None:
         """A step's outputs to their topics (engine.routing decides what goes where)."""
@@ -245,19 +261,6 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
         for message in sends.to_vehicles:
             await out["day-matched"].send(key=message.vehicle_id.encode(), value=json_encoder.encode(message))
 
-    def vehicle_inbound(message) -> VehicleInbound:
-        """A record of the vehicle agent's topics, decoded."""
-        location = f"{message.topic}/{message.partition}/{message.offset}"
-        if message.topic == "day-matched":
-            decoded = to_vehicle_decoder.decode(message.value)
-            return Matched(decoded, location) if isinstance(decoded, DayMatched) else decoded
-        if message.key == END_OF_INPUT_KEY:
-            return EndOfInput(message.topic)
-        body = decode(message.topic, message.value, location)
-        if isinstance(body, Rejection):
-            return body
-        return Message(body, location, message.value.decode("utf-8", "replace"), message.offset)
-
     @app.agent(vehicle_topics)
     async def vehicle_agent(stream):
         # Order within a batch, for at-least-once without losing anything on a crash:
@@ -279,7 +282,7 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
             for partition, batch in sorted(by_partition.items()):
                 stage = shell.vehicle_stage(partition)
                 stages.append(stage)
-                inbound = [vehicle_inbound(event.message) for event in batch]
+                inbound = [vehicle_inbound(event.message, to_vehicle_decoder, max_message_bytes) for event in batch]
                 await send(vehicle_step(stage, inbound, shell.current_occurrences(), settings.inputs))
                 metrics.observe_watermarks(partition, stage.partition.max_events)
             shell.write_state("vehicles", "partitions")
@@ -314,7 +317,7 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
         async for event in stream.events():
             message = event.message
             location = f"{message.topic}/{message.partition}/{message.offset}"
-            body = decode("occurrences", message.value, location)
+            body = decode("occurrences", message.value, location, max_message_bytes)
             if isinstance(body, Rejection):
                 await send(Sends(rejected=[body]))
             else:

@@ -34,7 +34,11 @@ Each Struct exposes POSIX seconds: ``epoch`` (pings, readings) or
 ``decode_many`` never raise for bad input; they return a ``Rejection`` whose
 ``reason`` is one of ``REASON_CODES``. ``encode`` / ``to_builtins`` serialize
 Structs and Rejections (a rejection line is
-``{"source","reason","detail","location","raw"}``).
+``{"source","reason","detail","location","raw"}``; ``raw`` holds at most the
+message's first ``RAW_SHOWN_BYTES``, and a ``raw_length`` before it gives the
+message's length where it was cut). A message longer than the policy's bound is
+rejected as ``too_long`` unparsed; a file's reader passes such a line as a
+``CutMessage``, never read whole.
 """
 
 from telemetry.contracts import (
@@ -49,8 +53,10 @@ from telemetry.contracts import (
     message_id,
 )
 from telemetry.validation import (
+    RAW_SHOWN_BYTES,
     REASON_CODES,
     SOURCES,
+    CutMessage,
     Decoded,
     RawMessage,
     Rejection,
@@ -68,10 +74,12 @@ __all__ = [
     "AwareDatetime",
     "CatracaReading",
     "CatracaStatus",
+    "CutMessage",
     "Decoded",
     "GEOMETRY_TYPES",
     "Occurrence",
     "OccurrenceKind",
+    "RAW_SHOWN_BYTES",
     "REASON_CODES",
     "RawMessage",
     "Rejection",

@@ -5,6 +5,7 @@ raises for bad input: malformed bytes, wrong JSON shape, and contract violations
 all become a ``Rejection`` with a stable ``reason`` code (see ``REASON_CODES``).
 """
 
+import codecs
 import functools
 import re
 from collections.abc import Iterable
@@ -22,8 +23,10 @@ from telemetry.contracts import (
 )
 
 __all__ = [
+    "CutMessage",
     "Decoded",
     "RawMessage",
+    "RAW_SHOWN_BYTES",
     "REASON_CODES",
     "Rejection",
     "SOURCES",
@@ -53,6 +56,7 @@ TIMESTAMP_WITHOUT_OFFSET: Final = "timestamp_without_offset"
 INVALID_TIMESTAMP: Final = "invalid_timestamp"
 INVALID_VALUE: Final = "invalid_value"
 END_BEFORE_START: Final = "end_before_start"
+TOO_LONG: Final = "too_long"
 
 REASON_CODES: Final = (
     INVALID_JSON,
@@ -64,11 +68,27 @@ REASON_CODES: Final = (
     INVALID_TIMESTAMP,
     INVALID_VALUE,
     END_BEFORE_START,
+    TOO_LONG,
 )
+
+# A rejection keeps this much of its message's raw text: enough to tell what was sent,
+# while a file or topic of garbage gives a dead letter of bounded size.
+RAW_SHOWN_BYTES: Final = 1024
+
+
+class CutMessage(msgspec.Struct, frozen=True):
+    """A message its reader stopped reading at a bound (a file's line longer than it):
+    its first bytes and its full length, the rest never held in memory."""
+
+    head: bytes
+    length: int
 
 
 class Rejection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):
-    """A message that failed decoding, kept verbatim for ``rejected.jsonl``.
+    """A rejected message, kept for ``rejected.jsonl``: one that failed decoding verbatim up
+    to its first ``RAW_SHOWN_BYTES`` (``raw_length`` is given only when ``raw`` is cut, and
+    says how many bytes the message had), one the engine rejects whole (it decoded, so it
+    is within the policy's bound).
 
     Field order is the serialization order: ``raw`` last because it is longest.
     """
@@ -77,6 +97,7 @@ class Rejection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     reason: str
     detail: str
     location: str | None = None
+    raw_length: int | msgspec.UnsetType = msgspec.UNSET  # UNSET is left out of the JSON
     raw: str
 
 
@@ -145,11 +166,26 @@ def _decoder(source: Source) -> msgspec.json.Decoder[Any]:
 
 
 def _reject(
-    source: Source, reason: str, detail: str, raw: str, location: str | None
+    source: Source, reason: str, detail: str, data: bytes, text: str, location: str | None
 ) -> Rejection:
-    return Rejection(
-        source=source, reason=reason, detail=_one_line(detail), location=location, raw=raw
-    )
+    """The rejection of a message whose bytes are ``data`` (its printable ``text``), the
+    raw text cut to ``RAW_SHOWN_BYTES``."""
+    if len(data) <= RAW_SHOWN_BYTES:
+        return Rejection(source=source, reason=reason, detail=_one_line(detail), location=location, raw=text)
+    return _cut(source, reason, detail, data[:RAW_SHOWN_BYTES], len(data), location)
+
+
+def _cut(source: Source, reason: str, detail: str, head: bytes, length: int, location: str | None) -> Rejection:
+    # an incremental decoder leaves out a character the cut split, instead of a U+FFFD
+    shown = codecs.getincrementaldecoder("utf-8")("replace").decode(head[:RAW_SHOWN_BYTES], final=False)
+    return Rejection(source=source, reason=reason, detail=_one_line(detail), location=location,
+                     raw_length=length, raw=shown)
+
+
+def _too_long(source: Source, head: bytes, length: int, max_bytes: int | None, location: str | None) -> Rejection:
+    bound = f"stream.max_message_bytes ({max_bytes})" if max_bytes is not None else "its reader's bound"
+    detail = f"Message of {length} bytes, longer than {bound}: not parsed"
+    return _cut(source, TOO_LONG, detail, head, length, location)
 
 
 # A telemetry message is an object of scalars; an occurrence's GeoJSON nests 4-5 deep.
@@ -200,36 +236,48 @@ def _raw_text(raw: RawMessage) -> tuple[bytes, str, str | None]:
         return data, text, f"Invalid UTF-8: {exc.reason} at byte {exc.start}"
 
 
-def decode(source: Source, raw: RawMessage, location: str | None = None) -> Decoded | Rejection:
+def decode(
+    source: Source, raw: RawMessage | CutMessage, location: str | None = None, max_bytes: int | None = None
+) -> Decoded | Rejection:
     """Decode one JSON message of ``source``; never raises for bad input.
 
+    A message longer than ``max_bytes`` (the policy's ``stream.max_message_bytes``; None:
+    no bound), or one its reader cut (a ``CutMessage``), is rejected as ``too_long``
+    without being parsed. Every rejection keeps the raw text up to ``RAW_SHOWN_BYTES``.
     Raises ValueError only for an unknown ``source`` (a programming error).
     """
     decoder = _decoder(source)
+    if isinstance(raw, CutMessage):
+        return _too_long(source, raw.head, raw.length, max_bytes, location)
+    if max_bytes is not None and not isinstance(raw, str) and len(raw) > max_bytes:
+        # checked before anything looks at the bytes: a huge message is never decoded as text
+        return _too_long(source, bytes(raw[:RAW_SHOWN_BYTES]), len(raw), max_bytes, location)
     data, text, utf8_error = _raw_text(raw)
+    if max_bytes is not None and len(data) > max_bytes:  # a str message
+        return _too_long(source, data, len(data), max_bytes, location)
     if utf8_error is not None:
-        return _reject(source, INVALID_JSON, utf8_error, text, location)
+        return _reject(source, INVALID_JSON, utf8_error, data, text, location)
     if not text.strip():
         detail = "Empty message: expected a JSON object"
-        return _reject(source, INVALID_JSON, detail, text, location)
+        return _reject(source, INVALID_JSON, detail, data, text, location)
     if data.startswith(_BOM):
         detail = ("Starts with a UTF-8 byte order mark (BOM, bytes EF BB BF): save the file as UTF-8 "
                   "without BOM")
-        return _reject(source, INVALID_JSON, detail, text, location)
+        return _reject(source, INVALID_JSON, detail, data, text, location)
     if _depth_over(data, MAX_DEPTH):
         detail = f"Nested deeper than {MAX_DEPTH} levels: no telemetry message is"
-        return _reject(source, INVALID_JSON, detail, text, location)
+        return _reject(source, INVALID_JSON, detail, data, text, location)
     try:
         return decoder.decode(data)
     except msgspec.ValidationError as exc:  # subclass of DecodeError: catch first
         body, path = _split_path(str(exc))
         reason = _reason_for(body, path)
-        return _reject(source, reason, f"{body} - at `{path}`", text, location)
+        return _reject(source, reason, f"{body} - at `{path}`", data, text, location)
     except msgspec.DecodeError as exc:
-        return _reject(source, INVALID_JSON, f"Invalid JSON: {exc}", text, location)
+        return _reject(source, INVALID_JSON, f"Invalid JSON: {exc}", data, text, location)
     except RecursionError:  # a safety net below the depth check
         return _reject(source, INVALID_JSON, f"Nested deeper than {MAX_DEPTH} levels: no telemetry message is",
-                       text, location)
+                       data, text, location)
 
 
 def decode_tachograph(raw: RawMessage, location: str | None = None) -> TachographPing | Rejection:

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dockets.bundle import BundleError, BundleMaker, read_bundle, sha256, verify_bundle
+from dockets.bundle import BundleError, BundleMaker, FileTelemetry, read_bundle, sha256, verify_bundle
 from fiscaliza.replay import rerun
+from telemetry.files import TelemetryFiles
 
 verify = partial(verify_bundle, rerun=rerun)  # the bundle re-run by the replay, as `fiscaliza verify` does
 
@@ -276,3 +277,18 @@ def test_differing_values_are_written_as_the_auto_writes_them(demo_day, maker):
     shown = dict((name, (mine, rerun)) for name, mine, rerun in verdict.differences)
     assert shown["evidência: maior velocidade registrada"][0] == "95,5 km/h"
     assert shown["evidência: maior velocidade registrada"][1].endswith(" km/h")
+
+
+def test_a_line_longer_than_the_bound_is_left_out_of_a_bundle_as_the_replay_rejected_it(tmp_path):
+    ping = {"vehicle_id": "JN-1011", "ts": "2026-12-01T10:00:00-03:00", "lat": -19.75, "lon": -40.38, "speed_kmh": 20.0}
+    ordinary = json.dumps(ping).encode()
+    padded = json.dumps({**ping, "ts": "2026-12-01T10:00:10-03:00", "note": "x" * 200}).encode()
+    tachograph = tmp_path / "t.jsonl"
+    tachograph.write_bytes(b"\n".join([ordinary, padded, bytes(5000), b""]))
+    window = (0.0, 2e9)
+    lines = FileTelemetry(TelemetryFiles(tachograph), max_message_bytes=150).lines(
+        "tachograph", frozenset({"JN-1011"}), window)
+    assert lines == (ordinary,)
+    unbounded = FileTelemetry(TelemetryFiles(tachograph), max_message_bytes=1000).lines(
+        "tachograph", frozenset({"JN-1011"}), window)
+    assert unbounded == (ordinary, padded)

@@ -178,6 +178,24 @@ def test_empty_or_all_rejected_input_says_there_was_no_data(tmp_path):
         assert "SEM DADOS" in said and "Infrações: nenhuma" not in said
 
 
+def test_a_file_of_nul_bytes_is_one_bounded_rejection_and_exit_0(tmp_path):
+    # before: 512 MiB of NULs took 3.8 GB of memory and wrote a 3.2 GB rejected.jsonl;
+    # 2 GiB killed the replay (SIGSEGV). Not telemetry, but a file of the input: recorded
+    # as rejected, exit 0, as any bad line (README)
+    zeros = tmp_path / "zeros.jsonl"
+    zeros.write_bytes(bytes(4 * 1024 * 1024))
+    result = fiscaliza("replay", "--feed", FEED, "--fleet", FLEET, "--tachograph", zeros, "--out", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert result.stderr.strip() == "fiscaliza: aviso: sem dados: 1 mensagens lidas, nenhuma aceita"
+    assert "rejeitadas: 1 (longa demais: 1)" in " ".join(result.stdout.split())
+    [line] = (tmp_path / "out" / "rejected.jsonl").read_text().splitlines()
+    rejection = json.loads(line)
+    assert (rejection["reason"], rejection["location"], rejection["raw_length"]) == ("too_long", "zeros.jsonl:1",
+                                                                                     4 * 1024 * 1024)
+    assert len(line) < 8 * 1024  # 1 KiB of NULs, each written as \u0000
+
+
 def test_serve_on_a_url_that_is_no_database_exits_2(tmp_path):
     # before: a NoSuchModuleError traceback, exit 1 (with every key in place)
     assert fiscaliza("keys", "init", "--out", tmp_path / "orgao.pem").returncode == 0

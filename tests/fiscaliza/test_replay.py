@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from fiscaliza.replay import ReplayInputs, replay, write_outputs
+from fiscaliza.replay import RejectionLog, ReplayInputs, replay, write_outputs
 from gtfs import frequency_windows, load_feed, scheduled_trips
 from kernel.fleet import load_fleet
 from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 from simulator.plan import plan_day
+from telemetry import RAW_SHOWN_BYTES, Rejection
 from trips.model import trip_record
 
 FEED_PATH, FLEET_PATH = joao_neiva()
@@ -53,7 +54,7 @@ def test_fault_free_day_realizes_every_scheduled_trip_matched_to_itself(tmp_path
     headway = [t for t in result.trips if t.departure_deviation_s is None]
     expected = sum(w.expected_departures for w in frequency_windows(FEED, day))
     assert len(headway) == expected and all(t.trip_id for t in headway)
-    assert result.rejected == []
+    assert list(result.rejected) == []
     assert result.service_dates == [day]
 
 
@@ -172,3 +173,30 @@ def test_one_stray_ping_late_in_the_month_leaves_the_days_without_telemetry_out_
         # Dec 2-26 (days with service) and Dec 28 itself: one ping is not a fleet at work
         assert left_out[0] == "2026-12-02" and {"2026-12-26", "2026-12-28"} <= set(left_out)
         assert "2026-12-01" not in left_out
+
+
+def test_a_line_longer_than_the_policy_bound_is_rejected_with_its_location_and_the_next_lines_are_read(tmp_path):
+    pings = [{"vehicle_id": "JN-1011", "ts": f"2026-12-01T10:00:{s:02d}-03:00", "lat": -19.7574776,
+              "lon": -40.3852385, "speed_kmh": 20.0, "seq": s} for s in (0, 10)]
+    tachograph = tmp_path / "t.jsonl"
+    long_line = json.dumps({**pings[0], "note": "x" * 100_000}).encode()
+    tachograph.write_bytes(json.dumps(pings[0]).encode() + b"\n" + long_line + b"\n" + json.dumps(pings[1]).encode())
+    result = replay(ReplayInputs(FEED_PATH, FLEET_PATH, tachograph))
+    [too_long] = result.rejected
+    assert (too_long.reason, too_long.location, too_long.raw_length) == ("too_long", "t.jsonl:2", len(long_line))
+    assert f"{len(long_line)} bytes" in too_long.detail
+    assert result.messages == 3
+    [status] = result.statuses
+    assert status.ts == pings[1]["ts"]  # the line after it was read
+    write_outputs(result, tmp_path / "out")
+    [written] = (tmp_path / "out" / "rejected.jsonl").read_text().splitlines()
+    assert json.loads(written)["raw"] == long_line[:RAW_SHOWN_BYTES].decode()
+
+
+def test_the_rejection_log_gives_back_what_it_was_given_in_order_before_and_after_reading_it():
+    rejections = [Rejection(source="tachograph", reason="invalid_json", detail="d", location=f"t.jsonl:{n}",
+                            raw="x" * n) for n in range(1, 4)]
+    log = RejectionLog(rejections[:2])
+    assert list(log) == rejections[:2]
+    log.append(rejections[2])
+    assert (list(log), len(log)) == (rejections, 3)

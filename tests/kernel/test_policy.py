@@ -55,6 +55,7 @@ def test_shipped_policy_general_settings_are_joao_neiva(policy):
     assert policy.policy.timezone == "America/Sao_Paulo"
     assert policy.tz == ZoneInfo("America/Sao_Paulo")
     assert policy.stream.allowed_lateness_s == 600
+    assert policy.stream.max_message_bytes == 65536  # a line or Kafka message longer is rejected as too_long
     assert dt.date(2026, 12, 8) in policy.policy.municipal_holidays
     assert policy.version == "jn-2026.1"
 
@@ -72,6 +73,13 @@ def test_misspelled_key_in_section_refused_naming_it():
 def test_missing_key_refused_naming_it():
     with pytest.raises(PolicyError, match="allowed_lateness_s"):
         parse_policy(edited("allowed_lateness_s = 600", ""), "p.toml")
+
+
+def test_a_policy_older_than_the_message_bound_takes_the_shipped_one():
+    # the policy.toml inside an evidence bundle made before stream.max_message_bytes existed
+    # must still parse, or `fiscaliza verify` would refuse the bundle
+    older = parse_policy(edited("max_message_bytes = 65536\n", ""), "p.toml")
+    assert older.stream.max_message_bytes == load_policy().stream.max_message_bytes == 65536
 
 
 def test_string_for_number_refused_naming_field():

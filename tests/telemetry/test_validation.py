@@ -8,9 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from telemetry import (
+    RAW_SHOWN_BYTES,
     REASON_CODES,
     SOURCES,
     CatracaReading,
+    CutMessage,
     Occurrence,
     Rejection,
     TachographPing,
@@ -368,7 +370,49 @@ def test_every_reason_code_is_documented():
         "invalid_timestamp",
         "invalid_value",
         "end_before_start",
+        "too_long",
     }
+
+
+# --- too_long and the raw text kept ------------------------------------------
+
+
+def test_a_message_longer_than_the_bound_is_too_long_unparsed_with_its_raw_cut():
+    raw = _with("tachograph", note="x" * 70_000)
+    result = decode("tachograph", raw, "L:1", max_bytes=65536)
+    assert (result.reason, result.location) == ("too_long", "L:1")
+    assert f"{len(raw)} bytes" in result.detail and "stream.max_message_bytes (65536)" in result.detail
+    assert result.raw == raw[:RAW_SHOWN_BYTES].decode() and result.raw_length == len(raw)
+
+
+def test_a_message_of_exactly_the_bound_is_decoded():
+    raw = _raw(PING)
+    assert isinstance(decode("tachograph", raw, max_bytes=len(raw)), TachographPing)
+    assert decode("tachograph", raw, max_bytes=len(raw) - 1).reason == "too_long"
+
+
+def test_a_message_its_reader_cut_is_too_long_with_the_length_it_had():
+    result = decode("catraca", CutMessage(b"\0" * RAW_SHOWN_BYTES, 2**31), "zeros.jsonl:1", max_bytes=65536)
+    assert (result.reason, result.raw_length, result.raw) == ("too_long", 2**31, "\0" * RAW_SHOWN_BYTES)
+    assert "2147483648 bytes" in result.detail
+
+
+def test_every_rejection_keeps_the_raw_text_up_to_the_bound_and_says_how_long_it_was():
+    raw = b"not json " + b"y" * 5000
+    result = _assert_rejected("tachograph", raw, "invalid_json")
+    assert (result.raw, result.raw_length) == (raw[:RAW_SHOWN_BYTES].decode(), len(raw))
+    assert list(json.loads(encode(result))) == ["source", "reason", "detail", "location", "raw_length", "raw"]
+
+
+def test_a_short_rejection_is_kept_whole_and_written_as_before():
+    result = _assert_rejected("tachograph", b"not json", "invalid_json")
+    assert list(json.loads(encode(result))) == ["source", "reason", "detail", "location", "raw"]
+
+
+def test_the_raw_text_is_cut_between_characters():
+    raw = b'"' + "é".encode() * 1000 + b'"'  # 2-byte characters from byte 1: the cut falls inside one
+    result = _assert_rejected("tachograph", raw, "not_an_object")
+    assert result.raw == '"' + "é" * ((RAW_SHOWN_BYTES - 1) // 2) and result.raw_length == len(raw)
 
 
 # --- forward compatibility ---------------------------------------------------
