@@ -11,6 +11,7 @@ counts, the lines' `ts` and `seq`), so that a test can hold the engine's verdict
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 
 import msgspec
@@ -128,19 +129,24 @@ def _teleport(kind: str, pings: list[Row], duties, free, rng, projector) -> dict
     spans = {}
     for d, r in _free_runs(duties, free):
         run = duties[d].runs[r]
-        found = positions(duties[d].vehicle_id, run.departure, run.arrival)
-        if len(found) >= count + 2:  # a fix of the run on either side stays true
-            spans[(d, r)] = found
+        day = positions(duties[d].vehicle_id, -np.inf, np.inf)
+        inside = positions(duties[d].vehicle_id, run.departure, run.arrival)
+        if not inside:
+            continue
+        # centred on the run's middle, between its stops, far from its terminals; a run
+        # shorter than the fixes (30 at a fix a minute) lends them its layover and next run
+        first = bisect.bisect_left(day, inside[len(inside) // 2]) - count // 2
+        if first >= 1 and first + count < len(day):  # a true fix on either side
+            spans[(d, r)] = day[first:first + count]
     choice = _pick(rng, sorted(spans))
     if choice is None:
         return None
     d, r = choice
-    found = spans[choice]
-    first = (len(found) - count) // 2  # the middle of the run: between its stops, far from its terminals
+    thrown = spans[choice]
     bearing = float(rng.uniform(0.0, 360.0))
     dx, dy = offset_m * np.sin(np.radians(bearing)), offset_m * np.cos(np.radians(bearing))
     moved = []
-    for i in found[first:first + count]:
+    for i in thrown:
         record = _decode(pings[i][2])
         x, y = projector.to_xy([record["lon"]], [record["lat"]])
         lon, lat = projector.to_lonlat(x + dx, y + dy)
@@ -150,8 +156,8 @@ def _teleport(kind: str, pings: list[Row], duties, free, rng, projector) -> dict
         moved.append({"ts": record["ts"], "seq": record["seq"], "lat": changed["lat"], "lon": changed["lon"],
                       "true_lat": record["lat"], "true_lon": record["lon"]})
     return _describe(kind, duties[d], duties[d].runs[r], stream="tachograph", fixes=count, offset_m=offset_m,
-                     bearing_deg=round(bearing, 1), from_epoch=pings[found[first]][0],
-                     to_epoch=pings[found[first + count - 1]][0], moved=moved)
+                     bearing_deg=round(bearing, 1), from_epoch=pings[thrown[0]][0], to_epoch=pings[thrown[-1]][0],
+                     moved=moved)
 
 
 def _outage(kind: str, pings: list[Row], readings: list[Row], duties, free, rng, tz):

@@ -270,3 +270,13 @@ def test_stray_minutes_lands_on_the_next_service_date_alone(simulated, baseline)
     # the simulated service day ends past midnight, hours before the bus stands there
     last = max(instant(r["ts"]) for r in records(baseline[0]))
     assert entry["from_epoch"] - last > 6 * 3600
+
+
+def test_thirty_fixes_a_minute_apart_outlast_a_run_and_are_still_thrown(tmp_path):
+    result, manifest = _simulate(tmp_path, ("gps_teleport_long",), ping_interval_s=60)
+    [entry] = [f for f in manifest if f["fault"] == "gps_teleport_long"]
+    thrown = {(m["ts"], m["seq"]) for m in entry["moved"]}
+    mine = [r for r in records(lines(result)) if r["vehicle_id"] == entry["vehicle_id"]]
+    at = [k for k, r in enumerate(mine) if (r["ts"], r["seq"]) in thrown]
+    assert len(at) == 30 and at == list(range(at[0], at[0] + 30)) and 0 < at[0] and at[-1] < len(mine) - 1
+    assert entry["to_epoch"] - entry["from_epoch"] == 29 * 60
