@@ -30,8 +30,8 @@ TELEPORTS = {
     "gps_teleport_long": (30, 50_000.0),
 }
 OUTAGE_S = 5400  # 90 min
-# an outage is mid-day: at least this much of the vehicle's service on either side of it
-OUTAGE_MARGIN_S = 3600
+# an outage or a stale hour is mid-day: at least this much of the vehicle's service on either side
+MIDDAY_MARGIN_S = 3600
 STALE_OFFSET = dt.timezone(dt.timedelta(hours=-2))  # Brazil's summer time, abolished in 2019
 STALE_HOUR_S = 3600
 COVERAGE_LOST_S = 1800  # late_upload: the longest coverage loss of the issue's broker check
@@ -81,8 +81,8 @@ def apply(kinds: set[str], pings: list[Row], readings: list[Row], duties: list[D
 
 
 class _Positions:
-    """Where each vehicle's rows are in the file, to find a time window's fast (a fault
-    looks at many candidate runs)."""
+    """Where each vehicle's rows are in the file, to find a time window's rows fast (a
+    fault looks at many candidate runs)."""
 
     def __init__(self, rows: list[Row]):
         found: dict[str, list[int]] = {}
@@ -100,7 +100,8 @@ class _Positions:
 
 
 def _free_runs(duties: list[Duty], free: list[int]) -> list[tuple[int, int]]:
-    return [(d, r) for d, r in _runs(duties, middle=True) if d in set(free) and not duties[d].runs[r].idle]
+    free = set(free)
+    return [(d, r) for d, r in _runs(duties, middle=True) if d in free and not duties[d].runs[r].idle]
 
 
 def _service_span(duty: Duty) -> tuple[float, float] | None:
@@ -108,8 +109,26 @@ def _service_span(duty: Duty) -> tuple[float, float] | None:
     return (runs[0].departure, runs[-1].arrival) if runs else None
 
 
-def _stamp(record: dict, ts: str) -> dict:
-    return {**record, "ts": ts}
+def _midday(duty: Duty, seconds: float) -> tuple[float, float] | None:
+    """`seconds` in the middle of the vehicle's service, with MIDDAY_MARGIN_S of it on
+    either side; none for a shorter duty."""
+    span = _service_span(duty)
+    if span is None or span[1] - span[0] < seconds + 2 * MIDDAY_MARGIN_S:
+        return None
+    start = float(round((span[0] + span[1] - seconds) / 2))
+    return start, start + seconds
+
+
+def _pick_window(duties: list[Duty], free: list[int], window, rng) -> tuple[Duty, float, float] | None:
+    """A free vehicle and its time window (`window(duty)`: (start, end) or none), drawn."""
+    windows = {d: w for d in free if (w := window(duties[d])) is not None}
+    d = _pick(rng, sorted(windows))
+    return None if d is None else (duties[d], *windows[d])
+
+
+def _window_entry(kind: str, duty: Duty, start: float, end: float, tz, stream: str) -> dict:
+    return {"fault": kind, "vehicle_id": duty.vehicle_id, "service_date": duty.runs[0].service_date.isoformat(),
+            "stream": stream, "from_epoch": start, "to_epoch": end, "from": _iso(start, tz), "to": _iso(end, tz)}
 
 
 def _edited(rows: list[Row], i: int, record: dict) -> None:
@@ -161,27 +180,19 @@ def _teleport(kind: str, pings: list[Row], duties, free, rng, projector) -> dict
 
 
 def _outage(kind: str, pings: list[Row], readings: list[Row], duties, free, rng, tz):
-    windows = {}
-    for d in free:
-        span = _service_span(duties[d])
-        if span and span[1] - span[0] >= OUTAGE_S + 2 * OUTAGE_MARGIN_S:
-            start = float(round((span[0] + span[1] - OUTAGE_S) / 2))
-            windows[d] = (start, start + OUTAGE_S)
-    d = _pick(rng, sorted(windows))
-    if d is None:
+    chosen = _pick_window(duties, free, lambda duty: _midday(duty, OUTAGE_S), rng)
+    if chosen is None:
         return pings, readings, None
-    duty = duties[d]
-    start, end = windows[d]
+    duty, start, end = chosen
     vehicle = duty.vehicle_id
     silent_pings = set(_Positions(pings)(vehicle, start, end))
-    in_window = _Positions(readings)(vehicle, start, end)
-    before = _Positions(readings)(vehicle, -np.inf, start)
+    catraca = _Positions(readings)
+    in_window, before = catraca(vehicle, start, end), catraca(vehicle, -np.inf, start)
     counters = [_decode(readings[i][2])["counter"] for i in ([before[-1]] if before else []) + in_window]
     entry = {
-        "fault": kind, "vehicle_id": vehicle, "service_date": duty.runs[0].service_date.isoformat(),
-        "stream": "tachograph" if kind == "avl_outage" else "tachograph and catraca",
-        "from_epoch": start, "to_epoch": end, "from": _iso(start, tz), "to": _iso(end, tz), "seconds": OUTAGE_S,
-        "pings_dropped": len(silent_pings),
+        **_window_entry(kind, duty, start, end, tz,
+                        "tachograph" if kind == "avl_outage" else "tachograph and catraca"),
+        "seconds": OUTAGE_S, "pings_dropped": len(silent_pings),
         # the scheduled trips the vehicle ran (or stood for) inside the silence
         "trips": [{"trip_id": run.trip_id, "route_id": run.route_id, "scheduled_departure": run.departure}
                   for run in duty.runs if start <= run.departure < end and not run.deadhead and not run.idle],
@@ -199,22 +210,16 @@ def _outage(kind: str, pings: list[Row], readings: list[Row], duties, free, rng,
 def _restamp(kind: str, pings: list[Row], duties, free, rng, tz) -> dict | None:
     """Tachograph lines of one vehicle stamped by a wrong clock table; each stays where the
     unit delivered it (live, in real time), only its `ts` lies."""
-    windows = {}
-    for d in free:
-        span = _service_span(duties[d])
-        if span is None:
-            continue
-        if kind == "stale_timezone":  # one hour in the middle of its service
-            if span[1] - span[0] >= STALE_HOUR_S + 2 * OUTAGE_MARGIN_S:
-                start = float(round((span[0] + span[1] - STALE_HOUR_S) / 2))
-                windows[d] = (start, start + STALE_HOUR_S)
-        else:  # its whole day: before its first run to after its last (the next day starts hours later)
-            windows[d] = (span[0] - 3600, span[1] + 3600)
-    d = _pick(rng, sorted(windows))
-    if d is None:
+    def window(duty):
+        if kind == "stale_timezone":
+            return _midday(duty, STALE_HOUR_S)
+        span = _service_span(duty)  # its whole day: the next day's starts hours after its last run
+        return None if span is None else (span[0] - 3600, span[1] + 3600)
+
+    chosen = _pick_window(duties, free, window, rng)
+    if chosen is None:
         return None
-    duty = duties[d]
-    start, end = windows[d]
+    duty, start, end = chosen
     found = _Positions(pings)(duty.vehicle_id, start, end)
     for i in found:
         record = _decode(pings[i][2])
@@ -223,16 +228,14 @@ def _restamp(kind: str, pings: list[Row], duties, free, rng, tz) -> dict | None:
             ts = local.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
         else:  # the same wall-clock digits, another offset: the instant moves
             ts = local.replace(tzinfo=STALE_OFFSET).isoformat(timespec="seconds")
-        _edited(pings, i, _stamp(record, ts))
+        _edited(pings, i, {**record, "ts": ts})
     first, last = (_decode(pings[found[k]][2])["ts"] for k in (0, -1)) if found else (None, None)
-    shift = _shift_s(kind, start, tz)
     return {
-        "fault": kind, "vehicle_id": duty.vehicle_id, "service_date": duty.runs[0].service_date.isoformat(),
-        "stream": "tachograph", "from_epoch": start, "to_epoch": end, "from": _iso(start, tz), "to": _iso(end, tz),
+        **_window_entry(kind, duty, start, end, tz, "tachograph"),
         "restamped": len(found), "first_ts": first, "last_ts": last,
         "offset": "Z" if kind == "local_as_utc" else "-02:00",
         # each restamped line's instant = its true instant + shift_s
-        "shift_s": shift,
+        "shift_s": _shift_s(kind, start, tz),
     }
 
 
