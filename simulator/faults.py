@@ -56,6 +56,26 @@ INPUT_FAULTS = {
     "duplicates": "1 % of the lines sent twice",
     "out_of_order": "2 % of the lines delivered up to 2 min late",
     "gps_gap": "a vehicle's GPS silent for 4 min during a run",
+    # Faults real on-board units make (issue 33; simulator.input_faults applies them, in this
+    # order): each on a vehicle no other fault touched, listed with the lines it changed.
+    "gps_teleport": "6 consecutive fixes of a run 3 km off (multipath, a cell-tower fallback); speed and "
+                    "odometer stay true",
+    "gps_teleport_far": "6 consecutive fixes of a run 50 km off (a cold start)",
+    "gps_teleport_long": "30 consecutive fixes of a run 50 km off",
+    "avl_outage": "a vehicle's tachograph silent 90 min mid-day while its catraca keeps counting boardings",
+    "total_outage": "a vehicle's tachograph and catraca both silent 90 min mid-day",
+    "stale_timezone": "one hour of a vehicle's tachograph stamped -02:00 instead of -03:00 (same wall-clock "
+                      "digits: the instant 1 h early, a daylight-saving table Brazil abolished in 2019)",
+    "stale_timezone_day": "a vehicle's whole day of tachograph stamped -02:00 instead of -03:00",
+    "local_as_utc": "a vehicle's whole day of tachograph with its local time labelled Z (UTC)",
+    "conflicting_duplicate_first": "a second version (same vehicle, ts and seq; 50 km/h) of two consecutive "
+                                   "pings, the speeding fault's when injected, each placed before its original",
+    "conflicting_duplicate_after": "the same, each second version placed after its original",
+    "late_upload": "a vehicle loses coverage 30 min during a run; its backlog arrives after its first live "
+                   "ping once back (store and forward), beyond the 10 min allowed lateness",
+    "shuffled_late": "3 % of the tachograph lines each delayed 11-30 min, beyond the allowed lateness",
+    "stray_minutes": "5 minutes of a bus parked at a terminal on the first service date after the range, "
+                     "a date with no other telemetry",
 }
 
 DELAY_S = 420  # 7 min: beyond D-13's and B-04's 300 s lateness threshold

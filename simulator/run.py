@@ -25,6 +25,7 @@ from simulator.faults import (
     inject,
     interrupt,
 )
+from simulator import input_faults
 from simulator.motion import LateralOffset, legs_of, positions, progress_at, progress_turned, pushed_aside
 from simulator.plan import Duty, PlanError, plan_day
 
@@ -88,6 +89,7 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
     manifest: list[dict] = []
     runs = 0
     interrupted = None  # line_interruption: (its manifest entry, the line), from the first day on
+    first_duties: list[Duty] = []  # the first day's, faults applied: where the unit faults are put
     for n, date in enumerate(dates):
         skip = _shortfall(feed, date, rng) if n == 0 and "frequency_shortfall" in settings.faults else {}
         try:
@@ -104,6 +106,7 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
             duties, injection = inject(kinds, duties, rng, feed.shapes, feed=feed, fleet=fleet,
                                        day_start=service_day_start(date, tz).timestamp(), tz=tz)
             manifest.extend(injection.manifest)
+            first_duties = duties
             if injection.interrupted is not None:
                 interrupted = (next(f for f in injection.manifest if f["fault"] == "line_interruption"),
                                injection.interrupted[0])
@@ -118,8 +121,20 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
             progress(n + 1, len(dates))
     ping_rows.sort(key=lambda r: (r[0], r[1]))
     catraca_rows.sort(key=lambda r: (r[0], r[1]))
-    ping_lines, input_manifest = corrupt_lines([r[2] for r in ping_rows],
-                                               set(settings.input_faults) - {"gps_gap"}, rng)
+    unit_faults = set(settings.input_faults) & set(input_faults.UNIT_FAULTS)
+    if unit_faults:
+        ping_rows, catraca_rows, unit_manifest = input_faults.apply(
+            unit_faults, ping_rows, catraca_rows, first_duties, manifest, rng, projector, tz)
+        manifest.extend(unit_manifest)
+    if "stray_minutes" in settings.input_faults:
+        later = service_dates(feed, settings.end + dt.timedelta(days=1), settings.end + dt.timedelta(days=31))
+        if later:
+            stray, entry = input_faults.stray_minutes(feed, fleet, later[0], rng, projector,
+                                                      interval_s=settings.ping_interval_s,
+                                                      noise_m=settings.gps_noise_m)
+            ping_rows.extend(stray)  # after the range: at the end of the file, in event-time order
+            manifest.append(entry)
+    ping_lines, input_manifest = corrupt_lines([r[2] for r in ping_rows], set(settings.input_faults), rng)
     catraca_lines = [r[2] for r in catraca_rows]
     manifest.extend(input_manifest)
 

@@ -17,7 +17,7 @@ from gtfs import load_feed
 from gtfs.projection import Projector
 from kernel.fleet import load_fleet
 from samples import joao_neiva
-from simulator import FAULTS, INPUT_FAULTS, SimulationError, SimulationSettings, simulate
+from simulator import FAULTS, SimulationError, SimulationSettings, simulate
 
 FEED_PATH, FLEET_PATH = joao_neiva()
 FEED = load_feed(FEED_PATH)
@@ -42,10 +42,15 @@ def epoch(record: dict) -> float:
     return dt.datetime.fromisoformat(record["ts"]).timestamp()
 
 
+# The input faults this file checks; those of on-board units (issue 33) each want a vehicle of
+# their own, more than the sample has beside FAULTS: tests/simulator/test_input_faults.py.
+LINE_FAULTS = ("malformed", "duplicates", "out_of_order", "gps_gap")
+
+
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory):
     out = tmp_path_factory.mktemp("faulty")
-    settings = SimulationSettings(DAY, DAY, seed=11, faults=tuple(FAULTS), input_faults=tuple(INPUT_FAULTS))
+    settings = SimulationSettings(DAY, DAY, seed=11, faults=tuple(FAULTS), input_faults=LINE_FAULTS)
     result = simulate(FEED, FLEET, settings, out)
     manifest = {f["fault"]: f for f in json.loads(result.manifest.read_text())["faults"]}
     replayed = replay(ReplayInputs(FEED_PATH, FLEET_PATH, result.tachograph, result.catraca))
@@ -82,7 +87,7 @@ def test_pings_come_every_interval_with_noise_of_a_few_metres(tmp_path):
 
 def test_every_fault_is_injected_once_and_listed(faulty):
     _, manifest, _ = faulty
-    assert set(manifest) == set(FAULTS) | set(INPUT_FAULTS)
+    assert set(manifest) == set(FAULTS) | set(LINE_FAULTS)
 
 
 def test_unknown_fault_is_refused(tmp_path):
