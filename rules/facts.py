@@ -245,7 +245,9 @@ class ServiceDayFacts:
         boardings counted in them.
 
         A silence is a stretch longer than `max_coverage_gap_s` without a fix (the limit
-        past which trips are no longer followed, trips.unfollowed). Each silence of a
+        past which trips are no longer followed, trips.unfollowed); at the window's edges
+        only its part inside the window counts, so a fix that close to an edge covers it
+        (and a vehicle whose newest fix is that close to the watermark is not silent). Each silence of a
         vehicle that could have run the trip hides it, but one of the block's vehicle
         before its first fix or after its last fix of the day (within the day's scheduled
         span ± the match window) in which its catraca counted no boarding: that vehicle
@@ -253,7 +255,7 @@ class ServiceDayFacts:
         and it is its block's only vehicle. A silence with boardings counted is service
         seen by the catraca: the vehicle ran unseen. Without a block's vehicle any vehicle
         of the operator could have run the trip, so every one must be seen throughout."""
-        window = policy.trips.match_window_s
+        window, gap = policy.trips.match_window_s, policy.trips.max_coverage_gap_s
         departure = self.day.departure_epoch(trip)
         vehicles, block = self.could_have_run(trip)
         first, last = self.day.scheduled_span()
@@ -263,6 +265,8 @@ class ServiceDayFacts:
             runs = self.coverage.get(vehicle, SensorRuns())
             hiding = []
             for start, end in uncovered(runs.tachograph, departure - window, departure + window):
+                if (start == departure - window or end == departure + window) and end - start <= gap:
+                    continue  # a fix within max_coverage_gap_s of the window's edge: followed up to it
                 boarded = [b for b in runs.boarding if b[0] < end and b[1] > start]
                 seen_before = any(day_from <= b <= start for _, b in runs.tachograph)
                 seen_after = any(end <= a <= day_to for a, _ in runs.tachograph)
