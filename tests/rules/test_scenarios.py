@@ -250,3 +250,21 @@ def test_a_parked_bus_reporting_5_minutes_on_a_silent_day_yields_no_d22(tmp_path
     assert result.infractions == []
     covered = [i for i in result.insufficient if i.code == "D-22" and i.evidence.get("vehicles")]
     assert {i.trip_id for i in covered} == {"101-DU-0-0900", "101-DU-1-0900", "101-DU-0-0930", "101-DU-1-0930"}
+
+
+def test_suppressed_trip_while_its_block_vehicle_stands_reporting_yields_d22(tmp_path):
+    # the suppressed_trip fault, its vehicle powered on at the terminal through the trip's whole
+    # match window (a ping every 15 s from its last one to departure + 1800 s + 300 s): its
+    # block's vehicle seen throughout, not running it. A true suppression stays a D-22
+    sim = simulate(FEED, FLEET, SimulationSettings(DAY, DAY, seed=SEED, faults=("suppressed_trip",)), tmp_path)
+    [injected] = json.loads(sim.manifest.read_text())["faults"]
+    tachograph = [json.loads(line) for line in sim.tachograph.read_text().splitlines()]
+    catraca = [json.loads(line) for line in sim.catraca.read_text().splitlines()]
+    last = max((m for m in tachograph if m["vehicle_id"] == injected["vehicle_id"]),
+               key=lambda m: dt.datetime.fromisoformat(m["ts"]))
+    since = dt.datetime.fromisoformat(last["ts"])
+    until = injected["scheduled_departure"] + 1800 + 300
+    standing = [{**last, "ts": (since + dt.timedelta(seconds=s)).isoformat(), "speed_kmh": 0.0, "route_id": None,
+                 "seq": last["seq"] + k} for k, s in enumerate(range(15, int(until - since.timestamp()), 15), 1)]
+    result = replayed(tmp_path, tachograph + standing, catraca)
+    assert accusing_d22(result) == {injected["trip_id"]: "exempt_art45"}
