@@ -123,14 +123,8 @@ class SensorRuns(msgspec.Struct, frozen=True):
 
 
 def runs_of(times: list[float], gap_s: float) -> tuple[Run, ...]:
-    """Sorted instants as runs: a new run where two are more than `gap_s` apart."""
-    runs: list[list[float]] = []
-    for t in times:
-        if runs and t - runs[-1][1] <= gap_s:
-            runs[-1][1] = max(runs[-1][1], t)
-        else:
-            runs.append([t, t])
-    return tuple((a, b) for a, b in runs)
+    """Instants as runs: a new run where two are more than `gap_s` apart."""
+    return merge_runs(tuple((t, t) for t in times), (), gap_s)
 
 
 def merge_runs(a: tuple[Run, ...], b: tuple[Run, ...], gap_s: float) -> tuple[Run, ...]:
