@@ -12,7 +12,7 @@ import numpy as np
 from engine.messages import MatchRecord
 from engine.values import Context
 from gtfs.schedule import ServiceDay
-from rules.facts import CutShortPass, ServiceDayFacts, TripFacts
+from rules.facts import CutShortPass, SensorRuns, ServiceDayFacts, TripFacts
 from telemetry import Occurrence
 from trips.matching import service_date_for
 from trips.model import DetectedTrip, Fix, Match, columns
@@ -100,9 +100,11 @@ def operator_day(day: ServiceDay, ctx: Context, operator_id: str) -> ServiceDay:
 def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
                       reporting: dict[str, list[float]], occurrences: list[Occurrence],
                       unfollowed: list[UnfollowedPass] | tuple = (),
-                      cut_short: list[CutShortPass] | tuple = ()) -> ServiceDayFacts:
+                      cut_short: list[CutShortPass] | tuple = (),
+                      coverage: dict[str, SensorRuns] | None = None) -> ServiceDayFacts:
     """The facts of a closed service day for the service-day rules: the matched trips
-    (without their pings, which stay with the vehicle stage), who reported when, and the
+    (without their pings, which stay with the vehicle stage), who reported when (the
+    operators' fleets, and each vehicle's sensors: `coverage`), and the
     stretches the telemetry could not follow — but for those a realized trip of the same
     vehicle overlaps (it was that trip, seen through the silence) — and the passes a
     track rule found cut short before the terminal."""
@@ -129,16 +131,27 @@ def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
             m.detected.vehicle_id == p.vehicle_id and m.detected.departed_at <= p.last_t
             and p.first_t <= m.detected.arrived_at for m in matches)),
         cut_short=tuple(cut_short),
+        fleet=fleet_by_operator(ctx),
+        coverage=dict(coverage or {}),
     )
+
+
+def fleet_by_operator(ctx: Context) -> dict[str, tuple[str, ...]]:
+    fleet: dict[str, list[str]] = defaultdict(list)
+    for vehicle in sorted(ctx.fleet.values(), key=lambda v: v.vehicle_id):
+        fleet[vehicle.operator_id].append(vehicle.vehicle_id)
+    return {operator: tuple(vehicles) for operator, vehicles in fleet.items()}
 
 
 def day_km(day: ServiceDay, matches: list[Match], ctx: Context,
            facts: ServiceDayFacts | None = None) -> dict[str, tuple[float, float]]:
     """Per operator: (programmed metres of the day, programmed metres of realized trips).
     With the day's `facts`, a timetabled trip neither realized nor observable (the fleet
-    not seen around its departure: `ServiceDayFacts.departure_observable`) or that a
-    vehicle whose telemetry broke off may have run (`ServiceDayFacts.may_have_run`) is
-    left out of the programmed metres: no evidence that it ran, none that it did not. So is a headway
+    not seen around its departure: `ServiceDayFacts.departure_observable`), that a
+    vehicle whose telemetry broke off may have run (`ServiceDayFacts.may_have_run`) or
+    that a vehicle which could have run it was not seen throughout its match window
+    (`ServiceDayFacts.unobserved`) is left out of the programmed metres: no evidence that
+    it ran, none that it did not — what D-22 records as insufficient evidence. So is a headway
     window with no departure and the fleet seen in fewer than `min_reporting_minutes` of it."""
     operator_of = {r.route_id: r.agency_id for r in ctx.feed.routes.values()}
     programmed: dict[str, float] = defaultdict(float)
@@ -149,7 +162,8 @@ def day_km(day: ServiceDay, matches: list[Match], ctx: Context,
         departure = day.departure_epoch(trip)
         if facts is not None and trip.key not in matched \
                 and (not facts.departure_observable(operator, departure, ctx.policy)
-                     or facts.may_have_run(trip.route_id, trip.direction_id, departure, ctx.policy)):
+                     or facts.may_have_run(trip.route_id, trip.direction_id, departure, ctx.policy)
+                     or facts.unobserved(trip, ctx.policy)):
             programmed.setdefault(operator, 0.0)
             continue
         programmed[operator] += trip.programmed_m

@@ -14,7 +14,7 @@ import datetime as dt
 
 import msgspec
 
-from rules.facts import CutShortPass
+from rules.facts import CutShortPass, SensorRuns
 from trips.model import DetectedTrip, RealizedTrip
 from trips.unfollowed import UnfollowedPass
 
@@ -60,8 +60,11 @@ class TripCutShort(msgspec.Struct, frozen=True, tag="trip_cut_short"):
 
 
 class Heartbeat(msgspec.Struct, frozen=True, tag="heartbeat"):
-    """A vehicle-stage partition's progress: its watermark, the first event it saw, and
-    the minutes in which each operator's fleet reported since its last heartbeat."""
+    """A vehicle-stage partition's progress: its watermark, the first event it saw, the
+    minutes in which each operator's fleet reported since its last heartbeat, and when each
+    vehicle's sensors were heard in what it released since then (`coverage`: D-22 judges
+    per vehicle, rules.facts.SensorRuns). Released messages are behind the watermark it
+    carries, so an operator stage that closes a day has every vehicle's runs up to it."""
 
     source: int
     watermark: float | None
@@ -69,6 +72,7 @@ class Heartbeat(msgspec.Struct, frozen=True, tag="heartbeat"):
     max_event: float | None
     reporting: dict[str, list[int]]  # operator -> epoch minutes
     final: bool = False  # end of input (replay): everything has been released
+    coverage: dict[str, SensorRuns] = {}  # vehicle -> its sensors' runs released since the last heartbeat
 
 
 class MatchRecord(msgspec.Struct, frozen=True):

@@ -37,7 +37,7 @@ from gtfs.schedule import ServiceDay, service_day
 from rules.art45 import MonthKm, close_month
 from rules.d13 import is_off_schedule
 from rules.evaluate import evaluate_service_day, safe_detect
-from rules.facts import CutShortPass, LineService
+from rules.facts import CutShortPass, LineService, SensorRuns
 from rules.line_interruption import advance_lines
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from telemetry import Occurrence, Rejection
@@ -64,6 +64,8 @@ class OperatorState(msgspec.Struct):
     first_event: float | None = None
     max_event: float | None = None
     reporting: list[int] = msgspec.field(default_factory=list)  # sorted epoch minutes
+    # by vehicle of the operator: when its sensors were heard (the days not closed yet)
+    coverage: dict[str, SensorRuns] = msgspec.field(default_factory=dict)
     closed: list[str] = msgspec.field(default_factory=list)
     suppressions: dict[str, list[Infraction]] = msgspec.field(default_factory=dict)  # by month
     months: dict[str, MonthTotals] = msgspec.field(default_factory=dict)
@@ -271,6 +273,10 @@ class OperatorStage:
         minutes = beat.reporting.get(operator_id, [])
         if minutes:
             state.reporting = sorted(set(state.reporting).union(minutes))
+        gap = self.ctx.policy.trips.max_coverage_gap_s
+        for vehicle_id, runs in sorted(beat.coverage.items()):
+            if vehicle_id in self.ctx.fleet and self.ctx.fleet[vehicle_id].operator_id == operator_id:
+                state.coverage[vehicle_id] = state.coverage.get(vehicle_id, SensorRuns()).merged(runs, gap)
         # the trips that arrived first, live; then the periods the watermark closed (a day
         # may close in the same beat, e.g. a backlog: its provisional D-13 still comes
         # first, so detected_at never depends on how the input was batched)
@@ -311,7 +317,8 @@ class OperatorStage:
             matches = live_matches(state.detected.get(iso_date, []) + running, day, tz, self.ctx.policy.trips)
             reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
             facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
-                                      state.unfollowed.get(iso_date, []), state.cut_short.get(iso_date, []))
+                                      state.unfollowed.get(iso_date, []), state.cut_short.get(iso_date, []),
+                                      state.coverage)
             window = self.ctx.policy.trips.match_window_s
             for rule in self.ctx.pack.catalogue.values():
                 if rule.live not in ("off_schedule_departure", "window_end", "departure_due"):
@@ -414,7 +421,8 @@ class OperatorStage:
         out.trips += [m.realized for m in matches]
         reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
         facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
-                                  state.unfollowed.pop(date.isoformat(), []), state.cut_short.pop(date.isoformat(), []))
+                                  state.unfollowed.pop(date.isoformat(), []), state.cut_short.pop(date.isoformat(), []),
+                                  state.coverage)
         if self.ctx.policy.interruption is not None:  # an interruption spans days: the lines' memory
             facts = dataclasses.replace(facts, line_service=dict(state.lines))
             state.lines = advance_lines(state.lines, facts, self.ctx.policy)
@@ -451,9 +459,11 @@ class OperatorStage:
         for vehicle in sorted(v.vehicle_id for v in self.ctx.fleet.values() if v.operator_id == state.operator_id):
             out.day_matched.append(DayMatched(vehicle, state.operator_id, date, by_vehicle.get(vehicle, []), closed_at,
                                               cut_short.get(vehicle, [])))
-        # Reporting minutes before the day cannot matter to a later day.
+        # Reporting minutes and sensor runs before the day cannot matter to a later day.
         horizon = int((day.start_epoch - self.ctx.policy.trips.match_window_s) // 60)
         state.reporting = state.reporting[bisect.bisect_left(state.reporting, horizon):]
+        state.coverage = {v: kept for v, runs in state.coverage.items()
+                          if (kept := runs.since(horizon * 60)).tachograph or kept.boarding}
 
     def _close_month(self, state: OperatorState, month: str) -> list[Infraction]:
         state.closed_months.append(month)

@@ -46,11 +46,13 @@ from rules.facts import (
     CutShortPass,
     DoorFix,
     PassFacts,
+    SensorRuns,
     Standing,
     TripFacts,
     VehicleDayFacts,
     in_service_from,
     iso,
+    runs_of,
     within,
 )
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
@@ -124,6 +126,8 @@ class PartitionState(msgspec.Struct):
     ends_seen: list[str] = msgspec.field(default_factory=list)  # inputs whose end-of-input came
     # vehicle -> its newest fix, until the watermark is a silence past it (trips.unfollowed)
     quiet: dict[str, float] = msgspec.field(default_factory=dict)
+    # vehicle -> when its sensors were heard in what was released since the last heartbeat
+    coverage: dict[str, SensorRuns] = msgspec.field(default_factory=dict)
 
     @property
     def max_event(self) -> float | None:
@@ -798,6 +802,7 @@ class VehicleStage:
                           self._day(date + dt.timedelta(days=1)).start_epoch + cutover, self._day_log(state, date))
             return window[2]
 
+        boardings = []  # readings whose counter rose: passengers boarding, the vehicle in service
         i = j = 0
         while i < len(batch) or j < len(readings):
             # a fix and a reading at the same instant: the fix first (it is the reading's place)
@@ -815,12 +820,24 @@ class VehicleStage:
                                               location=None, raw=encode(reading).decode()))
                 else:
                     add_reading(day_log(reading.epoch), reading, silence)
+                    if state.last_counter is not None and reading.counter > state.last_counter:
+                        boardings.append(reading.epoch)
                     state.last_counter = reading.counter
                     if self._reads_trip_catraca:
                         trip_readings.append(reading)
                 j += 1
         if self._reads_trip_catraca:
             state.trip_readings = trip_readings
+        self._note_coverage(state.vehicle_id, [f.t for f in batch], boardings)
+
+    def _note_coverage(self, vehicle_id: str, fixes: list[float], boardings: list[float]) -> None:
+        """When the vehicle's sensors were heard, for the next heartbeat (rules.facts.SensorRuns)."""
+        if not fixes and not boardings:
+            return
+        gap = self.ctx.policy.trips.max_coverage_gap_s
+        before = self.partition.coverage.get(vehicle_id, SensorRuns())
+        self.partition.coverage[vehicle_id] = before.merged(SensorRuns(runs_of(fixes, gap), runs_of(boardings, gap)),
+                                                            gap)
 
     def _doors(self, batch: list[Fix]) -> list[DoorFix]:
         """Each fix as the door rule reads it; where it stood measured only for those
@@ -1049,8 +1066,9 @@ class VehicleStage:
     def heartbeat(self, final: bool = False) -> Heartbeat:
         p = self.partition
         beat = Heartbeat(source=p.partition, watermark=self.watermark, first_event=p.first_event,
-                         max_event=p.max_event, reporting=p.reporting, final=final)
+                         max_event=p.max_event, reporting=p.reporting, final=final, coverage=p.coverage)
         p.reporting = {}
+        p.coverage = {}
         return beat
 
     def flush(self, occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:

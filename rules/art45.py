@@ -12,6 +12,12 @@ never counted as a day of 0 % (README, "Art. 45 and days without telemetry"). At
 becomes `exempt_art45`, except the suppression of the first scheduled trip of the
 day of its route and direction, which becomes `confirmed`; below, all are confirmed.
 Justified D-22 stay justified.
+
+A month whose days the engine did not all close (`month_complete: false`: the input
+began or ended inside it) confirms nothing: the km of the days not seen may change the
+efficiency, so a D-22 it would confirm stays `provisional` (DESIGN.md: not yet settled;
+it never becomes a docket), its evidence saying why. An exemption stands: it accuses no
+one, and a D-22 of a month not seen whole is at most not due.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ def close_month(suppressions: list[Infraction], km: MonthKm, month: str, days_in
     """The final state of the month's D-22 of one operator."""
     # Sums of float metres may land a hair under an exact 98 %: rounding, not service.
     exempt = km.efficiency >= policy.art45.min_efficiency - EFFICIENCY_ROUNDING
+    complete = len(km.service_dates) + len(km.without_telemetry) >= days_in_month
     closed = []
     for infraction in suppressions:
         if infraction.status != PROVISIONAL:
@@ -56,6 +63,8 @@ def close_month(suppressions: list[Infraction], km: MonthKm, month: str, days_in
             continue
         start_of_operation = bool(infraction.evidence.get("start_of_operation"))
         status = EXEMPT_ART45 if exempt and not start_of_operation else CONFIRMED
+        if status == CONFIRMED and not complete:
+            status = PROVISIONAL  # a month not seen whole cannot confirm
         closed.append(msgspec.structs.replace(infraction, status=status, evidence={
             **infraction.evidence,
             "art45": {
@@ -68,7 +77,10 @@ def close_month(suppressions: list[Infraction], km: MonthKm, month: str, days_in
                 "start_of_operation": start_of_operation,
                 "service_dates_considered": list(km.service_dates),
                 "days_without_telemetry": list(km.without_telemetry),
-                "month_complete": len(km.service_dates) + len(km.without_telemetry) >= days_in_month,
+                "month_complete": complete,
+                **({} if status != PROVISIONAL else {
+                    "unsettled": "mês observado em parte: a supressão só é confirmada no fechamento de um "
+                                 "mês cujos dias foram todos observados"}),
             },
         }))
     return closed

@@ -1,9 +1,13 @@
 """D-22 — deixar de realizar viagem programada sem motivo justificado.
 
 Fires for each scheduled timetabled trip that no realized trip was matched to. It
-stays `provisional` until its month closes (art. 45, see rules.art45). Where the
-operator's fleet sent no telemetry around the scheduled departure, absence of the
-trip cannot be told from absence of data: insufficient evidence, not an infraction.
+stays `provisional` until its month closes (art. 45, see rules.art45). A trip is not run
+only where the telemetry shows it (DESIGN.md: a trip it can neither confirm nor exclude
+is insufficient evidence): the operator's fleet reported around the departure, no
+vehicle ran its itinerary unseen (trips.unfollowed), and the tachograph of every vehicle
+that could have run it — its block's vehicle, else any of the operator's — saw that
+vehicle throughout the departure's match window (ServiceDayFacts.unobserved). Else:
+insufficient evidence, not an infraction.
 """
 
 from __future__ import annotations
@@ -63,6 +67,19 @@ def detect(facts: ServiceDayFacts, policy: Policy, *, code: str = CODE,
                        "ser confirmada nem excluída",
                 evidence={"scheduled_departure": iso(departure, facts.tz), "window_s": window,
                           "unfollowed": [unfollowed_evidence(p, facts.tz) for p in unfollowed]}))
+            continue
+        unobserved = facts.unobserved(trip, policy)
+        if unobserved:
+            boarded = any(s["catraca_boardings"] for v in unobserved for s in v["silences"])
+            findings.append(InsufficientEvidence(
+                code=code, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,
+                trip_id=trip.trip_id, vehicle_id=unobserved[0]["vehicle_id"] if len(unobserved) == 1 else None,
+                reason=("a catraca contou embarques com o tacógrafo em silêncio: o veículo estava em serviço e "
+                        "a viagem não pode ser confirmada nem excluída" if boarded else
+                        "o tacógrafo de um veículo que poderia realizar a viagem silenciou na janela da partida: "
+                        "a viagem não pode ser confirmada nem excluída"),
+                evidence={"scheduled_departure": iso(departure, facts.tz), "window_s": window,
+                          "max_coverage_gap_s": policy.trips.max_coverage_gap_s, "vehicles": unobserved}))
             continue
         nearby = [
             {"vehicle_id": tf.realized.vehicle_id, "departed_at": iso(tf.departed_at, facts.tz),

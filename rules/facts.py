@@ -98,6 +98,65 @@ class CutShortPass(msgspec.Struct, frozen=True):
     code: str  # the rule that found it
 
 
+Run = tuple[float, float]
+
+
+class SensorRuns(msgspec.Struct, frozen=True):
+    """When one vehicle's sensors were heard, as runs (first, last) of readings no further
+    apart than `trips.max_coverage_gap_s`: its tachograph fixes (where it was: the only
+    sensor that can show a trip was not run), and its catraca readings whose counter rose
+    (boardings: the vehicle was in service, wherever it was). Told by the vehicle stage to
+    the operator stage in each heartbeat (what it released since the last one) and merged
+    there; the service-day rules read them (ServiceDayFacts.unobserved)."""
+
+    tachograph: tuple[Run, ...] = ()
+    boarding: tuple[Run, ...] = ()
+
+    def merged(self, other: "SensorRuns", gap_s: float) -> "SensorRuns":
+        return SensorRuns(merge_runs(self.tachograph, other.tachograph, gap_s),
+                          merge_runs(self.boarding, other.boarding, gap_s))
+
+    def since(self, horizon: float) -> "SensorRuns":
+        """Without the runs over before `horizon` (they cannot matter to a later day)."""
+        return SensorRuns(tuple(r for r in self.tachograph if r[1] >= horizon),
+                          tuple(r for r in self.boarding if r[1] >= horizon))
+
+
+def runs_of(times: list[float], gap_s: float) -> tuple[Run, ...]:
+    """Instants as runs: a new run where two are more than `gap_s` apart."""
+    return merge_runs(tuple((t, t) for t in times), (), gap_s)
+
+
+def merge_runs(a: tuple[Run, ...], b: tuple[Run, ...], gap_s: float) -> tuple[Run, ...]:
+    """Two sets of runs as one: runs that overlap or lie at most `gap_s` apart join (the
+    same readings told twice join too, so a message released again changes nothing)."""
+    merged: list[list[float]] = []
+    for start, end in sorted((*a, *b)):
+        if merged and start - merged[-1][1] <= gap_s:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return tuple((s, e) for s, e in merged)
+
+
+def uncovered(runs: tuple[Run, ...], start: float, end: float) -> list[Run]:
+    """The parts of [start, end] that no run covers (sorted runs)."""
+    pieces, at = [], start
+    for a, b in runs:
+        if b < at:
+            continue
+        if a > end:
+            break
+        if a > at:
+            pieces.append((at, a))
+        at = max(at, b)
+        if at >= end:
+            break
+    if at < end:
+        pieces.append((at, end))
+    return pieces
+
+
 @dataclass(frozen=True)
 class ServiceDayFacts:
     day: ServiceDay
@@ -118,6 +177,10 @@ class ServiceDayFacts:
     # passes a track rule found cut short before the terminal (a turn back), whatever its
     # verdict; empty where the pack has no such rule
     cut_short: tuple[CutShortPass, ...] = ()
+    # each operator's vehicles (fleet.csv), and when each vehicle's sensors were heard:
+    # who could have run a scheduled trip, and whether their telemetry shows it was not run
+    fleet: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    coverage: dict[str, SensorRuns] = field(default_factory=dict)
 
     def cut_short_trips(self, policy) -> dict[str, CutShortPass]:
         """The scheduled trips the cut-short passes were running, by key: per line and
@@ -151,6 +214,62 @@ class ServiceDayFacts:
         direction (within the match window of when they may have left)."""
         window = policy.trips.match_window_s
         return [p for p in self.unfollowed if p.could_be(route_id, direction_id, departure, window)]
+
+    def could_have_run(self, trip: ScheduledTrip) -> tuple[tuple[str, ...], str | None]:
+        """The vehicles that could have run a scheduled trip, and the block that names
+        them. A trip of a block is its block's vehicle's: the vehicle of the block's
+        nearest matched trip before it, and of the nearest after (both where the block
+        changed hands between them). Without a block, or with none of its trips run, any
+        vehicle of the operator could have run it."""
+        departure = self.day.departure_epoch(trip)
+        if trip.block_id:
+            held = sorted((self.day.departure_epoch(tf.scheduled), tf.realized.vehicle_id) for tf in self.trips
+                          if tf.scheduled is not None and tf.scheduled.block_id == trip.block_id)
+            vehicles = {v for _, v in [d for d in held if d[0] < departure][-1:]} \
+                | {v for _, v in [d for d in held if d[0] > departure][:1]}
+            if vehicles:
+                return tuple(sorted(vehicles)), trip.block_id
+        return self.fleet.get(self.operator_of_route[trip.route_id], ()), None
+
+    def unobserved(self, trip: ScheduledTrip, policy) -> list[dict]:
+        """Why the telemetry of the vehicles that could have run a scheduled trip does not
+        show it was not run (empty: it shows it), per vehicle: the silences of its
+        tachograph inside the trip's match window (its departure ± `match_window_s`: a
+        departure anywhere in it would have been matched to the trip), and the catraca
+        boardings counted in them.
+
+        A silence is a stretch longer than `max_coverage_gap_s` without a fix (the limit
+        past which trips are no longer followed, trips.unfollowed); at the window's edges
+        only its part inside the window counts, so a fix that close to an edge covers it
+        (and a vehicle whose newest fix is that close to the watermark is not silent). Each silence of a
+        vehicle that could have run the trip hides it, but one of the block's vehicle
+        before its first fix or after its last fix of the day (within the day's scheduled
+        span ± the match window) in which its catraca counted no boarding: that vehicle
+        had not started its day, or had ended it (switched off, its catraca silent too),
+        and it is its block's only vehicle. A silence with boardings counted is service
+        seen by the catraca: the vehicle ran unseen. Without a block's vehicle any vehicle
+        of the operator could have run the trip, so every one must be seen throughout."""
+        window, gap = policy.trips.match_window_s, policy.trips.max_coverage_gap_s
+        departure = self.day.departure_epoch(trip)
+        vehicles, block = self.could_have_run(trip)
+        first, last = self.day.scheduled_span()
+        day_from, day_to = (first or departure) - window, (last or departure) + window
+        found = []
+        for vehicle in vehicles:
+            runs = self.coverage.get(vehicle, SensorRuns())
+            hiding = []
+            for start, end in uncovered(runs.tachograph, departure - window, departure + window):
+                if (start == departure - window or end == departure + window) and end - start <= gap:
+                    continue  # a fix within max_coverage_gap_s of the window's edge: followed up to it
+                boarded = [b for b in runs.boarding if b[0] < end and b[1] > start]
+                seen_before = any(day_from <= b <= start for _, b in runs.tachograph)
+                seen_after = any(end <= a <= day_to for a, _ in runs.tachograph)
+                if block is None or boarded or (seen_before and seen_after):
+                    hiding.append({"silence": [iso(start, self.tz), iso(end, self.tz)],
+                                   "catraca_boardings": [[iso(a, self.tz), iso(b, self.tz)] for a, b in boarded]})
+            if hiding:
+                found.append({"vehicle_id": vehicle, "block_id": block, "silences": hiding})
+        return found
 
     def reported_minutes(self, operator_id: str, start: float, end: float) -> int:
         """Distinct minutes of [start, end] in which the operator's fleet reported."""

@@ -17,7 +17,7 @@ from engine.messages import Heartbeat, TripCutShort, TripDeparted
 from engine.operator import OperatorStage
 from fiscaliza.replay import ReplayInputs
 from kernel.policy import shipped_policy_path
-from rules.facts import CutShortPass
+from rules.facts import CutShortPass, SensorRuns
 from rules.model import Infraction
 from samples import conselheiro_lafaiete
 from trips.model import DetectedTrip
@@ -53,10 +53,14 @@ def day(context, turned_back: bool, matched: list | None = None) -> list[Infract
     stage = OperatorStage(context, 1, states.get, lambda s: states.__setitem__(s.operator_id, s))
     sent: list[Infraction] = []
     first = at(context, 6, 45)
+    # every vehicle of the operator seen from 06:25 on: throughout 07:00's window [06:30, 07:30]
+    vehicles = [v.vehicle_id for v in context.fleet.values() if v.operator_id == "VQZ"]
 
     def beat(watermark: float, final: bool = False):
         minutes = list(range(int(first // 60), int(watermark // 60) + 1))
-        out = stage.on_heartbeat("VQZ", Heartbeat(0, watermark, first, watermark + 600, {"VQZ": minutes}, final), [])
+        seen = {v: SensorRuns(tachograph=((at(context, 6, 25), watermark),)) for v in vehicles}
+        out = stage.on_heartbeat("VQZ", Heartbeat(0, watermark, first, watermark + 600, {"VQZ": minutes}, final,
+                                                  seen), [])
         sent.extend(f for f in out.findings if isinstance(f, Infraction) and f.code == SUPPRESSED)
         if matched is not None:
             matched.extend(out.day_matched)

@@ -18,6 +18,7 @@ from engine.loading import load_context
 from engine.messages import Heartbeat, TripDeparted, TripDetected
 from engine.operator import OperatorStage
 from fiscaliza.replay import ReplayInputs
+from rules.facts import SensorRuns
 from rules.model import Infraction
 from samples import joao_neiva
 
@@ -48,16 +49,21 @@ class Run:
 
     def __init__(self, context, operator: str):
         self.operator = operator
+        self.vehicles = [v.vehicle_id for v in context.fleet.values() if v.operator_id == operator]
         self.states: dict = {}
         self.stage = OperatorStage(context, 1, self.states.get, lambda s: self.states.__setitem__(s.operator_id, s))
         self.sent: list = []
         self.first = None
 
     def beat(self, watermark: float, reporting_from: float | None = None, final: bool = False):
+        """Up to `watermark`; with `reporting_from`, every vehicle of the operator reported
+        (its tachograph seen) from then on."""
         minutes = [] if reporting_from is None else list(range(int(reporting_from // 60), int(watermark // 60) + 1))
+        seen = {} if reporting_from is None else \
+            {v: SensorRuns(tachograph=((reporting_from, watermark),)) for v in self.vehicles}
         self.first = self.first if self.first is not None else (reporting_from or watermark)
         out = self.stage.on_heartbeat(self.operator, Heartbeat(0, watermark, self.first, watermark + 600,
-                                                               {self.operator: minutes}, final), [])
+                                                               {self.operator: minutes}, final, seen), [])
         self.sent += [(f, watermark) for f in out.findings if isinstance(f, Infraction)]
         return [f for f in out.findings]
 
@@ -69,9 +75,10 @@ class Run:
 def test_a_scheduled_trip_without_a_departure_yields_a_provisional_d22_once_its_match_window_passed(context):
     # 09:00 of line 101 (direction 0): JN-1011 leaves 09:20, JN-1012 09:28. Live, each
     # departure goes to the nearest scheduled one (09:20 -> 09:30: 10 min against 20), so
-    # nothing departed for 09:00 by 09:00 + 30 min.
+    # nothing departed for 09:00 by 09:00 + 30 min. The fleet reports from 08:25: each
+    # vehicle seen throughout the window [08:30, 09:30] (its end within 300 s of 09:25).
     run = Run(context, "VNV")
-    run.beat(at(context, 9, 25), reporting_from=at(context, 8, 45))
+    run.beat(at(context, 9, 25), reporting_from=at(context, 8, 25))
     for vehicle, minute in (("JN-1011", 20), ("JN-1012", 28)):
         run.stage.on_departed(TripDeparted("VNV", trip(vehicle, "101", 0, at(context, 9, minute))))
     run.beat(at(context, 9, 29, 59))
@@ -87,7 +94,7 @@ def test_a_scheduled_trip_without_a_departure_yields_a_provisional_d22_once_its_
 
 def test_a_provisional_d22_the_days_matching_contradicts_is_withdrawn_with_its_first_detected_at(context):
     run = Run(context, "VNV")
-    run.beat(at(context, 9, 25), reporting_from=at(context, 8, 45))
+    run.beat(at(context, 9, 25), reporting_from=at(context, 8, 25))
     for vehicle, minute in (("JN-1011", 20), ("JN-1012", 28)):
         run.stage.on_departed(TripDeparted("VNV", trip(vehicle, "101", 0, at(context, 9, minute))))
     run.beat(at(context, 9, 31))

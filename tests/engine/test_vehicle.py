@@ -505,3 +505,36 @@ def test_a_d13_citing_a_departure_ping_that_came_in_two_versions_is_at_most_prov
     got, _, _ = _run(context, arrived)
     [tainted] = [r for r in got if r.code == "D-13"]
     assert tainted.status == "provisional" and tainted.evidence["conflicting_duplicates"] == [cited]
+
+
+def test_the_heartbeat_tells_when_each_vehicles_tachograph_and_catraca_boardings_were_heard(context):
+    # JN-1011's fixes at 12:00:00, 12:05:00 (300 s <= max_coverage_gap_s = 300 s: one run) and
+    # 12:10:01 (301 s > 300 s: a new run); its catraca at 12:00 (counter 10, the first: no rise
+    # known), 12:01 (12: boardings), 12:02 (12: none), 12:03 (15: boardings). End of input
+    # releases them all.
+    import json
+
+    from engine import Engine, Message
+    from telemetry import decode_catraca, decode_tachograph
+
+    def ping(ts: str, n: int) -> Message:
+        line = json.dumps({"vehicle_id": "JN-1011", "ts": f"2026-12-01T{ts}-03:00", "lat": -19.7574776,
+                           "lon": -40.3852385, "speed_kmh": 0.0})
+        return Message(decode_tachograph(line, f"t.jsonl:{n}"), f"t.jsonl:{n}", line)
+
+    def reading(ts: str, counter: int, n: int) -> Message:
+        line = json.dumps({"vehicle_id": "JN-1011", "ts": f"2026-12-01T{ts}-03:00", "counter": counter,
+                           "seal_intact": True, "status": "ok"})
+        return Message(decode_catraca(line, f"c.jsonl:{n}"), f"c.jsonl:{n}", line)
+
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    stage = engine._vehicle_stage
+    stage.ingest([ping("12:00:00", 1), ping("12:05:00", 2), ping("12:10:01", 3), reading("12:00:00", 10, 1),
+                  reading("12:01:00", 12, 2), reading("12:02:00", 12, 3), reading("12:03:00", 15, 4)])
+    stage.flush()
+    beat = stage.heartbeat()
+    noon = dt.datetime(2026, 12, 1, 12, tzinfo=context.feed.timezone).timestamp()
+    heard = beat.coverage["JN-1011"]
+    assert heard.tachograph == ((noon, noon + 300), (noon + 601, noon + 601))
+    assert heard.boarding == ((noon + 60, noon + 180),)  # 12:01 and 12:03, 120 s apart: one run
+    assert stage.heartbeat().coverage == {}  # told once

@@ -165,3 +165,31 @@ def test_month_with_every_service_date_yields_month_complete(tiny, suppressions)
     assert closed(suppressions, partial, tiny.policy)["T-2350"].evidence["art45"]["month_complete"] is False  # 30 < 31
     assert closed(suppressions, partial, tiny.policy)["T-2350"].evidence["art45"][
         "service_dates_considered"] == [f"2026-12-{d:02d}" for d in range(1, 31)]
+
+
+# --- a month not seen whole ----------------------------------------------------------------
+
+
+def test_month_with_one_day_seen_yields_no_confirmed_infraction(tiny, suppressions):
+    # 1 of 31 days closed (month_complete: 1 + 0 < 31): 10 trips of 7 km, 9 run = 90 % < 98 %;
+    # the 30 days not seen may change it, so neither D-22 is confirmed: both stay provisional
+    km = MonthKm()
+    for i in range(10):
+        km = km.add(7000.0, 7000.0 if i < 9 else 0.0, "2026-12-01")
+    result = closed(suppressions, km, tiny.policy)
+    assert {f.status for f in result.values()} == {PROVISIONAL}
+    art45 = result["T-0600"].evidence["art45"]
+    assert (art45["month_complete"], art45["efficiency_pct"]) == (False, 90.0)
+    assert "unsettled" in art45
+
+
+def test_month_with_one_day_seen_at_98_pct_yields_exempt_but_start_of_operation_stays_provisional(tiny, suppressions):
+    # 1 of 31 days: 50 trips, 49 run = 98 %: the exemption stands (it accuses no one), the
+    # start of operation, which only a month's close confirms, stays provisional
+    km = MonthKm()
+    for i in range(50):
+        km = km.add(7000.0, 7000.0 if i < 49 else 0.0, "2026-12-01")
+    result = closed(suppressions, km, tiny.policy)
+    assert result["T-2350"].status == EXEMPT_ART45
+    assert result["T-0600"].status == PROVISIONAL
+    assert result["T-0600"].evidence["art45"]["month_complete"] is False

@@ -17,7 +17,7 @@ import pytest
 from tiny_day import ALL_RUN, SAO_PAULO, TUESDAY, at, detected, insufficient, pings, unfollowed
 
 from rules import d22
-from rules.facts import ServiceDayFacts
+from rules.facts import SensorRuns, ServiceDayFacts, runs_of
 from rules.model import PROVISIONAL, Infraction
 
 HOLIDAY = dt.date(2026, 12, 8)
@@ -228,3 +228,104 @@ def test_same_trip_on_another_date_yields_infraction_with_other_id(tiny):
     tuesday = infractions(d22.detect(tiny.facts([]), tiny.policy))
     wednesday = infractions(d22.detect(tiny.facts([], date=dt.date(2026, 12, 2)), tiny.policy))
     assert tuesday["T-0600"].infraction_id != wednesday["T-0600"].infraction_id  # (date, key) differ in date
+
+
+# --- per vehicle and per block: the telemetry of the vehicles that could have run it ----
+# Block B1 holds T-0600, T-0700 and T-2350. Window of T-0700: 07:00 ± 1800 s = [06:30, 07:30].
+# A silence is a stretch of more than max_coverage_gap_s = 300 s without a fix.
+
+DAY_START, DAY_END = at(0, 0), at(0, 0) + 26 * 3600  # the tiny fixture's telemetry span
+
+
+def seen(*runs, boarding=()) -> SensorRuns:
+    return SensorRuns(tachograph=tuple(runs), boarding=tuple(boarding))
+
+
+def test_block_vehicle_seen_throughout_the_window_yields_infraction(tiny):
+    # V1 ran T-0600 and T-2350 of B1, so T-0700 is its; its fixes every 300 s all day are one
+    # run (300 s <= max_coverage_gap_s = 300 s): seen throughout [06:30, 07:30], not running it
+    fixes = runs_of(list(pings(DAY_START, DAY_END, 300)), tiny.policy.trips.max_coverage_gap_s)
+    facts = tiny.facts([detected("V1", "T", 0, at(6, 0)), detected("V1", "T", 0, at(23, 50))],
+                       coverage={"V1": SensorRuns(tachograph=fixes), "V2": seen()})
+    assert fixes == ((DAY_START, DAY_END),)
+    assert "T-0700" in infractions(d22.detect(facts, tiny.policy))  # V2, silent all day, was not B1's
+
+
+def test_block_vehicle_silent_301_s_inside_the_window_yields_insufficient_evidence(tiny):
+    # V1's fixes every 300 s, but none between 07:00 and 07:05:01: 301 s > 300 s, a silence
+    # inside [06:30, 07:30] with fixes before and after it: T-0700 may have left unseen
+    times = [t for t in pings(DAY_START, DAY_END, 300) if not at(7, 0) < t <= at(7, 5)] + [at(7, 5, 1)]
+    fixes = runs_of(sorted(times), tiny.policy.trips.max_coverage_gap_s)
+    facts = tiny.facts([detected("V1", "T", 0, at(6, 0)), detected("V1", "T", 0, at(23, 50))],
+                       coverage={"V1": SensorRuns(tachograph=fixes), "V2": seen((DAY_START, DAY_END))})
+    findings = d22.detect(facts, tiny.policy)
+    assert "T-0700" not in infractions(findings)
+    [record] = [f for f in insufficient(findings) if f.trip_id == "T-0700"]
+    assert record.vehicle_id == "V1"
+    assert record.evidence["vehicles"] == [{"vehicle_id": "V1", "block_id": "B1", "silences": [
+        {"silence": ["2026-12-01T07:00:00-03:00", "2026-12-01T07:05:01-03:00"], "catraca_boardings": []}]}]
+
+
+def test_block_vehicle_silent_90_min_with_its_catraca_counting_yields_insufficient_evidence(tiny):
+    # V1's tachograph silent 06:40-08:10 (seen before and after), its catraca counting
+    # boardings 06:45-08:05: in service, unseen, during [06:30, 07:30]
+    facts = tiny.facts([detected("V1", "T", 0, at(6, 0)), detected("V1", "T", 0, at(23, 50))],
+                       coverage={"V1": seen((DAY_START, at(6, 40)), (at(8, 10), DAY_END),
+                                            boarding=[(at(6, 45), at(8, 5))]),
+                                 "V2": seen((DAY_START, DAY_END))})
+    findings = d22.detect(facts, tiny.policy)
+    assert "T-0700" not in infractions(findings)
+    [record] = [f for f in insufficient(findings) if f.trip_id == "T-0700"]
+    assert "catraca contou embarques" in record.reason
+    [silence] = record.evidence["vehicles"][0]["silences"]
+    assert silence == {"silence": ["2026-12-01T06:40:00-03:00", "2026-12-01T07:30:00-03:00"],
+                       "catraca_boardings": [["2026-12-01T06:45:00-03:00", "2026-12-01T08:05:00-03:00"]]}
+
+
+def test_block_vehicle_switched_off_after_its_last_trip_yields_infraction(tiny):
+    # V1 ran T-0600 and T-0700, stood at the terminal until 07:40 and sent nothing more that
+    # day, its catraca counting no boarding: T-2350 ([23:20, 00:20]) was not run by B1's vehicle
+    facts = tiny.facts([detected("V1", "T", 0, at(6, 0)), detected("V1", "T", 1, at(7, 0))],
+                       coverage={"V1": seen((at(5, 50), at(7, 40))), "V2": seen((DAY_START, DAY_END))})
+    assert "T-2350" in infractions(d22.detect(facts, tiny.policy))
+
+
+def test_block_vehicle_silent_after_its_last_trip_with_its_catraca_counting_yields_insufficient_evidence(tiny):
+    # the same, but the catraca counted boardings 23:00-23:59 ([23:20, 00:20] overlaps): the
+    # vehicle was in service with its tachograph silent (service seen by any sensor is service)
+    facts = tiny.facts([detected("V1", "T", 0, at(6, 0)), detected("V1", "T", 1, at(7, 0))],
+                       coverage={"V1": seen((at(5, 50), at(7, 40)), boarding=[(at(23, 0), at(23, 59))]),
+                                 "V2": seen((DAY_START, DAY_END))})
+    findings = d22.detect(facts, tiny.policy)
+    assert "T-2350" not in infractions(findings)
+    assert "T-2350" in {f.trip_id for f in insufficient(findings)}
+
+
+def test_trip_without_block_and_one_vehicle_of_the_operator_silent_yields_insufficient_evidence(tiny):
+    # E has no block: V1 or V2 could have run E-TPL@37800 (10:30, window [10:00, 11:00]); V1 is
+    # silent 09:00-12:00: it may have run it unseen
+    ran = [t for t in ALL_RUN if t.departed_at != at(10, 30)]
+    facts = tiny.facts(ran, coverage={"V1": seen((DAY_START, at(9, 0)), (at(12, 0), DAY_END)),
+                                      "V2": seen((DAY_START, DAY_END))})
+    findings = d22.detect(facts, tiny.policy)
+    assert "E-TPL@37800" not in infractions(findings)
+    [record] = [f for f in insufficient(findings) if f.trip_id == "E-TPL"]  # the 10:30 departure of E-TPL
+    assert record.evidence["scheduled_departure"] == "2026-12-01T10:30:00-03:00"
+    assert [v["vehicle_id"] for v in record.evidence["vehicles"]] == ["V1"]
+
+
+def test_trip_without_block_and_every_vehicle_of_the_operator_seen_yields_infraction(tiny):
+    # both V1 and V2 seen throughout [10:00, 11:00]: neither ran E-TPL@37800
+    ran = [t for t in ALL_RUN if t.departed_at != at(10, 30)]
+    facts = tiny.facts(ran, coverage={"V1": seen((at(9, 0), at(12, 0))), "V2": seen((DAY_START, DAY_END))})
+    assert "E-TPL@37800" in infractions(d22.detect(facts, tiny.policy))
+
+
+def test_a_parked_bus_reporting_5_minutes_on_a_silent_day_yields_nothing(tiny):
+    # nothing run, so no block has a known vehicle: any of OP1's could have run each trip. V1
+    # reports 06:58-07:03 (5 minutes: the fleet "reported" around T-0700), V2 nothing: no
+    # window of 3600 s is covered by 5 minutes of one vehicle
+    facts = tiny.facts([], reporting=pings(at(6, 58), at(7, 3), 60), coverage={"V1": seen((at(6, 58), at(7, 3)))})
+    findings = d22.detect(facts, tiny.policy)
+    assert infractions(findings) == {}
+    assert "T-0700" in {f.trip_id for f in insufficient(findings)}

@@ -162,3 +162,109 @@ def test_detour_occurrence_elsewhere_justifies_nothing(tmp_path):
     again = replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim / "tachograph.jsonl", sim / "catraca.jsonl",
                                 occurrences=occurrences))
     assert {i.code: i.status for i in again.infractions}["D-11"] == "confirmed"
+
+
+# --- service seen by any sensor is service (issue #33, item 2) -------------------------------
+# The clean day with one bus's telemetry cut: JN-1011 runs block DU-101-A of route 101.
+
+LOCAL = dt.timezone(dt.timedelta(hours=-3))
+OUTAGE = (dt.datetime(2026, 12, 1, 11, 0, tzinfo=LOCAL), dt.datetime(2026, 12, 1, 12, 30, tzinfo=LOCAL))
+
+
+@pytest.fixture(scope="module")
+def clean_day(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("clean")
+    sim = simulate(FEED, FLEET, SimulationSettings(DAY, DAY, seed=SEED), tmp)
+    return ([json.loads(line) for line in sim.tachograph.read_text().splitlines()],
+            [json.loads(line) for line in sim.catraca.read_text().splitlines()])
+
+
+def replayed(tmp: Path, tachograph, catraca):
+    paths = tmp / "t.jsonl", tmp / "c.jsonl"
+    for path, messages in zip(paths, (tachograph, catraca)):
+        path.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    return replay(ReplayInputs(FEED_PATH, FLEET_PATH, *paths))
+
+
+def without(messages, vehicle_id, start, end=None):
+    """The messages but `vehicle_id`'s in [start, end) (end None: to the end of the input)."""
+    def cut(m):
+        ts = dt.datetime.fromisoformat(m["ts"])
+        return m["vehicle_id"] == vehicle_id and start <= ts and (end is None or ts < end)
+    return [m for m in messages if not cut(m)]
+
+
+def accusing_d22(result):
+    """D-22 records that accuse or may (confirmed, provisional, exempt_art45), by trip."""
+    return {i.trip_id: i.status for i in result.infractions
+            if i.code == "D-22" and i.status in ("confirmed", "provisional", "exempt_art45")}
+
+
+def test_avl_silent_90_min_while_the_catraca_counts_yields_no_d22(tmp_path, clean_day):
+    # JN-1011's tachograph silent 11:00-12:30, its catraca counting boardings: before, 2× D-22
+    # confirmed (101-DU-0-1130, 101-DU-1-1200); the block's vehicle was in service, unseen
+    tachograph, catraca = clean_day
+    result = replayed(tmp_path, without(tachograph, "JN-1011", *OUTAGE), catraca)
+    assert accusing_d22(result) == {}
+    assert result.infractions == []  # nor a provisional one while the day ran
+    by_trip = {i.trip_id: i for i in result.insufficient if i.code == "D-22"}
+    assert {"101-DU-0-1130", "101-DU-1-1200"} <= set(by_trip)
+    assert "catraca contou embarques" in by_trip["101-DU-0-1130"].reason
+    assert by_trip["101-DU-0-1130"].evidence["vehicles"][0]["vehicle_id"] == "JN-1011"
+
+
+def test_tachograph_and_catraca_silent_90_min_yields_no_d22(tmp_path, clean_day):
+    # both sensors silent 11:00-12:30, then the bus speaks again: the trips can be neither
+    # confirmed nor excluded. A D-22 sent provisional while the day ran is withdrawn at its close
+    tachograph, catraca = clean_day
+    result = replayed(tmp_path, without(tachograph, "JN-1011", *OUTAGE), without(catraca, "JN-1011", *OUTAGE))
+    assert accusing_d22(result) == {}
+    assert {i.status for i in result.infractions} <= {"withdrawn"}
+    assert {"101-DU-0-1130", "101-DU-1-1200"} <= {i.trip_id for i in result.insufficient if i.code == "D-22"}
+
+
+def test_tachograph_silent_for_the_rest_of_the_day_while_the_catraca_counts_yields_no_d22(tmp_path, clean_day):
+    # the catraca alone: JN-1011's tachograph never speaks again after 20:00, its catraca
+    # counts boardings until its last run; its block's trips since are service seen, unfollowed
+    tachograph, catraca = clean_day
+    since = dt.datetime(2026, 12, 1, 20, 0, tzinfo=LOCAL)
+    result = replayed(tmp_path, without(tachograph, "JN-1011", since), catraca)
+    assert accusing_d22(result) == {}
+    late = [i for i in result.insufficient if i.code == "D-22" and i.evidence.get("vehicles")]
+    assert late and all("catraca contou embarques" in i.reason for i in late)
+
+
+def test_a_parked_bus_reporting_5_minutes_on_a_silent_day_yields_no_d22(tmp_path, clean_day):
+    # one VNV bus, parked, reports 09:00-09:05 (a ping every 15 s, its catraca every 60 s,
+    # never counting) and nothing else of the day: before, 4× D-22 confirmed with
+    # month_complete false in their own evidence
+    tachograph, catraca = clean_day
+    ping = next(m for m in tachograph if m["vehicle_id"] == "JN-1011")
+    reading = next(m for m in catraca if m["vehicle_id"] == "JN-1011")
+    start = dt.datetime(2026, 12, 1, 9, 0, tzinfo=LOCAL)
+    pings = [{**ping, "ts": (start + dt.timedelta(seconds=s)).isoformat(), "speed_kmh": 0.0, "seq": k}
+             for k, s in enumerate(range(0, 300, 15))]
+    readings = [{**reading, "ts": (start + dt.timedelta(seconds=s)).isoformat(), "seq": k}
+                for k, s in enumerate(range(0, 300, 60))]
+    result = replayed(tmp_path, pings, readings)
+    assert result.infractions == []
+    covered = [i for i in result.insufficient if i.code == "D-22" and i.evidence.get("vehicles")]
+    assert {i.trip_id for i in covered} == {"101-DU-0-0900", "101-DU-1-0900", "101-DU-0-0930", "101-DU-1-0930"}
+
+
+def test_suppressed_trip_while_its_block_vehicle_stands_reporting_yields_d22(tmp_path):
+    # the suppressed_trip fault, its vehicle powered on at the terminal through the trip's whole
+    # match window (a ping every 15 s from its last one to departure + 1800 s + 300 s): its
+    # block's vehicle seen throughout, not running it. A true suppression stays a D-22
+    sim = simulate(FEED, FLEET, SimulationSettings(DAY, DAY, seed=SEED, faults=("suppressed_trip",)), tmp_path)
+    [injected] = json.loads(sim.manifest.read_text())["faults"]
+    tachograph = [json.loads(line) for line in sim.tachograph.read_text().splitlines()]
+    catraca = [json.loads(line) for line in sim.catraca.read_text().splitlines()]
+    last = max((m for m in tachograph if m["vehicle_id"] == injected["vehicle_id"]),
+               key=lambda m: dt.datetime.fromisoformat(m["ts"]))
+    since = dt.datetime.fromisoformat(last["ts"])
+    until = injected["scheduled_departure"] + 1800 + 300
+    standing = [{**last, "ts": (since + dt.timedelta(seconds=s)).isoformat(), "speed_kmh": 0.0, "route_id": None,
+                 "seq": last["seq"] + k} for k, s in enumerate(range(15, int(until - since.timestamp()), 15), 1)]
+    result = replayed(tmp_path, tachograph + standing, catraca)
+    assert accusing_d22(result) == {injected["trip_id"]: "exempt_art45"}

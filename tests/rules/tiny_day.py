@@ -15,7 +15,7 @@ from geofences import build_geofences
 from gtfs import load_feed
 from gtfs.schedule import service_day
 from kernel.policy import load_policy
-from rules.facts import ServiceDayFacts, TripFacts
+from rules.facts import SensorRuns, ServiceDayFacts, TripFacts
 from rules.model import InsufficientEvidence
 from trips.matching import match_service_day_full
 from trips.model import DetectedTrip, Fix
@@ -26,6 +26,7 @@ SAO_PAULO = ZoneInfo("America/Sao_Paulo")
 TUESDAY = dt.date(2026, 12, 1)
 SHAPES = {("T", 0): "L", ("T", 1): "R", ("F", 0): "L", ("E", 1): "R"}
 RUN_S = {"T": 1500, "F": 1200, "E": 1200}
+FLEET = ("V1", "V2")  # OP1's vehicles
 
 
 class Tiny:
@@ -37,11 +38,14 @@ class Tiny:
         self.geofences = build_geofences(self.feed, self.policy)
 
     def facts(self, trips: list[DetectedTrip], *, date: dt.date = TUESDAY,
-              reporting: tuple[float, ...] | None = None, occurrences=(), unfollowed=()) -> ServiceDayFacts:
+              reporting: tuple[float, ...] | None = None, occurrences=(), unfollowed=(),
+              coverage: dict[str, SensorRuns] | None = None) -> ServiceDayFacts:
         day = service_day(self.feed, date)
         matches = match_service_day_full(trips, day, self.feed.timezone, self.policy.trips)
         if reporting is None:  # OP1 reports every 5 min from 00:00 to 26:00 of the service day
             reporting = pings(day.start_epoch, day.start_epoch + 26 * 3600, 300)
+        if coverage is None:  # OP1's two vehicles' tachographs seen throughout, 00:00 to 26:00
+            coverage = {v: SensorRuns(tachograph=((day.start_epoch, day.start_epoch + 26 * 3600),)) for v in FLEET}
         return ServiceDayFacts(
             day=day,
             tz=self.feed.timezone,
@@ -53,6 +57,8 @@ class Tiny:
             reporting={"OP1": tuple(sorted(reporting))},
             occurrences=tuple(occurrences),
             unfollowed=tuple(unfollowed),
+            fleet={"OP1": FLEET},
+            coverage=coverage,
         )
 
     def trip_facts(self, match, day) -> TripFacts:
