@@ -5,7 +5,10 @@ frequency window [start, end), realized departures from the origin terminal fewe
 than ceil((end - start) / headway_secs). Without telemetry from the operator's fleet
 during the window, the shortfall cannot be established (insufficient evidence); nor
 when departures just outside the window, whose crossing of the terminal zone's edge is
-known only between two fixes, may lie inside it and would make up the shortfall.
+known only between two fixes, may lie inside it and would make up the shortfall; nor
+when a vehicle that could have made the missing departures was silent in the window
+(its catraca counting boardings, or its tachograph seen before and after the silence):
+they may have been made unseen (ServiceDayFacts.unobserved_window).
 """
 
 from __future__ import annotations
@@ -65,6 +68,18 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
                 trip_id=None, vehicle_id=None,
                 reason="nenhum veículo da operadora transmitiu telemetria durante a janela de frequência",
                 evidence={"window": [iso(start, facts.tz), iso(end, facts.tz)], "expected": expected}))
+            continue
+        # the line's vehicles silent in the window (the catraca counting, or seen before and
+        # after): the departures may have been made unseen (ServiceDayFacts.unobserved_window)
+        unobserved = facts.unobserved_window(window.route_id, window.direction_id, start, end, policy)
+        if unobserved:
+            findings.append(InsufficientEvidence(
+                code=CODE, service_date=window.service_date, operator_id=operator, route_id=window.route_id,
+                trip_id=None, vehicle_id=unobserved[0]["vehicle_id"] if len(unobserved) == 1 else None,
+                reason="veículos que poderiam ter feito as partidas sem telemetria durante parte da janela",
+                evidence={"window": [iso(start, facts.tz), iso(end, facts.tz)], "expected": expected,
+                          "realized_departures": len(departures),
+                          "max_coverage_gap_s": policy.trips.max_coverage_gap_s, "vehicles": unobserved}))
             continue
         lat, lon = facts.origin_of[(window.route_id, window.direction_id)]
         findings.append(make_infraction(

@@ -249,24 +249,44 @@ class ServiceDayFacts:
         and it is its block's only vehicle. A silence with boardings counted is service
         seen by the catraca: the vehicle ran unseen. Without a block's vehicle any vehicle
         of the operator could have run the trip, so every one must be seen throughout."""
-        window, gap = policy.trips.match_window_s, policy.trips.max_coverage_gap_s
+        window = policy.trips.match_window_s
         departure = self.day.departure_epoch(trip)
         vehicles, block = self.could_have_run(trip)
+        return self._silences(vehicles, block, departure - window, departure + window, strict=block is None,
+                              policy=policy)
+
+    def unobserved_window(self, route_id: str, direction_id: int, start: float, end: float, policy) -> list[dict]:
+        """As `unobserved`, for the departures a frequency window [start, end) asks of a
+        line (D-12): the vehicles that could have made them are those that ran the line
+        that day (each may have had a silence before its first fix or after its last: not
+        yet out, or done), else, none having run it, every vehicle of the operator, each
+        seen throughout."""
+        vehicles = tuple(sorted({tf.realized.vehicle_id for tf in self.trips if tf.realized.route_id == route_id}))
+        if vehicles:
+            return self._silences(vehicles, None, start, end, strict=False, policy=policy)
+        return self._silences(self.fleet.get(self.operator_of_route[route_id], ()), None, start, end, strict=True,
+                              policy=policy)
+
+    def _silences(self, vehicles, block: str | None, start: float, end: float, *, strict: bool,
+                  policy) -> list[dict]:
+        """Per vehicle, its tachograph's silences in [start, end] that may hide service (see
+        `unobserved`); `strict`: also those before its first fix or after its last."""
+        window, gap = policy.trips.match_window_s, policy.trips.max_coverage_gap_s
         first, last = self.day.scheduled_span()
-        day_from, day_to = (first or departure) - window, (last or departure) + window
+        day_from, day_to = (first or start) - window, (last or end) + window
         found = []
         for vehicle in vehicles:
             runs = self.coverage.get(vehicle, SensorRuns())
             hiding = []
-            for start, end in uncovered(runs.tachograph, departure - window, departure + window):
-                if (start == departure - window or end == departure + window) and end - start <= gap:
+            for a, b in uncovered(runs.tachograph, start, end):
+                if (a == start or b == end) and b - a <= gap:
                     continue  # a fix within max_coverage_gap_s of the window's edge: followed up to it
-                boarded = [b for b in runs.boarding if b[0] < end and b[1] > start]
-                seen_before = any(day_from <= b <= start for _, b in runs.tachograph)
-                seen_after = any(end <= a <= day_to for a, _ in runs.tachograph)
-                if block is None or boarded or (seen_before and seen_after):
-                    hiding.append({"silence": [iso(start, self.tz), iso(end, self.tz)],
-                                   "catraca_boardings": [[iso(a, self.tz), iso(b, self.tz)] for a, b in boarded]})
+                boarded = [r for r in runs.boarding if r[0] < b and r[1] > a]
+                seen_before = any(day_from <= r <= a for _, r in runs.tachograph)
+                seen_after = any(b <= r <= day_to for r, _ in runs.tachograph)
+                if strict or boarded or (seen_before and seen_after):
+                    hiding.append({"silence": [iso(a, self.tz), iso(b, self.tz)],
+                                   "catraca_boardings": [[iso(x, self.tz), iso(y, self.tz)] for x, y in boarded]})
             if hiding:
                 found.append({"vehicle_id": vehicle, "block_id": block, "silences": hiding})
         return found

@@ -14,6 +14,7 @@ import datetime as dt
 from tiny_day import at, detected, insufficient, pings
 
 from rules import d12
+from rules.facts import SensorRuns
 from rules.model import CONFIRMED, Infraction
 from trips.model import DetectedTrip
 
@@ -208,3 +209,60 @@ def test_a_vehicle_on_the_line_whose_telemetry_broke_off_yields_insufficient_evi
     # ends before 07:00, it cannot be a departure of the window: the D-12 for 2 of 3 stands
     facts = tiny.facts(departures, unfollowed=[unfollowed("F9", "F", 0, at(6, 20), at(6, 50))])
     assert list(windows(d12.detect(facts, tiny.policy))) == ["07:00"]
+
+
+# --- the line's vehicles seen (ServiceDayFacts.unobserved_window) ----------------------------
+
+DAY_START, DAY_END = at(0, 0), at(0, 0) + 26 * 3600  # the tiny fixture's telemetry span
+
+
+def by_v1(*departures: tuple[int, int]) -> list[DetectedTrip]:
+    return [detected("V1", "F", 0, at(*hm)) for hm in departures]
+
+
+def test_the_line_vehicle_seen_throughout_a_short_window_yields_infraction(tiny):
+    # V1 made 06:00, 06:15, 06:30 and [07:00, 07:50)'s three; seen all day: [06:00, 07:00)
+    # has 3 of ceil(3600 / 900) = 4, and nothing hid the fourth
+    facts = tiny.facts(by_v1((6, 0), (6, 15), (6, 30), *FULL_SECOND_WINDOW),
+                       coverage={"V1": SensorRuns(tachograph=((DAY_START, DAY_END),))})
+    assert list(windows(d12.detect(facts, tiny.policy))) == ["06:00"]
+
+
+def test_the_line_vehicle_silent_with_its_catraca_counting_yields_insufficient_evidence(tiny):
+    # V1's tachograph silent 06:35-07:05 (1,800 s > max_coverage_gap_s 300 s) while its catraca
+    # counted boardings 06:40-07:00: the missing departure of [06:00, 07:00) may be one it made
+    # unseen (service seen by any sensor is service)
+    runs = SensorRuns(tachograph=((DAY_START, at(6, 35)), (at(7, 5), DAY_END)), boarding=((at(6, 40), at(7, 0)),))
+    facts = tiny.facts(by_v1((6, 0), (6, 15), (6, 30), *FULL_SECOND_WINDOW), coverage={"V1": runs})
+    findings = d12.detect(facts, tiny.policy)
+    assert windows(findings) == {}
+    [record] = insufficient(findings)
+    assert record.vehicle_id == "V1"
+    assert record.evidence["vehicles"] == [{"vehicle_id": "V1", "block_id": None, "silences": [
+        {"silence": ["2026-12-01T06:35:00-03:00", "2026-12-01T07:00:00-03:00"],
+         "catraca_boardings": [["2026-12-01T06:40:00-03:00", "2026-12-01T07:00:00-03:00"]]}]}]
+
+
+def test_the_line_vehicle_silent_between_fixes_yields_insufficient_evidence(tiny):
+    # both sensors silent 06:35-07:05 with V1 seen before and after: as above, without the catraca
+    runs = SensorRuns(tachograph=((DAY_START, at(6, 35)), (at(7, 5), DAY_END)))
+    facts = tiny.facts(by_v1((6, 0), (6, 15), (6, 30), *FULL_SECOND_WINDOW), coverage={"V1": runs})
+    assert windows(d12.detect(facts, tiny.policy)) == {}
+
+
+def test_the_line_vehicle_switched_off_after_its_last_departure_yields_infraction(tiny):
+    # V1 made 06:00-06:45 and was seen until 06:55, nothing more that day, no boarding:
+    # [07:00, 07:50) has 0 of ceil(3000 / 1200) = 3; a vehicle done for the day hides nothing
+    runs = SensorRuns(tachograph=((at(5, 50), at(6, 55)),))
+    facts = tiny.facts(by_v1((6, 0), (6, 15), (6, 30), (6, 45)), coverage={"V1": runs})
+    assert list(windows(d12.detect(facts, tiny.policy))) == ["07:00"]
+
+
+def test_no_vehicle_ran_the_line_and_one_of_the_operator_unseen_yields_insufficient_evidence(tiny):
+    # nobody ran F that day: any of OP1's vehicles could have; V2 seen only 06:00-06:05 (a bus
+    # powered up for minutes): 0 of 4 in [06:00, 07:00) is not shown, V1 seen all day or not
+    facts = tiny.facts([], coverage={"V1": SensorRuns(tachograph=((DAY_START, DAY_END),)),
+                                     "V2": SensorRuns(tachograph=((at(6, 0), at(6, 5)),))})
+    findings = d12.detect(facts, tiny.policy)
+    assert windows(findings) == {}
+    assert {r.evidence["vehicles"][0]["vehicle_id"] for r in insufficient(findings)} == {"V2"}
