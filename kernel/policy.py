@@ -64,6 +64,9 @@ class TripRules(_Section):
 class StreamRules(_Section):
     allowed_lateness_s: float
     max_clock_jump_s: float  # a message this far ahead of its vehicle's newest waits for the next one
+    # a message's time against its receipt (received_at, the Kafka record's time): more than
+    # this ahead, or a whole number of hours behind to within this, is a clock fault (engine.clocks)
+    max_clock_offset_s: float
 
 
 class D11(_Section):

@@ -159,6 +159,16 @@ class Shell:
                             wall_clock=None if self.settings.backfill else time.time)
 
 
+def received_at(message, backfill: bool) -> float | None:
+    """The Kafka record's timestamp (epoch s) as the message's receipt, a clock the device
+    does not control (engine.clocks). Not in a backfill: history published today was not
+    received when it was published."""
+    timestamp = getattr(message, "timestamp", None)
+    if backfill or timestamp is None or timestamp <= 0:
+        return None
+    return float(timestamp)
+
+
 class App(faust.App):
     """Faust's app, with the Kafka consumer and producer of `streams.consumer` (its fixes)."""
 
@@ -256,7 +266,8 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
         body = decode(message.topic, message.value, location)
         if isinstance(body, Rejection):
             return body
-        return Message(body, location, message.value.decode("utf-8", "replace"), message.offset)
+        return Message(body, location, message.value.decode("utf-8", "replace"), message.offset,
+                       received_at=received_at(message, settings.backfill))
 
     @app.agent(vehicle_topics)
     async def vehicle_agent(stream):
