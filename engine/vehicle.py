@@ -376,8 +376,7 @@ class VehicleStage:
         if received_epoch(body, message.received_at) is not None:
             return False  # its receipt is a clock to check it against (_admit): no need to wait
         source = _source(body)
-        # the vehicle's newest on this input; for its first, the stream's (any vehicle, any input)
-        newest = state.max_events.get(source, self.partition.max_event)
+        newest = state.max_events.get(source)
         if newest is None or body.epoch <= newest + self.ctx.policy.stream.max_clock_jump_s:
             return False
         raw = message.raw if message.raw is not None else encode(body).decode()

@@ -96,7 +96,8 @@ REASONS_PT = {
     "wrong_type": "tipo errado", "out_of_range": "fora da faixa", "timestamp_without_offset": "horário sem fuso",
     "invalid_timestamp": "horário inválido", "invalid_value": "valor inválido",
     "end_before_start": "fim antes do início", "unknown_vehicle": "veículo fora da frota",
-    "implausible": "implausível (defeito do sensor)", "future": "datada no futuro", "duplicate": "duplicada",
+    "implausible": "implausível (defeito do sensor)", "future": "datada no futuro",
+    "clock_offset": "relógio do dispositivo defasado", "duplicate": "duplicada",
     "conflicting_duplicate": "duplicada com conteúdo diferente", "late": "atrasada demais",
     "engine_error": "erro interno",
 }
