@@ -72,6 +72,15 @@ def _clock_fault_silences(facts: VehicleDayFacts, policy: Policy) -> list[tuple[
             if _in_clock_fault(facts, a, b)]
 
 
+def _doubted(facts: VehicleDayFacts, reason: str, quiet: list[tuple[float, float]], **evidence) -> InsufficientEvidence:
+    """Silences in service that do not prove the catraca silent: insufficient evidence."""
+    return InsufficientEvidence(
+        code=CODE, service_date=facts.date, operator_id=facts.operator_id, route_id=None, trip_id=None,
+        vehicle_id=facts.vehicle_id, reason=reason,
+        evidence={"silences": [{"from": iso(a, facts.tz), "to": iso(b, facts.tz), "seconds": round(b - a, 1)}
+                               for a, b in quiet], **evidence})
+
+
 def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
     limit = policy.d19.max_silence_s
     if not facts.catraca.readings:
@@ -84,27 +93,18 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
             evidence={"in_service": [[iso(a, facts.tz), iso(b, facts.tz)] for a, b in facts.in_service]})]
     quiet = [(a, b) for a, b, _ in proven_silences(facts, policy)]
     faults = [r for r, _ in facts.catraca.notable if r.status == "fault" and within(facts.in_service, r.epoch)]
-    excused = _clock_fault_silences(facts, policy)
-    if not quiet and not faults and excused:
-        return [InsufficientEvidence(
-            code=CODE, service_date=facts.date, operator_id=facts.operator_id, route_id=None, trip_id=None,
-            vehicle_id=facts.vehicle_id,
-            reason="catraca silenciosa em serviço enquanto o relógio do veículo datava mal os registros "
-                   "(rejeitados como clock_offset): o silêncio não é fato comprovado",
-            evidence={"silences": [{"from": iso(a, facts.tz), "to": iso(b, facts.tz), "seconds": round(b - a, 1)}
-                                   for a, b in excused],
-                      "clock_faults": [[iso(a, facts.tz), iso(b, facts.tz)] for a, b in facts.clock_faults],
-                      "max_silence_s": limit})]
     if not quiet and not faults:
+        excused = _clock_fault_silences(facts, policy)
+        if excused:
+            return [_doubted(facts, "catraca silenciosa em serviço enquanto o relógio do veículo datava mal os "
+                                    "registros (rejeitados como clock_offset): o silêncio não é fato comprovado",
+                             excused, max_silence_s=limit,
+                             clock_faults=[[iso(a, facts.tz), iso(b, facts.tz)] for a, b in facts.clock_faults])]
         edges = [s for s in silences(facts, limit) if s not in silences(facts, limit, edge_s=np.inf)]
-        return [InsufficientEvidence(
-            code=CODE, service_date=facts.date, operator_id=facts.operator_id, route_id=None, trip_id=None,
-            vehicle_id=facts.vehicle_id,
-            reason="catraca silenciosa na ponta do dia por menos que o limite mais a defasagem de relógio tolerada: "
-                   "pode ser o relógio da catraca adiantado ou atrasado",
-            evidence={"silences": [{"from": iso(a, facts.tz), "to": iso(b, facts.tz), "seconds": round(b - a, 1)}
-                                   for a, b in edges],
-                      "max_silence_s": limit, "max_clock_offset_s": policy.stream.max_clock_jump_s})] if edges else []
+        return [_doubted(facts, "catraca silenciosa na ponta do dia por menos que o limite mais a defasagem de "
+                                "relógio tolerada: pode ser o relógio da catraca adiantado ou atrasado",
+                         edges, max_silence_s=limit, max_clock_offset_s=policy.stream.max_clock_jump_s)] \
+            if edges else []
     moments = [(a, f"catraca sem transmitir por {(b - a) / 60:.1f} min em serviço") for a, b in quiet]
     moments += [(r.epoch, "catraca em falha (status fault)") for r in faults]
     moments.sort()
