@@ -261,3 +261,15 @@ def test_a_live_worker_checks_a_message_against_the_kafka_records_time(context):
     [told] = out.unfollowed[:1]
     assert (told.passage.vehicle_id, told.passage.clock_offset_s) == ("JN-1011", -3603)
     assert {m.passage.route_id for m in out.unfollowed} == {"101"}  # the lines JN-1011 may run
+
+
+def test_the_same_message_received_again_later_is_a_duplicate_not_a_second_version(context):
+    # an adapter that sends a message again stamps its new receipt: the content is the same
+    def received(seconds: int) -> Message:
+        line = json.dumps({"vehicle_id": "JN-1011", "ts": "2026-12-01T12:00:00-03:00", "lat": -19.7574776,
+                           "lon": -40.3852385, "speed_kmh": 0.0, "seq": 1,
+                           "received_at": f"2026-12-01T15:00:{seconds:02d}Z"})
+        return Message(decode_tachograph(line, f"t:{seconds}"), f"t:{seconds}", line)
+
+    [again] = stage_of(context).ingest([received(2), received(40)]).rejected
+    assert (again.location, again.reason) == ("t:40", "duplicate")
