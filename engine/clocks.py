@@ -21,9 +21,10 @@ A faulty message is rejected, never re-timed. Reading it as "the clock shifted b
 hour" would be the engine rewriting the evidence the auto rests on: the tachograph's
 gráficos would show times no device recorded, and an operator's lawyer could fairly ask
 which hour the bus really ran. Rejecting loses data that might prove a trip, so the
-stretch the faulty messages cover, in receipt time (the true time to within the transport
-delay), is kept as a `ClockFault` of the vehicle: the trips the vehicle may have run in
-it are insufficient evidence (unfollowed passes to the operator stage: D-12, D-22; no
+stretch the faulty messages cover (`clock_offset` or `future` by their receipt), in
+receipt time (the true time to within the transport delay), is kept as a `ClockFault` of
+the vehicle: the trips the vehicle may have run in a stretch longer than a gap the
+tracker reads through (`trips.max_coverage_gap_s`) are insufficient evidence (unfollowed passes to the operator stage: D-12, D-22; no
 realized trip comes from rejected messages: D-13), and so is its catraca's silence there
 (D-19).
 

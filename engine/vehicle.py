@@ -315,7 +315,7 @@ class VehicleStage:
             if rejection.reason == "conflicting_duplicate":
                 touched[body.vehicle_id] = state
                 out.findings += self._at_most_provisional(state)
-            if rejection.reason == "clock_offset":
+            if rejection.reason in ("clock_offset", "future") and state.clock_faults:
                 touched[body.vehicle_id] = state
                 if isinstance(body, TachographPing):
                     out.unfollowed = self._with_clock_passes(state, out.unfollowed)
@@ -362,8 +362,12 @@ class VehicleStage:
 
     def _with_clock_passes(self, state: VehicleState, told: list[TripUnfollowed]) -> list[TripUnfollowed]:
         """`told` with the vehicle's latest tachograph clock-fault stretch as unfollowed
-        passes on every itinerary it may run, each replacing its earlier version (same key)."""
-        fault = max((f for f in state.clock_faults if f.input == "tachograph"), key=lambda f: f.last)
+        passes on every itinerary it may run, each replacing its earlier version (same key).
+        A stretch no longer than a gap the tracker reads through (a lone ping dated 2099)
+        hides no departure: none."""
+        fault = max((f for f in state.clock_faults if f.input == "tachograph"), key=lambda f: f.last, default=None)
+        if fault is None or fault.last - fault.first <= self.ctx.policy.trips.max_coverage_gap_s:
+            return told
         lines = self._licensed_lines(state.vehicle_id)
         passes = clock_passes(state.vehicle_id, fault, [it for it in self.ctx.geofences.itineraries.values()
                                                         if it.pattern.route_id in lines])
@@ -501,8 +505,7 @@ class VehicleStage:
         if received is not None:
             verdict = judge_clock(epoch, received, self.ctx.policy.stream, self.ctx.feed.timezone)
             if verdict is not None:
-                if verdict.reason == "clock_offset":
-                    self._note_clock_fault(state, source, body, received, verdict.offset_s)
+                self._note_clock_fault(state, source, body, received, verdict.offset_s)
                 return reject(verdict.reason, verdict.detail)
         key = _dedup_key(body)
         limit = self._lateness_limit(state, source)
