@@ -127,7 +127,8 @@ def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
         origin_of=origins(ctx),
         reporting={op: tuple(times) for op, times in reporting.items()},
         occurrences=tuple(occurrences),
-        unfollowed=tuple(p for p in unfollowed if not any(
+        # a clock fault's stretch stays whatever trips the vehicle was seen to run around it
+        unfollowed=tuple(p for p in unfollowed if p.clock_offset_s is not None or not any(
             m.detected.vehicle_id == p.vehicle_id and m.detected.departed_at <= p.last_t
             and p.first_t <= m.detected.arrived_at for m in matches)),
         cut_short=tuple(cut_short),

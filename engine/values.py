@@ -39,6 +39,9 @@ class Message:
     location: str | None = None
     raw: str | None = None  # the message as received, kept for rejections
     offset: int | None = None  # its offset in its Kafka partition (workers): a redelivery is a duplicate
+    # when a clock other than the device's saw it (epoch s): the Kafka record's timestamp in
+    # a live worker; a message's own `received_at` field, where it has one, counts first
+    received_at: float | None = None
 
 
 @dataclass

@@ -24,6 +24,7 @@ import numpy as np
 
 from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change, settle
+from engine.clocks import ClockFault, clock_passes, judge_clock, received_epoch, with_fault
 from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, over_episodes
 from engine.messages import (
     DayMatched,
@@ -111,6 +112,9 @@ class VehicleState(msgspec.Struct):
     trip_readings: list[CatracaReading] = msgspec.field(default_factory=list)
     # the GPS position screen (trips.position): the last fixes taken and the open fault run
     positions: PositionScreen = msgspec.field(default_factory=PositionScreen)
+    # stretches of its messages a faulty clock dated (rejected as `clock_offset`), in receipt
+    # time, for the days they fall in (engine.clocks)
+    clock_faults: list[ClockFault] = msgspec.field(default_factory=list)
 
 
 class PartitionState(msgspec.Struct):
@@ -171,6 +175,8 @@ def _restored(state: VehicleState, snapshot: tuple) -> VehicleState:
         setattr(state, name, dict(value) if isinstance(value, dict) else value)
     return state
 log = logging.getLogger(__name__)
+# a clock-fault stretch is kept this long after its last message: past its day's close
+_CLOCK_FAULTS_KEPT_S = 2 * 86400
 
 
 def _describe(item: Fix | CatracaReading) -> str:
@@ -186,10 +192,12 @@ def _dedup_key(body: TachographPing | CatracaReading) -> str:
 
 
 def _digest(body: TachographPing | CatracaReading) -> str:
-    """The content of a message, whatever its bytes' layout (key order, spaces) and the
-    offset its time is written with (12:00-03:00 is 15:00Z)."""
-    canonical = msgspec.structs.replace(body, ts=body.ts.astimezone(dt.timezone.utc))
-    return hashlib.blake2b(encode(canonical), digest_size=8).hexdigest()
+    """The content of a message, whatever its bytes' layout (key order, spaces), the
+    offset its time is written with (12:00-03:00 is 15:00Z) and when it was received (a
+    copy received again is the same message)."""
+    canonical = msgspec.structs.asdict(msgspec.structs.replace(body, ts=body.ts.astimezone(dt.timezone.utc)))
+    del canonical["received_at"]  # the fields before it, in order: the digest the contract had without it
+    return hashlib.blake2b(msgspec.json.encode(canonical), digest_size=8).hexdigest()
 
 
 def _position_fault(vehicle_id: str, fault: PositionFault, tz) -> Rejection:
@@ -324,6 +332,10 @@ class VehicleStage:
             if rejection.reason == "conflicting_duplicate":
                 touched[body.vehicle_id] = state
                 out.findings += self._at_most_provisional(state)
+            if rejection.reason in ("clock_offset", "future") and state.clock_faults:
+                touched[body.vehicle_id] = state
+                if isinstance(body, TachographPing):
+                    out.unfollowed = self._with_clock_passes(state, out.unfollowed)
             return
         touched[body.vehicle_id] = state
         if isinstance(body, TachographPing):
@@ -360,8 +372,30 @@ class VehicleStage:
                     changed.append(after)
         return changed
 
+    def _note_clock_fault(self, state: VehicleState, source: str, body, received: float, offset_s: float) -> None:
+        """A message a faulty clock dated, rejected: its stretch of the vehicle's day grows."""
+        state.clock_faults = with_fault(state.clock_faults, source, received, offset_s, message_id(body),
+                                        gap_s=self.ctx.policy.trips.max_coverage_gap_s, keep_s=_CLOCK_FAULTS_KEPT_S)
+
+    def _with_clock_passes(self, state: VehicleState, told: list[TripUnfollowed]) -> list[TripUnfollowed]:
+        """`told` with the vehicle's latest tachograph clock-fault stretch as unfollowed
+        passes on every itinerary it may run, each replacing its earlier version (same key).
+        A stretch no longer than a gap the tracker reads through (a lone ping dated 2099)
+        hides no departure: none."""
+        fault = max((f for f in state.clock_faults if f.input == "tachograph"), key=lambda f: f.last, default=None)
+        if fault is None or fault.last - fault.first <= self.ctx.policy.trips.max_coverage_gap_s:
+            return told
+        lines = self._licensed_lines(state.vehicle_id)
+        passes = clock_passes(state.vehicle_id, fault, [it for it in self.ctx.geofences.itineraries.values()
+                                                        if it.pattern.route_id in lines])
+        keys = {p.key for p in passes}
+        operator = self.ctx.fleet[state.vehicle_id].operator_id
+        return [m for m in told if m.passage.key not in keys] + [TripUnfollowed(operator, p) for p in passes]
+
     def _holds(self, state: VehicleState, message: Message) -> bool:
         body = message.body
+        if received_epoch(body, message.received_at) is not None:
+            return False  # its receipt is a clock to check it against (_admit): no need to wait
         source = _source(body)
         newest = state.max_events.get(source)
         if newest is None or body.epoch <= newest + self.ctx.policy.stream.max_clock_jump_s:
@@ -429,16 +463,31 @@ class VehicleStage:
         return Message(decode(source, held.raw, held.location), held.location, held.raw, held.offset)
 
     def _take_all_held(self, out: VehicleOutput) -> None:
-        """End of input: nothing came back behind a held message, so each is taken."""
+        """End of input: nothing came back behind a held message. One within the bound of
+        the stream's event-time frontier (the newest message taken, of any vehicle and
+        input) is taken; one beyond it is `future` (DESIGN.md), whether the stream was read
+        in event-time order (replay) or as it arrived (a worker's backfill): a ping dated
+        2099 never closes seventy years of service days."""
         touched: dict[str, VehicleState] = {}
         pings: list = []
+        frontier = self.partition.max_event
+        bound = self.ctx.policy.stream.max_clock_jump_s
         for vehicle_id in list(self.partition.dirty):
             state = self._load(vehicle_id)
             if state is None or not state.held:
                 continue
             for source in sorted(state.held):
                 held = state.held.pop(source)
-                self._take(state, self._held_message(source, held), None, out, touched, pings)
+                message = self._held_message(source, held)
+                beyond = None
+                if frontier is not None and message.body.epoch > frontier + bound:
+                    beyond = Rejection(
+                        source=source, reason="future", location=held.location, raw=held.raw,
+                        detail=(f"event time {message.body.ts.isoformat()} is "
+                                f"{(message.body.epoch - frontier) / 60:.0f} min beyond the stream's event-time "
+                                f"frontier ({dt.datetime.fromtimestamp(frontier, message.body.ts.tzinfo).isoformat()}) "
+                                "at the end of the input (policy stream.max_clock_jump_s)"))
+                self._take(state, message, beyond, out, touched, pings)
             touched[vehicle_id] = state
         self._buffer(pings)
         for state in touched.values():
@@ -469,6 +518,12 @@ class VehicleStage:
             # a device clock in the future: never taken, so it moves no frontier or watermark
             return reject("future", f"event time {body.ts.isoformat()} is more than {skew:.0f} s ahead of the "
                                     "worker's clock (policy stream.max_clock_jump_s)")
+        received = received_epoch(body, message.received_at)
+        if received is not None:
+            verdict = judge_clock(epoch, received, self.ctx.policy.stream, self.ctx.feed.timezone)
+            if verdict is not None:
+                self._note_clock_fault(state, source, body, received, verdict.offset_s)
+                return reject(verdict.reason, verdict.detail)
         key = _dedup_key(body)
         limit = self._lateness_limit(state, source)
         # Keys are forgotten once behind the lateness (whenever that happens): a copy that
@@ -1188,6 +1243,7 @@ class VehicleStage:
             in_service=in_service,
             doors=tuple(day_log.doors),
             doors_reported=day_log.doors_reported,
+            clock_faults=tuple((f.first, f.last) for f in state.clock_faults),
         )
 
     def _settle_arrivals(self, message: DayMatched, logs: dict, occurrences, conflicted) -> list[Finding]:

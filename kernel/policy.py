@@ -71,6 +71,9 @@ class StreamRules(_Section):
     # a default, unlike the others: the policies inside evidence bundles made before it existed
     # must still parse, or those bundles could no longer be verified
     max_message_bytes: int = 65536
+    # a message's time against its receipt (received_at, the Kafka record's time): more than
+    # this ahead, or a whole number of hours behind to within this, is a clock fault (engine.clocks)
+    max_clock_offset_s: float = 120.0  # a default: policies inside older evidence bundles
 
 
 class D11(_Section):

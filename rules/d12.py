@@ -52,7 +52,9 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         unfollowed = [p for p in facts.unfollowed
                       if (p.route_id, p.direction_id) == (window.route_id, window.direction_id)
                       and p.earliest_departure < end and p.latest_departure >= start]
-        if len(departures) + len(seen) + len(unfollowed) >= expected:
+        # a bus whose clock was faulty in the window may have left any number of times
+        unseen_in_time = any(p.clock_offset_s is not None for p in unfollowed)
+        if unseen_in_time or len(departures) + len(seen) + len(unfollowed) >= expected:
             findings.append(InsufficientEvidence(
                 code=CODE, service_date=window.service_date, operator_id=operator, route_id=window.route_id,
                 trip_id=None, vehicle_id=None,

@@ -12,7 +12,9 @@ what a catraca clock off by a few minutes shows: its readings end early (behind)
 start late (ahead) against the tachograph's service. There it accuses only beyond the
 limit plus the clock offset the stream tolerates (`stream.max_clock_jump_s`); shorter,
 it is insufficient evidence. A silence between two readings is the catraca's own
-measure of itself and needs no such margin.
+measure of itself and needs no such margin — unless the vehicle's messages in it were
+dated by a faulty clock and rejected (engine.clocks: `VehicleDayFacts.clock_faults`):
+then it is insufficient evidence too.
 """
 
 from __future__ import annotations
@@ -51,10 +53,32 @@ def _silences(facts: VehicleDayFacts, limit_s: float, edge_s: float) -> list[tup
     return found
 
 
+def _in_clock_fault(facts: VehicleDayFacts, start: float, end: float) -> bool:
+    """Whether a silence meets a stretch whose messages a faulty clock dated (rejected,
+    engine.clocks): the catraca may have spoken then, at a time its clock did not say."""
+    return any(first <= end and start <= last for first, last in facts.clock_faults)
+
+
 def proven_silences(facts: VehicleDayFacts, policy: Policy) -> list[tuple[float, float, float]]:
     """(start, end, moment its evidence was complete) of each silence that accuses."""
     limit = policy.d19.max_silence_s
-    return _silences(facts, limit, limit + policy.stream.max_clock_jump_s)
+    return [s for s in _silences(facts, limit, limit + policy.stream.max_clock_jump_s)
+            if not _in_clock_fault(facts, s[0], s[1])]
+
+
+def _clock_fault_silences(facts: VehicleDayFacts, policy: Policy) -> list[tuple[float, float]]:
+    limit = policy.d19.max_silence_s
+    return [(a, b) for a, b, _ in _silences(facts, limit, limit + policy.stream.max_clock_jump_s)
+            if _in_clock_fault(facts, a, b)]
+
+
+def _doubted(facts: VehicleDayFacts, reason: str, quiet: list[tuple[float, float]], **evidence) -> InsufficientEvidence:
+    """Silences in service that do not prove the catraca silent: insufficient evidence."""
+    return InsufficientEvidence(
+        code=CODE, service_date=facts.date, operator_id=facts.operator_id, route_id=None, trip_id=None,
+        vehicle_id=facts.vehicle_id, reason=reason,
+        evidence={"silences": [{"from": iso(a, facts.tz), "to": iso(b, facts.tz), "seconds": round(b - a, 1)}
+                               for a, b in quiet], **evidence})
 
 
 def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
@@ -70,15 +94,17 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
     quiet = [(a, b) for a, b, _ in proven_silences(facts, policy)]
     faults = [r for r, _ in facts.catraca.notable if r.status == "fault" and within(facts.in_service, r.epoch)]
     if not quiet and not faults:
+        excused = _clock_fault_silences(facts, policy)
+        if excused:
+            return [_doubted(facts, "catraca silenciosa em serviço enquanto o relógio do veículo datava mal os "
+                                    "registros (rejeitados como clock_offset): o silêncio não é fato comprovado",
+                             excused, max_silence_s=limit,
+                             clock_faults=[[iso(a, facts.tz), iso(b, facts.tz)] for a, b in facts.clock_faults])]
         edges = [s for s in silences(facts, limit) if s not in silences(facts, limit, edge_s=np.inf)]
-        return [InsufficientEvidence(
-            code=CODE, service_date=facts.date, operator_id=facts.operator_id, route_id=None, trip_id=None,
-            vehicle_id=facts.vehicle_id,
-            reason="catraca silenciosa na ponta do dia por menos que o limite mais a defasagem de relógio tolerada: "
-                   "pode ser o relógio da catraca adiantado ou atrasado",
-            evidence={"silences": [{"from": iso(a, facts.tz), "to": iso(b, facts.tz), "seconds": round(b - a, 1)}
-                                   for a, b in edges],
-                      "max_silence_s": limit, "max_clock_offset_s": policy.stream.max_clock_jump_s})] if edges else []
+        return [_doubted(facts, "catraca silenciosa na ponta do dia por menos que o limite mais a defasagem de "
+                                "relógio tolerada: pode ser o relógio da catraca adiantado ou atrasado",
+                         edges, max_silence_s=limit, max_clock_offset_s=policy.stream.max_clock_jump_s)] \
+            if edges else []
     moments = [(a, f"catraca sem transmitir por {(b - a) / 60:.1f} min em serviço") for a, b in quiet]
     moments += [(r.epoch, "catraca em falha (status fault)") for r in faults]
     moments.sort()

@@ -401,6 +401,9 @@ class VehicleDayFacts:
     # the next fix (engine.daylog): exactly the runs the day's pings hold
     doors: tuple[DoorFix, ...] = ()
     doors_reported: bool = False  # some ping of the day carried `doors_open`
+    # (first, last) receipt times of the stretches whose messages were dated by a faulty
+    # clock and rejected (engine.clocks): what the vehicle did then is not known
+    clock_faults: tuple[tuple[float, float], ...] = ()
 
 
 def trip_at(facts: VehicleDayFacts, epoch: float) -> TripFacts | None:
@@ -450,7 +453,8 @@ def unfollowed_evidence(passage: UnfollowedPass, tz: ZoneInfo) -> dict:
             "along_shape_m": [passage.from_m, passage.to_m],
             "may_have_departed": [iso(passage.earliest_departure, tz), iso(passage.latest_departure, tz)],
             "silences": [[iso(a, tz) if a is not None else None, iso(b, tz) if b is not None else None]
-                         for a, b in passage.silences]}
+                         for a, b in passage.silences],
+            **({"clock_offset_s": passage.clock_offset_s} if passage.clock_offset_s is not None else {})}
 
 
 class Standing(msgspec.Struct, frozen=True, array_like=True):

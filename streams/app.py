@@ -159,9 +159,11 @@ class Shell:
                             wall_clock=None if self.settings.backfill else time.time)
 
 
-def vehicle_inbound(message, to_vehicle: msgspec.json.Decoder, max_message_bytes: int) -> VehicleInbound:
+def vehicle_inbound(message, to_vehicle: msgspec.json.Decoder, max_message_bytes: int,
+                    backfill: bool) -> VehicleInbound:
     """A record of the vehicle agent's topics, decoded: telemetry by `telemetry.decode`
-    under the replay's bound on a message, so a longer one is dead-lettered as `too_long`."""
+    under the replay's bound on a message, so a longer one is dead-lettered as `too_long`;
+    the record's timestamp is its receipt (`received_at`)."""
     location = f"{message.topic}/{message.partition}/{message.offset}"
     if message.topic == "day-matched":
         decoded = to_vehicle.decode(message.value)
@@ -171,7 +173,18 @@ def vehicle_inbound(message, to_vehicle: msgspec.json.Decoder, max_message_bytes
     body = decode(message.topic, message.value, location, max_message_bytes)
     if isinstance(body, Rejection):
         return body
-    return Message(body, location, message.value.decode("utf-8", "replace"), message.offset)
+    return Message(body, location, message.value.decode("utf-8", "replace"), message.offset,
+                   received_at=received_at(message, backfill))
+
+
+def received_at(message, backfill: bool) -> float | None:
+    """The Kafka record's timestamp (epoch s) as the message's receipt, a clock the device
+    does not control (engine.clocks). Not in a backfill: history published today was not
+    received when it was published."""
+    timestamp = getattr(message, "timestamp", None)
+    if backfill or timestamp is None or timestamp <= 0:
+        return None
+    return float(timestamp)
 
 
 class App(faust.App):
@@ -282,7 +295,8 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
             for partition, batch in sorted(by_partition.items()):
                 stage = shell.vehicle_stage(partition)
                 stages.append(stage)
-                inbound = [vehicle_inbound(event.message, to_vehicle_decoder, max_message_bytes) for event in batch]
+                inbound = [vehicle_inbound(event.message, to_vehicle_decoder, max_message_bytes, settings.backfill)
+                           for event in batch]
                 await send(vehicle_step(stage, inbound, shell.current_occurrences(), settings.inputs))
                 metrics.observe_watermarks(partition, stage.partition.max_events)
             shell.write_state("vehicles", "partitions")

@@ -28,9 +28,8 @@ from rules.model import STATUSES, Infraction
 from telemetry.validation import REASON_CODES, SOURCES
 
 # The engine's own rejections (engine/vehicle.py, engine/operator.py), after decoding's.
-ENGINE_REASONS = ("unknown_vehicle", "implausible", "future", "duplicate", "conflicting_duplicate", "late",
-                  "position_fault",
-                  "engine_error")
+ENGINE_REASONS = ("unknown_vehicle", "implausible", "future", "clock_offset", "duplicate", "conflicting_duplicate",
+                  "late", "position_fault", "engine_error")
 TRIP_STATUSES = ("matched", "unmatched")  # to a scheduled trip, or not
 INPUTS = ("tachograph", "catraca")
 # Departure against the schedule, s: D-13's tolerance is minutes, either way.

@@ -12,12 +12,16 @@ are never numbers, numbers are never booleans, and strings are never numbers.
     ``lat`` (float in [-90, 90]), ``lon`` (float in [-180, 180]),
     ``speed_kmh`` (finite float >= 0);
     optional (default None): ``odometer_km`` (finite float >= 0), ``route_id``,
-    ``driver_id`` (str), ``doors_open`` (bool), ``seq`` (int >= 0).
+    ``driver_id`` (str), ``doors_open`` (bool), ``seq`` (int >= 0),
+    ``received_at`` (aware datetime: when a clock other than the device's — the
+    ingest adapter's, the AVL server's — received it; the engine checks the
+    device's clock against it, ``engine.clocks``).
 
 ``catraca`` -> ``CatracaReading`` (turnstile)
     required: ``vehicle_id`` (non-empty str), ``ts`` (aware datetime),
     ``counter`` (cumulative int >= 0), ``seal_intact`` (bool),
-    ``status`` ("ok" | "fault"); optional: ``seq`` (int >= 0).
+    ``status`` ("ok" | "fault"); optional: ``seq`` (int >= 0), ``received_at``
+    (as the tachograph's).
 
 ``occurrences`` -> ``Occurrence``
     required: ``id`` (str), ``kind`` ("road_closure" | "authorized_detour" |

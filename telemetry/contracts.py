@@ -65,6 +65,11 @@ def _require_window(**values: datetime) -> None:
             raise ValueError(f"{TIMESTAMP_WINDOW_MESSAGE}, got {value.isoformat()} - at `$.{name}`")
 
 
+def _require_received_window(received_at: datetime | None) -> None:
+    if received_at is not None:
+        _require_window(received_at=received_at)
+
+
 def _require_finite(**values: float | None) -> None:
     """Raise ValueError for NaN/±inf; msgspec range checks let +inf through ``ge``."""
     for name, value in values.items():
@@ -90,6 +95,8 @@ class TachographPing(
     driver_id: str | None = None
     doors_open: bool | None = None
     seq: NonNegativeInt | None = None
+    # when a clock other than the device's (the ingest adapter's, the AVL server's) saw it
+    received_at: AwareDatetime | None = None
 
     def __post_init__(self) -> None:
         _require_finite(
@@ -99,6 +106,7 @@ class TachographPing(
             odometer_km=self.odometer_km,
         )
         _require_window(ts=self.ts)
+        _require_received_window(self.received_at)
 
     @property
     def epoch(self) -> float:
@@ -117,9 +125,11 @@ class CatracaReading(
     seal_intact: bool
     status: CatracaStatus
     seq: NonNegativeInt | None = None
+    received_at: AwareDatetime | None = None  # as TachographPing's
 
     def __post_init__(self) -> None:
         _require_window(ts=self.ts)
+        _require_received_window(self.received_at)
 
     @property
     def epoch(self) -> float:

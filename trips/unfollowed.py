@@ -48,6 +48,10 @@ class UnfollowedPass(msgspec.Struct, frozen=True):
     # (from, to) of the silences that hide it; from=None: before the first fix kept, to=None:
     # still silent. Typed so: the workers pass it between stages as JSON and must read None back
     silences: tuple[tuple[float | None, float | None], ...]
+    # not a silence but messages dated by a faulty clock (engine.clocks), this far off: the
+    # vehicle was unseen in time over the whole stretch and may have departed any number
+    # of times in it
+    clock_offset_s: float | None = None
 
     @property
     def key(self) -> tuple[str, str, float]:

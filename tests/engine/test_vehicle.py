@@ -382,8 +382,8 @@ def test_a_held_message_is_taken_at_the_end_of_input_and_not_confirmed_by_its_ow
     from engine import Engine, Message
     from telemetry import decode_tachograph
 
-    def ping(hhmm: str, n: int, offset: int | None = None) -> Message:
-        line = json.dumps({"vehicle_id": "JN-1011", "ts": f"2026-12-01T{hhmm}:00-03:00", "lat": -19.7574776,
+    def ping(hhmm: str, n: int, offset: int | None = None, vehicle: str = "JN-1011") -> Message:
+        line = json.dumps({"vehicle_id": vehicle, "ts": f"2026-12-01T{hhmm}:00-03:00", "lat": -19.7574776,
                            "lon": -40.3852385, "speed_kmh": 0.0})
         return Message(decode_tachograph(line, f"t:{n}"), f"t:{n}", line, offset)
 
@@ -395,7 +395,8 @@ def test_a_held_message_is_taken_at_the_end_of_input_and_not_confirmed_by_its_ow
     out = engine.ingest([ping("10:01", 3, 3)])  # the vehicle's clock is back at 10:01: it jumped
     assert [(r.reason, r.location) for r in out.rejected] == [("future", "t:2")]
     engine.ingest([ping("16:00", 4, 4)])  # held again (6 h ahead of 10:01)
-    out = engine.close()  # nothing came back: taken
+    engine.ingest([ping("15:59", 5, 5, vehicle="JN-1012")])  # the stream got there (another bus)
+    out = engine.close()  # nothing came back, and it is within the stream's frontier: taken
     assert out.rejected == [] and not engine._vehicles["JN-1011"].held
     assert engine._vehicle_stage.partition.max_events["tachograph"] == ping("16:00", 4).body.epoch
 

@@ -146,17 +146,18 @@ def test_of_two_versions_of_one_message_the_first_in_the_file_counts(tmp_path, o
 
 
 def test_one_stray_ping_late_in_the_month_leaves_the_days_without_telemetry_out_of_art45(tmp_path):
-    # Dec 1 with one suppressed trip (a D-22, exempt: the month runs >= 98 %). One ping of
-    # JN-1011 dated Dec 28 closes Dec 2-27, with service scheduled and not one message from
+    # Dec 1 with one suppressed trip (a D-22, exempt: the month runs >= 98 %). Two pings of
+    # JN-1011 dated Dec 28 close Dec 2-27, with service scheduled and not one message from
     # the fleet: before this they counted as 0 % days and the D-22 lost its exemption, and
-    # the stray ping itself made six D-22 on Dec 28 around 10:00.
+    # a stray ping made six D-22 on Dec 28 around 10:00. (One ping alone is beyond the
+    # stream's event-time frontier at the end of the input: `future`, it closes nothing.)
     day = dt.date(2026, 12, 1)
     sim = simulate(FEED, FLEET, SimulationSettings(day, day, seed=4, faults=("suppressed_trip",)), tmp_path / "sim")
     alone = replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca))
     stray = tmp_path / "stray.jsonl"
-    stray.write_text(sim.tachograph.read_text() + json.dumps(
-        {"vehicle_id": "JN-1011", "ts": "2026-12-28T10:00:00-03:00", "lat": -19.7574776, "lon": -40.3852385,
-         "speed_kmh": 0.0}) + "\n")
+    stray.write_text(sim.tachograph.read_text() + "".join(json.dumps(
+        {"vehicle_id": "JN-1011", "ts": f"2026-12-28T10:00:{second:02d}-03:00", "lat": -19.7574776,
+         "lon": -40.3852385, "speed_kmh": 0.0}) + "\n" for second in (0, 10)))
     with_stray = replay(ReplayInputs(FEED_PATH, FLEET_PATH, stray, sim.catraca))
 
     def d22(result):

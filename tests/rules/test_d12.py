@@ -266,3 +266,20 @@ def test_no_vehicle_ran_the_line_and_one_of_the_operator_unseen_yields_insuffici
     findings = d12.detect(facts, tiny.policy)
     assert windows(findings) == {}
     assert {r.evidence["vehicles"][0]["vehicle_id"] for r in insufficient(findings)} == {"V2"}
+
+
+def test_a_bus_whose_clock_was_faulty_in_the_window_may_have_left_any_number_of_times(tiny):
+    # [07:00, 07:50) needs 3; only 07:40 left: 2 short, more than one unfollowed pass makes
+    # up. F9's messages of [07:05, 07:45] were dated by a faulty clock and rejected
+    # (engine.clocks): it was unseen in time, not seen once, so the shortfall is not a fact
+    import msgspec
+    from tiny_day import unfollowed
+
+    departures = route_f((6, 0), (6, 15), (6, 30), (6, 45), (7, 40))
+    silent = unfollowed("F9", "F", 0, at(7, 5), at(7, 45))
+    assert list(windows(d12.detect(tiny.facts(departures, unfollowed=[silent]), tiny.policy))) == ["07:00"]
+    unseen = msgspec.structs.replace(silent, clock_offset_s=-3602.0)
+    findings = d12.detect(tiny.facts(departures, unfollowed=[unseen]), tiny.policy)
+    assert windows(findings) == {}
+    [record] = insufficient(findings)
+    assert [p["clock_offset_s"] for p in record.evidence["unfollowed"]] == [-3602.0]

@@ -1,16 +1,18 @@
-"""The worker's decoding of its input records, without a broker: the replay's bound and cut."""
+"""The worker's shell without a broker: what it hands the engine of a Kafka record (the
+replay's bound and cut; the record's timestamp as the receipt)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import msgspec
 
 from engine import Message
 from engine.messages import ToVehicle
 from kernel.policy import load_policy
-from streams.app import vehicle_inbound
+from streams.app import received_at, vehicle_inbound
 from telemetry import RAW_SHOWN_BYTES, Rejection
 from telemetry.files import numbered_lines
 from telemetry.validation import decode
@@ -29,10 +31,11 @@ class Record:
     partition: int = 3
     offset: int = 42
     key: bytes = b"JN-1011"
+    timestamp: float | None = None
 
 
 def inbound(value: bytes):
-    return vehicle_inbound(Record(value), msgspec.json.Decoder(ToVehicle), BOUND)
+    return vehicle_inbound(Record(value), msgspec.json.Decoder(ToVehicle), BOUND, backfill=False)
 
 
 def test_a_record_longer_than_the_policy_bound_is_dead_lettered_too_long_with_its_raw_cut():
@@ -57,3 +60,15 @@ def test_an_ordinary_record_is_a_message():
     value = json.dumps(PING).encode()
     message = inbound(value)
     assert isinstance(message, Message) and message.raw == value.decode() and message.offset == 42
+
+
+def test_a_live_worker_takes_the_records_timestamp_as_the_messages_receipt():
+    # the independent clock engine.clocks checks the device's against
+    assert received_at(SimpleNamespace(timestamp=1796140800.25), backfill=False) == 1796140800.25
+
+
+def test_a_backfill_or_a_record_without_a_timestamp_gives_no_receipt():
+    # history published today was not received when it was published: no receipt, no check
+    assert received_at(SimpleNamespace(timestamp=1796140800.25), backfill=True) is None
+    assert received_at(SimpleNamespace(timestamp=-1.0), backfill=False) is None  # Kafka's "no timestamp"
+    assert received_at(SimpleNamespace(timestamp=None), backfill=False) is None

@@ -310,3 +310,19 @@ def test_rejection_serializes_with_the_documented_keys_in_order():
     assert list(line) == ["source", "reason", "detail", "location", "raw"]
     assert line == to_builtins(rejection)
     assert line["location"] == "T.jsonl:17" and line["raw"] == "{"
+
+
+@pytest.mark.parametrize("decode,message", [(decode_tachograph, MINIMAL_PING), (decode_catraca, MINIMAL_CATRACA)])
+def test_received_at_is_optional_and_an_aware_time(decode, message):
+    # when a clock other than the device's received it (an adapter, an AVL server): the
+    # engine checks the device's clock against it (engine.clocks)
+    assert decode(_raw(message)).received_at is None
+    received = decode(_raw(message | {"received_at": "2026-12-01T11:00:02Z"})).received_at
+    assert received == datetime(2026, 12, 1, 11, 0, 2, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("received_at,reason", [("2026-12-01T11:00:02", "timestamp_without_offset"),
+                                                ("9999-12-01T11:00:02Z", "out_of_range")])
+def test_a_received_at_that_is_no_instant_of_this_system_is_rejected(received_at, reason):
+    rejected = decode_tachograph(_raw(MINIMAL_PING | {"received_at": received_at}))
+    assert isinstance(rejected, Rejection) and rejected.reason == reason
