@@ -116,10 +116,11 @@ ORDERED_DAY_FAULTS = ("speeding", "stop_bypass", "detour")
 
 
 def simulate_and_replay(feed, fleet, feed_path, fleet_path, interval: int, noise: float, jumps: int,
-                        faults: tuple, seed: int, out: Path, input_faults: tuple = ()):
+                        faults: tuple, seed: int, out: Path, input_faults: tuple = (), receipts: bool = False):
     """The injected faults' manifest entries, the replay's result and its accusing records."""
     sim = simulate(feed, fleet, SimulationSettings(DAY, DAY, seed=seed, faults=faults, input_faults=input_faults,
-                                                   ping_interval_s=interval, gps_noise_m=noise), out)
+                                                   ping_interval_s=interval, gps_noise_m=noise, receipts=receipts),
+                   out)
     if jumps:
         add_jumps(sim.tachograph, jumps, random.Random(seed * 1000 + interval))
     injected = json.loads(sim.manifest.read_text())["faults"]
@@ -140,14 +141,16 @@ def run_input_faults(feed, fleet, feed_path, fleet_path, interval: int, noise: f
     """Per unit fault: (kind, whether it was injected, false by code, lost by code, change in
     insufficient-evidence records), against the ordered day of the same setting."""
     detector_faults = ORDERED_DAY_FAULTS
+    # every message with its receipt (the AVL platform's clock), as a worker has the Kafka
+    # record's time: the clock faults are told by it (engine.clocks)
     injected, ordered, accusing = simulate_and_replay(feed, fleet, feed_path, fleet_path, interval, noise, 0,
-                                                      detector_faults, seed, tmp / "ordered")
+                                                      detector_faults, seed, tmp / "ordered", receipts=True)
     ordered_ids = {r.infraction_id for r in accusing}
     true = {r.infraction_id: r for r in accusing if explained(r, injected)}
     rows = []
     for kind in INPUT_FAULT_KINDS:
         manifest, result, faulted = simulate_and_replay(feed, fleet, feed_path, fleet_path, interval, noise, 0,
-                                                        detector_faults, seed, tmp / kind, (kind,))
+                                                        detector_faults, seed, tmp / kind, (kind,), receipts=True)
         now = {r.infraction_id: r.status for r in faulted}
         rows.append((kind, any(f["fault"] == kind for f in manifest),
                      Counter(r.code for r in faulted if r.infraction_id not in ordered_ids),

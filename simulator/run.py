@@ -51,6 +51,13 @@ class SimulationSettings:
     # Door sensors: every ping reports `doors_open` (standing at a stop or a terminal:
     # open; moving: shut). Off, the pings carry no such key, as a fleet without sensors.
     doors: bool = False
+    # Receipts: every message carries `received_at`, when the AVL platform received it (its
+    # true time + RECEIPT_DELAY_S), stamped before any input fault: a unit's clock fault then
+    # shows against it (engine.clocks). Off, no message carries the key.
+    receipts: bool = False
+
+
+RECEIPT_DELAY_S = 2.0
 
 
 @dataclass
@@ -121,6 +128,8 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
             progress(n + 1, len(dates))
     ping_rows.sort(key=lambda r: (r[0], r[1]))
     catraca_rows.sort(key=lambda r: (r[0], r[1]))
+    if settings.receipts:
+        ping_rows, catraca_rows = _with_receipts(ping_rows, tz), _with_receipts(catraca_rows, tz)
     unit_faults = set(settings.input_faults) & set(input_faults.UNIT_FAULTS)
     if unit_faults:
         ping_rows, catraca_rows, unit_manifest = input_faults.apply(
@@ -150,6 +159,12 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
         **({"doors": True} if settings.doors else {}),
         "faults": manifest}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return result
+
+
+def _with_receipts(rows: list, tz) -> list:
+    """Each row's message with its receipt, `received_at` (rows are (t, vehicle, line))."""
+    return [(t, vehicle, _encoder.encode({**msgspec.json.decode(line), "received_at": _iso(t + RECEIPT_DELAY_S, tz)}))
+            for t, vehicle, line in rows]
 
 
 def _shortfall(feed: Feed, date: dt.date, rng) -> dict:

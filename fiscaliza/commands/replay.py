@@ -48,6 +48,9 @@ def simulate(
     gps_noise: Annotated[float, typer.Option(help="GPS noise, metres (standard deviation)")] = 3.0,
     doors: Annotated[bool, typer.Option(
         "--doors", help="door sensors: every ping reports doors_open (needed by --fault unmarked_stop)")] = False,
+    receipts: Annotated[bool, typer.Option(
+        "--receipts", help="every message carries received_at, the AVL platform's receipt (its true time + 2 s)")]
+        = False,
 ) -> None:
     """Write simulated tachograph and catraca JSON Lines for a feed and date range."""
     from fiscaliza.demo import simulate_files
@@ -69,7 +72,7 @@ def simulate(
     from simulator import SimulationSettings
 
     settings = SimulationSettings(first, last, seed, tuple(fault or ()), tuple(input_fault or ()),
-                                  ping_interval, gps_noise, doors=doors)
+                                  ping_interval, gps_noise, doors=doors, receipts=receipts)
     try:
         with Progress("Simulating") as progress:
             result = simulate_files(feed, fleet, settings, out, progress=progress.update)

@@ -280,3 +280,20 @@ def test_thirty_fixes_a_minute_apart_outlast_a_run_and_are_still_thrown(tmp_path
     at = [k for k, r in enumerate(mine) if (r["ts"], r["seq"]) in thrown]
     assert len(at) == 30 and at == list(range(at[0], at[0] + 30)) and 0 < at[0] and at[-1] < len(mine) - 1
     assert entry["to_epoch"] - entry["from_epoch"] == 29 * 60
+
+
+def test_receipts_stamp_every_message_with_its_true_time_before_a_clock_lies(tmp_path, baseline):
+    # --receipts: received_at = the true instant + 2 s on every line of both files; a stale
+    # timezone table then moves only `ts` (one hour early), so the receipt tells it
+    result, manifest = _simulate(tmp_path, ("stale_timezone",), receipts=True)
+    [entry] = [f for f in manifest if f["fault"] == "stale_timezone"]
+    gaps = []
+    for path in (result.tachograph, result.catraca):
+        for record in records(path.read_bytes().splitlines()):
+            ts, received = (dt.datetime.fromisoformat(record[k]) for k in ("ts", "received_at"))
+            gaps.append((received - ts).total_seconds())
+    lied = [g for g in gaps if g > 60]
+    assert len(lied) == entry["restamped"] and {round(g) for g in lied} <= {3601, 3602}  # 3600 + 2 s, ± truncation
+    assert {round(g) for g in gaps if g <= 60} <= {1, 2}
+    # without --receipts no line carries the key: the files of every other test are unchanged
+    assert all("received_at" not in r for r in records(baseline[0]) + records(baseline[1]))
