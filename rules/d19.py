@@ -53,23 +53,34 @@ def _silences(facts: VehicleDayFacts, limit_s: float, edge_s: float) -> list[tup
     return found
 
 
-def _in_clock_fault(facts: VehicleDayFacts, start: float, end: float) -> bool:
-    """Whether a silence meets a stretch whose messages a faulty clock dated (rejected,
-    engine.clocks): the catraca may have spoken then, at a time its clock did not say."""
-    return any(first <= end and start <= last for first, last in facts.clock_faults)
+def _in_clock_fault(facts: VehicleDayFacts, start: float, end: float, limit: float) -> bool:
+    """Whether a silence is filled by stretches whose messages a faulty clock dated
+    (rejected, engine.clocks; in receipt time): the catraca spoke then, at a time its clock
+    did not say. Only what those stretches fill is excused: where a gap longer than
+    `limit` remains beside them (one message with a bad clock inside a long silence), the
+    silence still proves."""
+    at, met = start, False
+    for first, last in sorted(facts.clock_faults):
+        if last < start or first > end:
+            continue
+        met = True
+        if first - at > limit:
+            return False
+        at = max(at, last)
+    return met and end - at <= limit
 
 
 def proven_silences(facts: VehicleDayFacts, policy: Policy) -> list[tuple[float, float, float]]:
     """(start, end, moment its evidence was complete) of each silence that accuses."""
     limit = policy.d19.max_silence_s
     return [s for s in _silences(facts, limit, limit + policy.stream.max_clock_jump_s)
-            if not _in_clock_fault(facts, s[0], s[1])]
+            if not _in_clock_fault(facts, s[0], s[1], limit)]
 
 
 def _clock_fault_silences(facts: VehicleDayFacts, policy: Policy) -> list[tuple[float, float]]:
     limit = policy.d19.max_silence_s
     return [(a, b) for a, b, _ in _silences(facts, limit, limit + policy.stream.max_clock_jump_s)
-            if _in_clock_fault(facts, a, b)]
+            if _in_clock_fault(facts, a, b, limit)]
 
 
 def _doubted(facts: VehicleDayFacts, reason: str, quiet: list[tuple[float, float]], **evidence) -> InsufficientEvidence:

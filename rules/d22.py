@@ -58,7 +58,9 @@ def detect(facts: ServiceDayFacts, policy: Policy, *, code: str = CODE,
                                                                       departure + window),
                           "min_reporting_minutes": policy.trips.min_reporting_minutes}))
             continue
-        unfollowed = facts.may_have_run(trip.route_id, trip.direction_id, departure, policy)
+        could = facts.could_have_run(trip)[0]
+        unfollowed = [p for p in facts.may_have_run(trip.route_id, trip.direction_id, departure, policy)
+                      if facts.hides_for(p, could)]
         if unfollowed:
             findings.append(InsufficientEvidence(
                 code=code, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,

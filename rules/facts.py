@@ -261,29 +261,51 @@ class ServiceDayFacts:
         that day (each may have had a silence before its first fix or after its last: not
         yet out, or done), else, none having run it, every vehicle of the operator, each
         seen throughout."""
+        vehicles, strict = self.could_run_line(route_id)
+        return self._silences(vehicles, None, start, end, strict=strict, policy=policy)
+
+    def could_run_line(self, route_id: str) -> tuple[tuple[str, ...], bool]:
+        """The vehicles that could have made a line's departures: those that ran it that day,
+        else (True: none did) every vehicle of its operator."""
         vehicles = tuple(sorted({tf.realized.vehicle_id for tf in self.trips if tf.realized.route_id == route_id}))
         if vehicles:
-            return self._silences(vehicles, None, start, end, strict=False, policy=policy)
-        return self._silences(self.fleet.get(self.operator_of_route[route_id], ()), None, start, end, strict=True,
-                              policy=policy)
+            return vehicles, False
+        return self.fleet.get(self.operator_of_route[route_id], ()), True
+
+    @staticmethod
+    def hides_for(passage: UnfollowedPass, vehicles: tuple[str, ...]) -> bool:
+        """Whether an unfollowed pass may hide service of one of `vehicles`. A pass seen on
+        the itinerary may be any vehicle's run there; a stretch a faulty clock dated
+        (`clock_offset_s`, engine.clocks) was seen nowhere, so it hides only the service of
+        a vehicle that could have run it (a spare bus with a stale clock hides no block's
+        trip but its own)."""
+        return passage.clock_offset_s is None or passage.vehicle_id in vehicles
 
     def _silences(self, vehicles, block: str | None, start: float, end: float, *, strict: bool,
                   policy) -> list[dict]:
         """Per vehicle, its tachograph's silences in [start, end] that may hide service (see
-        `unobserved`); `strict`: also those before its first fix or after its last."""
+        `unobserved`); `strict`: also those before its first fix or after its last. A
+        vehicle whose telemetry broke off in the middle of an itinerary and did not come back
+        (an unfollowed pass still silent, trips.unfollowed) was not switched off: its
+        silences after that are service unseen."""
         window, gap = policy.trips.match_window_s, policy.trips.max_coverage_gap_s
         first, last = self.day.scheduled_span()
         day_from, day_to = (first or start) - window, (last or end) + window
         found = []
         for vehicle in vehicles:
             runs = self.coverage.get(vehicle, SensorRuns())
+            # its telemetry broke off while it ran an itinerary and never came back: a unit
+            # that died, not a bus switched off at the end of its day
+            died_running = [p.last_t for p in self.unfollowed
+                            if p.vehicle_id == vehicle and p.silences and p.silences[-1][1] is None]
             hiding = []
             for a, b in uncovered(runs.tachograph, start, end):
                 if (a == start or b == end) and b - a <= gap:
                     continue  # a fix within max_coverage_gap_s of the window's edge: followed up to it
                 boarded = [r for r in runs.boarding if r[0] < b and r[1] > a]
                 seen_before = any(day_from <= r <= a for _, r in runs.tachograph)
-                seen_after = any(b <= r <= day_to for r, _ in runs.tachograph)
+                seen_after = any(b <= r <= day_to for r, _ in runs.tachograph) \
+                    or any(t <= a + gap for t in died_running)
                 if strict or boarded or (seen_before and seen_after):
                     hiding.append({"silence": [iso(a, self.tz), iso(b, self.tz)],
                                    "catraca_boardings": [[iso(x, self.tz), iso(y, self.tz)] for x, y in boarded]})

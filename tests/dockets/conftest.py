@@ -58,7 +58,9 @@ class EveryCodeDay:
     """The João Neiva sample on 1 Dec 2026 (seed 7) with every fault the simulator injects
     (one per detector), replayed with the shipped policy except art. 45's threshold at
     100 %, so that the day's suppressed trip (98,5 % of the month's km were run) is a
-    confirmed D-22 and not exempt: one confirmed infraction of each automatic code."""
+    confirmed D-22 and not exempt: one confirmed infraction of each automatic code. Two
+    pings of a parked bus on 1 Jan 2027 close December's other days, which had no telemetry
+    at all (left out of art. 45, README): a month not seen whole confirms no D-22."""
 
     def __init__(self, root):
         from engine.loading import load_context
@@ -71,6 +73,10 @@ class EveryCodeDay:
 
         date = dt.date(2026, 12, 1)
         simulated = simulate_files(None, None, SimulationSettings(date, date, 7, tuple(FAULTS)), root / "telemetry")
+        with simulated.tachograph.open("a", encoding="utf-8") as tachograph:
+            for second in (0, 10):
+                tachograph.write(f'{{"vehicle_id": "JN-1011", "ts": "2027-01-01T10:00:{second:02d}-03:00", '
+                                 '"lat": -19.7574776, "lon": -40.3852385, "speed_kmh": 0.0}\n')
         shipped = shipped_policy_path().read_text("utf-8")
         assert "min_efficiency = 0.98" in shipped
         policy = root / "policy.toml"

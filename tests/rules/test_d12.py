@@ -258,6 +258,21 @@ def test_the_line_vehicle_switched_off_after_its_last_departure_yields_infractio
     assert list(windows(d12.detect(facts, tiny.policy))) == ["07:00"]
 
 
+def test_the_line_vehicle_whose_unit_died_mid_run_yields_insufficient_evidence(tiny):
+    # as above, but V1's telemetry broke off on the line at 06:50, 500-2000 m along F's
+    # shape, and never came back (an unfollowed pass still silent): a unit that died while
+    # the bus ran, not a bus switched off; the 3 departures [07:00, 07:50) asks may have
+    # been made unseen
+    from tiny_day import unfollowed
+
+    runs = SensorRuns(tachograph=((at(5, 50), at(6, 50)),))
+    died = unfollowed("V1", "F", 0, at(6, 40), at(6, 45))  # seen 06:45-06:50, silent after
+    facts = tiny.facts(by_v1((6, 0), (6, 15), (6, 30), (6, 45)), coverage={"V1": runs}, unfollowed=[died])
+    findings = d12.detect(facts, tiny.policy)
+    assert windows(findings) == {}
+    assert [r.vehicle_id for r in insufficient(findings) if r.evidence.get("vehicles")] == ["V1"]
+
+
 def test_no_vehicle_ran_the_line_and_one_of_the_operator_unseen_yields_insufficient_evidence(tiny):
     # nobody ran F that day: any of OP1's vehicles could have; V2 seen only 06:00-06:05 (a bus
     # powered up for minutes): 0 of 4 in [06:00, 07:00) is not shown, V1 seen all day or not
@@ -270,16 +285,29 @@ def test_no_vehicle_ran_the_line_and_one_of_the_operator_unseen_yields_insuffici
 
 def test_a_bus_whose_clock_was_faulty_in_the_window_may_have_left_any_number_of_times(tiny):
     # [07:00, 07:50) needs 3; only 07:40 left: 2 short, more than one unfollowed pass makes
-    # up. F9's messages of [07:05, 07:45] were dated by a faulty clock and rejected
-    # (engine.clocks): it was unseen in time, not seen once, so the shortfall is not a fact
+    # up. F4 (it made the 07:40) had its messages of [07:05, 07:45] dated by a faulty clock
+    # and rejected (engine.clocks): it was unseen in time, not seen once, so the shortfall
+    # is not a fact
     import msgspec
     from tiny_day import unfollowed
 
     departures = route_f((6, 0), (6, 15), (6, 30), (6, 45), (7, 40))
-    silent = unfollowed("F9", "F", 0, at(7, 5), at(7, 45))
+    silent = unfollowed("F4", "F", 0, at(7, 5), at(7, 45))
     assert list(windows(d12.detect(tiny.facts(departures, unfollowed=[silent]), tiny.policy))) == ["07:00"]
     unseen = msgspec.structs.replace(silent, clock_offset_s=-3602.0)
     findings = d12.detect(tiny.facts(departures, unfollowed=[unseen]), tiny.policy)
     assert windows(findings) == {}
     [record] = insufficient(findings)
     assert [p["clock_offset_s"] for p in record.evidence["unfollowed"]] == [-3602.0]
+
+
+def test_a_spare_bus_whose_clock_was_faulty_yields_infraction(tiny):
+    # the same stretch of a bus that made none of the line's departures that day (F9): a
+    # stretch a faulty clock dated was seen nowhere, so it hides only its own bus's service;
+    # [07:00, 07:50) has 1 of ceil(3000 / 1200) = 3
+    import msgspec
+    from tiny_day import unfollowed
+
+    departures = route_f((6, 0), (6, 15), (6, 30), (6, 45), (7, 40))
+    spare = msgspec.structs.replace(unfollowed("F9", "F", 0, at(7, 5), at(7, 45)), clock_offset_s=-3602.0)
+    assert list(windows(d12.detect(tiny.facts(departures, unfollowed=[spare]), tiny.policy))) == ["07:00"]

@@ -5,6 +5,7 @@ Facts are hand-made: catraca readings decoded from their JSON contract, the in-s
 intervals given directly (no trips). Silence is counted only while in service.
 """
 
+import dataclasses
 import datetime as dt
 import json
 from zoneinfo import ZoneInfo
@@ -188,3 +189,27 @@ def test_a_silence_between_two_readings_needs_no_clock_margin_yields_infraction(
     readings = every_minute(0, 600) + every_minute(1320, 3600)
     [record] = detect(facts(readings), POLICY)
     assert isinstance(record, Infraction)
+
+
+# --- a faulty clock (engine.clocks): what its rejected messages fill is excused, no more ----
+
+def test_a_silence_the_clock_faulted_readings_fill_yields_insufficient_evidence():
+    # 06:10 to 06:22 silent (720 s > 600 s), but readings received 06:10-06:22 were rejected
+    # for their clock: the catraca spoke, at times its clock did not say
+    readings = every_minute(0, 600) + every_minute(1320, 3600)
+    day = dataclasses.replace(facts(readings), clock_faults=((T0 + 600, T0 + 1320),))
+    [record] = detect(day, POLICY)
+    assert isinstance(record, InsufficientEvidence)
+
+
+def test_one_clock_faulted_reading_inside_a_long_silence_yields_infraction():
+    # 06:10 to 06:26 silent (960 s); one reading received at 06:18 was rejected for its clock:
+    # placed there, it leaves 480 + 480 s, within 600 s each... so the silence is filled
+    readings = every_minute(0, 600) + every_minute(1560, 3600)
+    day = dataclasses.replace(facts(readings), clock_faults=((T0 + 1080, T0 + 1080),))
+    assert isinstance(detect(day, POLICY)[0], InsufficientEvidence)
+    # ...but received at 06:12 it leaves 06:12 to 06:26, 840 s > 600 s: the catraca was
+    # silent all the same, and one bad message does not erase the D-19
+    day = dataclasses.replace(facts(readings), clock_faults=((T0 + 720, T0 + 720),))
+    [record] = detect(day, POLICY)
+    assert isinstance(record, Infraction) and record.status == "confirmed"
