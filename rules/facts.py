@@ -253,7 +253,8 @@ class ServiceDayFacts:
         departure = self.day.departure_epoch(trip)
         vehicles, block = self.could_have_run(trip)
         return self._silences(vehicles, block, departure - window, departure + window, strict=block is None,
-                              policy=policy)
+                              policy=policy, hides_a_trip_s=self.quickest_trip_s(trip.route_id, trip.direction_id,
+                                                                                trip.arrival_s - trip.departure_s))
 
     def unobserved_window(self, route_id: str, direction_id: int, start: float, end: float, policy) -> list[dict]:
         """As `unobserved`, for the departures a frequency window [start, end) asks of a
@@ -262,7 +263,16 @@ class ServiceDayFacts:
         yet out, or done), else, none having run it, every vehicle of the operator, each
         seen throughout."""
         vehicles, strict = self.could_run_line(route_id)
-        return self._silences(vehicles, None, start, end, strict=strict, policy=policy)
+        return self._silences(vehicles, None, start, end, strict=strict, policy=policy,
+                              hides_a_trip_s=self.quickest_trip_s(route_id, direction_id, 0.0))
+
+    def quickest_trip_s(self, route_id: str, direction_id: int, otherwise: float) -> float:
+        """The quickest realized trip of a line and direction that day, departure to
+        arrival (`otherwise` without one): a silence shorter than that cannot have hidden a
+        whole trip of it."""
+        return min((tf.match.detected.arrived_at - tf.match.detected.departed_at for tf in self.trips
+                    if (tf.realized.route_id, tf.realized.direction_id) == (route_id, direction_id)),
+                   default=otherwise)
 
     def could_run_line(self, route_id: str) -> tuple[tuple[str, ...], bool]:
         """The vehicles that could have made a line's departures: those that ran it that day,
@@ -282,12 +292,15 @@ class ServiceDayFacts:
         return passage.clock_offset_s is None or passage.vehicle_id in vehicles
 
     def _silences(self, vehicles, block: str | None, start: float, end: float, *, strict: bool,
-                  policy) -> list[dict]:
+                  policy, hides_a_trip_s: float = 0.0) -> list[dict]:
         """Per vehicle, its tachograph's silences in [start, end] that may hide service (see
         `unobserved`); `strict`: also those before its first fix or after its last. A
         vehicle whose telemetry broke off in the middle of an itinerary and did not come back
         (an unfollowed pass still silent, trips.unfollowed) was not switched off: its
-        silences after that are service unseen."""
+        silences after that are service unseen. A silence between two fixes shorter than
+        `hides_a_trip_s` (the quickest trip of the line) hides no trip: a trip it cut into
+        shows on the itinerary around it, an unfollowed pass that the rules read (a modem
+        off for minutes near a window must not erase its D-12)."""
         window, gap = policy.trips.match_window_s, policy.trips.max_coverage_gap_s
         first, last = self.day.scheduled_span()
         day_from, day_to = (first or start) - window, (last or end) + window
@@ -303,9 +316,13 @@ class ServiceDayFacts:
                 if (a == start or b == end) and b - a <= gap:
                     continue  # a fix within max_coverage_gap_s of the window's edge: followed up to it
                 boarded = [r for r in runs.boarding if r[0] < b and r[1] > a]
-                seen_before = any(day_from <= r <= a for _, r in runs.tachograph)
-                seen_after = any(b <= r <= day_to for r, _ in runs.tachograph) \
-                    or any(t <= a + gap for t in died_running)
+                before = max((r for _, r in runs.tachograph if r <= a), default=None)
+                after = min((r for r, _ in runs.tachograph if r >= b), default=None)
+                died = any(t <= a + gap for t in died_running)
+                if before is not None and after is not None and not died and after - before < hides_a_trip_s:
+                    continue  # too short to hide a whole trip, seen on both sides
+                seen_before = before is not None and before >= day_from
+                seen_after = (after is not None and after <= day_to) or died
                 if strict or boarded or (seen_before and seen_after):
                     hiding.append({"silence": [iso(a, self.tz), iso(b, self.tz)],
                                    "catraca_boardings": [[iso(x, self.tz), iso(y, self.tz)] for x, y in boarded]})

@@ -250,6 +250,15 @@ def test_the_line_vehicle_silent_between_fixes_yields_insufficient_evidence(tiny
     assert windows(d12.detect(facts, tiny.policy)) == {}
 
 
+def test_the_line_vehicle_silent_for_less_than_a_trip_yields_infraction(tiny):
+    # V1 silent 06:35-06:41 (360 s > max_coverage_gap_s 300 s) with fixes on both sides, but F's
+    # quickest trip that day took 1,200 s: no trip hid in it (one it cut into would show on the
+    # line around it, an unfollowed pass). A modem switched off for minutes erases no D-12
+    runs = SensorRuns(tachograph=((DAY_START, at(6, 35)), (at(6, 41), DAY_END)))
+    facts = tiny.facts(by_v1((6, 0), (6, 15), (6, 30), *FULL_SECOND_WINDOW), coverage={"V1": runs})
+    assert list(windows(d12.detect(facts, tiny.policy))) == ["06:00"]
+
+
 def test_the_line_vehicle_switched_off_after_its_last_departure_yields_infraction(tiny):
     # V1 made 06:00-06:45 and was seen until 06:55, nothing more that day, no boarding:
     # [07:00, 07:50) has 0 of ceil(3000 / 1200) = 3; a vehicle done for the day hides nothing

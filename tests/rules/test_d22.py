@@ -251,10 +251,23 @@ def test_block_vehicle_seen_throughout_the_window_yields_infraction(tiny):
     assert "T-0700" in infractions(d22.detect(facts, tiny.policy))  # V2, silent all day, was not B1's
 
 
-def test_block_vehicle_silent_301_s_inside_the_window_yields_insufficient_evidence(tiny):
+def test_block_vehicle_silent_301_s_inside_the_window_yields_infraction(tiny):
     # V1's fixes every 300 s, but none between 07:00 and 07:05:01: 301 s > 300 s, a silence
-    # inside [06:30, 07:30] with fixes before and after it: T-0700 may have left unseen
+    # inside [06:30, 07:30], but shorter than T-0700 takes (1,680 s scheduled): a whole
+    # trip cannot hide in it, and one it cut into would show on the itinerary around it (an
+    # unfollowed pass). A modem off for minutes erases no D-22
     times = [t for t in pings(DAY_START, DAY_END, 300) if not at(7, 0) < t <= at(7, 5)] + [at(7, 5, 1)]
+    fixes = runs_of(sorted(times), tiny.policy.trips.max_coverage_gap_s)
+    facts = tiny.facts([detected("V1", "T", 0, at(6, 0)), detected("V1", "T", 0, at(23, 50))],
+                       coverage={"V1": SensorRuns(tachograph=fixes), "V2": seen((DAY_START, DAY_END))})
+    assert "T-0700" in infractions(d22.detect(facts, tiny.policy))
+
+
+def test_block_vehicle_silent_longer_than_a_trip_inside_the_window_yields_insufficient_evidence(tiny):
+    # none between 07:00 and 07:28:01: 1,681 s, longer than T-0700 itself takes (1,680 s
+    # scheduled; no T trip of its direction ran that day), with fixes before and after it:
+    # T-0700 may have been run unseen
+    times = [t for t in pings(DAY_START, DAY_END, 300) if not at(7, 0) < t <= at(7, 28)] + [at(7, 28, 1)]
     fixes = runs_of(sorted(times), tiny.policy.trips.max_coverage_gap_s)
     facts = tiny.facts([detected("V1", "T", 0, at(6, 0)), detected("V1", "T", 0, at(23, 50))],
                        coverage={"V1": SensorRuns(tachograph=fixes), "V2": seen((DAY_START, DAY_END))})
@@ -263,7 +276,7 @@ def test_block_vehicle_silent_301_s_inside_the_window_yields_insufficient_eviden
     [record] = [f for f in insufficient(findings) if f.trip_id == "T-0700"]
     assert record.vehicle_id == "V1"
     assert record.evidence["vehicles"] == [{"vehicle_id": "V1", "block_id": "B1", "silences": [
-        {"silence": ["2026-12-01T07:00:00-03:00", "2026-12-01T07:05:01-03:00"], "catraca_boardings": []}]}]
+        {"silence": ["2026-12-01T07:00:00-03:00", "2026-12-01T07:28:01-03:00"], "catraca_boardings": []}]}]
 
 
 def test_block_vehicle_silent_90_min_with_its_catraca_counting_yields_insufficient_evidence(tiny):
