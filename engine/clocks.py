@@ -69,9 +69,12 @@ class ClockFault(msgspec.Struct, frozen=True):
 
 
 def received_epoch(body, received_at: float | None) -> float | None:
-    """The message's receipt: its own `received_at` field (the clock nearest the device),
-    else the one its shell saw (the Kafka record's timestamp)."""
-    return body.received_at.timestamp() if body.received_at is not None else received_at
+    """The message's receipt: the one its shell saw (a live worker's Kafka record
+    timestamp, the broker's LogAppendTime on the input topics: a clock the sender does not
+    set), else its own `received_at` field (an ingest adapter's, in files)."""
+    if received_at is not None:
+        return received_at
+    return body.received_at.timestamp() if body.received_at is not None else None
 
 
 def whole_hours_behind(offset_s: float, tolerance_s: float) -> int | None:

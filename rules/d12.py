@@ -49,11 +49,14 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
                  if (tf.realized.route_id, tf.realized.direction_id) == (window.route_id, window.direction_id)
                  and not start <= tf.departed_at < end and _may_have_left_in(tf, start, end)]
         # a vehicle on the line whose telemetry broke off may have left in the window
-        line_vehicles = facts.could_run_line(window.route_id)[0]
+        # (a stretch a faulty clock dated hides the line's departures only if its bus is the
+        # operator's: any of them may run a headway-based line, even one whose every message
+        # that day was rejected for its clock)
+        operator_vehicles = facts.fleet.get(operator, ())
         unfollowed = [p for p in facts.unfollowed
                       if (p.route_id, p.direction_id) == (window.route_id, window.direction_id)
                       and p.earliest_departure < end and p.latest_departure >= start
-                      and facts.hides_for(p, line_vehicles)]
+                      and facts.hides_for(p, operator_vehicles)]
         # a bus whose clock was faulty in the window may have left any number of times
         unseen_in_time = any(p.clock_offset_s is not None for p in unfollowed)
         if unseen_in_time or len(departures) + len(seen) + len(unfollowed) >= expected:

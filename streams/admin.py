@@ -22,12 +22,13 @@ class StreamError(FiscalizaError, RuntimeError):
 
 
 def topic_configs(topic: Topic) -> dict[str, str]:
+    receipt = {"message.timestamp.type": "LogAppendTime"} if topic.stamped_on_receipt else {}
     if topic.kept_forever:
-        return {"cleanup.policy": "delete", "retention.ms": "-1", "retention.bytes": "-1"}
+        return {"cleanup.policy": "delete", "retention.ms": "-1", "retention.bytes": "-1", **receipt}
     if topic.compacted:
         # a change log: the latest record per key is kept forever
-        return {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1"}
-    return {"cleanup.policy": "delete", "retention.ms": str(7 * 24 * 3600 * 1000)}
+        return {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1", **receipt}
+    return {"cleanup.policy": "delete", "retention.ms": str(7 * 24 * 3600 * 1000), **receipt}
 
 
 def create_topics(bootstrap: str, partitions: int, replication: int,

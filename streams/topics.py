@@ -16,14 +16,17 @@ class Topic:
     compacted: bool  # change logs keep the latest record per key
     description: str
     kept_forever: bool = False  # never deleted by retention (a legal record)
+    # the record's timestamp is the broker's time of receipt (LogAppendTime), not the
+    # producer's: the independent clock a device's is checked against (engine.clocks)
+    stamped_on_receipt: bool = False
     single_partition: bool = False  # one total order, whatever the partition setting
 
 
 TOPICS: dict[str, Topic] = {
     t.name: t
     for t in (
-        Topic("tachograph", "vehicle_id", False, "tachograph pings (GPS, speed, odometer)"),
-        Topic("catraca", "vehicle_id", False, "turnstile counter and seal readings"),
+        Topic("tachograph", "vehicle_id", False, "tachograph pings (GPS, speed, odometer)", stamped_on_receipt=True),
+        Topic("catraca", "vehicle_id", False, "turnstile counter and seal readings", stamped_on_receipt=True),
         Topic("occurrences", "id", False, "registered occurrences (motivo justificado)"),
         Topic("trips", "vehicle_id", False, "realized trips matched to the schedule"),
         Topic("infractions", "infraction_id", True, "infraction change log; the latest record per id wins"),

@@ -282,3 +282,17 @@ def test_the_same_message_received_again_later_is_a_duplicate_not_a_second_versi
 
     [again] = stage_of(context).ingest([received(2), received(40)]).rejected
     assert (again.location, again.reason) == ("t:40", "duplicate")
+
+
+def test_the_brokers_receipt_wins_over_the_receipt_a_message_carries():
+    # a live worker reads the Kafka record's time (the input topics are LogAppendTime: the
+    # broker's clock); a `received_at` in the message's body is what its sender wrote, and
+    # counts only where no broker stamped it (files)
+    from engine.clocks import received_epoch
+
+    ping = decode_tachograph(json.dumps({"vehicle_id": "JN-1011", "ts": "2026-12-01T10:00:00-03:00", "lat": -19.75,
+                                         "lon": -40.38, "speed_kmh": 0.0,
+                                         "received_at": "2026-12-01T11:00:02-03:00"}))
+    stated = dt.datetime(2026, 12, 1, 14, 0, 2, tzinfo=dt.timezone.utc).timestamp()
+    assert received_epoch(ping, None) == stated
+    assert received_epoch(ping, stated - 3600) == stated - 3600

@@ -294,14 +294,13 @@ def test_no_vehicle_ran_the_line_and_one_of_the_operator_unseen_yields_insuffici
 
 def test_a_bus_whose_clock_was_faulty_in_the_window_may_have_left_any_number_of_times(tiny):
     # [07:00, 07:50) needs 3; only 07:40 left: 2 short, more than one unfollowed pass makes
-    # up. F4 (it made the 07:40) had its messages of [07:05, 07:45] dated by a faulty clock
-    # and rejected (engine.clocks): it was unseen in time, not seen once, so the shortfall
-    # is not a fact
+    # up. V2 (OP1's) had its messages of [07:05, 07:45] dated by a faulty clock and rejected
+    # (engine.clocks): it was unseen in time, not seen once, so the shortfall is not a fact
     import msgspec
     from tiny_day import unfollowed
 
     departures = route_f((6, 0), (6, 15), (6, 30), (6, 45), (7, 40))
-    silent = unfollowed("F4", "F", 0, at(7, 5), at(7, 45))
+    silent = unfollowed("V2", "F", 0, at(7, 5), at(7, 45))
     assert list(windows(d12.detect(tiny.facts(departures, unfollowed=[silent]), tiny.policy))) == ["07:00"]
     unseen = msgspec.structs.replace(silent, clock_offset_s=-3602.0)
     findings = d12.detect(tiny.facts(departures, unfollowed=[unseen]), tiny.policy)
@@ -310,10 +309,10 @@ def test_a_bus_whose_clock_was_faulty_in_the_window_may_have_left_any_number_of_
     assert [p["clock_offset_s"] for p in record.evidence["unfollowed"]] == [-3602.0]
 
 
-def test_a_spare_bus_whose_clock_was_faulty_yields_infraction(tiny):
-    # the same stretch of a bus that made none of the line's departures that day (F9): a
-    # stretch a faulty clock dated was seen nowhere, so it hides only its own bus's service;
-    # [07:00, 07:50) has 1 of ceil(3000 / 1200) = 3
+def test_a_bus_of_another_operator_whose_clock_was_faulty_yields_infraction(tiny):
+    # the same stretch of a bus not of OP1's fleet (F9): a stretch a faulty clock dated was
+    # seen nowhere, so it hides only service its own bus could run; [07:00, 07:50) has 1 of
+    # ceil(3000 / 1200) = 3
     import msgspec
     from tiny_day import unfollowed
 
