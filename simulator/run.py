@@ -25,7 +25,8 @@ from simulator.faults import (
     inject,
     interrupt,
 )
-from simulator import input_faults
+from simulator.input_faults import UNIT_FAULTS, stray_minutes
+from simulator.input_faults import apply as apply_unit_faults
 from simulator.motion import LateralOffset, legs_of, positions, progress_at, progress_turned, pushed_aside
 from simulator.plan import Duty, PlanError, plan_day
 
@@ -130,15 +131,15 @@ def simulate(feed: Feed, fleet: dict[str, Vehicle], settings: SimulationSettings
     catraca_rows.sort(key=lambda r: (r[0], r[1]))
     if settings.receipts:
         ping_rows, catraca_rows = _with_receipts(ping_rows, tz), _with_receipts(catraca_rows, tz)
-    unit_faults = set(settings.input_faults) & set(input_faults.UNIT_FAULTS)
+    unit_faults = set(settings.input_faults) & set(UNIT_FAULTS)
     if unit_faults:
-        ping_rows, catraca_rows, unit_manifest = input_faults.apply(
+        ping_rows, catraca_rows, unit_manifest = apply_unit_faults(
             unit_faults, ping_rows, catraca_rows, first_duties, manifest, rng, projector, tz)
         manifest.extend(unit_manifest)
     if "stray_minutes" in settings.input_faults:
         later = service_dates(feed, settings.end + dt.timedelta(days=1), settings.end + dt.timedelta(days=31))
         if later:
-            stray, entry = input_faults.stray_minutes(feed, fleet, later[0], rng, projector,
+            stray, entry = stray_minutes(feed, fleet, later[0], rng, projector,
                                                       interval_s=settings.ping_interval_s,
                                                       noise_m=settings.gps_noise_m)
             ping_rows.extend(stray)  # after the range: at the end of the file, in event-time order
