@@ -301,6 +301,7 @@ LABELS: dict[str, Label] = {
     "service_dates_considered": _l("dias considerados", _list_of(_date)),
     "days_without_telemetry": _l("dias sem telemetria (fora do cálculo)", _list_of(_date, "nenhum")),
     "month_complete": _l("mês encerrado", _words("sim", "não (parcial)")),
+    "unsettled": _l("por que não foi confirmada"),
     # shared by the other laws' detectors
     "max_ping_gap_s": _l("intervalo máximo entre registros para a prova", _duration),
     "min_consecutive_pings": _l("registros consecutivos exigidos", _integer),
