@@ -201,8 +201,9 @@ def _digest(body: TachographPing | CatracaReading) -> str:
 
 
 def _position_fault(vehicle_id: str, fault: PositionFault, tz) -> Rejection:
-    """A fix dropped by the position screen, dead-lettered as the ping it came from (its
-    raw message stays in the input, where the evidence bundles read it)."""
+    """A fix dropped by the position screen, dead-lettered with the ping's fields as the fix
+    kept them (the message itself stays in the input, where the evidence bundles read it;
+    its location is the message id)."""
     fix = fault.fix
     ping = {"vehicle_id": vehicle_id, "ts": dt.datetime.fromtimestamp(fix.t, tz).isoformat(), "lat": fix.lat,
             "lon": fix.lon, "speed_kmh": fix.speed_kmh}
