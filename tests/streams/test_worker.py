@@ -229,6 +229,24 @@ def topic_records(bootstrap: str) -> dict[str, dict]:
     return latest_by_key(read_topic(bootstrap, "infractions"))
 
 
+def _value_difference(want, have):
+    """Two values of a field: whole when short, else only what differs (a list of facts
+    thousands long: the items one side has and the other lacks, by position)."""
+    if isinstance(want, dict) and isinstance(have, dict):
+        return {k: _value_difference(want.get(k), have.get(k)) for k in want.keys() | have.keys()
+                if want.get(k) != have.get(k)}
+    if isinstance(want, list) and isinstance(have, list) and len(json.dumps(want, default=str)) > 400:
+        if len(want) == len(have):
+            return {f"[{n}]": _value_difference(a, b) for n, (a, b) in enumerate(zip(want, have)) if a != b}
+        encoded = [json.dumps(x, sort_keys=True, default=str) for x in have]
+        wanted = [json.dumps(x, sort_keys=True, default=str) for x in want]
+        in_worker, in_replay = set(encoded), set(wanted)
+        return {"lengths": (len(want), len(have)),
+                "only in replay": [x for x in wanted if x not in in_worker][:20],
+                "only in worker": [x for x in encoded if x not in in_replay][:20]}
+    return (want, have)
+
+
 def record_difference(expected: dict[str, dict], got: dict[str, dict]) -> str:
     """What a failing comparison of infraction records needs to say: only what differs
     (the status when only it differs, else the fields that do)."""
@@ -238,7 +256,7 @@ def record_difference(expected: dict[str, dict], got: dict[str, dict]) -> str:
         if want is None or have is None:
             differing[i] = (want and want["status"], have and have["status"])
         elif want != have:
-            differing[i] = {k: (want.get(k), have.get(k)) for k in want.keys() | have.keys()
+            differing[i] = {k: _value_difference(want.get(k), have.get(k)) for k in want.keys() | have.keys()
                             if want.get(k) != have.get(k)}
     return "replay vs worker, by infraction_id: " + json.dumps(differing, sort_keys=True, default=str)
 
