@@ -249,9 +249,9 @@ class VehicleStage:
         # rules only some packs list: nothing of theirs is measured or kept for the others
         self._track_rules = pack.rules_for("track")
         self._reads_doors = ctx.policy.unmarked_stop is not None and \
-            any(rule.requires == "unmarked_stop" for rule in pack.catalogue.values())
+            any("unmarked_stop" in rule.requires for rule in pack.catalogue.values())
         self._reads_trip_catraca = ctx.policy.other_line is not None and \
-            any(rule.requires == "other_line" for rule in pack.catalogue.values())
+            any("other_line" in rule.requires for rule in pack.catalogue.values())
         self._operator_lines: dict[str, tuple[str, ...]] = {}
 
     @property

@@ -20,7 +20,8 @@ def pack_of(policy: Policy) -> Pack:
         raise PolicyError(f"unknown law code {policy.policy.code!r} in the policy; "
                           f"known: {', '.join(sorted(PACKS))}") from None
     for code, rule in pack.catalogue.items():
-        if rule.requires is not None and getattr(policy, rule.requires) is None:
-            raise PolicyError(f"the policy's law {pack.code!r} enforces {code}, whose thresholds are the "
-                              f"policy's [{rule.requires}] section: the policy has none")
+        for section in sorted(rule.requires):
+            if getattr(policy, section) is None:
+                raise PolicyError(f"the policy's law {pack.code!r} enforces {code}, whose thresholds are the "
+                                  f"policy's [{section}] section: the policy has none")
     return pack
