@@ -14,6 +14,10 @@ assert PACKS.keys() == LAWS.keys(), "every law has its pack"
 
 
 def pack_of(policy: Policy) -> Pack:
+    """The pack a policy names, refused where the policy lacks a section one of its rules
+    reads. The loaders' one entry point: the engine's (engine.loading, which hands the pack
+    on in its Context) and those of the readers that load a policy for its law's catalogue
+    (the web's settings, the demo); nothing in the engine looks a pack up."""
     try:
         pack = PACKS[policy.policy.code]
     except KeyError:
