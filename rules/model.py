@@ -253,8 +253,10 @@ def policy_sections_read(module: str) -> frozenset[str]:
     """The policy sections a module's code reads (`policy.waiting_time`, `p.trips`).
 
     Read from the module's source, the whole module: what its detector, summary and
-    helpers read, whichever path runs. A section read through another module's helper
-    would not be seen; none is (the catalogue test checks the names the modules use)."""
+    helpers read, whichever path runs (so a section read in a branch no test reaches
+    still counts). A section read only inside another module's helper would not be seen:
+    none is today, and a rule module reading an optional section under a name other than
+    POLICY_NAMES fails tests/rules/test_catalogue.py."""
     tree = ast.parse(inspect.getsource(importlib.import_module(module)))
     sections = set(Policy.__struct_fields__) - {"policy"}
     return frozenset(node.attr for node in ast.walk(tree)
