@@ -1,8 +1,9 @@
 """The `infractions` change log as the stages write it: a record is sent when it first
 has its evidence, again (same id, same first `detected_at`) whenever it changes, and
 once more when its day is settled — `withdrawn` if the settled facts no longer support
-it (kept, never deleted). Pure functions over the stage's `emitted` map (id -> the
-record as last sent), which the caller keeps in its state."""
+it (kept, never deleted). `emit_change` and `settle` update the stage's `emitted` map
+(id -> the record as last sent) in place, the map the caller keeps in its state, and
+return what to send; `at_most_provisional` is pure."""
 
 from __future__ import annotations
 

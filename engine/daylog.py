@@ -10,8 +10,11 @@ and it is exactly what they would read in the whole day:
   each such moment are kept (around departures too, where a silence in service can
   start).
 
-`add` is pure: the log and a time-ordered run of fixes and readings give the new log.
-The result does not depend on how the run was split.
+`add_fix`, `add_door`, `add_reading` and `keep` change the log in place (it is the
+vehicle state's, which the stage encodes to undo a failed release: engine.vehicle
+`_snapshot`); `over_episodes` and the log's own readers only read it. Fed a
+time-ordered run of fixes and readings, the log ends the same however the run was
+split.
 """
 
 from __future__ import annotations

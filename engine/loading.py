@@ -9,17 +9,19 @@ from kernel.errors import InputError
 from kernel.fleet import FleetError, load_fleet
 from kernel.inputs import StaticInputs
 from kernel.policy import PolicyError, load_policy
+from rules.packs import pack_of
 
 
 def load_context(inputs: StaticInputs) -> Context:
-    """Policy, feed, fleet and geofences, or InputError with a one-line reason."""
+    """Policy and its rule pack, feed, fleet and geofences, or InputError with a one-line reason."""
     try:
         policy = load_policy(inputs.policy)
+        # the policy's law and the sections its rules read: refused before the feed is read
+        pack = pack_of(policy)
         feed = load_feed(inputs.feed)
         fleet = load_fleet(inputs.fleet, operators=set(feed.agencies), routes=set(feed.routes))
         geofences = build_geofences(feed, policy, inputs.geofences)
-        context = Context(feed=feed, geofences=geofences, policy=policy, fleet=fleet)
-        context.pack  # the policy's law and the sections its rules need: refused before any message
+        context = Context(feed=feed, geofences=geofences, policy=policy, fleet=fleet, pack=pack)
     except (PolicyError, FeedError, FleetError, GeofenceError) as exc:
         raise InputError(str(exc)) from None
     return context

@@ -428,8 +428,8 @@ class OperatorStage:
             state.lines = advance_lines(state.lines, facts, self.ctx.policy)
         tz = self.ctx.feed.timezone
         conflicted = state.conflicted.pop(date.isoformat(), [])
-        verdicts = [at_most_provisional(v, conflicted) for v in evaluate_service_day(facts, self.ctx.policy,
-                                                                                     self._projector)]
+        verdicts = [at_most_provisional(v, conflicted)
+                    for v in evaluate_service_day(facts, self.ctx.pack, self.ctx.policy, self._projector)]
         first_seen = {k: localized(r, tz).detected_at.timestamp() for k, r in state.emitted.items()}
         out.findings += settle(state.emitted, verdicts, date, closed_at, tz)
         month = month_of(date)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from geofences.zones import Geofences
 from gtfs.model import Feed
@@ -11,24 +10,21 @@ from kernel.fleet import Vehicle
 from kernel.policy import Policy
 from rules.model import Infraction, InsufficientEvidence
 from rules.pack import Pack
-from rules.packs import pack_of
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing
 from trips.model import RealizedTrip
 
 
 @dataclass(frozen=True)
 class Context:
-    """Everything static the engine needs: schedule, geometry, policy, fleet."""
+    """Everything static the engine needs: schedule, geometry, policy, fleet, and the
+    rule pack the policy names (checked against it by `engine.loading`, where both are
+    loaded: the engine never looks a pack up)."""
 
     feed: Feed
     geofences: Geofences
     policy: Policy
     fleet: dict[str, Vehicle]
-
-    @cached_property  # read on every beat; the policy never changes under a context
-    def pack(self) -> Pack:
-        """The municipality's rule pack, as the policy names it."""
-        return pack_of(self.policy)
+    pack: Pack
 
 
 @dataclass(frozen=True)

@@ -249,9 +249,9 @@ class VehicleStage:
         # rules only some packs list: nothing of theirs is measured or kept for the others
         self._track_rules = pack.rules_for("track")
         self._reads_doors = ctx.policy.unmarked_stop is not None and \
-            any(rule.requires == "unmarked_stop" for rule in pack.catalogue.values())
+            any("unmarked_stop" in rule.requires for rule in pack.catalogue.values())
         self._reads_trip_catraca = ctx.policy.other_line is not None and \
-            any(rule.requires == "other_line" for rule in pack.catalogue.values())
+            any("other_line" in rule.requires for rule in pack.catalogue.values())
         self._operator_lines: dict[str, tuple[str, ...]] = {}
 
     @property
@@ -782,7 +782,7 @@ class VehicleStage:
                                 state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
                                 departed, rule.code)))
         changed: list[Finding] = []
-        for record in finish(found, occurrences, self.ctx.policy, self._projector):
+        for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
             if isinstance(record, Infraction):
                 record = at_most_provisional(record, state.conflicted)
                 changed += emit_change(state.emitted, record, record.evidence["interval_epoch"][1], tz)
@@ -954,7 +954,7 @@ class VehicleStage:
             for live, moments in moments_by_live:
                 records = [r for r in self._detect_live(live, facts, date)
                            if isinstance(r, Infraction)]
-                for record in finish(records, occurrences, self.ctx.policy, self._projector):
+                for record in finish(records, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
                     complete = min(self._proven_at(logs, moment) for moment in moments)
                     record = at_most_provisional(record, state.conflicted)
                     changed += emit_change(state.emitted, record, complete, self.ctx.feed.timezone)
@@ -996,7 +996,7 @@ class VehicleStage:
         if self._reads_trip_catraca:
             facts = replace(facts, licensed_lines=self._licensed_lines(state.vehicle_id), readings=tuple(
                 r for r in state.trip_readings if trip.departed_at <= r.epoch <= trip.arrived_at))
-        findings = evaluate_arrival(facts, occurrences, self.ctx.policy, self._projector)
+        findings = evaluate_arrival(facts, occurrences, self.ctx.pack, self.ctx.policy, self._projector)
         # Evidence complete when the watermark passes the arrival ping.
         arrival_ping = facts.fixes[-1].t if facts.fixes else trip.arrived_at
         findings = [at_most_provisional(stamped(f, arrival_ping, self.ctx.feed.timezone), state.conflicted)
@@ -1050,7 +1050,7 @@ class VehicleStage:
         for rule in self.ctx.pack.rules_for("matched_trip"):
             found += [r for r in safe_detect(rule, facts, self.ctx.policy, date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
-        for record in finish(found, occurrences, self.ctx.policy, self._projector):
+        for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
             if record.status == "confirmed":
                 record = msgspec.structs.replace(record, status=PROVISIONAL)
             record = at_most_provisional(record, state.conflicted)
@@ -1082,7 +1082,7 @@ class VehicleStage:
                           measured=tuple(a[exit_index:] for a in (track.t, track.x, track.y, track.progress(itinerary))))
         found = [r for r in self._detect_live("running_trip", facts, date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
-        for record in finish(found, occurrences, self.ctx.policy, self._projector):
+        for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
             if record.status == "confirmed":
                 record = msgspec.structs.replace(record, status=PROVISIONAL)
             record = at_most_provisional(record, state.conflicted)
@@ -1161,8 +1161,8 @@ class VehicleStage:
         findings: list[Finding] = self._settle_arrivals(message, logs, occurrences, state.conflicted)
         trips = [self._matched_trip(record, logs.get(self._key(record)), day) for record in message.matches]
         facts = self._vehicle_day(state, message.service_date, trips)
-        settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.policy,
-                                       self._projector)
+        settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.pack,
+                                       self.ctx.policy, self._projector)
         settled = [at_most_provisional(f, state.conflicted) for f in settled]
         settled += self._settle_passes(state, message, occurrences)
         findings += settle(state.emitted, settled, message.service_date, message.closed_at, self.ctx.feed.timezone)
@@ -1197,8 +1197,8 @@ class VehicleStage:
                 if paired is not None:
                     r = msgspec.structs.replace(r, trip_id=paired[0], evidence={
                         **r.evidence, "scheduled_departure": iso(paired[1], tz)})
-            settled.append(at_most_provisional(rejustify(r, occurrences, self.ctx.policy, self._projector),
-                                               state.conflicted))
+            settled.append(at_most_provisional(
+                rejustify(r, occurrences, self.ctx.pack, self.ctx.policy, self._projector), state.conflicted))
         return settled
 
     @staticmethod
@@ -1257,7 +1257,7 @@ class VehicleStage:
             for before in log.infractions:
                 before = localized(before, self.ctx.feed.timezone)
                 after = rejustify(msgspec.structs.replace(before, trip_id=trip_of.get(key)), occurrences,
-                                  self.ctx.policy, self._projector)
+                                  self.ctx.pack, self.ctx.policy, self._projector)
                 after = at_most_provisional(after, conflicted)
                 if after != before:
                     updates.append(after)

@@ -1,7 +1,8 @@
 """Running the catalogue over the facts of a closed service day.
 
 Like gtfs-validator's safeValidate: a detector that crashes becomes a recorded
-failure for that code and those facts, never a stopped run.
+failure for that code and those facts, never a stopped run. The pack is the caller's
+(the engine's Context, built where the policy is loaded), never looked up here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from kernel.policy import Policy
 from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts
 from rules.justification import justify
 from rules.model import CONFIRMED, Finding, Infraction, InsufficientEvidence, Rule, plain
-from rules.packs import pack_of
+from rules.pack import Pack
 
 log = logging.getLogger(__name__)
 
@@ -30,48 +31,48 @@ def safe_detect(rule: Rule, facts, policy: Policy, date) -> list[Finding]:
             reason=f"falha interna do detector: {type(exc).__name__}: {exc}", evidence={})]
 
 
-def evaluate_service_day(day: ServiceDayFacts, policy: Policy, projector: Projector) -> list[Finding]:
+def evaluate_service_day(day: ServiceDayFacts, pack: Pack, policy: Policy, projector: Projector) -> list[Finding]:
     """The service-day rules (D-12, D-13, D-22) over one operator's closed day."""
     findings: list[Finding] = []
-    for rule in pack_of(policy).rules_for("service_day"):
+    for rule in pack.rules_for("service_day"):
         findings += safe_detect(rule, day, policy, day.day.date)
-    return finish(findings, day.occurrences, policy, projector)
+    return finish(findings, day.occurrences, pack, policy, projector)
 
 
-def evaluate_arrival(trip: TripFacts, occurrences, policy: Policy, projector: Projector) -> list[Finding]:
+def evaluate_arrival(trip: TripFacts, occurrences, pack: Pack, policy: Policy, projector: Projector) -> list[Finding]:
     """The rules a trip's own track settles (D-11, A-07), as soon as it arrives."""
     findings: list[Finding] = []
-    for rule in pack_of(policy).rules_for("trip"):
+    for rule in pack.rules_for("trip"):
         findings += safe_detect(rule, trip, policy, trip.realized.service_date)
-    return finish(findings, occurrences, policy, projector)
+    return finish(findings, occurrences, pack, policy, projector)
 
 
-def rejustify(infraction: Infraction, occurrences, policy: Policy, projector: Projector) -> Infraction:
+def rejustify(infraction: Infraction, occurrences, pack: Pack, policy: Policy, projector: Projector) -> Infraction:
     """An emitted record against the occurrences known now: one registered later that
     covers it turns it `justified` (DESIGN.md, Timing)."""
-    rule = pack_of(policy).rule(infraction.code)
+    rule = pack.rule(infraction.code)
     if infraction.status != CONFIRMED or rule.aggregates_trips:
         return infraction
     return justify(infraction, rule.justified_by, occurrences, projector,
                    policy.trips.corridor_m)
 
 
-def evaluate_vehicle_day(trips: list[TripFacts], vehicle: VehicleDayFacts | None, occurrences,
+def evaluate_vehicle_day(trips: list[TripFacts], vehicle: VehicleDayFacts | None, occurrences, pack: Pack,
                          policy: Policy, projector: Projector) -> list[Finding]:
     """The rules that need a trip's scheduled match (B-04) and the vehicle-day rules."""
     findings: list[Finding] = []
     for trip in trips:
-        for rule in pack_of(policy).rules_for("matched_trip"):
+        for rule in pack.rules_for("matched_trip"):
             findings += safe_detect(rule, trip, policy, trip.realized.service_date)
     if vehicle is not None:
-        for rule in pack_of(policy).rules_for("vehicle_day"):
+        for rule in pack.rules_for("vehicle_day"):
             findings += safe_detect(rule, vehicle, policy, vehicle.date)
-    return finish(findings, occurrences, policy, projector)
+    return finish(findings, occurrences, pack, policy, projector)
 
 
-def finish(findings: list[Finding], occurrences, policy: Policy, projector: Projector) -> list[Finding]:
+def finish(findings: list[Finding], occurrences, pack: Pack, policy: Policy, projector: Projector) -> list[Finding]:
     """Occurrences applied (motivo justificado); evidence as plain JSON values."""
-    catalogue = pack_of(policy).catalogue
+    catalogue = pack.catalogue
     return [
         justify(f, catalogue[f.code].justified_by, occurrences, projector, policy.trips.corridor_m)
         if isinstance(f, Infraction) and not catalogue[f.code].aggregates_trips

@@ -163,5 +163,5 @@ def rule(code: str) -> Rule:
         return detect_for(code, facts, policy)
 
     return Rule(code=code, scope="service_day", detect=detect, justified_by=frozenset({"road_closure", "other"}),
-                summary=summary, requires="interruption")
+                summary=summary)
 

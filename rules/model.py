@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
+import functools
 import hashlib
+import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -217,9 +221,6 @@ class Rule:
     # A shared detector filed under the code its pack gives it (`rule(code)`): its
     # documentation under that code; None: its module's docstring, which opens with it.
     doc: str | None = None
-    # The policy section its thresholds come from, when a policy may leave it out: the
-    # pack that lists the rule refuses a policy without it (rules.packs.pack_of).
-    requires: str | None = None
     # The shared detector module it runs under the pack's code when the pack wraps it in a
     # module of its own (Conselheiro Lafaiete's art. 42 A runs rules.d22); None: its own.
     runs: str | None = None
@@ -232,6 +233,35 @@ class Rule:
     def detector(self) -> str:
         """The shared detection this rule is: what a fault meant to trigger it must reach."""
         return self.runs or self.detect.__module__
+
+    @property
+    def requires(self) -> frozenset[str]:
+        """The policy's sections this rule reads, found in its code, not declared: the pack
+        that lists it refuses a policy lacking one (rules.packs.pack_of), where a declared
+        list, once forgotten, let the rule load and then find nothing."""
+        modules = {self.detect.__module__, self.detector}
+        return frozenset().union(*(policy_sections_read(module) for module in modules))
+
+
+# What a rule module calls the policy: `policy` in its functions, `p` in its summary's lambda
+# (tests/rules/test_catalogue.py holds the modules to it, so that no read goes unseen).
+POLICY_NAMES = frozenset({"policy", "p"})
+
+
+@functools.cache
+def policy_sections_read(module: str) -> frozenset[str]:
+    """The policy sections a module's code reads (`policy.waiting_time`, `p.trips`).
+
+    Read from the module's source, the whole module: what its detector, summary and
+    helpers read, whichever path runs (so a section read in a branch no test reaches
+    still counts). A section read only inside another module's helper would not be seen:
+    none is today, and a rule module reading an optional section under a name other than
+    POLICY_NAMES fails tests/rules/test_catalogue.py."""
+    tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+    sections = set(Policy.__struct_fields__) - {"policy"}
+    return frozenset(node.attr for node in ast.walk(tree)
+                     if isinstance(node, ast.Attribute) and node.attr in sections
+                     and isinstance(node.value, ast.Name) and node.value.id in POLICY_NAMES)
 
 
 def infraction_record(infraction: Infraction) -> dict:

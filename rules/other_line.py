@@ -159,5 +159,4 @@ def rule(code: str) -> Rule:
         justified_by=frozenset({"authorized_detour"}),
         summary=summary,
         doc=f"{code} — {__doc__}",
-        requires="other_line",
     )

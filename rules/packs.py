@@ -14,13 +14,18 @@ assert PACKS.keys() == LAWS.keys(), "every law has its pack"
 
 
 def pack_of(policy: Policy) -> Pack:
+    """The pack a policy names, refused where the policy lacks a section one of its rules
+    reads. The loaders' one entry point: the engine's (engine.loading, which hands the pack
+    on in its Context) and those of the readers that load a policy for its law's catalogue
+    (the web's settings, the demo); nothing in the engine looks a pack up."""
     try:
         pack = PACKS[policy.policy.code]
     except KeyError:
         raise PolicyError(f"unknown law code {policy.policy.code!r} in the policy; "
                           f"known: {', '.join(sorted(PACKS))}") from None
     for code, rule in pack.catalogue.items():
-        if rule.requires is not None and getattr(policy, rule.requires) is None:
-            raise PolicyError(f"the policy's law {pack.code!r} enforces {code}, whose thresholds are the "
-                              f"policy's [{rule.requires}] section: the policy has none")
+        for section in sorted(rule.requires):
+            if getattr(policy, section) is None:
+                raise PolicyError(f"the policy's law {pack.code!r} enforces {code}, whose thresholds are the "
+                                  f"policy's [{section}] section: the policy has none")
     return pack

@@ -234,5 +234,4 @@ def rule(code: str) -> Rule:
         return detect_for(code, facts, policy)
 
     return Rule(code=code, scope="service_day", detect=detect,
-                justified_by=frozenset({"road_closure", "accident", "other"}), summary=summary,
-                requires="terminal_crowding")
+                justified_by=frozenset({"road_closure", "accident", "other"}), summary=summary)

@@ -190,6 +190,5 @@ def rule(code: str) -> Rule:
         justified_by=frozenset({"authorized_detour", "road_closure"}),
         summary=summary,
         doc=f"{code} — {__doc__}",
-        requires="turn_back",
         cuts_trip_short=True,
     )

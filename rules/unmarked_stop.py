@@ -133,5 +133,4 @@ def rule(code: str) -> Rule:
         justified_by=frozenset({"breakdown", "accident", "road_closure"}),
         summary=summary,
         doc=f"{code} — {__doc__}",
-        requires="unmarked_stop",
     )

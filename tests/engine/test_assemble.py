@@ -13,12 +13,14 @@ from gtfs import load_feed
 from gtfs.schedule import service_day
 from kernel.fleet import Vehicle
 from kernel.policy import load_policy
+from rules.packs import pack_of
 from trips import Fix, detect_trips
 from trips.matching import match_service_day_full
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 POLICY = load_policy()
-CONTEXT = Context(FEED, build_geofences(FEED, POLICY), POLICY, {"v": Vehicle("v", "AAA0A00", "OP1")})
+CONTEXT = Context(FEED, build_geofences(FEED, POLICY), POLICY, {"v": Vehicle("v", "AAA0A00", "OP1")},
+                  pack_of(POLICY))
 DAY = service_day(FEED, dt.date(2026, 12, 1))
 LINE = FEED.shapes["L"].line
 

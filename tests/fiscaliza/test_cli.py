@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kernel.policy import shipped_policy_path
-from samples import joao_neiva
+from samples import canarana, joao_neiva
 
 TINY = Path(__file__).parent.parent / "gtfs" / "fixtures" / "tiny"
 POLICY = shipped_policy_path()
@@ -123,6 +123,20 @@ def test_replay_policy_not_toml_exits_2(telemetry, tmp_path):
 def test_replay_nonexistent_policy_exits_2(telemetry, tmp_path):
     missing = tmp_path / "no-such.toml"
     assert_bad_input(fiscaliza(*replay_args(telemetry, tmp_path / "out", policy=missing)), str(missing))
+
+
+def test_replay_policy_lacking_a_section_its_law_reads_exits_2(tmp_path):
+    # Canarana's art. 10 § 5º reads [waiting_time]: refused at load, before any message
+    text = shipped_policy_path("canarana").read_text(encoding="utf-8")
+    start = text.index("\n[waiting_time]\n")
+    policy = tmp_path / "policy.toml"
+    policy.write_text(text[:start] + text[text.index("# Art. 13", start):], encoding="utf-8")
+    tachograph = tmp_path / "tachograph.jsonl"
+    tachograph.write_text("")
+    feed, fleet = canarana()
+    args = ["replay", "--feed", feed, "--fleet", fleet, "--tachograph", tachograph, "--policy", policy,
+            "--out", tmp_path / "out"]
+    assert_bad_input(fiscaliza(*args), "art. 10 § 5º", "[waiting_time]")
 
 
 def test_replay_out_is_an_existing_file_exits_2(telemetry, tmp_path):

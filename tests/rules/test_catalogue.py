@@ -132,3 +132,31 @@ def test_a_pack_listing_a_detector_whose_section_the_policy_lacks_is_refused(mon
     monkeypatch.setitem(packs.PACKS, LAW.code, pack)
     with pytest.raises(PolicyError, match=r"enforces X-01.*\[turn_back\] section: the policy has none"):
         packs.pack_of(POLICY)
+
+
+# the sections a policy may leave out (None by default): those a pack must check for
+OPTIONAL_SECTIONS = {field.name for field in msgspec.structs.fields(Policy) if field.default is None}
+
+
+@pytest.mark.parametrize("module, section", [
+    ("waiting_time", "waiting_time"), ("terminal_crowding", "terminal_crowding"), ("line_interruption", "interruption"),
+    ("turn_back", "turn_back"), ("unmarked_stop", "unmarked_stop"), ("other_line", "other_line")])
+def test_a_shared_detector_requires_the_section_its_code_reads(module, section):
+    # read from the code, not declared: art. 10 § 5º once forgot its declaration, so a
+    # Canarana policy without [waiting_time] loaded and the article found nothing
+    rule = importlib.import_module(f"rules.{module}").rule("X-01")
+    assert section in rule.requires
+
+
+@pytest.mark.parametrize("pack, code", RULES)
+def test_a_rule_reads_optional_sections_only_through_the_names_that_are_scanned(pack, code):
+    # Rule.requires sees `policy.<section>` and `p.<section>` only: a module reading an
+    # optional section under another name would load without it
+    from rules.model import POLICY_NAMES
+
+    rule = PACKS[pack].catalogue[code]
+    for module in {rule.detect.__module__, rule.detector}:
+        tree = ast.parse(Path(importlib.import_module(module).__file__).read_text())
+        receivers = {ast.unparse(n.value) for n in ast.walk(tree)
+                     if isinstance(n, ast.Attribute) and n.attr in OPTIONAL_SECTIONS}
+        assert receivers <= POLICY_NAMES, (module, receivers)

@@ -25,5 +25,5 @@ def test_another_line_is_judged_on_arrival_by_the_shared_detector():
     policy = load_policy(POLICY_FILE)
     rule = pack_of(policy).rules_for("trip")
     assert [r.code for r in rule] == ["art. 17"]
-    assert rule[0].detector == "rules.other_line" and rule[0].requires == "other_line"
+    assert rule[0].detector == "rules.other_line" and rule[0].requires == {"other_line", "d21"}
     assert policy.other_line is not None
