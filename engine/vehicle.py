@@ -590,6 +590,15 @@ class VehicleStage:
         return fixes
 
     def _live(self, fixes: list[tuple[VehicleState, Fix]]) -> list[VehicleStatus]:
+        """`_live_views`, guarded: the live view is information, so a failure in its
+        batched geometry loses this call's statuses, never the call's legal work."""
+        try:
+            return self._live_views(fixes)
+        except Exception:  # noqa: BLE001 - one bad message must not stop the stream
+            log.exception("the live views of a call failed (%d pings)", len(fixes))
+            return []
+
+    def _live_views(self, fixes: list[tuple[VehicleState, Fix]]) -> list[VehicleStatus]:
         """The admitted pings into their vehicles' live views, in arrival order, and each
         moved view's status, now (DESIGN.md: the live view does not wait for the
         watermark). A ping not newer than its view's newest moves nothing; a position the

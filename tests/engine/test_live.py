@@ -119,3 +119,16 @@ def test_the_live_view_stays_small_along_a_trip(stage, context):
     assert size and len(live.legs) <= 2 and len(live.screen.taken) <= context.policy.trips.max_noise_pings + 1
     list(drive(stage, context, 60, since=60))
     assert len(stage._load("JN-1012").live.legs) <= 2  # no fix history: one leg per itinerary near it
+
+
+def test_a_failure_of_the_live_view_loses_its_status_never_the_legal_path(stage, context, monkeypatch):
+    list(drive(stage, context, 5))
+
+    def broken(*args):
+        raise RuntimeError("a geometry bug")
+
+    monkeypatch.setattr("engine.vehicle.measure", broken)
+    at = START + dt.timedelta(seconds=STEP_S * 5)
+    out = stage.ingest([ping(context, at, 0)])
+    assert out.statuses == [] and out.rejected == []  # the ping is admitted all the same
+    assert stage._load("JN-1012").pending[-1].t == at.timestamp()
