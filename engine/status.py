@@ -1,11 +1,14 @@
 """A vehicle's live status for the operations room (`vehicle-status`, vehicle_status.jsonl).
 
-Pure: computed from the vehicle's state after each release. A trip is only a realized
-trip once it arrives (DESIGN.md, "Trips"); while it runs, the status reads the open
-track as an AVL system does: the itinerary whose origin terminal the vehicle left
-last (the driver's console line first, when it names one), its progress along the
-shape, and its live match (the one D-13 uses while the day runs, not the day's final
-matching).
+Pure. A trip is only a realized trip once it arrives (DESIGN.md, "Trips"); while it
+runs, the vehicle is read as an AVL system reads it: the itinerary whose origin terminal
+it left last (the driver's console line first, when it names one), its progress along
+the shape, and its live match (the one D-13 uses while the day runs, not the day's final
+matching). Two readers of that one meaning:
+- `live_status`: the `vehicle-status` record, from the vehicle's live view
+  (engine.live), moved at each ping's arrival, never evidence;
+- `open_trip`: over the released open track, for the legal side (the departure told to
+  the operator stage, B-04 while the trip runs).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import msgspec
 import numpy as np
 
 from engine.assemble import service_date_of
+from engine.live import LiveMatch, iso
 from engine.triplog import arrived_before
 from engine.values import Context
 from gtfs.schedule import ServiceDay
@@ -49,55 +53,74 @@ class VehicleStatus(msgspec.Struct, kw_only=True):
     catraca_silent_since: str | None  # the last catraca reading, when older than D-19's limit
 
 
-def vehicle_status(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay],
-                   running=None) -> VehicleStatus | None:
-    """`running` is `open_trip` of the vehicle's track (computed once by the caller)."""
-    track = state.track
-    if track is None or not track.fixes:
+def live_status(state, ctx: Context) -> VehicleStatus | None:
+    """The vehicle's status as its live view stands (engine.live): read at the ping's
+    arrival, not at release. The same content as `open_trip` over the open track gives:
+    the itinerary whose origin terminal it left last, its progress, its live match."""
+    view = state.live
+    last = view.position
+    if last is None:
         return None
     tz = ctx.feed.timezone
-    fixes = track.fixes
-    last = fixes[-1]
-
-    def iso(epoch: float | None) -> str | None:
-        return None if epoch is None else dt.datetime.fromtimestamp(round(epoch), tz).isoformat()
-
     status = dict(vehicle_id=state.vehicle_id, operator_id=ctx.fleet[state.vehicle_id].operator_id,
-                  ts=iso(last.t), lat=last.lat, lon=last.lon, speed_kmh=last.speed_kmh, in_service=False,
+                  ts=iso(last.t, tz), lat=last.lat, lon=last.lon, speed_kmh=last.speed_kmh, in_service=False,
                   route_id=None, direction_id=None, trip_id=None, progress=None, departed_at=None,
                   schedule_deviation_s=None, off_route_m=None, off_route_since=None,
-                  catraca_silent_since=_catraca_silent_since(state, last.t, ctx, iso))
+                  catraca_silent_since=_catraca_silent_since(state, last.t, ctx, lambda e: iso(e, tz)))
+    running = next((leg for leg in view.legs if leg.key == view.running), None)
     if running is not None:
-        itinerary, exit_index, distance = running
-        departed = fixes[exit_index].t
-        scheduled = _live_match(state, itinerary, departed, ctx, day_of)
-        off = distance > ctx.policy.d11.max_distance_m
-        since = None
-        if off[-1]:
-            back = np.flatnonzero(~off[exit_index:])
-            since = fixes[exit_index + (int(back[-1]) + 1 if len(back) else 0)].t
-        progress = float(itinerary.locate(np.array([last.x]), np.array([last.y]))[0]) / itinerary.length_m
-        status.update(in_service=True, route_id=itinerary.pattern.route_id,
-                      direction_id=itinerary.pattern.direction_id,
-                      trip_id=scheduled[0] if scheduled else None, progress=round(min(progress, 1.0), 3),
-                      departed_at=iso(departed),
-                      schedule_deviation_s=round(departed - scheduled[1], 1) if scheduled else None,
-                      off_route_m=round(float(distance[-1]), 1) if off[-1] else None, off_route_since=iso(since))
-        status.update(_headway(state))
-    else:
-        standing = next((log for log in reversed(state.trips) if log.watching and last.t <= log.cap), None)
-        if standing is not None:
-            itinerary = ctx.geofences.itineraries[f"{standing.route_id}:{standing.direction_id}:{standing.shape_id}"]
-            if itinerary.destination.contains(np.array([last.x]), np.array([last.y]))[0]:
-                status.update(in_service=True, route_id=standing.route_id, direction_id=standing.direction_id,
-                              progress=1.0, departed_at=iso(standing.departed_at))
+        pattern = ctx.geofences.itineraries[running.key].pattern
+        length = ctx.geofences.itineraries[running.key].length_m
+        match = view.match if view.match is not None and (view.match.key, view.match.exit_t) == \
+            (running.key, running.exit_t) else None
+        off = running.distance_m > ctx.policy.d11.max_distance_m
+        status.update(in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
+                      trip_id=match.trip_id if match else None,
+                      progress=round(min(running.progress_m / length, 1.0), 3), departed_at=iso(running.exit_t, tz),
+                      schedule_deviation_s=round(running.exit_t - match.scheduled, 1)
+                      if match and match.scheduled is not None else None,
+                      off_route_m=round(running.distance_m, 1) if off else None,
+                      off_route_since=iso(running.off_since, tz) if off else None)
+        status.update(_headway(state.ahead, running.departed))
+    elif view.arrivals and view.arrivals[-1].standing and \
+            last.t <= view.arrivals[-1].arrived + ctx.policy.trips.in_service_terminal_s:
+        # standing in the destination zone after it arrived, less than the terminal time
+        arrival = view.arrivals[-1]
+        pattern = ctx.geofences.itineraries[arrival.key].pattern
+        status.update(in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
+                      progress=1.0, departed_at=iso(arrival.departed, tz))
     return VehicleStatus(**status)
 
 
-def _headway(state) -> dict:
-    """The bus ahead of the running trip, as the operator stage last told it."""
-    ahead = state.ahead
-    if ahead is None or state.departure is None or ahead.departed_at != state.departure[0]:
+def live_match(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay]) -> LiveMatch | None:
+    """The live view's running trip's live match: kept while the trip is the same one and
+    no arrival was seen since, else computed again (once per departure, not per ping)."""
+    view = state.live
+    running = next((leg for leg in view.legs if leg.key == view.running), None)
+    if running is None:
+        return None
+    if view.match is not None and (view.match.key, view.match.exit_t, view.match.arrivals) == \
+            (running.key, running.exit_t, len(view.arrivals)):
+        return view.match
+    itinerary = ctx.geofences.itineraries[running.key]
+    # the trips it arrived from that the release has not detected yet (it runs ~10 min behind)
+    seen = [(log.route_id, log.direction_id, log.shape_id, log.departed_at) for log in state.trips]
+    recent = []
+    for arrival in view.arrivals:
+        pattern = ctx.geofences.itineraries[arrival.key].pattern
+        mine = (pattern.route_id, pattern.direction_id, pattern.shape_id)
+        if not any((r, d, s) == mine and abs(t - arrival.departed) < 1 for r, d, s, t in seen):
+            recent.append(DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
+                                       arrival.departed, arrival.arrived, 0.0, "", ""))
+    scheduled = _live_match(state, itinerary, running.exit_t, ctx, day_of, recent)
+    return LiveMatch(running.key, running.exit_t, len(view.arrivals), scheduled[0] if scheduled else None,
+                     scheduled[1] if scheduled else None)
+
+
+def _headway(ahead, departed: float | None) -> dict:
+    """The bus ahead of the running trip, as the operator stage last told it (for the
+    departure the live view runs: the same crossing the release tells the operator stage)."""
+    if ahead is None or departed is None or ahead.departed_at != departed:
         return {}
     headway = None if ahead.ahead_departed_at is None else round(ahead.departed_at - ahead.ahead_departed_at, 1)
     return dict(headway_s=headway, scheduled_headway_s=ahead.scheduled_headway_s, vehicle_ahead=ahead.ahead_vehicle_id)
@@ -133,15 +156,17 @@ def open_trip(fixes, ctx: Context, memo: TrackMemo | None = None):
 
 
 def _live_match(state, itinerary, departed: float, ctx: Context,
-                day_of: Callable[[dt.date], ServiceDay]) -> tuple[str, float] | None:
+                day_of: Callable[[dt.date], ServiceDay], recent=()) -> tuple[str, float] | None:
     """The running trip's live match, as D-13's (trips.matching.live_matches): after the
     vehicle's trips of the day that arrived, the next trip of their block, else the
-    nearest scheduled departure of the line and direction. (trip_id, scheduled epoch)."""
+    nearest scheduled departure of the line and direction. (trip_id, scheduled epoch).
+    `recent`: arrived trips not in the trip logs yet (the live view's)."""
     pattern = itinerary.pattern
     running = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
                            departed, departed, 0.0, "", "")
     date = service_date_of(running, ctx, day_of)
     earlier = arrived_before(state.vehicle_id, state.trips, date.isoformat(), departed)
+    earlier += [t for t in recent if t.departed_at < departed and service_date_of(t, ctx, day_of) == date]
     day = day_of(date)
     match = live_matches([*earlier, running], day, ctx.feed.timezone, ctx.policy.trips)[-1]
     if match.scheduled is None:
@@ -150,7 +175,12 @@ def _live_match(state, itinerary, departed: float, ctx: Context,
 
 
 def _catraca_silent_since(state, now: float, ctx: Context, iso) -> str | None:
-    last = max((log.last_reading for log in state.days if log.last_reading is not None), default=None)
+    """The last catraca reading heard (admitted, or released into the day's facts), when
+    older than D-19's limit."""
+    heard = [log.last_reading for log in state.days if log.last_reading is not None]
+    if state.live.catraca_at is not None:
+        heard.append(state.live.catraca_at)
+    last = max(heard, default=None)
     if last is None or now - last <= ctx.policy.d19.max_silence_s:
         return None
     return iso(last)

@@ -36,7 +36,8 @@ from engine.messages import (
     TripUnfollowed,
     VehicleAhead,
 )
-from engine.status import VehicleStatus, open_trip, vehicle_status
+from engine.live import LiveMap, LiveView, advance, measure
+from engine.status import VehicleStatus, live_match, live_status, open_trip
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
 from gtfs.projection import Projector
@@ -115,6 +116,8 @@ class VehicleState(msgspec.Struct):
     # stretches of its messages a faulty clock dated (rejected as `clock_offset`), in receipt
     # time, for the days they fall in (engine.clocks)
     clock_faults: list[ClockFault] = msgspec.field(default_factory=list)
+    # what the operations room sees, moved at each ping's arrival (engine.live): never evidence
+    live: LiveView = msgspec.field(default_factory=LiveView)
 
 
 class PartitionState(msgspec.Struct):
@@ -253,6 +256,7 @@ class VehicleStage:
         self._reads_trip_catraca = ctx.policy.other_line is not None and \
             any("other_line" in rule.requires for rule in pack.catalogue.values())
         self._operator_lines: dict[str, tuple[str, ...]] = {}
+        self._live_map = LiveMap(ctx.geofences)
 
     @property
     def watermark(self) -> float | None:
@@ -301,7 +305,7 @@ class VehicleStage:
                     touched[body.vehicle_id] = state
                     continue
             self._take(state, message, None, out, touched, pings)
-        self._buffer(pings)
+        out.statuses += self._live(self._buffer(pings))
         self.partition.dirty = sorted(set(self.partition.dirty) | set(touched))
         for state in touched.values():
             self._save(state)
@@ -311,7 +315,6 @@ class VehicleStage:
         out.unfollowed += released.unfollowed
         out.cut_short += released.cut_short
         out.findings += released.findings
-        out.statuses += released.statuses
         out.rejected += released.rejected
         return out
 
@@ -343,6 +346,9 @@ class VehicleStage:
             pings.append((state, body))
         else:
             bisect.insort(state.pending_catraca, body, key=_reading_order)
+            live = state.live
+            if live.catraca_at is None or body.epoch > live.catraca_at:
+                state.live = msgspec.structs.replace(live, catraca_at=body.epoch)
 
     # --- the clock-jump guard (DESIGN.md: a message dated beyond the frontier is `future`) ---
     # A device whose clock jumps ahead sends one message (or a few) dated hours later, then
@@ -490,7 +496,7 @@ class VehicleStage:
                                 "at the end of the input (policy stream.max_clock_jump_s)"))
                 self._take(state, message, beyond, out, touched, pings)
             touched[vehicle_id] = state
-        self._buffer(pings)
+        out.statuses += self._live(self._buffer(pings))
         for state in touched.values():
             self._save(state)
 
@@ -568,16 +574,80 @@ class VehicleStage:
             minutes.append(minute)
         return None
 
-    def _buffer(self, pings: list[tuple[VehicleState, TachographPing]]) -> None:
+    def _buffer(self, pings: list[tuple[VehicleState, TachographPing]]) -> list[tuple[VehicleState, Fix]]:
+        """The admitted pings as fixes, into their vehicles' pending messages (for release)."""
         if not pings:
-            return
+            return []
         lon = np.fromiter((p.lon for _, p in pings), float, len(pings))
         lat = np.fromiter((p.lat for _, p in pings), float, len(pings))
         x, y = self._projector.to_xy(lon, lat)
+        fixes = []
         for (state, ping), px, py in zip(pings, x.tolist(), y.tolist()):
             fix = Fix(ping.epoch, px, py, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon,
                       ping.doors_open if self._reads_doors else None)
             bisect.insort(state.pending, fix, key=_fix_order)
+            fixes.append((state, fix))
+        return fixes
+
+    def _live(self, fixes: list[tuple[VehicleState, Fix]]) -> list[VehicleStatus]:
+        """`_live_views`, guarded: the live view is information, so a failure in its
+        batched geometry loses this call's statuses, never the call's legal work."""
+        try:
+            return self._live_views(fixes)
+        except Exception:  # noqa: BLE001 - one bad message must not stop the stream
+            log.exception("the live views of a call failed (%d pings)", len(fixes))
+            return []
+
+    def _live_views(self, fixes: list[tuple[VehicleState, Fix]]) -> list[VehicleStatus]:
+        """The admitted pings into their vehicles' live views, in arrival order, and each
+        moved view's status, now (DESIGN.md: the live view does not wait for the
+        watermark). A ping not newer than its view's newest moves nothing; a position the
+        bus could not have driven to (trips.position, the release's screen with the view's
+        own state) moves nothing either. One status per position taken, stamped with its
+        ping's time: a replay's large calls show every moment, as a live take does. Never
+        evidence: a failure here is logged and the vehicle's view left as it was before
+        the call, the legal path goes on."""
+        if not fixes:
+            return []
+        rules = self.ctx.policy.trips
+        by_vehicle: dict[str, tuple[VehicleState, list[Fix]]] = {}
+        for state, fix in fixes:
+            newest = state.live.newest if state.vehicle_id not in by_vehicle else by_vehicle[state.vehicle_id][1][-1].t
+            if newest is not None and fix.t <= newest:
+                continue  # older than what the view shows: it does not move it back
+            by_vehicle.setdefault(state.vehicle_id, (state, []))[1].append(fix)
+        if not by_vehicle:
+            return []
+        order = list(by_vehicle.values())
+        flat = [fix for _, mine in order for fix in mine]
+        near = self.ctx.geofences.near_any_itinerary(*columns(flat, "x", "y"), rules.max_network_distance_m).tolist()
+        screened: list[tuple[VehicleState, list[Fix]]] = []
+        k = 0
+        for state, mine in order:
+            screen, taken, _ = screen_positions(state.live.screen, mine, near[k: k + len(mine)], rules)
+            k += len(mine)
+            state.live = msgspec.structs.replace(state.live, newest=mine[-1].t, screen=screen)
+            if taken:
+                screened.append((state, taken))
+        fixes_in = [fix for _, taken in screened for fix in taken]
+        vehicles = [v for v, (_, taken) in enumerate(screened) for _ in taken]
+        measured = measure(self._live_map, fixes_in, vehicles,
+                           [frozenset(leg.key for leg in state.live.legs) for state, _ in screened])
+        statuses = []
+        k = 0
+        for state, taken in screened:
+            before, mine = state.live, []
+            try:
+                for fix, m in zip(taken, measured[k: k + len(taken)]):
+                    state.live = advance(state.live, fix, m, self._live_map, self.ctx.policy)
+                    state.live = msgspec.structs.replace(state.live, match=live_match(state, self.ctx, self._day))
+                    mine.append(live_status(state, self.ctx))
+            except Exception:  # noqa: BLE001 - the live view is information: the legal path goes on
+                log.exception("the live view of %s failed on %s", state.vehicle_id, fix.msg_id)
+                state.live, mine = before, []
+            k += len(taken)
+            statuses += [status for status in mine if status is not None]
+        return statuses
 
     def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
         """Messages at or before `limit` go, in event-time order, to trip detection and the
@@ -666,30 +736,26 @@ class VehicleStage:
         mine.departed += self._departure(state, running)
         if batch:
             mine.findings += self._judge_running(state, running, occurrences)
-        status = vehicle_status(state, self.ctx, self._day, running)
-        if status is not None:
-            mine.statuses.append(status)
         out.detected += mine.detected
         out.departed += mine.departed
         out.unfollowed += mine.unfollowed
         out.cut_short += mine.cut_short
         out.findings += mine.findings
-        out.statuses += mine.statuses
         out.rejected += mine.rejected
 
     def on_ahead(self, message: VehicleAhead) -> list[VehicleStatus]:
         """The bus ahead of one of this vehicle's departures (headway-based lines): kept for
-        the latest departure, and the status given again if that trip still runs."""
+        the latest departure, and the live view's status given again, with it, if the
+        view still runs that trip."""
         state = self._load(message.vehicle_id)
         if state is None or (state.ahead is not None and state.ahead.departed_at > message.departed_at):
             return []
         state.ahead = message
         self._save(state)
-        if state.departure is None or state.departure[0] != message.departed_at:
+        running = next((leg for leg in state.live.legs if leg.key == state.live.running), None)
+        if running is None or running.departed != message.departed_at:
             return []
-        running = open_trip(state.track.fixes, self.ctx, self._memo(state)) \
-            if state.track and state.track.fixes else None
-        status = vehicle_status(state, self.ctx, self._day, running)
+        status = live_status(state, self.ctx)
         return [status] if status is not None else []
 
     def _departure(self, state: VehicleState, running) -> list[TripDeparted]:
@@ -1133,6 +1199,7 @@ class VehicleStage:
         self._take_all_held(out)
         released = self.release(np.inf, occurrences)
         released.rejected[:0] = out.rejected
+        released.statuses[:0] = out.statuses  # the held pings' live views
         return released
 
     # --- a closed service day comes back from the operator stage --------------------

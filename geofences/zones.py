@@ -74,8 +74,9 @@ class Itinerary:
     destination: Zone
     stops: tuple[CircleZone, ...]
 
-    @property
+    @functools.cached_property
     def length_m(self) -> float:
+        # read at every ping by the live view: measured once (the shape never changes)
         return float(self.line.length)
 
     def locate(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:

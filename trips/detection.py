@@ -83,7 +83,7 @@ def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules:
         if declared and route_id not in declared:
             continue  # the driver's console says another line
         departed = departure_time(itinerary, t, x, y, e)
-        arrived = t[j - 1] + (t[j] - t[j - 1]) * _crossing(itinerary.destination, x, y, j - 1, leaving=False)
+        arrived = arrival_time(itinerary, t, x, y, j)
         if arrived - departed > rules.max_trip_duration_s:
             continue
         start = _dwell_start(in_origin, e)
@@ -140,6 +140,12 @@ def departure_time(itinerary: Itinerary, t, x, y, e: int) -> float:
     """When the vehicle crossed the origin zone's edge between ping `e` (the last inside)
     and the next: a trip's departure (the same for a trip running and once it arrived)."""
     return float(t[e] + (t[e + 1] - t[e]) * _crossing(itinerary.origin, x, y, e, leaving=True))
+
+
+def arrival_time(itinerary: Itinerary, t, x, y, j: int) -> float:
+    """When the vehicle crossed the destination zone's edge between ping `j - 1` and ping
+    `j` (the first inside): a trip's arrival."""
+    return float(t[j - 1] + (t[j] - t[j - 1]) * _crossing(itinerary.destination, x, y, j - 1, leaving=False))
 
 
 def _dwell_start(in_origin: np.ndarray, e: int) -> int:

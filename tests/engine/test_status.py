@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import numpy as np
 import pytest
 
 from engine import Engine
@@ -47,7 +48,10 @@ def test_a_running_bus_shows_its_line_live_match_and_progress(statuses):
     assert 0.0 < mid.progress < 1.0
     # the simulator drives every trip on time: it leaves the terminal's 100 m zone ~20 s late
     assert 0 <= mid.schedule_deviation_s <= 60
-    assert [s.progress for s in running] == sorted(s.progress for s in running)  # forward along the shape
+    # forward along the shape: every ping's status is seen now, with the GPS noise of a
+    # fix or two a few metres behind the one before (the corridor's 2 x 30 m at most)
+    steps = np.diff([s.progress for s in running])
+    assert steps.sum() > 0.5 and (steps >= -0.01).all()
 
 
 def test_a_bus_off_its_itinerary_shows_how_far_and_since_when(statuses):
@@ -79,9 +83,58 @@ def test_a_bus_on_a_headway_line_shows_the_bus_ahead_and_the_time_since_it_left(
     # simulator departs every bus on time, so each follows the one ahead by ~900 s
     peak = [s for s in seen if s.route_id == "201" and s.headway_s is not None
             and dt.datetime.fromisoformat(s.departed_at).astimezone(tz).time() < dt.time(8, 59)]
-    assert len({(s.vehicle_id, s.departed_at) for s in peak}) >= 20
+    # The bus ahead is the operator stage's answer to the departure, which it is told at
+    # release (the allowed lateness, 600 s, after it, plus these calls' 300 messages of the
+    # fleet). The live view shows the position at once, so the headway only joins it for
+    # what is left of a 14.5-min trip of line 201: the trips whose answer came in time.
+    assert len({(s.vehicle_id, s.departed_at) for s in peak}) >= 12
     for s in peak:
         assert s.scheduled_headway_s == 900 and abs(s.headway_s - 900) <= 60, s
         assert s.vehicle_ahead not in (None, s.vehicle_id)
     # line 101 runs by timetable: its buses show their schedule deviation, not a headway
     assert not [s for s in seen if s.route_id == "101" and s.scheduled_headway_s is not None]
+
+
+# What the status said when it was computed at release (main at 754e56a, over the whole
+# open track: engine.status.open_trip), for pings of this day picked across its vehicles,
+# lines and states: (vehicle, local time of the ping, in service, route, direction, live
+# match, progress, departed at, schedule deviation, off route). The live view reads each
+# ping once, at its arrival, and must say the same of the same ping. (The headway is not
+# compared: at release the bus ahead was known for the ping, now it joins later, above.)
+RELEASED = [
+    ('JN-1012', '05:46:11', True, '101', 1, '101-DU-1-0530', 0.776, '05:30:11', 11.0, None),
+    ('JN-2011', '05:56:17', False, None, None, None, None, None, None, None),
+    ('JN-2012', '05:56:18', False, None, None, None, None, None, None, None),
+    ('JN-2013', '06:10:29', False, None, None, None, None, None, None, None),
+    ('JN-2014', '06:10:29', False, None, None, None, None, None, None, None),
+    ('JN-1011', '07:00:27', True, '101', 1, '101-DU-1-0700', 0.024, '07:00:17', 17.0, None),
+    ('JN-1012', '08:18:51', True, '101', 0, '101-DU-0-0800', 0.895, '08:00:11', 11.0, None),
+    ('JN-2011', '10:20:27', True, '201', 0, None, 0.039, '10:20:17', None, None),
+    ('JN-1011', '10:41:47', True, '101', 0, '101-DU-0-1030', 0.57, '10:30:17', 17.0, None),
+    ('JN-2014', '11:31:49', True, '201', 0, None, 0.771, '11:20:09', None, None),
+    ('JN-1012', '11:38:51', True, '101', 1, '101-DU-1-1130', 0.43, '11:30:11', 11.0, 146.7),
+    ('JN-2011', '12:21:47', True, '201', 1, None, 0.144, '12:20:07', None, None),
+    ('JN-1011', '13:33:27', True, '101', 0, '101-DU-0-1330', 0.177, '13:30:17', 17.0, None),
+    ('JN-2013', '15:41:49', True, '201', 1, None, 1.0, '15:20:17', None, None),
+    ('JN-1012', '15:41:51', True, '101', 1, '101-DU-1-1530', 0.57, '15:30:11', 11.0, None),
+    ('JN-2014', '15:48:49', True, '201', 0, None, 1.0, '15:20:18', None, None),
+    ('JN-1012', '17:07:31', True, '101', 0, '101-DU-0-1700', 0.367, '17:00:11', 11.0, None),
+    ('JN-2013', '17:14:49', True, '201', 0, None, 1.0, '17:00:17', None, None),
+    ('JN-2014', '17:21:49', True, '201', 1, None, 1.0, '17:00:17', None, None),
+    ('JN-2011', '17:50:27', True, '201', 0, None, 0.397, '17:45:17', None, None),
+    ('JN-1011', '18:04:47', True, '101', 1, '101-DU-1-1800', 0.238, '18:00:17', 17.0, None),
+    ('JN-1012', '18:11:51', True, '101', 0, '101-DU-0-1800', 0.573, '18:00:11', 11.0, None),
+    ('JN-1011', '18:33:27', True, '101', 0, '101-DU-0-1830', 0.178, '18:30:17', 17.0, None),
+    ('JN-1012', '18:33:31', True, '101', 1, '101-DU-1-1830', 0.177, '18:30:21', 21.0, None),
+    ('JN-1011', '19:31:17', True, '101', 0, '101-DU-0-1930', 0.064, '19:30:17', 17.0, None),
+]
+
+
+def test_the_live_view_says_of_each_ping_what_the_release_said_of_it(statuses):
+    seen, *_ = statuses
+    live = {(s.vehicle_id, s.ts[11:19]): s for s in seen}
+    for vehicle, at, *said in RELEASED:
+        s = live[(vehicle, at)]
+        now = [s.in_service, s.route_id, s.direction_id, s.trip_id, s.progress,
+               s.departed_at[11:19] if s.departed_at else None, s.schedule_deviation_s, s.off_route_m]
+        assert now == said, (vehicle, at)

@@ -1,0 +1,134 @@
+"""The live view at each ping's arrival (engine.live; DESIGN.md, Timing: "The live view
+does not wait for the watermark"), on the sample João Neiva network: a bus of line 101
+leaves terminal 9001 and drives along its shape, one ping per engine call as a live
+worker's takes bring them.
+
+What the live view says of a ping on a whole simulated day is compared with what the
+release said of it in tests/engine/test_status.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from engine.loading import load_context
+from engine.messages import VehicleAhead
+from engine.values import Message
+from engine.vehicle import PartitionState, VehicleStage
+from fiscaliza.replay import ReplayInputs
+from gtfs.projection import Projector
+from samples import joao_neiva
+from telemetry import decode
+
+TZ = dt.timezone(dt.timedelta(hours=-3))
+START = dt.datetime(2026, 12, 1, 6, 58, tzinfo=TZ)  # line 101's 07:00 trip from 9001 (direction 0)
+STEP_S, STEP_M = 10, 100  # 36 km/h
+
+
+@pytest.fixture(scope="module")
+def context():
+    feed, fleet = joao_neiva()
+    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
+
+
+@pytest.fixture
+def stage(context):
+    states = {}
+    return VehicleStage(context, PartitionState(0), states.get, lambda s: states.__setitem__(s.vehicle_id, s),
+                        frozenset({"tachograph"}))
+
+
+def ping(context, at: dt.datetime, metres: float, north_m: float = 0.0, seq: int | None = None) -> Message:
+    """JN-1012 at `metres` along line 101's outbound shape (thrown `north_m` north)."""
+    line = context.geofences.itineraries["101:0:101-0"].line
+    point = line.interpolate(max(metres, 0.0))
+    lon, lat = Projector(context.feed.epsg).to_lonlat([point.x], [point.y + north_m])
+    raw = (f'{{"vehicle_id":"JN-1012","ts":"{at.isoformat()}","lat":{float(lat[0])!r},"lon":{float(lon[0])!r},'
+           f'"speed_kmh":36.0{"" if seq is None else f",{chr(34)}seq{chr(34)}:{seq}"}}}')
+    return Message(decode("tachograph", raw.encode(), f"t/0/{at.timestamp():.0f}"), f"t/0/{at.timestamp():.0f}", raw)
+
+
+def drive(stage, context, steps: int, since: int = 0):
+    """Two minutes standing in the terminal, then along the shape: one ping per call
+    (each call's statuses, as the call returns them)."""
+    for k in range(since, since + steps):
+        at = START + dt.timedelta(seconds=STEP_S * k)
+        yield at, stage.ingest([ping(context, at, max(0, k - 12) * STEP_M)]).statuses
+
+
+def test_a_pings_status_leaves_in_the_call_that_admits_it_before_the_watermark_reaches_it(stage, context):
+    for at, statuses in drive(stage, context, 40):
+        [status] = statuses
+        assert status.ts == at.isoformat()  # stamped with the ping's own time
+        assert stage.watermark == at.timestamp() - 600  # the legal records wait 600 s for it
+    state = stage._load("JN-1012")
+    assert state.pending[-1].t == at.timestamp()  # not released: the legal path has not seen it
+    assert state.track is None
+    assert status.in_service and (status.route_id, status.direction_id) == ("101", 0)
+    # the ping 100 m along is the last in the 100 m zone: the exit, 10 s after 07:00
+    assert status.departed_at == (START + dt.timedelta(seconds=STEP_S * 13)).isoformat()
+    assert status.trip_id == "101-DU-0-0700" and status.schedule_deviation_s == 10.0
+    assert status.progress == pytest.approx(27 * STEP_M / 5878, abs=0.002)
+    assert status.off_route_m is None
+
+
+def test_a_ping_older_than_the_view_does_not_move_it_back(stage, context):
+    list(drive(stage, context, 30))
+    before = stage._load("JN-1012").live
+    late = START + dt.timedelta(seconds=STEP_S * 25 + 5)  # between two pings already seen
+    assert stage.ingest([ping(context, late, 13 * STEP_M)]).statuses == []
+    state = stage._load("JN-1012")
+    assert state.live == before
+    assert late.timestamp() in [f.t for f in state.pending]  # the legal path still takes it
+    # the same instant as the newest ping (another seq) does not move it either
+    newest = START + dt.timedelta(seconds=STEP_S * 29)
+    assert stage.ingest([ping(context, newest, 0, seq=2)]).statuses == []
+    assert stage._load("JN-1012").live == before
+
+
+def test_a_position_the_bus_could_not_have_driven_to_does_not_move_the_map(stage, context):
+    list(drive(stage, context, 30))
+    before = stage._load("JN-1012").live
+    jump = START + dt.timedelta(seconds=STEP_S * 30)
+    # 5 km north 10 s later: still near the network, but out of a bus's reach
+    thrown = stage.ingest([ping(context, jump, 18 * STEP_M, north_m=5_000)])
+    # no status; and no dead letter now: the position fault is told at release, as before
+    assert thrown.statuses == [] and thrown.rejected == []
+    after = stage._load("JN-1012").live
+    assert (after.position, after.legs, after.running) == (before.position, before.legs, before.running)
+    [status] = stage.ingest([ping(context, jump + dt.timedelta(seconds=STEP_S), 19 * STEP_M)]).statuses
+    assert status.progress == pytest.approx(19 * STEP_M / 5878, abs=0.002)
+
+
+def test_the_bus_ahead_is_given_again_with_the_live_view(stage, context):
+    list(drive(stage, context, 30))
+    leg = next(leg for leg in stage._load("JN-1012").live.legs if leg.key == "101:0:101-0")
+    ahead = VehicleAhead("JN-1012", leg.departed, "JN-1011", leg.departed - 1200, 1800)
+    [status] = stage.on_ahead(ahead)
+    assert (status.headway_s, status.scheduled_headway_s, status.vehicle_ahead) == (1200.0, 1800, "JN-1011")
+    assert status.ts == (START + dt.timedelta(seconds=STEP_S * 29)).isoformat()
+    # another departure's: kept, but the view does not run that trip
+    assert stage.on_ahead(VehicleAhead("JN-1012", leg.departed + 1, None, None, 1800)) == []
+
+
+def test_the_live_view_stays_small_along_a_trip(stage, context):
+    list(drive(stage, context, 60))
+    size = len(stage._load("JN-1012").live.__struct_fields__)
+    live = stage._load("JN-1012").live
+    assert size and len(live.legs) <= 2 and len(live.screen.taken) <= context.policy.trips.max_noise_pings + 1
+    list(drive(stage, context, 60, since=60))
+    assert len(stage._load("JN-1012").live.legs) <= 2  # no fix history: one leg per itinerary near it
+
+
+def test_a_failure_of_the_live_view_loses_its_status_never_the_legal_path(stage, context, monkeypatch):
+    list(drive(stage, context, 5))
+
+    def broken(*args):
+        raise RuntimeError("a geometry bug")
+
+    monkeypatch.setattr("engine.vehicle.measure", broken)
+    at = START + dt.timedelta(seconds=STEP_S * 5)
+    out = stage.ingest([ping(context, at, 0)])
+    assert out.statuses == [] and out.rejected == []  # the ping is admitted all the same
+    assert stage._load("JN-1012").pending[-1].t == at.timestamp()
