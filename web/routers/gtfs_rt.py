@@ -17,29 +17,31 @@ from web.state import AppState
 
 router = APIRouter()
 
-
-"""Public (no login): GTFS-Realtime for passengers' and third parties' apps."""
 PROTOBUF = "application/x-protobuf"
+VEHICLE_POSITIONS = "/gtfs-rt/vehicle-positions.pb"
+TRIP_UPDATES = "/gtfs-rt/trip-updates.pb"
+CACHE = {"Cache-Control": "max-age=15"}
 
 
 def positions(web: AppState) -> list[gtfs_rt.LivePosition]:
     config = web.config
-    since = web.now() - dt.timedelta(seconds=gtfs_rt.MAX_AGE_S)
+    since = web.now() - dt.timedelta(seconds=config.gtfs_rt_max_age_s)
     with config.sessions() as session:
         rows = session.scalars(select(LiveVehicle).where(LiveVehicle.ts >= since)).all()
     return [gtfs_rt.LivePosition(
         r.vehicle_id, getattr(config.fleet.get(r.vehicle_id), "plate", None), as_aware(r.ts), r.lat, r.lon,
         r.speed_kmh, r.route_id, r.direction_id, r.trip_id, as_aware(r.departed_at) if r.departed_at else None,
-        r.schedule_deviation_s) for r in rows]
+        r.schedule_deviation_s, in_service=bool(r.in_service), progress=r.progress) for r in rows]
 
 
-@router.get("/gtfs-rt/vehicle-positions.pb")
+@router.get(VEHICLE_POSITIONS)
 def vehicle_positions(web: State):
-    data = gtfs_rt.vehicle_positions(positions(web), web.config.feed, web.now())
-    return Response(data, media_type=PROTOBUF, headers={"Cache-Control": "max-age=15"})
+    data = gtfs_rt.vehicle_positions(positions(web), web.config.feed, web.now(), web.config.gtfs_rt_max_age_s)
+    return Response(data, media_type=PROTOBUF, headers=CACHE)
 
 
-@router.get("/gtfs-rt/trip-updates.pb")
+@router.get(TRIP_UPDATES)
 def trip_updates(web: State):
-    data = gtfs_rt.trip_updates(positions(web), web.config.feed, web.now())
-    return Response(data, media_type=PROTOBUF, headers={"Cache-Control": "max-age=15"})
+    data = gtfs_rt.trip_updates(positions(web), web.config.feed, web.now(), web.config.gtfs_rt_max_age_s)
+    return Response(data, media_type=PROTOBUF, headers=CACHE)
+
