@@ -78,3 +78,31 @@ def test_the_age_of_a_published_position_is_a_setting(make_app, store, clock, br
     positions = parsed(anonymous.get("/gtfs-rt/vehicle-positions.pb"))
     assert {e.vehicle.vehicle.id for e in positions.entity} == \
         {v for v, r in rows.items() if clock.now - r["ts"] <= dt.timedelta(seconds=15)}
+
+
+def test_the_public_feeds_are_cacheable_and_readable_from_any_origin(make_app, store, clock, browser, demo_day):
+    # before: web.security replaced the router's max-age=15 with no-store, sent
+    # Cross-Origin-Resource-Policy: same-origin and no Access-Control-Allow-Origin, and
+    # OPTIONS answered 405: a rider's web app on another origin could not read the feed
+    feed = demo_day.context.feed
+    publish(store, feed)
+    clock.now = live_buses.now(feed)
+    anonymous = browser(application=make_app(feed=feed))
+    cross_origin = {"Origin": "https://app.example.org"}
+    for url in ("/gtfs-rt/vehicle-positions.pb", "/gtfs-rt/trip-updates.pb"):
+        headers = anonymous.get(url, headers=cross_origin).headers
+        assert headers["cache-control"] == "max-age=15"
+        assert headers["access-control-allow-origin"] == "*"
+        assert headers["cross-origin-resource-policy"] == "cross-origin"
+        assert headers["x-content-type-options"] == "nosniff" and headers["x-frame-options"] == "DENY"
+        assert "default-src 'none'" in headers["content-security-policy"]
+        preflight = anonymous.client.options(url, headers={**cross_origin, "Access-Control-Request-Method": "GET"})
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-origin"] == "*"
+        assert "GET" in preflight.headers["access-control-allow-methods"]
+    # every other route keeps its headers: never cached, never shared with another origin
+    for response in (anonymous.get("/entrar", headers=cross_origin), anonymous.get("/autos", headers=cross_origin)):
+        assert response.headers["cache-control"] == "no-store"
+        assert response.headers["cross-origin-resource-policy"] == "same-origin"
+        assert "access-control-allow-origin" not in response.headers
+    assert anonymous.client.options("/entrar", headers=cross_origin).status_code == 405

@@ -1,5 +1,9 @@
 """Public (no login): GTFS-Realtime for passengers' and third parties' apps, served only
-when the app has the static feed."""
+when the app has the static feed.
+
+A rider's web app on another origin reads these feeds: they are cacheable for 15 s and
+readable from any origin (`web.security.PUBLIC_FEEDS` keeps those headers), and they
+answer the browser's CORS preflight (OPTIONS)."""
 
 from __future__ import annotations
 
@@ -45,3 +49,12 @@ def trip_updates(web: State):
     data = gtfs_rt.trip_updates(positions(web), web.config.feed, web.now(), web.config.gtfs_rt_max_age_s)
     return Response(data, media_type=PROTOBUF, headers=CACHE)
 
+
+@router.options(VEHICLE_POSITIONS)
+@router.options(TRIP_UPDATES)
+def preflight():
+    """The CORS preflight of a cross-origin GET (Access-Control-Allow-Origin is added with
+    the other headers of the public feeds, in web.security)."""
+    return Response(status_code=204, headers={"Access-Control-Allow-Methods": "GET, OPTIONS",
+                                              "Access-Control-Allow-Headers": "*",
+                                              "Access-Control-Max-Age": "86400"})
