@@ -285,3 +285,63 @@ def trip_updates(positions: Iterable[LivePosition], feed: Feed, now: dt.datetime
                 stu.arrival.delay = stop.arrival_delay
                 stu.departure.delay = stop.departure_delay
     return message.SerializeToString()
+
+
+# --- ServiceAlerts: the riders' side of the motivos justificados --------------------------
+
+@dataclass(frozen=True)
+class Notice:
+    """An occurrence registered by a fiscal (dockets' `occurrences`), as the alerts need it."""
+    occurrence_id: str
+    kind: str  # one of ALERT_KINDS; other kinds (a breakdown, an accident) are not told riders
+    start: dt.datetime
+    end: dt.datetime
+    route_id: str | None
+    note: str | None
+
+
+# kind -> (header, effect): what the rider is told, in Portuguese
+ALERT_KINDS = {
+    "road_closure": ("Via interditada", rt.Alert.DETOUR),
+    "authorized_detour": ("Desvio autorizado", rt.Alert.DETOUR),
+}
+
+
+def _text(translated: rt.TranslatedString, text: str) -> None:
+    translation = translated.translation.add()
+    translation.text = text
+    translation.language = "pt"
+
+
+def service_alerts(notices: Iterable[Notice], feed: Feed, now: dt.datetime) -> bytes:
+    """One Alert per road closure or authorized detour not yet over: its period (when to show
+    it and when it applies), the line it affects (or every operator's, when it names none),
+    and Portuguese text."""
+    message = rt.FeedMessage()
+    _header(message, now)
+    for notice in sorted(notices, key=lambda n: (n.start, n.occurrence_id)):
+        if notice.kind not in ALERT_KINDS or notice.end <= now:
+            continue
+        header, effect = ALERT_KINDS[notice.kind]
+        route = feed.routes.get(notice.route_id) if notice.route_id else None
+        entity = message.entity.add()
+        entity.id = notice.occurrence_id
+        alert = entity.alert
+        for period in (alert.communication_period.add(), alert.impact_period.add()):
+            period.start = int(notice.start.timestamp())
+            period.end = int(notice.end.timestamp())
+        if route is not None:
+            alert.informed_entity.add().route_id = route.route_id
+        else:
+            for agency_id in sorted(feed.agencies):
+                alert.informed_entity.add().agency_id = agency_id
+        alert.cause = rt.Alert.UNKNOWN_CAUSE
+        alert.effect = effect
+        line = f"linha {route.short_name} ({route.long_name})" if route is not None else "todas as linhas"
+        _text(alert.header_text, f"{header}: {line}")
+        start, end = (t.astimezone(feed.timezone).strftime("%d/%m/%Y %H:%M") for t in (notice.start, notice.end))
+        description = f"De {start} a {end}. Os ônibus podem não passar por todos os pontos do itinerário."
+        if notice.note:
+            description = f"{notice.note.strip()} {description}"
+        _text(alert.description_text, description)
+    return message.SerializeToString()

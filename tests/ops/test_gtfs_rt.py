@@ -17,7 +17,7 @@ from google.transit import gtfs_realtime_pb2 as rt
 
 from gtfs import load_feed
 from gtfs.schedule import service_day_start
-from ops.gtfs_rt import LivePosition, trip_updates, vehicle_positions
+from ops.gtfs_rt import LivePosition, Notice, service_alerts, trip_updates, vehicle_positions
 from samples import joao_neiva
 
 TRIP = rt.TripDescriptor
@@ -114,9 +114,40 @@ def test_the_feeds_pass_the_validator(feed, tmp_path):
     now = live_buses.now(feed)
     found = gtfs_rt_validation.findings(joao_neiva()[0], tmp_path, now,
                                         tu=trip_updates(positions(feed), feed, now),
-                                        vp=vehicle_positions(positions(feed), feed, now))
+                                        vp=vehicle_positions(positions(feed), feed, now),
+                                        sa=service_alerts(notices(now), feed, now))
     assert gtfs_rt_validation.errors(found) == {}
     assert set(found) == {"W003"}
     between_trips = {"JN-1012", "JN-1013", "JN-2012", "JN-2013"}
     assert sorted(found["W003"]) == sorted(f"vehicle_id {v} is in VehiclePositions but not in TripUpdates feed"
                                            for v in between_trips)
+
+
+def notices(now: dt.datetime) -> list[Notice]:
+    hour = dt.timedelta(hours=1)
+    return [Notice("oc-obra", "road_closure", now - hour, now + 2 * hour, "101", "Obra na Avenida Beira Rio."),
+            Notice("oc-desvio", "authorized_detour", now + hour, now + 3 * hour, None, None),
+            Notice("oc-pane", "breakdown", now - hour, now + hour, "201", "Pane do JN-2012."),
+            Notice("oc-passada", "road_closure", now - 3 * hour, now - hour, "201", None)]
+
+
+def test_service_alerts_tell_riders_the_road_closures_and_detours_not_yet_over(feed, tmp_path):
+    now = live_buses.now(feed)
+    message = parsed(service_alerts(notices(now), feed, now))
+    alerts = {e.id: e.alert for e in message.entity}
+    # a breakdown is the operator's business, and a closure already over tells nothing
+    assert list(alerts) == ["oc-obra", "oc-desvio"]
+    closure, detour = alerts["oc-obra"], alerts["oc-desvio"]
+    assert [e.route_id for e in closure.informed_entity] == ["101"]
+    assert sorted(e.agency_id for e in detour.informed_entity) == ["TRD", "VNV"]  # no line named: all of them
+    assert (closure.communication_period[0].start, closure.communication_period[0].end) == \
+        (int((now - dt.timedelta(hours=1)).timestamp()), int((now + dt.timedelta(hours=2)).timestamp()))
+    assert closure.impact_period == closure.communication_period
+    assert {closure.effect, detour.effect} == {rt.Alert.DETOUR}
+    header = closure.header_text.translation[0]
+    assert header.language == "pt" and header.text == "Via interditada: linha 101 (Centro – Santo Antônio)"
+    assert closure.description_text.translation[0].text.startswith(
+        "Obra na Avenida Beira Rio. De 01/12/2026 07:10 a 01/12/2026 10:10.")
+    assert detour.header_text.translation[0].text == "Desvio autorizado: todas as linhas"
+    found = gtfs_rt_validation.findings(joao_neiva()[0], tmp_path, now, sa=service_alerts(notices(now), feed, now))
+    assert found == {}

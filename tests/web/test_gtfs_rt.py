@@ -89,7 +89,7 @@ def test_the_public_feeds_are_cacheable_and_readable_from_any_origin(make_app, s
     clock.now = live_buses.now(feed)
     anonymous = browser(application=make_app(feed=feed))
     cross_origin = {"Origin": "https://app.example.org"}
-    for url in ("/gtfs-rt/vehicle-positions.pb", "/gtfs-rt/trip-updates.pb"):
+    for url in ("/gtfs-rt/vehicle-positions.pb", "/gtfs-rt/trip-updates.pb", "/gtfs-rt/alerts.pb"):
         headers = anonymous.get(url, headers=cross_origin).headers
         assert headers["cache-control"] == "max-age=15"
         assert headers["access-control-allow-origin"] == "*"
@@ -106,3 +106,27 @@ def test_the_public_feeds_are_cacheable_and_readable_from_any_origin(make_app, s
         assert response.headers["cross-origin-resource-policy"] == "same-origin"
         assert "access-control-allow-origin" not in response.headers
     assert anonymous.client.options("/entrar", headers=cross_origin).status_code == 405
+
+
+def test_the_registered_road_closures_and_detours_are_alerts(make_app, store, clock, browser, demo_day, kit,
+                                                              tmp_path):
+    from dockets.occurrences import register_occurrence
+
+    feed = demo_day.context.feed
+    clock.now = live_buses.now(feed)
+    hour = dt.timedelta(hours=1)
+    with store.begin() as session:
+        for occurrence_id, kind, start, end, route in (
+                ("oc-obra", "road_closure", clock.now - hour, clock.now + hour, "101"),
+                ("oc-desvio", "authorized_detour", clock.now, clock.now + 2 * hour, "201"),
+                ("oc-pane", "breakdown", clock.now - hour, clock.now + hour, None),
+                ("oc-ontem", "road_closure", clock.now - 26 * hour, clock.now - 24 * hour, "201")):
+            register_occurrence(session, kit.actor("fiscal"), occurrence_id=occurrence_id, kind=kind, start=start,
+                                end=end, route_id=route, note="Obra da prefeitura.", now=clock.now)
+    anonymous = browser(application=make_app(feed=feed))
+    alerts = parsed(anonymous.get("/gtfs-rt/alerts.pb"))
+    assert [(e.id, [i.route_id for i in e.alert.informed_entity]) for e in alerts.entity] == \
+        [("oc-obra", ["101"]), ("oc-desvio", ["201"])]
+    assert alerts.entity[0].alert.header_text.translation[0].text.startswith("Via interditada: linha 101")
+    found = gtfs_rt_validation.findings(joao_neiva()[0], tmp_path, clock.now, sa=alerts.SerializeToString())
+    assert found == {}

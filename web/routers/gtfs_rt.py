@@ -13,6 +13,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from sqlalchemy import select
 
+from dockets.store import Occurrence
 from ops import gtfs_rt
 from ops.store import LiveVehicle
 from web.dependencies import State
@@ -24,6 +25,7 @@ router = APIRouter()
 PROTOBUF = "application/x-protobuf"
 VEHICLE_POSITIONS = "/gtfs-rt/vehicle-positions.pb"
 TRIP_UPDATES = "/gtfs-rt/trip-updates.pb"
+ALERTS = "/gtfs-rt/alerts.pb"
 CACHE = {"Cache-Control": "max-age=15"}
 
 
@@ -50,6 +52,20 @@ def trip_updates(web: State):
     return Response(data, media_type=PROTOBUF, headers=CACHE)
 
 
+@router.get(ALERTS)
+def alerts(web: State):
+    """The road closures and authorized detours the fiscais registered, not yet over."""
+    now = web.now()
+    with web.config.sessions() as session:
+        rows = session.scalars(select(Occurrence).where(Occurrence.kind.in_(tuple(gtfs_rt.ALERT_KINDS)),
+                                                        Occurrence.end > now)).all()
+        notices = [gtfs_rt.Notice(r.id, r.kind, as_aware(r.start), as_aware(r.end), r.route_id, r.note)
+                   for r in rows]
+    data = gtfs_rt.service_alerts(notices, web.config.feed, now)
+    return Response(data, media_type=PROTOBUF, headers=CACHE)
+
+
+@router.options(ALERTS)
 @router.options(VEHICLE_POSITIONS)
 @router.options(TRIP_UPDATES)
 def preflight():
