@@ -22,7 +22,8 @@ What a consumer (and MobilityData's validator rules) needs, and how it is made h
   stop_sequence order (E002). The prediction carries the current deviation forward: the
   deviation at the bus's position (the newest fix's time against the scheduled time at
   that point of the shape, interpolated between stops) added to every remaining stop, i.e.
-  the schedule's running times from where the bus is. Scheduled trips give `time` and
+  the schedule's running times from where the bus is, and never before the feed's time
+  (a stop not yet served is reached after it: P008). Scheduled trips give `time` and
   `delay`; exact_times=0 trips give only `time` (P013) and mark each update UNSCHEDULED
   (S010).
 - A bus between trips (not in service, or at the end of its trip's shape: arrived, in
@@ -168,10 +169,12 @@ def _instance(position: LivePosition, feed: Feed, frequencies: dict[str, list[Fr
     return None if best is None else (best[1], best[2], best[3], True)
 
 
-def running(position: LivePosition, feed: Feed, frequencies: dict[str, list[Frequency]] | None = None
-            ) -> RunningTrip | None:
+def running(position: LivePosition, feed: Feed, frequencies: dict[str, list[Frequency]] | None = None,
+            now: dt.datetime | None = None) -> RunningTrip | None:
     """The trip instance the bus runs and its predictions for the stops it has not served;
-    None between trips (not in service, arrived, or no trip the static feed knows)."""
+    None between trips (not in service, arrived, or no trip the static feed knows).
+    A stop not yet served is not reached before `now` (the feed's time) either: a prediction
+    the fix's age has overtaken is moved up to `now`."""
     if not position.in_service or position.progress is None or position.progress >= 1.0:
         return None
     if position.route_id not in feed.routes:
@@ -188,14 +191,14 @@ def running(position: LivePosition, feed: Feed, frequencies: dict[str, list[Freq
     along = np.maximum.accumulate(np.array([s.shape_dist_m for s in stops]))
     times = np.array([s.arrival_s + shift for s in stops], dtype=float)
     day_start = service_day_start(date, feed.timezone).timestamp()
-    now = position.ts.timestamp()
+    fix = position.ts.timestamp()
     # the deviation where the bus is: its fix's time against the schedule at that point
-    delay = round(now - (day_start + float(np.interp(bus_m, along, times))))
+    delay = round(fix - (day_start + float(np.interp(bus_m, along, times))))
     remaining = [(s, a) for s, a in zip(stops, along) if a > bus_m]
     if not remaining:
         return None
     predictions = []
-    floor = round(now)
+    floor = round(max(fix, now.timestamp() + 1 if now is not None else fix))  # after `now`: still ahead
     for stop, _ in remaining:  # never before the fix, and strictly increasing from stop to stop (E022)
         scheduled_arrival = round(day_start + stop.arrival_s + shift)
         scheduled_departure = round(day_start + stop.departure_s + shift)
@@ -261,7 +264,7 @@ def trip_updates(positions: Iterable[LivePosition], feed: Feed, now: dt.datetime
     _header(message, now)
     frequencies = _frequencies_by_trip(feed)
     for position in current(positions, now, max_age_s):
-        trip = running(position, feed, frequencies)
+        trip = running(position, feed, frequencies, now)
         if trip is None:
             continue
         entity = message.entity.add()

@@ -65,6 +65,20 @@ def test_a_timetabled_bus_has_its_remaining_stops_with_the_current_delay_carried
     assert update.timestamp == int((now - dt.timedelta(seconds=20)).timestamp())  # the fix's own time
 
 
+def test_a_stop_not_yet_served_is_never_predicted_in_the_past(feed):
+    # the fix is 4 min old (now 08:14:30): the 7th stop's 08:10:55 (scheduled 08:08:10, 165 s late) has
+    # passed, but the bus has not been seen there; it is due just after now (P008)
+    now = live_buses.now(feed) + dt.timedelta(minutes=4)
+    updates = {e.trip_update.vehicle.id: e for e in parsed(trip_updates(positions(feed), feed, now)).entity}
+    update = updates["JN-1011"].trip_update
+    first = update.stop_time_update[0]
+    assert first.arrival.time == int(now.timestamp()) + 1 and first.arrival.delay > 165
+    assert all(u.arrival.time >= now.timestamp() for u in update.stop_time_update)
+    assert update.stop_time_update[-1].arrival.delay == 165  # far enough ahead, the deviation stands
+    times = [t for u in update.stop_time_update for t in (u.arrival.time, u.departure.time)]
+    assert times == sorted(times)
+
+
 def test_a_frequency_based_bus_without_trip_id_runs_its_window_template_unscheduled(feed):
     now = live_buses.now(feed)
     updates = {e.trip_update.vehicle.id: e for e in parsed(trip_updates(positions(feed), feed, now)).entity}
