@@ -35,7 +35,8 @@ A position older than `max_age_s` is not current any more and is left out. The G
 Best Practices want a vehicle position at most 90 s old (the validator's P005); the default
 here is the operations room's "not reporting" (`MAX_AGE_S`, 600 s) while the engine emits
 vehicle-status late, and the web app's `WebConfig.gtfs_rt_max_age_s` is the setting to bring
-down to 90 s once statuses are emitted at each ping's arrival.
+down to 90 s (`fiscaliza serve --gtfs-rt-max-age 90`) once statuses are emitted at each
+ping's arrival.
 """
 
 from __future__ import annotations
