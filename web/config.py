@@ -17,6 +17,7 @@ from dockets.service import utcnow
 from dockets.signing import SigningKey
 from gtfs import Feed
 from kernel.policy import Policy
+from ops.gtfs_rt import MAX_AGE_S as GTFS_RT_MAX_AGE_S
 from rules.pack import Pack
 from rules.packs import pack_of
 from web.security import JPEG, PDF, PNG
@@ -47,6 +48,9 @@ class WebConfig:
     anchors: AnchorLog | None = None
     # the static GTFS feed: with it, the public GTFS-Realtime feed is served from the live tables
     feed: Feed | None = None
+    # the oldest position the GTFS-Realtime feed publishes, in seconds: the Best Practices want
+    # at most 90 s (ops.gtfs_rt.BEST_PRACTICE_MAX_AGE_S), which live vehicle-status allows
+    gtfs_rt_max_age_s: float = GTFS_RT_MAX_AGE_S
 
     @property
     def issuer_name(self) -> str:

@@ -110,19 +110,31 @@ def check_upload(upload: Upload, *, allowed: frozenset[str], max_bytes: int) -> 
 
 # --- ASGI middleware -------------------------------------------------------------------
 
-def security_headers(*, static: bool, hsts: bool) -> list[tuple[bytes, bytes]]:
+# The public GTFS-Realtime feeds: riders' apps on any origin read them (CORS, and a resource
+# policy that lets them), and caches keep them for the 15 s their router says.
+PUBLIC_FEEDS = frozenset({"/gtfs-rt/vehicle-positions.pb", "/gtfs-rt/trip-updates.pb", "/gtfs-rt/alerts.pb"})
+
+
+def security_headers(*, static: bool, hsts: bool, public_feed: bool = False) -> list[tuple[bytes, bytes]]:
     """The headers every response carries (`SecurityHeaders`), and the error page of an
-    unexpected exception too, which Starlette sends from outside every middleware."""
+    unexpected exception too, which Starlette sends from outside every middleware.
+
+    A public feed (`public_feed`) keeps its router's Cache-Control (no cache-control here)
+    and may be read from any origin: Access-Control-Allow-Origin: * and a cross-origin
+    resource policy instead of same-origin."""
     headers = [
         (b"x-content-type-options", b"nosniff"),
         (b"x-frame-options", b"DENY"),
         (b"content-security-policy", CSP.encode()),
         (b"referrer-policy", b"same-origin"),
         (b"cross-origin-opener-policy", b"same-origin"),
-        (b"cross-origin-resource-policy", b"same-origin"),
+        (b"cross-origin-resource-policy", b"cross-origin" if public_feed else b"same-origin"),
         (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
-        (b"cache-control", b"public, max-age=3600" if static else b"no-store"),
     ]
+    if public_feed:
+        headers.append((b"access-control-allow-origin", b"*"))
+    else:
+        headers.append((b"cache-control", b"public, max-age=3600" if static else b"no-store"))
     if hsts:
         headers.append((b"strict-transport-security", b"max-age=31536000"))
     return headers
@@ -130,7 +142,7 @@ def security_headers(*, static: bool, hsts: bool) -> list[tuple[bytes, bytes]]:
 
 class SecurityHeaders:
     """Headers on every response: no sniffing, no framing, a CSP that runs only the app's own
-    script files, and no caching of anything but the static files."""
+    script files, and no caching of anything but the static files and the public feeds."""
 
     def __init__(self, app: ASGIApp, *, hsts: bool) -> None:
         self.app = app
@@ -140,13 +152,17 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        static = scope.get("path", "").startswith("/static/")
+        path = scope.get("path", "")
+        static = path.startswith("/static/")
+        public_feed = path in PUBLIC_FEEDS
+        replaced = (b"x-frame-options", b"x-content-type-options", b"access-control-allow-origin") + (
+            () if public_feed else (b"cache-control",))
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", [])
-                           if k.lower() not in (b"cache-control", b"x-frame-options", b"x-content-type-options")]
-                message = {**message, "headers": headers + security_headers(static=static, hsts=self.hsts)}
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in replaced]
+                message = {**message, "headers": headers + security_headers(static=static, hsts=self.hsts,
+                                                                            public_feed=public_feed)}
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -36,6 +36,10 @@ def serve(
     signing_key: Annotated[Optional[Path], typer.Option(help=KEY_HELP + "; signs the PDFs issued")] = None,
     audit_key: AuditKeyOption = None,
     anchors: AnchorsOption = None,
+    gtfs_rt_max_age: Annotated[float, typer.Option(
+        min=1, help="seconds: the oldest bus position the public GTFS-Realtime feed publishes (the "
+                    "operations room's 'not reporting'; GTFS-Realtime Best Practices: at most 90 once "
+                    "the workers emit vehicle-status live)")] = 600.0,
 ) -> None:
     """Run the web app of the autos de infração (Órgão Gerencial and operators)."""
     from sqlalchemy.exc import SQLAlchemyError
@@ -44,7 +48,8 @@ def serve(
 
     try:
         run_server(db_url(db), host, port, engine_inputs(feed, fleet, policy, None), secure_cookies=secure_cookies,
-                   audit_key=audit_key_from(audit_key), anchors=anchors_for(db, anchors), signer=signing_key_from(signing_key))
+                   audit_key=audit_key_from(audit_key), anchors=anchors_for(db, anchors), signer=signing_key_from(signing_key),
+                   gtfs_rt_max_age_s=gtfs_rt_max_age)
     except (SQLAlchemyError, OSError) as exc:
         fail(f"cannot open the docket store {db_url(db)}: {str(exc).splitlines()[0]}")
 

@@ -515,7 +515,7 @@ def test_the_server_configuration_comes_from_the_policy(demo_db, tmp_path):
     shutil.copyfile(demo_db, tmp_path / "copia.sqlite3")
     anchors = FileAnchorLog(tmp_path / "ancoras.jsonl")
     config = build_config(f"sqlite:///{tmp_path / 'copia.sqlite3'}", Settings().static.inputs(),
-                          audit_key=TEST_AUDIT_KEY, anchors=anchors, signer=None)
+                          audit_key=TEST_AUDIT_KEY, anchors=anchors, signer=None, gtfs_rt_max_age_s=90)
     policy = load_policy().policy
     try:
         assert config.calendar.subdivision == "ES"
@@ -525,6 +525,7 @@ def test_the_server_configuration_comes_from_the_policy(demo_db, tmp_path):
         # without --fleet, the sample's fleet (before: none, and any company's vehicle passed)
         assert config.fleet["JN-1011"].operator_id == "VNV"
         assert config.audit_keys == {TEST_AUDIT_KEY.key_id: TEST_AUDIT_KEY} and config.anchors is anchors
+        assert config.gtfs_rt_max_age_s == 90  # serve --gtfs-rt-max-age
         with config.sessions() as session:
             assert session.scalar(select(Docket.id).limit(1)) is not None
     finally:
