@@ -130,7 +130,12 @@ class SortedInput:
     Among equal times of one vehicle and input the input order counts (a shuffled input
     is replayed the same way unless it holds two versions of one message: the first
     received counts, as in the workers). Use as a context manager: the runs are deleted on
-    exit."""
+    exit.
+
+    An input that fits in one run is decoded once, when it is read: the run keeps its
+    decoded messages. Once a run was spilled, every run keeps only its lines, as before (a
+    decoded message is about twice its line's size, and what a run holds is the memory
+    bound), and their messages are decoded again as they come back."""
 
     def __init__(self, inputs: ReplayInputs, run_size: int = RUN, max_message_bytes: int | None = None):
         self.inputs, self.run_size = inputs, run_size
@@ -156,7 +161,7 @@ class SortedInput:
                     # the input order breaks ties (a stable sort): of two versions of one message
                     # (same vehicle, time and seq, other content) the first received counts, as in
                     # the workers
-                    buffer.append((epoch, _SOURCE_RANK[source], vehicle, self.count, line, source, location))
+                    buffer.append((epoch, _SOURCE_RANK[source], vehicle, self.count, line, source, location, body))
                     self.count += 1
                     if len(buffer) >= self.run_size:
                         self._spill(buffer)
@@ -165,6 +170,9 @@ class SortedInput:
             self.__exit__(None, None, None)
             raise
         buffer.sort()
+        if self._runs:  # a large input: the run left in memory holds no more than a spilled one
+            for i, entry in enumerate(buffer):
+                buffer[i] = entry[:-1]
         self._last = buffer
         return self
 
@@ -172,7 +180,7 @@ class SortedInput:
         buffer.sort()
         run = tempfile.TemporaryFile(prefix="fiscaliza-replay-run-")
         for entry in buffer:
-            frame = self._encoder.encode(entry)
+            frame = self._encoder.encode(entry[:-1])  # the line, not its decoded message
             run.write(_FRAME.pack(len(frame)))
             run.write(frame)
         run.seek(0)
@@ -184,9 +192,19 @@ class SortedInput:
         self._runs = []
 
     def __iter__(self) -> Iterator[Message]:
-        for *_, line, source, location in heapq.merge(*map(_read_run, self._runs), self._last):
-            body = decode(source, line, location)
+        # the sort key ends at the input's count, unique: entries are never compared past it
+        for _, _, _, _, line, source, location, *kept in heapq.merge(*map(_read_run, self._runs),
+                                                                      _consumed(self._last)):
+            body = kept[0] if kept else decode(source, line, location)
             yield Message(body, location, line.decode("utf-8", errors="replace"))
+
+
+def _consumed(entries: list[tuple]) -> Iterator[tuple]:
+    """The entries in order, each let go of once yielded: the run in memory shrinks as the
+    replay reads it rather than staying whole to the end."""
+    entries.reverse()
+    while entries:
+        yield entries.pop()
 
 
 def _read_run(run) -> Iterator[tuple]:
