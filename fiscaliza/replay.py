@@ -132,10 +132,10 @@ class SortedInput:
     received counts, as in the workers). Use as a context manager: the runs are deleted on
     exit.
 
-    An input that fits in one run is decoded once, when it is read: the run keeps its
-    decoded messages. Once a run was spilled, every run keeps only its lines, as before (a
-    decoded message is about twice its line's size, and what a run holds is the memory
-    bound), and their messages are decoded again as they come back."""
+    An input smaller than a third of a run is decoded once, when it is read: its entries keep
+    their decoded messages, which makes each about 2.2 times as large (what a run holds is
+    the memory bound, so no more of them fit in it). A larger input keeps only lines, as
+    before, and decodes them again as they come back."""
 
     def __init__(self, inputs: ReplayInputs, run_size: int = RUN, max_message_bytes: int | None = None):
         self.inputs, self.run_size = inputs, run_size
@@ -149,6 +149,7 @@ class SortedInput:
 
     def __enter__(self) -> "SortedInput":
         buffer: list[tuple] = []
+        keep = self.run_size // 3  # entries that may keep their decoded message (see above)
         try:
             for source, path in self.inputs.telemetry.present().items():
                 for location, line in numbered_lines(path, self.max_message_bytes):
@@ -161,8 +162,12 @@ class SortedInput:
                     # the input order breaks ties (a stable sort): of two versions of one message
                     # (same vehicle, time and seq, other content) the first received counts, as in
                     # the workers
-                    buffer.append((epoch, _SOURCE_RANK[source], vehicle, self.count, line, source, location, body))
+                    entry = (epoch, _SOURCE_RANK[source], vehicle, self.count, line, source, location)
+                    buffer.append(entry + (body,) if self.count < keep else entry)
                     self.count += 1
+                    if self.count == keep:  # a large input: lines only, the ones kept so far too
+                        for i, kept in enumerate(buffer):  # in place: each message let go at once
+                            buffer[i] = kept[:-1]
                     if len(buffer) >= self.run_size:
                         self._spill(buffer)
                         buffer = []
@@ -170,9 +175,6 @@ class SortedInput:
             self.__exit__(None, None, None)
             raise
         buffer.sort()
-        if self._runs:  # a large input: the run left in memory holds no more than a spilled one
-            for i, entry in enumerate(buffer):
-                buffer[i] = entry[:-1]
         self._last = buffer
         return self
 
@@ -180,7 +182,7 @@ class SortedInput:
         buffer.sort()
         run = tempfile.TemporaryFile(prefix="fiscaliza-replay-run-")
         for entry in buffer:
-            frame = self._encoder.encode(entry[:-1])  # the line, not its decoded message
+            frame = self._encoder.encode(entry)
             run.write(_FRAME.pack(len(frame)))
             run.write(frame)
         run.seek(0)

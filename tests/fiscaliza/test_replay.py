@@ -127,7 +127,7 @@ def test_the_external_sort_gives_the_in_memory_sorts_outputs(tmp_path):
         assert int(number) > first_line[f"{name}|{rejection.raw}"], rejection.location
 
 
-def test_an_input_in_one_run_is_decoded_once_and_a_spilled_one_comes_back_the_same(tmp_path, monkeypatch):
+def test_a_small_input_is_decoded_once_and_a_large_one_comes_back_the_same(tmp_path, monkeypatch):
     import fiscaliza.replay as replay_module
     from fiscaliza.replay import read_messages
 
