@@ -112,6 +112,7 @@ class OperatorStage:
         self._load, self._save = load, save
         self._projector = Projector(ctx.feed.epsg)
         self._days: dict[dt.date, ServiceDay] = {}
+        self._operator_days: dict[tuple[dt.date, str], ServiceDay] = {}
 
     def _state(self, operator_id: str) -> OperatorState:
         """The operator's state to work on: a shallow copy of the stored one, whose fields
@@ -123,6 +124,14 @@ class OperatorStage:
         if date not in self._days:
             self._days[date] = service_day(self.ctx.feed, date)
         return self._days[date]
+
+    def _operator_day(self, date: dt.date, operator_id: str) -> ServiceDay:
+        """`operator_day`, kept like `_day`: every heartbeat asks for it, and its spans are
+        indexed once per ServiceDay value."""
+        key = (date, operator_id)
+        if key not in self._operator_days:
+            self._operator_days[key] = operator_day(self._day(date), self.ctx, operator_id)
+        return self._operator_days[key]
 
     # --- input ---------------------------------------------------------------------
 
@@ -313,7 +322,7 @@ class OperatorStage:
         emitted = dict(state.emitted)  # emit_change adds to it
         for date in self._open_dates(state):
             iso_date = date.isoformat()
-            day = operator_day(self._day(date), self.ctx, state.operator_id)
+            day = self._operator_day(date, state.operator_id)
             due = self._due(day)
             crossed = absence is not None and any(
                 (state.judged_live_to is None or state.judged_live_to < moment) and moment <= absence
@@ -383,7 +392,7 @@ class OperatorStage:
             day = dt.datetime.fromtimestamp(state.first_event, tz).date() - dt.timedelta(days=1)
             last = dt.datetime.fromtimestamp(state.max_event, tz).date()
             while day <= last:
-                first, end = operator_day(self._day(day), self.ctx, state.operator_id).scheduled_span()
+                first, end = self._operator_day(day, state.operator_id).scheduled_span()
                 if first is not None and first <= state.max_event and end >= state.first_event:
                     dates.add(day)
                 day += dt.timedelta(days=1)
@@ -421,7 +430,7 @@ class OperatorStage:
     def _close_day(self, state: OperatorState, date: dt.date, occurrences, out: OperatorOutput,
                    closed_at: float) -> None:
         state.closed = [*state.closed, date.isoformat()]
-        day = operator_day(self._day(date), self.ctx, state.operator_id)
+        day = self._operator_day(date, state.operator_id)
         detected, state.detected = _popped(state.detected, date.isoformat(), [])
         # a vehicle that never arrived: the day's matching has settled it
         state.running = {vehicle: departed for vehicle, departed in state.running.items()
@@ -484,7 +493,7 @@ class OperatorStage:
         state.closed_months = [*state.closed_months, month]
         year, number = map(int, month.split("-"))
         days = sum(1 for d in range(1, calendar.monthrange(year, number)[1] + 1)
-                   if operator_day(self._day(dt.date(year, number, d)), self.ctx, state.operator_id).scheduled_span()[0]
+                   if self._operator_day(dt.date(year, number, d), state.operator_id).scheduled_span()[0]
                    is not None)
         totals = state.months[month]
         km = MonthKm(totals.programmed_m, totals.realized_m, tuple(totals.service_dates),

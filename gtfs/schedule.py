@@ -149,15 +149,19 @@ class ServiceDay:
 
     def scheduled_span(self) -> tuple[float | None, float | None]:
         """First departure and last arrival of the whole day, as epochs."""
+        return self._day_span
+
+    @cached_property
+    def _day_span(self) -> tuple[float | None, float | None]:  # once per day, as `_spans`
         starts = [t.departure_s for t in self.trips] + [w.start_s for w in self.windows]
         ends = [t.arrival_s for t in self.trips] + [w.end_s for w in self.windows]
         if not starts:
             return None, None
         return self.start_epoch + min(starts), self.start_epoch + max(ends)
 
-    @property
+    @cached_property
     def close_epoch(self) -> float:
-        """When everything scheduled on the date has had time to happen."""
+        """When everything scheduled on the date has had time to happen (once per day, as `_spans`)."""
         last = max([t.arrival_s for t in self.trips] + [w.end_s for w in self.windows] + [86400])
         return self.start_epoch + last
 
