@@ -3,13 +3,17 @@ when every vehicle-stage partition's watermark has passed them, matches the trip
 the schedule, runs the service-day rules, and closes months (art. 45).
 
 State lives in an `OperatorState` read and written through load/save callbacks (a
-dict in the replay, a Faust table in the workers).
+dict in the replay, a Faust table in the workers). A message never changes the state it
+loaded: it works on a shallow copy and replaces each field it changes (a new dict or
+list, never one changed in place), so the state as it was before the message is still
+there, whole, to put back if the message fails.
 """
 
 from __future__ import annotations
 
 import bisect
 import calendar
+import copy
 import dataclasses
 import datetime as dt
 import logging
@@ -96,8 +100,6 @@ class OperatorOutput:
     months: list[MonthEfficiency] = field(default_factory=list)  # art. 45 so far, as days close
 
 
-_STATE = msgspec.msgpack.Encoder()
-_STATE_DECODER = msgspec.msgpack.Decoder(OperatorState)
 _MESSAGE = msgspec.json.Encoder()
 log = logging.getLogger(__name__)
 
@@ -110,14 +112,26 @@ class OperatorStage:
         self._load, self._save = load, save
         self._projector = Projector(ctx.feed.epsg)
         self._days: dict[dt.date, ServiceDay] = {}
+        self._operator_days: dict[tuple[dt.date, str], ServiceDay] = {}
 
     def _state(self, operator_id: str) -> OperatorState:
-        return self._load(operator_id) or OperatorState(operator_id)
+        """The operator's state to work on: a shallow copy of the stored one, whose fields
+        are replaced, never changed in place (the stored one is `handle`'s undo)."""
+        stored = self._load(operator_id)
+        return copy.copy(stored) if stored is not None else OperatorState(operator_id)
 
     def _day(self, date: dt.date) -> ServiceDay:
         if date not in self._days:
             self._days[date] = service_day(self.ctx.feed, date)
         return self._days[date]
+
+    def _operator_day(self, date: dt.date, operator_id: str) -> ServiceDay:
+        """`operator_day`, kept like `_day`: every heartbeat asks for it, and its spans are
+        indexed once per ServiceDay value."""
+        key = (date, operator_id)
+        if key not in self._operator_days:
+            self._operator_days[key] = operator_day(self._day(date), self.ctx, operator_id)
+        return self._operator_days[key]
 
     # --- input ---------------------------------------------------------------------
 
@@ -127,8 +141,7 @@ class OperatorStage:
         fails on it (a bug, not bad input), the operator's state stays as it was before
         the message, which is dead-lettered (`engine_error`) with the exception; the
         stream goes on (a heartbeat lost this way is overtaken by the next one)."""
-        state = self._load(operator_id)
-        before = _STATE.encode(state) if state is not None else None
+        before = self._load(operator_id)  # left as it is by the handlers (see _state)
         try:
             if isinstance(message, TripDetected):
                 return OperatorOutput(ahead=self.on_detected(message))
@@ -143,7 +156,7 @@ class OperatorStage:
             return self.on_heartbeat(operator_id, message, occurrences)
         except Exception as exc:  # noqa: BLE001 - one message must not stop the stream
             log.exception("dead-lettering %s: the operator stage failed on it", location or type(message).__name__)
-            self._save(_STATE_DECODER.decode(before) if before is not None else OperatorState(operator_id))
+            self._save(before if before is not None else OperatorState(operator_id))
             return OperatorOutput(rejected=[Rejection(
                 source="operator-events", reason="engine_error", detail=f"{type(exc).__name__}: {exc}",
                 location=location, raw=_MESSAGE.encode(message).decode())])
@@ -152,19 +165,19 @@ class OperatorStage:
         state = self._state(message.operator_id)
         trip = message.trip
         date = service_date_of(trip, self.ctx, self._day)
-        known = state.detected.setdefault(date.isoformat(), [])
+        known = state.detected.get(date.isoformat(), [])
         # redelivered after a restart: the same trip by its identity, not its every field
         # (one detected by an older engine may lack a field a newer one fills in)
         if any(_same_trip(k, trip) for k in known) or date.isoformat() in state.closed:
             return []
-        known.append(trip)
+        state.detected = {**state.detected, date.isoformat(): [*known, trip]}
         self._note_conflicted(state, date.isoformat(), message.conflicted)
         running = state.running.get(trip.vehicle_id)
         seen_running = running is not None and running.trip.departed_at == trip.departed_at
         if running is not None and running.trip.departed_at <= trip.arrived_at:
-            del state.running[trip.vehicle_id]  # it arrived: a realized trip now
+            state.running = _without(state.running, trip.vehicle_id)  # it arrived: a realized trip now
         if date.isoformat() not in state.live:
-            state.live.append(date.isoformat())
+            state.live = [*state.live, date.isoformat()]
         self._save(state)
         # a departure first heard of at its arrival may come between a running vehicle and the one it followed
         return [] if seen_running else self._headways(state, trip, date, own=False)
@@ -176,18 +189,18 @@ class OperatorStage:
         before = state.running.get(trip.vehicle_id)
         if before is not None and before.trip.departed_at >= trip.departed_at:
             return []  # delivered again, or older than what is known
-        state.running[trip.vehicle_id] = message
+        state.running = {**state.running, trip.vehicle_id: message}
         date = service_date_of(trip, self.ctx, self._day)
         self._note_conflicted(state, date.isoformat(), message.conflicted)
         if date.isoformat() not in state.closed and date.isoformat() not in state.live:
-            state.live.append(date.isoformat())
+            state.live = [*state.live, date.isoformat()]
         self._save(state)
         return self._headways(state, trip, date, own=True)
 
     @staticmethod
     def _note_conflicted(state: OperatorState, date: str, ids: tuple[str, ...]) -> None:
         if ids:
-            state.conflicted[date] = sorted(set(state.conflicted.get(date, [])) | set(ids))
+            state.conflicted = {**state.conflicted, date: sorted(set(state.conflicted.get(date, [])) | set(ids))}
 
     def _service_date_of(self, passage, departed: float) -> str:
         """The service day (ISO) of a pass along an itinerary that is no realized trip,
@@ -206,9 +219,9 @@ class OperatorStage:
             log.warning("a trip not followed came after its day closed: %s", passage)
             return
         known = [p for p in state.unfollowed.get(date, []) if p.key != passage.key]
-        state.unfollowed[date] = sorted([*known, passage], key=lambda p: p.key)
+        state.unfollowed = {**state.unfollowed, date: sorted([*known, passage], key=lambda p: p.key)}
         if date not in state.live:
-            state.live.append(date)
+            state.live = [*state.live, date]
         self._save(state)
 
     def on_cut_short(self, message: TripCutShort) -> None:
@@ -222,13 +235,13 @@ class OperatorStage:
         if date in state.closed:
             log.warning("a pass cut short came after its day closed: %s", passage)
             return
-        known = state.cut_short.setdefault(date, [])
+        known = state.cut_short.get(date, [])
         if passage in known:
             return  # delivered again after a restart
-        known.append(passage)
-        known.sort(key=lambda p: (p.departed_at, p.vehicle_id, p.shape_id))
+        state.cut_short = {**state.cut_short,
+                           date: sorted([*known, passage], key=lambda p: (p.departed_at, p.vehicle_id, p.shape_id))}
         if date not in state.live:
-            state.live.append(date)
+            state.live = [*state.live, date]
         self._save(state)
 
     def _headways(self, state: OperatorState, trip: DetectedTrip, date: dt.date, own: bool) -> list[VehicleAhead]:
@@ -262,9 +275,10 @@ class OperatorStage:
     def on_heartbeat(self, operator_id: str, beat: Heartbeat, occurrences: list[Occurrence]) -> OperatorOutput:
         state = self._state(operator_id)
         if beat.watermark is not None:
-            state.watermarks[beat.source] = max(state.watermarks.get(beat.source, beat.watermark), beat.watermark)
+            state.watermarks = {**state.watermarks, beat.source: max(state.watermarks.get(beat.source, beat.watermark),
+                                                                     beat.watermark)}
         if beat.final and beat.source not in state.final:
-            state.final.append(beat.source)
+            state.final = [*state.final, beat.source]
         for name, value in (("first_event", beat.first_event), ("max_event", beat.max_event)):
             if value is not None:
                 current = getattr(state, name)
@@ -274,9 +288,11 @@ class OperatorStage:
         if minutes:
             state.reporting = sorted(set(state.reporting).union(minutes))
         gap = self.ctx.policy.trips.max_coverage_gap_s
+        coverage = dict(state.coverage)
         for vehicle_id, runs in sorted(beat.coverage.items()):
             if vehicle_id in self.ctx.fleet and self.ctx.fleet[vehicle_id].operator_id == operator_id:
-                state.coverage[vehicle_id] = state.coverage.get(vehicle_id, SensorRuns()).merged(runs, gap)
+                coverage[vehicle_id] = coverage.get(vehicle_id, SensorRuns()).merged(runs, gap)
+        state.coverage = coverage
         # the trips that arrived first, live; then the periods the watermark closed (a day
         # may close in the same beat, e.g. a backlog: its provisional D-13 still comes
         # first, so detected_at never depends on how the input was batched)
@@ -303,9 +319,10 @@ class OperatorStage:
         absence = watermark if final or len(state.watermarks) >= self.sources else None
         found: list[Finding] = []
         tz = self.ctx.feed.timezone
+        emitted = dict(state.emitted)  # emit_change adds to it
         for date in self._open_dates(state):
             iso_date = date.isoformat()
-            day = operator_day(self._day(date), self.ctx, state.operator_id)
+            day = self._operator_day(date, state.operator_id)
             due = self._due(day)
             crossed = absence is not None and any(
                 (state.judged_live_to is None or state.judged_live_to < moment) and moment <= absence
@@ -342,7 +359,8 @@ class OperatorStage:
                     if rule.live != "window_end":
                         record = msgspec.structs.replace(record, status=PROVISIONAL)
                     record = at_most_provisional(record, state.conflicted.get(iso_date, []))
-                    found += emit_change(state.emitted, record, moment, tz)
+                    found += emit_change(emitted, record, moment, tz)
+        state.emitted = emitted
         state.live = []
         state.judged_live_to = absence if absence is not None else state.judged_live_to
         return found
@@ -374,7 +392,7 @@ class OperatorStage:
             day = dt.datetime.fromtimestamp(state.first_event, tz).date() - dt.timedelta(days=1)
             last = dt.datetime.fromtimestamp(state.max_event, tz).date()
             while day <= last:
-                first, end = operator_day(self._day(day), self.ctx, state.operator_id).scheduled_span()
+                first, end = self._operator_day(day, state.operator_id).scheduled_span()
                 if first is not None and first <= state.max_event and end >= state.first_event:
                     dates.add(day)
                 day += dt.timedelta(days=1)
@@ -411,34 +429,40 @@ class OperatorStage:
 
     def _close_day(self, state: OperatorState, date: dt.date, occurrences, out: OperatorOutput,
                    closed_at: float) -> None:
-        state.closed.append(date.isoformat())
-        day = operator_day(self._day(date), self.ctx, state.operator_id)
-        detected = state.detected.pop(date.isoformat(), [])
-        for vehicle, departed in list(state.running.items()):
-            if service_date_of(departed.trip, self.ctx, self._day) <= date:
-                del state.running[vehicle]  # never arrived: the day's matching has settled it
+        state.closed = [*state.closed, date.isoformat()]
+        day = self._operator_day(date, state.operator_id)
+        detected, state.detected = _popped(state.detected, date.isoformat(), [])
+        # a vehicle that never arrived: the day's matching has settled it
+        state.running = {vehicle: departed for vehicle, departed in state.running.items()
+                         if service_date_of(departed.trip, self.ctx, self._day) > date}
         matches = match_service_day_full(detected, day, self.ctx.feed.timezone, self.ctx.policy.trips)
         out.trips += [m.realized for m in matches]
         reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
-        facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
-                                  state.unfollowed.pop(date.isoformat(), []), state.cut_short.pop(date.isoformat(), []),
+        unfollowed, state.unfollowed = _popped(state.unfollowed, date.isoformat(), [])
+        cut_short_passes, state.cut_short = _popped(state.cut_short, date.isoformat(), [])
+        facts = service_day_facts(day, matches, self.ctx, reporting, occurrences, unfollowed, cut_short_passes,
                                   state.coverage)
         if self.ctx.policy.interruption is not None:  # an interruption spans days: the lines' memory
             facts = dataclasses.replace(facts, line_service=dict(state.lines))
             state.lines = advance_lines(state.lines, facts, self.ctx.policy)
         tz = self.ctx.feed.timezone
-        conflicted = state.conflicted.pop(date.isoformat(), [])
+        conflicted, state.conflicted = _popped(state.conflicted, date.isoformat(), [])
         verdicts = [at_most_provisional(v, conflicted)
                     for v in evaluate_service_day(facts, self.ctx.pack, self.ctx.policy, self._projector)]
         first_seen = {k: localized(r, tz).detected_at.timestamp() for k, r in state.emitted.items()}
-        out.findings += settle(state.emitted, verdicts, date, closed_at, tz)
+        emitted = dict(state.emitted)  # settle forgets the day's records in it
+        out.findings += settle(emitted, verdicts, date, closed_at, tz)
+        state.emitted = emitted
         month = month_of(date)
         # the month's close (art. 45) judges every D-22 of the day, whether it changed now or not
-        state.suppressions.setdefault(month, []).extend(
-            stamped(v, first_seen.get(v.infraction_id, closed_at), tz) for v in verdicts
-            if isinstance(v, Infraction) and v.code == "D-22")
+        state.suppressions = {**state.suppressions, month: [
+            *state.suppressions.get(month, []),
+            *(stamped(v, first_seen.get(v.infraction_id, closed_at), tz) for v in verdicts
+              if isinstance(v, Infraction) and v.code == "D-22")]}
         programmed, realized = day_km(day, matches, self.ctx, facts).get(state.operator_id, (0.0, 0.0))
-        totals = state.months.setdefault(month, MonthTotals())
+        # its fields are reassigned below, never changed in place: a shallow copy keeps the stored one
+        totals = copy.copy(state.months[month]) if month in state.months else MonthTotals()
+        state.months = {**state.months, month: totals}
         if day.trips and not matches and programmed == 0:
             totals.without_telemetry = sorted(set(totals.without_telemetry) | {date.isoformat()})
         else:
@@ -466,15 +490,16 @@ class OperatorStage:
                           if (kept := runs.since(horizon * 60)).tachograph or kept.boarding}
 
     def _close_month(self, state: OperatorState, month: str) -> list[Infraction]:
-        state.closed_months.append(month)
+        state.closed_months = [*state.closed_months, month]
         year, number = map(int, month.split("-"))
         days = sum(1 for d in range(1, calendar.monthrange(year, number)[1] + 1)
-                   if operator_day(self._day(dt.date(year, number, d)), self.ctx, state.operator_id).scheduled_span()[0]
+                   if self._operator_day(dt.date(year, number, d), state.operator_id).scheduled_span()[0]
                    is not None)
         totals = state.months[month]
         km = MonthKm(totals.programmed_m, totals.realized_m, tuple(totals.service_dates),
                      tuple(totals.without_telemetry))
-        suppressions = [localized(s, self.ctx.feed.timezone) for s in state.suppressions.pop(month, [])]
+        kept, state.suppressions = _popped(state.suppressions, month, [])
+        suppressions = [localized(s, self.ctx.feed.timezone) for s in kept]
         return close_month(suppressions, km, month, days, self.ctx.policy)
 
 
@@ -482,3 +507,13 @@ def _same_trip(a: DetectedTrip, b: DetectedTrip) -> bool:
     """One realized trip: the same vehicle, itinerary, departure and arrival."""
     return (a.vehicle_id, a.route_id, a.direction_id, a.shape_id, a.departed_at, a.arrived_at) == \
         (b.vehicle_id, b.route_id, b.direction_id, b.shape_id, b.departed_at, b.arrived_at)
+
+
+def _without(mapping: dict, key) -> dict:
+    """`mapping` less `key`, as a new dict in the same order."""
+    return {k: v for k, v in mapping.items() if k != key}
+
+
+def _popped(mapping: dict, key, default):
+    """(`mapping[key]` or `default`, `mapping` less `key`): dict.pop without changing it."""
+    return mapping.get(key, default), _without(mapping, key) if key in mapping else mapping

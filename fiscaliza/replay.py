@@ -130,7 +130,12 @@ class SortedInput:
     Among equal times of one vehicle and input the input order counts (a shuffled input
     is replayed the same way unless it holds two versions of one message: the first
     received counts, as in the workers). Use as a context manager: the runs are deleted on
-    exit."""
+    exit.
+
+    An input smaller than a third of a run is decoded once, when it is read: its entries keep
+    their decoded messages, which makes each about 2.2 times as large (what a run holds is
+    the memory bound, so no more of them fit in it). A larger input keeps only lines, as
+    before, and decodes them again as they come back."""
 
     def __init__(self, inputs: ReplayInputs, run_size: int = RUN, max_message_bytes: int | None = None):
         self.inputs, self.run_size = inputs, run_size
@@ -144,6 +149,7 @@ class SortedInput:
 
     def __enter__(self) -> "SortedInput":
         buffer: list[tuple] = []
+        keep = self.run_size // 3  # entries that may keep their decoded message (see above)
         try:
             for source, path in self.inputs.telemetry.present().items():
                 for location, line in numbered_lines(path, self.max_message_bytes):
@@ -156,8 +162,12 @@ class SortedInput:
                     # the input order breaks ties (a stable sort): of two versions of one message
                     # (same vehicle, time and seq, other content) the first received counts, as in
                     # the workers
-                    buffer.append((epoch, _SOURCE_RANK[source], vehicle, self.count, line, source, location))
+                    entry = (epoch, _SOURCE_RANK[source], vehicle, self.count, line, source, location)
+                    buffer.append(entry + (body,) if self.count < keep else entry)
                     self.count += 1
+                    if self.count == keep:  # a large input: lines only, the ones kept so far too
+                        for i, kept in enumerate(buffer):  # in place: each message let go at once
+                            buffer[i] = kept[:-1]
                     if len(buffer) >= self.run_size:
                         self._spill(buffer)
                         buffer = []
@@ -184,9 +194,19 @@ class SortedInput:
         self._runs = []
 
     def __iter__(self) -> Iterator[Message]:
-        for *_, line, source, location in heapq.merge(*map(_read_run, self._runs), self._last):
-            body = decode(source, line, location)
+        # the sort key ends at the input's count, unique: entries are never compared past it
+        for _, _, _, _, line, source, location, *kept in heapq.merge(*map(_read_run, self._runs),
+                                                                      _consumed(self._last)):
+            body = kept[0] if kept else decode(source, line, location)
             yield Message(body, location, line.decode("utf-8", errors="replace"))
+
+
+def _consumed(entries: list[tuple]) -> Iterator[tuple]:
+    """The entries in order, each let go of once yielded: the run in memory shrinks as the
+    replay reads it rather than staying whole to the end."""
+    entries.reverse()
+    while entries:
+        yield entries.pop()
 
 
 def _read_run(run) -> Iterator[tuple]:

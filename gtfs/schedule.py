@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import cached_property
 from zoneinfo import ZoneInfo
 
 from gtfs.model import Feed, FrequencyWindow, ScheduledStop, ScheduledTrip
@@ -129,24 +130,38 @@ class ServiceDay:
 
     def span(self, route_id: str, direction_id: int) -> tuple[float, float] | None:
         """First and last scheduled departure (or window bound) of a route and direction."""
-        times = [t.departure_s for t in self.trips if (t.route_id, t.direction_id) == (route_id, direction_id)]
-        times += [s for w in self.windows if (w.route_id, w.direction_id) == (route_id, direction_id)
-                  for s in (w.start_s, w.end_s)]
-        if not times:
+        bounds = self._spans.get((route_id, direction_id))
+        if bounds is None:
             return None
-        return self.start_epoch + min(times), self.start_epoch + max(times)
+        return self.start_epoch + bounds[0], self.start_epoch + bounds[1]
+
+    @cached_property
+    def _spans(self) -> dict[tuple[str, int], tuple[float, float]]:
+        """`span`'s bounds in GTFS seconds, by (route, direction): worked out once per
+        day, as matching asks for them once per realized trip. The day is frozen, so
+        the cache (kept outside its fields: not compared, not in its repr) never goes stale."""
+        times: dict[tuple[str, int], list[float]] = {}
+        for t in self.trips:
+            times.setdefault((t.route_id, t.direction_id), []).append(t.departure_s)
+        for w in self.windows:
+            times.setdefault((w.route_id, w.direction_id), []).extend((w.start_s, w.end_s))
+        return {key: (min(seconds), max(seconds)) for key, seconds in times.items()}
 
     def scheduled_span(self) -> tuple[float | None, float | None]:
         """First departure and last arrival of the whole day, as epochs."""
+        return self._day_span
+
+    @cached_property
+    def _day_span(self) -> tuple[float | None, float | None]:  # once per day, as `_spans`
         starts = [t.departure_s for t in self.trips] + [w.start_s for w in self.windows]
         ends = [t.arrival_s for t in self.trips] + [w.end_s for w in self.windows]
         if not starts:
             return None, None
         return self.start_epoch + min(starts), self.start_epoch + max(ends)
 
-    @property
+    @cached_property
     def close_epoch(self) -> float:
-        """When everything scheduled on the date has had time to happen."""
+        """When everything scheduled on the date has had time to happen (once per day, as `_spans`)."""
         last = max([t.arrival_s for t in self.trips] + [w.end_s for w in self.windows] + [86400])
         return self.start_epoch + last
 

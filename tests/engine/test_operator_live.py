@@ -16,7 +16,7 @@ import pytest
 
 from engine.loading import load_context
 from engine.messages import Heartbeat, TripDeparted, TripDetected
-from engine.operator import OperatorStage
+from engine.operator import OperatorStage, OperatorState
 from fiscaliza.replay import ReplayInputs
 from rules.facts import SensorRuns
 from rules.model import Infraction
@@ -235,3 +235,65 @@ def test_a_trip_delivered_again_with_a_field_filled_in_is_still_one_trip(context
     run.stage.on_detected(TripDetected("VNV", first))
     run.stage.on_detected(TripDetected("VNV", msgspec.structs.replace(first, at_origin_since=at(context, 9, 5))))
     assert run.states["VNV"].detected[DAY.isoformat()] == [first]
+
+
+# --- undo by keeping the old value ---------------------------------------------------------
+
+
+def _day_of_messages(context):
+    """A day of the operator stage's input: departures, arrivals, heartbeats past the
+    day's close and the end of input (the day and its month closed)."""
+    vehicles = [v.vehicle_id for v in context.fleet.values() if v.operator_id == "VNV"]
+    first = at(context, 8, 45)
+    messages = []
+    for minute, watermark in ((0, 9, ), (30, 10), (60, 11)):
+        departed = at(context, watermark - 1, 20) if minute else at(context, 9, 20)
+        messages.append(TripDeparted("VNV", trip(vehicles[0], "101", 0, departed)))
+        messages.append(TripDetected("VNV", trip(vehicles[0], "101", 0, departed, departed + 1500)))
+        minutes = list(range(int(first // 60), int(at(context, watermark, 30) // 60) + 1))
+        messages.append(Heartbeat(0, at(context, watermark, 30), first, at(context, watermark, 40), {"VNV": minutes},
+                                  False, {v: SensorRuns(tachograph=((first, at(context, watermark, 30)),))
+                                          for v in vehicles}))
+    messages.append(Heartbeat(0, at(context, 23, 59), first, at(context, 23, 59), {"VNV": []}, True))
+    return messages
+
+
+def test_a_message_never_changes_the_state_it_loaded(context):
+    # what makes undo a matter of keeping the old value: each message works on a copy
+    run = Run(context, "VNV")
+    loaded = []
+    load = run.stage._load
+    run.stage._load = lambda key: loaded.append((state := load(key), msgspec.msgpack.encode(state))) or state
+    for message in _day_of_messages(context):
+        out = run.stage.handle("VNV", message, [])
+        assert not out.rejected
+    assert run.states["VNV"].closed == [DAY.isoformat()] and run.states["VNV"].closed_months  # all paths ran
+    for state, encoded in loaded:
+        assert state is None or msgspec.msgpack.encode(state) == encoded
+
+
+@pytest.mark.parametrize("fails_in", ["_headways", "_judge_live", "_close"])
+def test_a_failed_message_leaves_the_state_exactly_as_before(context, monkeypatch, fails_in):
+    # each failure comes after the message has changed its copy (and, for a departure or
+    # an arrival, after the copy was saved): the state stays the one loaded, unchanged
+    run = Run(context, "VNV")
+    real = getattr(OperatorStage, fails_in)
+
+    def changes_then_fails(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        raise RuntimeError("a bug")
+
+    messages = _day_of_messages(context)
+    failed = 0
+    for message in messages:
+        before = run.states.get("VNV")
+        encoded = msgspec.msgpack.encode(before)
+        with monkeypatch.context() as patch:
+            patch.setattr(OperatorStage, fails_in, changes_then_fails)
+            out = run.stage.handle("VNV", message, [])
+        if out.rejected:
+            failed += 1
+            assert run.states["VNV"] is before or (before is None and run.states["VNV"] == OperatorState("VNV"))
+            assert msgspec.msgpack.encode(before) == encoded
+        run.stage.handle("VNV", message, [])  # then it goes through
+    assert failed >= 3

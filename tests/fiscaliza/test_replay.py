@@ -127,6 +127,25 @@ def test_the_external_sort_gives_the_in_memory_sorts_outputs(tmp_path):
         assert int(number) > first_line[f"{name}|{rejection.raw}"], rejection.location
 
 
+def test_a_small_input_is_decoded_once_and_a_large_one_comes_back_the_same(tmp_path, monkeypatch):
+    import fiscaliza.replay as replay_module
+    from fiscaliza.replay import read_messages
+
+    sim = simulate(FEED, FLEET, SimulationSettings(dt.date(2026, 12, 1), dt.date(2026, 12, 1), seed=2,
+                                                   input_faults=("duplicates", "malformed")), tmp_path / "sim")
+    inputs = ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca)
+    calls = []
+    decode = replay_module.decode
+    monkeypatch.setattr(replay_module, "decode", lambda *args: calls.append(args[2]) or decode(*args))
+    in_memory, rejected = read_messages(inputs, run_size=10**9)
+    lines = sum(1 for path in (sim.tachograph, sim.catraca) for line in path.read_bytes().splitlines() if line.strip())
+    assert len(calls) == lines == len(in_memory) + len(rejected)  # once each, the rejected ones too
+    calls.clear()
+    spilled, spilled_rejected = read_messages(inputs, run_size=997)
+    assert spilled == in_memory and spilled_rejected == rejected
+    assert len(calls) == lines + len(spilled)  # spilled: decoded again as the runs come back, as before
+
+
 @pytest.mark.parametrize("order", ["genuine first", "copy first"])
 def test_of_two_versions_of_one_message_the_first_in_the_file_counts(tmp_path, order):
     # same vehicle, time and seq; the copy says 100 km/h. Replay reads the files in event-time

@@ -260,3 +260,48 @@ def test_service_days_agree_with_gtfs_kit_date_by_date(tmp_path):
         expected = _gtfs_kit_service_days(path)
         assert expected, path
         assert load_feed(path).service_days == expected, path
+
+
+# --- spans -------------------------------------------------------------------------------
+
+
+def _scanned_span(day, route_id, direction_id):
+    """`ServiceDay.span` as it was first written: a scan of every trip and window."""
+    times = [t.departure_s for t in day.trips if (t.route_id, t.direction_id) == (route_id, direction_id)]
+    times += [s for w in day.windows if (w.route_id, w.direction_id) == (route_id, direction_id)
+              for s in (w.start_s, w.end_s)]
+    if not times:
+        return None
+    return day.start_epoch + min(times), day.start_epoch + max(times)
+
+
+def _feeds():
+    from samples import SAMPLES
+
+    yield "tiny", load_feed(TINY)
+    for name, sample in SAMPLES.items():
+        yield name, load_feed(sample()[0])
+
+
+def test_indexed_span_is_the_full_scan_on_every_feed_and_date():
+    from gtfs.schedule import service_day
+
+    past_midnight = 0
+    for name, feed in _feeds():
+        lines = {(t.route_id, t.direction_id) for t in feed.trips.values()} | {("no-such-route", 0)}
+        for date in feed.dates:
+            day = service_day(feed, date)
+            past_midnight += sum(t.departure_s >= 86400 or t.arrival_s >= 86400 for t in day.trips)
+            for route_id, direction_id in sorted(lines):
+                assert day.span(route_id, direction_id) == _scanned_span(day, route_id, direction_id), \
+                    (name, date, route_id, direction_id)
+    assert past_midnight  # the after-midnight trips are among those compared (tiny's T-2350)
+
+
+def test_span_index_is_not_part_of_the_day_value(tiny):
+    from gtfs.schedule import service_day
+
+    day = service_day(tiny, TUESDAY)
+    fresh = service_day(tiny, TUESDAY)
+    day.span("T", 0)
+    assert day == fresh and repr(day) == repr(fresh)
