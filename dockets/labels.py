@@ -215,6 +215,16 @@ LABELS: dict[str, Label] = {
     "justified_by": _l("ocorrências que justificam", _list_of(_text)),
     "justification": _l("motivo justificado", _list_of(_text)),
     "conflicting_duplicates": _l("registros recebidos em duas versões divergentes", _list_of(message)),
+    # a record judged on both versions of what it cites (rules.versions)
+    "conflicting_versions": _l("registros recebidos em duas versões divergentes (mesmo veículo, horário e sequência)",
+                               _rows("nenhum")),
+    "conflicting_versions.other_msg_id": _l("a outra versão", message),
+    "conflicting_versions.speeds_kmh": _l("velocidade informada (versão considerada; a outra)",
+                                          _list_of(_kmh)),
+    "conflicting_versions.positions": _l("posições (versão considerada; a outra)", _text, hidden=True),
+    "conflicting_versions_counted": _l("versão considerada"),
+    "conflicting_versions_verdict": _l("exame das duas versões"),
+    "infraction_id": _l("identificador da infração"),
     # D-11
     "max_distance_m": _l("distância máxima tolerada do itinerário", _metres),
     "min_travel_m": _l("percurso mínimo fora do itinerário para a infração", _metres),

@@ -18,8 +18,8 @@ def at_most_provisional(record: Finding, conflicted) -> Finding:
     """A record whose evidence cites a message that came in two versions (same vehicle,
     time and seq, other content: `conflicting_duplicate`) accuses no one on its own: a
     confirmed one becomes provisional, and its evidence names the messages."""
-    if not conflicted or not isinstance(record, Infraction):
-        return record
+    if not conflicted or not isinstance(record, Infraction) or "conflicting_versions" in record.evidence:
+        return record  # (a record judged on both versions of what it cites: rules.versions)
     text = msgspec.json.encode(record.evidence)
     cited = sorted(m for m in conflicted if msgspec.json.encode(m) in text)
     if not cited:

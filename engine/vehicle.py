@@ -59,6 +59,7 @@ from rules.facts import (
 )
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from rules.unmarked_stop import standing_with_doors_open
+from rules.versions import OtherVersion, judged_on_both_versions, kept_version, version_key
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode, message_id
 from trips.detection import departure_time
 from trips.matching import live_matches, unmatched_realization
@@ -103,6 +104,9 @@ class VehicleState(msgspec.Struct):
     digests: dict[str, str] = msgspec.field(default_factory=dict)
     # message id -> event time: messages that came in two versions, until their day is judged
     conflicted: dict[str, float] = msgspec.field(default_factory=dict)
+    # tachograph messages in two versions, until their day is judged (rules.versions): by
+    # instant and seq, the version not in the facts and both versions' digests
+    versions: dict[str, OtherVersion] = msgspec.field(default_factory=dict)
     # input -> a message dated far ahead of the vehicle's newest, waiting for the next one
     held: dict[str, Held] = msgspec.field(default_factory=dict)
     # "shape_id|first fix" -> (last fix, silent after) of the unfollowed passes told, while the track holds them
@@ -335,6 +339,8 @@ class VehicleStage:
             out.rejected.append(rejection)
             if rejection.reason == "conflicting_duplicate":
                 touched[body.vehicle_id] = state
+                if isinstance(body, TachographPing):
+                    self._keep_versions(state, body, pings)
                 out.findings += self._at_most_provisional(state)
             if rejection.reason in ("clock_offset", "future") and state.clock_faults:
                 touched[body.vehicle_id] = state
@@ -378,6 +384,51 @@ class VehicleStage:
                     log.infractions[k] = after
                     changed.append(after)
         return changed
+
+    def _keep_versions(self, state: VehicleState, body: TachographPing, pings: list) -> None:
+        """A second version of a ping: the one of the two the facts take is chosen by content
+        (rules.versions.kept_version) while the first still waits for the watermark, so the
+        order of arrival decides nothing; the other is kept beside the facts, to judge the
+        records that cite it on both. One already taken into the facts stays there."""
+        key = _dedup_key(body)
+        if key not in state.digests:
+            return  # a copy of a message held by the clock-jump guard: not taken yet
+        this = _digest(body)
+        new = self._fix_of(body, *self._xy(body))
+        vkey = version_key(new.t, new.msg_id)
+        known = state.versions.get(vkey)
+        first = known.digests[0] if known is not None else state.digests[key]
+        # the first version admitted in this call (not yet pending), or waiting in pending
+        k = next((k for k, (s, p) in enumerate(pings) if s is state and _dedup_key(p) == key), None)
+        i = None if k is not None else \
+            next((i for i, f in enumerate(state.pending) if f.t == new.t and version_key(f.t, f.msg_id) == vkey), None)
+        if k is None and i is None:
+            state.versions = {**state.versions, vkey: OtherVersion(new, (first, this))}
+            return
+        before = self._fix_of(pings[k][1], *self._xy(pings[k][1])) if k is not None else state.pending[i]
+        kept, kept_digest, other, other_digest = kept_version(before, first, new, this)
+        if kept is new and k is not None:
+            pings[k] = (state, body)
+        elif kept is new:
+            pending = state.pending[:i] + state.pending[i + 1:]
+            bisect.insort(pending, new, key=_fix_order)
+            state.pending = pending
+        state.versions = {**state.versions, vkey: OtherVersion(other, (kept_digest, other_digest))}
+
+    def _xy(self, ping: TachographPing) -> tuple[float, float]:
+        x, y = self._projector.to_xy(np.array([ping.lon]), np.array([ping.lat]))
+        return float(x[0]), float(y[0])
+
+    def _on_both_versions(self, state: VehicleState, findings: list[Finding], facts: VehicleDayFacts | None,
+                          rules, occurrences) -> list[Finding]:
+        """`findings` of `rules` judged on both versions of the messages they cite (rules.versions)."""
+        if not state.versions or facts is None:
+            return findings
+        policy = self.ctx.policy
+        return judged_on_both_versions(
+            findings, facts, state.versions, rules, policy,
+            finish=lambda records: finish(records, occurrences, self.ctx.pack, policy, self._projector),
+            detect=lambda rule, other: safe_detect(rule, other, policy, other.date))
 
     def _note_clock_fault(self, state: VehicleState, source: str, body, received: float, offset_s: float) -> None:
         """A message a faulty clock dated, rejected: its stretch of the vehicle's day grows."""
@@ -583,11 +634,14 @@ class VehicleStage:
         x, y = self._projector.to_xy(lon, lat)
         fixes = []
         for (state, ping), px, py in zip(pings, x.tolist(), y.tolist()):
-            fix = Fix(ping.epoch, px, py, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon,
-                      ping.doors_open if self._reads_doors else None)
+            fix = self._fix_of(ping, px, py)
             bisect.insort(state.pending, fix, key=_fix_order)
             fixes.append((state, fix))
         return fixes
+
+    def _fix_of(self, ping: TachographPing, x: float, y: float) -> Fix:
+        return Fix(ping.epoch, x, y, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon,
+                   ping.doors_open if self._reads_doors else None)
 
     def _live(self, fixes: list[tuple[VehicleState, Fix]]) -> list[VehicleStatus]:
         """`_live_views`, guarded: the live view is information, so a failure in its
@@ -991,7 +1045,10 @@ class VehicleStage:
             date = dt.date.fromisoformat(log.date)
             trips = [(self._live_trip(state.vehicle_id, t), t) for t in state.trips]
             facts = self._vehicle_day_from(state, date, log, trips, in_service=())
-            for record in self._detect_live("episode_over", facts, date):
+            records = self._on_both_versions(state, self._detect_live("episode_over", facts, date), facts,
+                                             [r for r in self.ctx.pack.catalogue.values() if r.live == "episode_over"],
+                                             ())
+            for record in records:
                 if isinstance(record, Infraction) and record.evidence["interval_epoch"][1] in over:
                     record = at_most_provisional(record, state.conflicted)
                     changed += emit_change(state.emitted, record, over[record.evidence["interval_epoch"][1]],
@@ -1230,12 +1287,15 @@ class VehicleStage:
         facts = self._vehicle_day(state, message.service_date, trips)
         settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.pack,
                                        self.ctx.policy, self._projector)
+        settled = self._on_both_versions(state, settled, facts, self.ctx.pack.rules_for("vehicle_day"), occurrences)
         settled = [at_most_provisional(f, state.conflicted) for f in settled]
         settled += self._settle_passes(state, message, occurrences)
         findings += settle(state.emitted, settled, message.service_date, message.closed_at, self.ctx.feed.timezone)
         # Forget the day: its trips, its operating day's facts, its messages in two versions.
         state.conflicted = {m: t for m, t in state.conflicted.items()
                             if self._operating_date(t).isoformat() not in state.judged}
+        state.versions = {k: v for k, v in state.versions.items()
+                          if self._operating_date(v.fix.t).isoformat() not in state.judged}
         state.trips = [log for log in state.trips if log.service_date != date]
         state.days = [log for log in state.days if log.date != date]
         state.judged = state.judged[-7:]

@@ -104,11 +104,24 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
     return findings
 
 
+def version_refuted(other: VehicleDayFacts, record, facts: VehicleDayFacts, policy: Policy) -> bool:
+    """The other version of the episode's pings (rules.versions) reports speeds that the
+    distance its own fixes cover contradicts (beyond `speed_agreement_kmh`): the GPS, a
+    sensor apart from the speed's, sets it aside. Judged over the episode's pings above the
+    limit as the record cites them, at their places in the facts."""
+    cited = {p["msg_id"] for p in record.evidence["pings"]}
+    over = [k for k, f in enumerate(facts.fixes) if f.msg_id in cited]
+    t, speed, x, y = columns(other.fixes, "t", "speed_kmh", "x", "y")
+    agreement = displacement_agreement(t, x, y, speed, over, policy.c01.max_ping_gap_s)
+    return agreement is not None and abs(agreement[0] - agreement[1]) > policy.c01.speed_agreement_kmh
+
+
 RULE = Rule(
     code=CODE,
     scope="vehicle_day",
     live="episode_over",
     detect=detect,
+    version_refuted=version_refuted,
     justified_by=frozenset(),
     summary=lambda p: (f"Velocidade do tacógrafo acima do limite da zona + {number(p.c01.tolerance_kmh)} km/h em "
                        f"{p.c01.min_consecutive_pings} registros seguidos por {duration(p.c01.min_episode_s)} ou mais."),

@@ -228,6 +228,11 @@ class Rule:
     # the end (a turn back): the engine tells the pass to the service-day rules
     # (rules.facts.CutShortPass), so that no other rule accuses the same trip again.
     cuts_trip_short: bool = False
+    # A vehicle-day rule whose facts an independent sensor can check: given the facts with
+    # the other version of a message that came in two (rules.versions), the record found on
+    # the version kept, and those facts, whether the other version is contradicted (C-01: the
+    # speed it reports against the distance the GPS fixes cover). None: no such check.
+    version_refuted: Callable[..., bool] | None = None
 
     @property
     def detector(self) -> str:

@@ -107,6 +107,21 @@ def test_every_key_the_engine_adds_has_a_label(every_code_day):
     assert _unlabelled([conflicted, justified]) == set()
 
 
+def test_every_key_of_a_record_judged_on_two_versions_has_a_label():
+    from test_c01 import POLICY, facts, pings
+
+    from rules import c01
+    from rules.versions import OtherVersion, judged_on_both_versions, version_key
+
+    day = facts(pings((0, 50), (10, 80), (20, 80), (30, 50)))
+    other = msgspec.structs.replace(day.fixes[1], speed_kmh=50.0)
+    [record] = judged_on_both_versions(c01.detect(day, POLICY), day,
+                                       {version_key(other.t, other.msg_id): OtherVersion(other, ("a", "b"))},
+                                       [c01.RULE], POLICY, lambda records: records,
+                                       lambda rule, f: rule.detect(f, POLICY))
+    assert "conflicting_versions" in record.evidence and _unlabelled([record]) == set()
+
+
 def test_a_key_without_a_label_is_found():
     from rules.model import Infraction as Record
 
