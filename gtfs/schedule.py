@@ -63,15 +63,31 @@ def scheduled_trips(feed: Feed, date: dt.date) -> tuple[ScheduledTrip, ...]:
             if not freq.exact_times:
                 continue
             for departure in range(freq.start_s, freq.end_s, freq.headway_s):
-                shift = departure - template.departure_s
-                stops = tuple(
-                    ScheduledStop(s.stop_id, s.stop_sequence, s.arrival_s + shift, s.departure_s + shift,
-                                  s.timepoint, s.shape_dist_m)
-                    for s in template.stops
-                )
+                stops = _shifted(template.stops, departure - template.departure_s)
                 result.append(_scheduled(template, date, stops, programmed_m, from_frequency=True))
     result.sort(key=lambda t: (t.route_id, t.direction_id, t.departure_s, t.trip_id))
     return tuple(result)
+
+
+def expected_trips(feed: Feed, date: dt.date) -> tuple[ScheduledTrip, ...]:
+    """The departures a headway window (exact_times=0) of `date` expects, as art. 45 and
+    D-12 count them: ceil(window / headway), from the window's start every headway, each
+    running as long as its template. Not a timetable (the buses keep the headway, not
+    these times): what the operations room counts as due."""
+    result = []
+    for window in frequency_windows(feed, date):
+        template = feed.trips[window.trip_id]
+        for k in range(window.expected_departures):
+            result.append(_scheduled(template, date, _shifted(template.stops, window.start_s + k * window.headway_s
+                                                              - template.departure_s),
+                                     window.programmed_m, from_frequency=True))
+    result.sort(key=lambda t: (t.route_id, t.direction_id, t.departure_s, t.trip_id))
+    return tuple(result)
+
+
+def _shifted(stops, shift: int) -> tuple[ScheduledStop, ...]:
+    return tuple(ScheduledStop(s.stop_id, s.stop_sequence, s.arrival_s + shift, s.departure_s + shift, s.timepoint,
+                               s.shape_dist_m) for s in stops)
 
 
 def _scheduled(template, date, stops, programmed_m, *, from_frequency: bool) -> ScheduledTrip:

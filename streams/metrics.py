@@ -4,7 +4,10 @@ sensors use (`/metrics` of the worker's web port).
 Every series is created at start with its labels bound (routes and directions from the
 feed, operators from its agencies, codes from the catalogue, statuses, sources and
 reasons), so a counter's first increment shows in `rate()` and a line with no bus
-shows 0, not "no data". No label ever names a vehicle: a city of 13,000 buses would be
+shows 0, not "no data". Infractions count distinct records: an `infraction_id` is
+counted once as it enters each status, and its latency once, at its first emission;
+the re-emissions that grow its evidence (or keep it on the change log) are not new
+infractions. No label ever names a vehicle: a city of 13,000 buses would be
 13,000 series per metric. What is per vehicle (in service, silent) is counted at scrape
 time over the statuses this worker holds, for the partitions it owns.
 """
@@ -23,7 +26,7 @@ from engine.messages import TripDetected
 from engine.routing import Sends
 from engine.status import VehicleStatus
 from engine.values import Context
-from gtfs.schedule import gtfs_seconds_to_datetime, scheduled_trips
+from gtfs.schedule import expected_trips, gtfs_seconds_to_datetime, scheduled_trips
 from rules.model import STATUSES, Infraction
 from telemetry.validation import REASON_CODES, SOURCES
 
@@ -34,9 +37,13 @@ TRIP_STATUSES = ("matched", "unmatched")  # to a scheduled trip, or not
 INPUTS = ("tachograph", "catraca")
 # Departure against the schedule, s: D-13's tolerance is minutes, either way.
 DEVIATION_BUCKETS = (-900, -600, -300, -180, -120, -60, 0, 60, 120, 180, 300, 600, 900, 1800)
-LATENCY_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600)
+# Fitted to DESIGN.md's Timing table: a vehicle-status within seconds of its ping; a
+# legal record once the watermark (the allowed lateness, 600 s, behind the input) passes
+# the end of its evidence, so around 10 min, finely around it; a backlog up to 2 h.
+LATENCY_BUCKETS = (1, 2, 5, 10, 30, 60, 120, 300, 450, 540, 600, 660, 720, 900, 1200, 1800, 2700, 3600, 5400, 7200)
 OUTPUTS = ("infractions", "trips", "vehicle-status")
 SILENT_AFTER_S = 600.0  # the operations room's "not reporting": 10 min without a position
+KEEP_INFRACTIONS_DAYS = 62  # an id's last status is kept this long: a D-22 settles at month close
 
 
 @dataclass(frozen=True)
@@ -75,8 +82,9 @@ class WorkerMetrics:
         self.headway_ratio = Gauge("fiscaliza_headway_ratio",
                                    "Latest observed headway over the scheduled one (bunched <= 0.75, gapped >= 1.25)",
                                    ["route", "direction"], registry=registry)
-        self.infractions = Counter("fiscaliza_infractions", "Infraction records emitted, by code and status",
-                                   ["code", "status"], registry=registry)
+        self.infractions = Counter("fiscaliza_infractions",
+                                   "Infractions (distinct infraction_id) entering each status, by code: a re-emission "
+                                   "in the same status is not counted", ["code", "status"], registry=registry)
         self.rejected = Counter("fiscaliza_rejected", "Messages sent to the dead-letter topic, by input and reason",
                                 ["source", "reason"], registry=registry)
         self.month_efficiency = Gauge("fiscaliza_month_efficiency_ratio",
@@ -86,7 +94,8 @@ class WorkerMetrics:
                                 "Service days of the month closed with telemetry (what the efficiency is over)",
                                 ["operator"], registry=registry)
         self.latency = Histogram("fiscaliza_emission_latency_seconds",
-                                 "Wall clock at emission minus the event time that made the output possible",
+                                 "Wall clock at emission minus the event time that made the output possible "
+                                 "(an infraction at its first emission only)",
                                  ["output"], buckets=LATENCY_BUCKETS, registry=registry)
         for partition in range(partitions):
             for source in INPUTS:
@@ -115,6 +124,9 @@ class WorkerMetrics:
         self._feed = ctx.feed
         self._timetables: dict[dt.date, list[tuple[float, float, tuple[str, str, str]]]] = {}
         self._seen: dict[str, _Seen] = {}
+        self._infraction_status: dict[str, tuple[str, dt.date]] = {}  # id -> (status last counted, service date)
+        self._newest_infraction_date: dt.date | None = None
+        self._realized: dict[dt.date, dict[tuple[str, str, str], int]] = {}  # service date -> line -> trips seen
         registry.register(_FleetCollector(self))
 
     # --- what a batch sent --------------------------------------------------------------
@@ -125,8 +137,7 @@ class WorkerMetrics:
             self.rejected.labels(rejection.source, rejection.reason).inc()
         for finding in sends.findings:
             if isinstance(finding, Infraction):
-                self.infractions.labels(finding.code, finding.status).inc()
-                self._latency("infractions", now, finding.detected_at)
+                self._count_infraction(finding, now)
         for trip in sends.trips:
             operator = self._operator_of_route.get(trip.route_id, "")
             status = "matched" if trip.trip_id is not None else "unmatched"
@@ -138,11 +149,36 @@ class WorkerMetrics:
             if isinstance(message, TripDetected):
                 trip = message.trip
                 self.detected.labels(message.operator_id, trip.route_id, str(trip.direction_id)).inc()
+                self._count_realized(message.operator_id, trip)
         for month in sends.months:  # in order: the last closed day's figure stays
             self.month_efficiency.labels(month.operator_id).set(month.efficiency_pct / 100)
             self.month_days.labels(month.operator_id).set(month.days_closed)
         for status in sends.statuses:
             self._latency("vehicle-status", now, self._see(status))
+
+    def _count_infraction(self, infraction: Infraction, now: float) -> None:
+        """Once per id and status entered; the latency at the id's first emission."""
+        before = self._infraction_status.get(infraction.infraction_id)
+        if before is not None and before[0] == infraction.status:
+            return
+        self._infraction_status[infraction.infraction_id] = (infraction.status, infraction.service_date)
+        self.infractions.labels(infraction.code, infraction.status).inc()
+        if before is None:
+            self._latency("infractions", now, infraction.detected_at)
+        if self._newest_infraction_date is None or infraction.service_date > self._newest_infraction_date:
+            # once a day: an id settles at its month's close at the latest, what is older can go
+            self._newest_infraction_date = infraction.service_date
+            oldest = infraction.service_date - dt.timedelta(days=KEEP_INFRACTIONS_DAYS)
+            self._infraction_status = {i: kept for i, kept in self._infraction_status.items() if kept[1] >= oldest}
+
+    def _count_realized(self, operator_id: str, trip) -> None:
+        """A trip seen arriving, on the service date of its departure (event time)."""
+        date = _service_date(trip.departed_at, self._feed)
+        per_line = self._realized.setdefault(date, {})
+        key = (operator_id, trip.route_id, str(trip.direction_id))
+        per_line[key] = per_line.get(key, 0) + 1
+        while len(self._realized) > 3:
+            self._realized.pop(min(self._realized))
 
     def observe_watermarks(self, partition: int, max_events: dict[str, float]) -> None:
         for source, event_time in max_events.items():
@@ -171,11 +207,17 @@ class WorkerMetrics:
 
     def fleet_counts(self) -> FleetCounts:
         """Per operator and line, over the vehicles of the partitions this worker owns:
-        in service; reporting and silent per input. Scheduled now, from the timetable."""
+        in service; reporting and silent per input. Scheduled now, from the timetable (and
+        the headway windows' expected departures). Realized and scheduled so far on the
+        service date in event time: the newest event seen (the clock until one is)."""
         now = self._clock()
+        event_now = self._newest_event or now
         line_keys = [(self._operator_of_route.get(route, ""), route, direction) for route, direction in self._lines]
+        realized = dict.fromkeys(line_keys, 0)
+        if event_now > 0:
+            realized.update(self._realized.get(_service_date(event_now, self._feed), {}))
         counts = FleetCounts(in_service=dict.fromkeys(line_keys, 0), scheduled=self._scheduled_now(now, line_keys),
-                             scheduled_so_far=self._scheduled_so_far(now, line_keys),
+                             scheduled_so_far=self._scheduled_so_far(event_now, line_keys), realized_so_far=realized,
                              reporting={(o, source): 0 for o in self._operators for source in INPUTS},
                              silent={(o, source): 0 for o in self._operators for source in INPUTS})
         # silent against the newest position seen, not the clock: statuses come out once
@@ -228,7 +270,7 @@ class WorkerMetrics:
                 (gtfs_seconds_to_datetime(date, trip.departure_s, tz).timestamp(),
                  gtfs_seconds_to_datetime(date, trip.arrival_s, tz).timestamp(),
                  (self._operator_of_route.get(trip.route_id, ""), trip.route_id, str(trip.direction_id)))
-                for trip in scheduled_trips(self._feed, date)]
+                for trip in (*scheduled_trips(self._feed, date), *expected_trips(self._feed, date))]
         return self._timetables[date]
 
 
@@ -237,8 +279,14 @@ class FleetCounts:
     in_service: dict[tuple[str, str, str], int]  # (operator, route, direction) -> vehicles
     scheduled: dict[tuple[str, str, str], int]  # (operator, route, direction) -> trips the timetable runs now
     scheduled_so_far: dict[tuple[str, str, str], int]  # -> today's trips due to have departed by now
+    realized_so_far: dict[tuple[str, str, str], int]  # -> today's trips seen arriving (by their departure's date)
     reporting: dict[tuple[str, str], int]  # (operator, input) -> vehicles
     silent: dict[tuple[str, str], int]
+
+
+def _service_date(epoch: float, feed) -> dt.date:
+    """The date in the feed's timezone: what "today" is for the series counted per day."""
+    return dt.datetime.fromtimestamp(epoch, feed.timezone).date()
 
 
 class _FleetCollector:
@@ -251,8 +299,10 @@ class _FleetCollector:
         for name, help_text, by_line in (
                 ("fiscaliza_vehicles_in_service", "Vehicles running a trip (or just arrived)", counts.in_service),
                 ("fiscaliza_trips_scheduled_now", "Trips the timetable has running now", counts.scheduled),
-                ("fiscaliza_trips_scheduled_so_far", "Trips of today's service date due to have departed by now",
-                 counts.scheduled_so_far)):
+                ("fiscaliza_trips_scheduled_so_far", "Trips of today's service date due to have departed by now "
+                 "(event time: the newest event seen)", counts.scheduled_so_far),
+                ("fiscaliza_trips_realized_so_far", "Trips of today's service date seen arriving, by the date of "
+                 "their departure (event time)", counts.realized_so_far)):
             family = GaugeMetricFamily(name, help_text, labels=["operator", "route", "direction"])
             for labels, count in sorted(by_line.items()):
                 family.add_metric(list(labels), count)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -17,6 +19,27 @@ from fiscaliza.commands.common import (
     fail,
     stream_settings,
 )
+
+BROKER_CHECK_S = 8.0  # all addresses together: the user hears within 10 s, not after the client's retries
+
+
+def require_broker(bootstrap: str, within_s: float = BROKER_CHECK_S) -> None:
+    """Fail in one line (exit 2) when no bootstrap address accepts a connection, naming
+    them: Kafka's clients retry for half a minute and end in a traceback."""
+    addresses = [address.strip().removeprefix("kafka://") for address in bootstrap.split(",") if address.strip()]
+    deadline = time.monotonic() + within_s
+    for index, address in enumerate(addresses):
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            fail(f"Kafka bootstrap address {address!r} is not HOST:PORT")
+        share = (deadline - time.monotonic()) / (len(addresses) - index)
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=max(share, 0.1)):
+                return
+        except OSError:
+            continue
+    fail(f"no Kafka broker answered at {', '.join(addresses)}")
+
 
 topics_app = typer.Typer(help="Kafka topics of fiscaliza.", no_args_is_help=True)
 
@@ -53,16 +76,19 @@ def publish(
     from streams.admin import publish as send
     from streams.admin import publish_end_of_input
 
+    bootstrap = bootstrap or stream_settings().bootstrap
     if end_of_input:
-        count = publish_end_of_input(bootstrap or stream_settings().bootstrap)
+        require_broker(bootstrap)
+        count = publish_end_of_input(bootstrap)
         print(f"end of input marked on {count} partitions")
         return
     if file is None or topic is None:
         fail("publish needs a FILE and --topic (or --end-of-input)")
     if speed is not None and speed <= 0:
         fail("--speed must be positive")
+    require_broker(bootstrap)
     with Progress(f"Publicando em {topic}") as progress:
-        result = send(bootstrap or stream_settings().bootstrap, topic, file, speed, progress.update)
+        result = send(bootstrap, topic, file, speed, progress.update)
     print(f"{result.sent} messages sent to {topic}"
           + (f" ({result.unkeyed} without a key: malformed, the workers dead-letter them)" if result.unkeyed else ""))
 
@@ -81,6 +107,7 @@ def worker(
     inputs = engine_inputs(feed, fleet, policy, geofences)
     if loglevel not in ("debug", "info", "warning", "error"):
         fail("--loglevel must be debug, info, warning or error")
+    require_broker(stream_settings().bootstrap)
     context = load_context(inputs)
     run_worker(context, stream_settings(), loglevel)
 

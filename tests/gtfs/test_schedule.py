@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from gtfs import frequency_windows, load_feed, scheduled_trips, service_dates, service_day_start
-from gtfs.schedule import gtfs_seconds_to_datetime
+from gtfs.schedule import expected_trips, gtfs_seconds_to_datetime
 
 TINY = Path(__file__).parent / "fixtures" / "tiny"
 SAO_PAULO = ZoneInfo("America/Sao_Paulo")
@@ -230,6 +230,16 @@ def test_exact_times_windows_only_on_request(tiny):
     exact = [w for w in frequency_windows(tiny, TUESDAY, include_exact=True) if w.exact_times]
     assert [(w.trip_id, w.start_s, w.end_s) for w in exact] == [("E-TPL", 36000, 39600)]
     assert exact[0].expected_departures == 2  # ceil(3600 / 1800) = 2
+
+
+def test_expected_trips_are_the_headway_windows_departures_each_as_long_as_its_template(tiny):
+    template = tiny.trips["F-TPL"]
+    duration = template.stops[-1].arrival_s - template.departure_s
+    trips = expected_trips(tiny, TUESDAY)
+    # 4 every 15 min from 06:00, then 3 every 20 min from 07:00 (the exact_times=1 E-TPL is a timetable)
+    assert [t.departure_s for t in trips] == [21600, 22500, 23400, 24300, 25200, 26400, 27600]
+    assert all(t.arrival_s - t.departure_s == duration and t.from_frequency and t.trip_id == "F-TPL" for t in trips)
+    assert expected_trips(tiny, SATURDAY) == ()
 
 
 def test_saturday_has_no_frequency_windows(tiny):

@@ -123,10 +123,11 @@ def test_watermarks_are_per_partition_and_input(fresh):
 def test_trips_scheduled_now_follow_the_timetable_of_the_hour(demo_day):
     from zoneinfo import ZoneInfo
 
-    from gtfs.schedule import scheduled_trips
+    from gtfs.schedule import expected_trips, scheduled_trips
 
     tz = ZoneInfo("America/Sao_Paulo")
-    trips = scheduled_trips(demo_day.context.feed, dt.date(2026, 12, 1))
+    trips = scheduled_trips(demo_day.context.feed, dt.date(2026, 12, 1)) \
+        + expected_trips(demo_day.context.feed, dt.date(2026, 12, 1))
     clock = [0.0]
     registry = CollectorRegistry()
     WorkerMetrics(registry, demo_day.context, 4, clock=lambda: clock[0])
@@ -146,6 +147,8 @@ def test_trips_scheduled_now_follow_the_timetable_of_the_hour(demo_day):
             key = (trip.route_id, str(trip.direction_id))
             expected[key] = expected.get(key, 0) + 1
     assert expected and {k: v for k, v in scheduled().items() if v} == expected
+    # before: the frequency-based line was left out, so LinhaSemOnibus could never fire for it
+    assert expected[("201", "0")] > 0
 
 
 def test_trips_seen_arriving_are_counted_live_against_those_due_so_far(demo_day):
@@ -185,3 +188,85 @@ def test_the_months_art45_efficiency_so_far_per_operator(demo_day):
                                                    [], dt.date(2026, 12, 2), 0.98, month_closed=False)]))
     assert value(registry, "fiscaliza_month_efficiency_ratio", operator="TRD") == pytest.approx(0.965)
     assert value(registry, "fiscaliza_month_days_closed", operator="TRD") == 2
+
+
+def _infraction(demo_day, code: str):
+    return next(i for i in demo_day.result.infractions if i.code == code)
+
+
+def test_an_infraction_is_counted_once_per_status_it_enters_never_per_re_emission(fresh, demo_day):
+    # before: "D-21 confirmed 29/h" was 23 re-emissions of one infraction as its evidence grew
+    import msgspec
+
+    registry, metrics, clock = fresh
+    first = msgspec.structs.replace(_infraction(demo_day, "D-22"), status="provisional")
+    grown = [msgspec.structs.replace(first, evidence={**first.evidence, "version": n}) for n in range(23)]
+    metrics.observe(Sends(findings=[first, *grown[:10]]))
+    metrics.observe(Sends(findings=grown[10:]))
+    assert value(registry, "fiscaliza_infractions_total", code="D-22", status="provisional") == 1
+    metrics.observe(Sends(findings=[msgspec.structs.replace(first, status="exempt_art45")] * 3))
+    assert value(registry, "fiscaliza_infractions_total", code="D-22", status="exempt_art45") == 1
+    assert value(registry, "fiscaliza_infractions_total", code="D-22", status="provisional") == 1
+    # another id is another infraction
+    metrics.observe(Sends(findings=[msgspec.structs.replace(first, infraction_id="other")]))
+    assert value(registry, "fiscaliza_infractions_total", code="D-22", status="provisional") == 2
+
+
+def test_infraction_latency_is_observed_at_the_first_emission_only(fresh, demo_day):
+    # before: every re-emission was timed again, so the p95 grew with the evidence (3,510-13,500 s)
+    import msgspec
+
+    registry, metrics, clock = fresh
+    first = _infraction(demo_day, "D-22")
+    detected = first.detected_at.timestamp()
+    metrics.observe(Sends(findings=[first]), now=detected + 630)
+    metrics.observe(Sends(findings=[msgspec.structs.replace(first, evidence={"grown": True})] * 5),
+                    now=detected + 9000)
+    assert value(registry, "fiscaliza_emission_latency_seconds_count", output="infractions") == 1
+    assert value(registry, "fiscaliza_emission_latency_seconds_sum", output="infractions") == pytest.approx(630)
+    # 630 s falls in (600, 660]: the p95 is read within a minute, not within 600-1,800 s
+    assert value(registry, "fiscaliza_emission_latency_seconds_bucket", output="infractions", le="600.0") == 0
+    assert value(registry, "fiscaliza_emission_latency_seconds_bucket", output="infractions", le="660.0") == 1
+
+
+def test_latency_buckets_span_the_timing_table_from_1_s_to_2_h(fresh):
+    from streams.metrics import LATENCY_BUCKETS
+
+    registry, _, _ = fresh
+    bounds = sorted(float(dict(labels)["le"]) for (name, labels) in samples(registry)
+                    if name == "fiscaliza_emission_latency_seconds_bucket" and ("output", "trips") in labels)
+    assert bounds[0] == 1 and bounds[-2] == 7200 and bounds[-1] == float("inf")
+    assert list(LATENCY_BUCKETS) == sorted(LATENCY_BUCKETS)
+
+
+def test_realized_and_scheduled_so_far_are_per_service_day_in_event_time(demo_day):
+    # before: increase() of trips detected over the panel's range counted by the wall clock
+    # of detection: a backfill at x120 showed line 101 at 846 %
+    from zoneinfo import ZoneInfo
+
+    from engine.messages import TripDetected
+    from gtfs.schedule import expected_trips, scheduled_trips
+    from trips.model import DetectedTrip
+
+    tz = ZoneInfo("America/Sao_Paulo")
+    event_now = dt.datetime(2026, 12, 2, 8, 0, tzinfo=tz).timestamp()
+    registry = CollectorRegistry()
+    wall = dt.datetime(2026, 12, 4, 15, 0, tzinfo=tz).timestamp()  # two days later: a backfill
+    metrics = WorkerMetrics(registry, demo_day.context, 4, clock=lambda: wall)
+    metrics.observe_watermarks(0, {"tachograph": event_now})
+    yesterday = DetectedTrip("JN-2013", "101", 0, "s", event_now - 86400, event_now - 86400 + 1800, 0.97, "a", "b")
+    today = DetectedTrip("JN-2013", "101", 0, "s", event_now - 3600, event_now - 1800, 0.97, "a", "b")
+    metrics.observe(Sends(to_operators=[TripDetected("TRD", yesterday)] * 4 + [TripDetected("TRD", today)] * 2))
+    assert value(registry, "fiscaliza_trips_realized_so_far", operator="TRD", route="101", direction="0") == 2
+    assert value(registry, "fiscaliza_trips_realized_so_far", operator="TRD", route="201", direction="0") == 0
+    due = {}
+    date = dt.date(2026, 12, 2)
+    for trip in (*scheduled_trips(demo_day.context.feed, date), *expected_trips(demo_day.context.feed, date)):
+        if trip.departure_s <= 8 * 3600:
+            key = (trip.route_id, str(trip.direction_id))
+            due[key] = due.get(key, 0) + 1
+    assert due[("101", "0")] and due[("201", "0")]  # the frequency-based line is due too
+    for (route, direction), count in due.items():
+        operator = demo_day.context.feed.routes[route].agency_id
+        assert value(registry, "fiscaliza_trips_scheduled_so_far", operator=operator, route=route,
+                     direction=direction) == count
