@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dockets import service
-from dockets.service import Actor, DocketError, Forbidden
+from dockets.service import STAFF_ROLES, Actor, DocketError, Forbidden
 from dockets.store import Occurrence
 from telemetry import Rejection, decode
 
@@ -75,7 +75,7 @@ def occurrence_record(occurrence: Occurrence, tz: dt.tzinfo) -> dict:
 
 
 def list_occurrences(session: Session, actor: Actor, limit: int = 500) -> list[Occurrence]:
-    if actor.role not in ("fiscal", "gestor"):
+    if actor.role not in STAFF_ROLES:
         raise Forbidden("Somente o Órgão Gerencial consulta as ocorrências.")
     return list(session.scalars(select(Occurrence).order_by(Occurrence.start.desc()).limit(limit)))
 

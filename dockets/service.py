@@ -46,7 +46,7 @@ class Forbidden(DocketError):
 @dataclass(frozen=True)
 class Actor:
     user_id: int | None
-    role: str  # fiscal | gestor | operador | sistema
+    role: str  # fiscal | gestor | titular | operador | sistema
     operator_id: str | None = None
     name: str = "fiscaliza"
 
@@ -56,6 +56,7 @@ class Actor:
 
 
 SYSTEM = Actor(None, SYSTEM_ROLE)
+STAFF_ROLES = ("fiscal", "gestor", "titular")  # the Órgão Gerencial's people
 
 
 def utcnow() -> dt.datetime:
@@ -205,7 +206,7 @@ def visible(actor: Actor) -> Select:
         # Only autos lavrados reach the company (art. 5 § 3º): drafts stay inside the Órgão.
         query = query.where(Docket.operator_id == actor.operator_id,
                             Docket.stage != workflow.Stage.RASCUNHO.value)
-    elif actor.role not in ("fiscal", "gestor", SYSTEM_ROLE):
+    elif actor.role not in (*STAFF_ROLES, SYSTEM_ROLE):
         query = query.where(False)
     return query
 
@@ -325,6 +326,8 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
                             "ciência, pagamento).")
     elif actor.role != SYSTEM_ROLE and type(action) not in allowed:
         raise Forbidden(f"O perfil {actor.role} não pode {workflow.ACTION_LABELS[type(action)].lower()}.")
+    if isinstance(action, workflow.JulgarRecurso) and judged_the_defence(session, actor, docket):
+        raise Forbidden(appeal_judge_refusal(calendar))
     if isinstance(action, workflow.Lavrar) and docket.source == AUTOMATIC \
             and docket.infraction.get("status") != "confirmed":
         # the engine's latest record no longer accuses (justified by an occurrence
@@ -372,6 +375,24 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
         attachment.audit_id = entry.id  # the act that filed it
     session.flush()
     return docket
+
+
+def judged_the_defence(session: Session, actor: Actor, docket: Docket) -> bool:
+    """Whether `actor` is the person who judged this auto's defence: the recurso goes to
+    someone else (art. 7º §3º), even if that person has since become the titular."""
+    if actor.user_id is None:
+        return False
+    judges = session.scalars(select(AuditEntry.actor_id).where(
+        AuditEntry.entity == "docket", AuditEntry.entity_id == str(docket.id),
+        AuditEntry.action == workflow.JulgarDefesa.__name__))
+    return actor.user_id in set(judges)
+
+
+def appeal_judge_refusal(calendar: BusinessCalendar) -> str:
+    recurso = calendar.law_terms.recurso
+    basis = f" ({recurso.basis})" if recurso is not None else ""
+    return ("Quem julgou a defesa não julga o recurso: ele cabe ao titular do Órgão Gerencial que não "
+            f"julgou a defesa{basis}.")
 
 
 # an earlier auto counts for recidivism once its fine is imposed: judged procedente (and

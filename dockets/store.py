@@ -30,7 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-ROLES = ("fiscal", "gestor", "operador")
+ROLES = ("fiscal", "gestor", "titular", "operador")
 
 
 class UtcDateTime(TypeDecorator):

@@ -125,11 +125,12 @@ class JulgarDefesa(_Act):
 
 
 class InterporRecurso(_Act):
-    """Recurso to the head of the Órgão, within 10 business days of the judgment (art. 7º §3º)."""
+    """Recurso to the titular of the Órgão, within 10 business days of the judgment (art. 7º §3º)."""
 
 
 class JulgarRecurso(_Act):
-    """Judgment of the recurso; `provido` = the recurso succeeded and the auto is archived."""
+    """Judgment of the recurso by the titular of the Órgão, who did not judge the defence
+    (art. 7º §3º, art. 4º); `provido` = the recurso succeeded and the auto is archived."""
 
     provido: bool
     fundamentacao: str
@@ -204,8 +205,10 @@ ROLE_ACTIONS: dict[str, frozenset[type]] = {
     "fiscal": frozenset({Lavrar, Notificar}),
     "operador": frozenset({ApresentarDefesa, InterporRecurso}),
     # Anistiar is the Prefeito's act (art. 12); the gestor records it
-    "gestor": frozenset(
-        {JulgarDefesa, JulgarRecurso, RegistrarPagamento, SuspenderJudicial, RetomarJudicial, Anistiar}),
+    "gestor": frozenset({JulgarDefesa, RegistrarPagamento, SuspenderJudicial, RetomarJudicial, Anistiar}),
+    # the head of the Órgão (art. 4º) judges the recurso (art. 7º §3º), never one whose
+    # defence they judged (dockets.service checks the person: the role cannot tell)
+    "titular": frozenset({JulgarRecurso}),
 }
 
 

@@ -224,6 +224,7 @@ DEMO_WEB_ADDRESS = "http://127.0.0.1:8000"  # fiscaliza serve's default host and
 DEMO_ACCOUNTS = (  # username, full name, role, operator, matrícula
     ("fiscal", "Fiscal de demonstração", "fiscal", None, "0001"),
     ("gestor", "Gestor de demonstração", "gestor", None, None),
+    ("titular", "Titular do Órgão Gerencial (demonstração)", "titular", None, None),
 )
 
 

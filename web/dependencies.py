@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from dockets.service import Forbidden
+from dockets.service import STAFF_ROLES, Forbidden
 from web import auth
 from web.errors import CsrfRefused, FileLoginRequired, LoginRequired
 from web.forms import FormError
@@ -100,7 +100,7 @@ def attachment_header(filename: str) -> str:
 
 
 def require_staff(user: auth.Principal, *, fiscal_only: bool = False) -> None:
-    allowed = ("fiscal",) if fiscal_only else ("fiscal", "gestor")
+    allowed = ("fiscal",) if fiscal_only else STAFF_ROLES
     if user.role not in allowed:
         raise Forbidden("Esta página é do Órgão Gerencial." if not fiscal_only
                         else "Somente o fiscal tem acesso a esta página.")

@@ -11,6 +11,7 @@ from kernel.money import brl, fine_brl  # noqa: F401  (the pages' money)
 ROLE_LABELS = {
     "fiscal": "Fiscal",
     "gestor": "Gestor do Órgão Gerencial",
+    "titular": "Titular do Órgão Gerencial",
     "operador": "Empresa operadora",
     "sistema": "Sistema (detecção automática)",
 }

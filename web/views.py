@@ -320,6 +320,8 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
     article = law.articles.get(docket.code)
     role = actor.role
     allowed = workflow.allowed_actions(status, role, law) if role in workflow.ROLE_ACTIONS else frozenset()
+    if workflow.JulgarRecurso in allowed and service.judged_the_defence(session, actor, docket):
+        allowed -= {workflow.JulgarRecurso}  # art. 7º § 3º: the recurso goes to another person
     # the gestor registers paper acts late (protocol number, reason; audited)
     paper = workflow.allowed_actions(status, law=law) & workflow.PAPER_ACTS if role == "gestor" else frozenset()
     evidence = (docket.infraction or {}).get("evidence") or {}

@@ -313,7 +313,7 @@ def dockets_export(
 def users_add(
     username: Annotated[str, typer.Option(help="login name")],
     name: Annotated[str, typer.Option(help="full name, as printed on the autos")],
-    role: Annotated[str, typer.Option(help="fiscal, gestor or operador")],
+    role: Annotated[str, typer.Option(help="fiscal, gestor, titular or operador")],
     operator: Annotated[Optional[str], typer.Option(help="the operator (agency_id) an operador acts for")] = None,
     registration: Annotated[Optional[str], typer.Option(help="matrícula (printed on the autos a fiscal lavra)")] = None,
     db: DbOption = None,

@@ -24,7 +24,7 @@ from dockets.service import (
     visible,
 )
 from dockets.sink import ingest_replay
-from dockets.store import Docket, EvidenceBundle
+from dockets.store import Docket, EvidenceBundle, User
 
 D = dt.date
 
@@ -134,7 +134,66 @@ def test_a_workflow_refusal_is_a_docket_error_and_changes_nothing(sessions, cale
         assert session.get(Docket, docket_id).stage == "lavrado"
 
 
+def _titular(sessions, username="titular") -> Actor:
+    from dockets.users import create_user
+
+    with sessions.begin() as session:
+        return Actor.of(create_user(session, username=username, full_name="Titular do Órgão", role="titular",
+                                    password="senha-de-teste"))
+
+
+def _appealed(sessions, calendar) -> int:
+    """The demo's D-11, judged procedente by GESTOR and appealed by TRD."""
+    with sessions.begin() as session:
+        docket_id = session.scalar(select(Docket.id).where(Docket.code == "D-11"))
+        for actor, action in [
+            (FISCAL, workflow.Lavrar(on=D(2026, 12, 2))),
+            (FISCAL, workflow.Notificar(on=D(2026, 12, 3))),
+            (TRD, workflow.ApresentarDefesa(on=D(2026, 12, 10))),
+            (GESTOR, workflow.JulgarDefesa(on=D(2026, 12, 15), procedente=True, fundamentacao="Registros conferem.")),
+            (TRD, workflow.InterporRecurso(on=D(2026, 12, 21))),
+        ]:
+            perform(session, actor, docket_id, action, calendar)
+    return docket_id
+
+
+DENY = workflow.JulgarRecurso(on=D(2027, 1, 11), provido=False, fundamentacao="Mantido.")
+
+
+def test_the_titular_judges_the_appeal_the_gestor_who_judged_the_defence_may_not(sessions, calendar):
+    titular = _titular(sessions)
+    docket_id = _appealed(sessions, calendar)
+    for actor in (GESTOR, FISCAL, TRD):  # the gestor who judged the defence, and every other role
+        with sessions() as session:
+            with pytest.raises(Forbidden, match="não pode julgar recurso"):
+                perform(session, actor, docket_id, DENY, calendar)
+    with sessions() as session:
+        with pytest.raises(NotFound):  # another operator does not even see it
+            perform(session, VNV, docket_id, DENY, calendar)
+    with sessions.begin() as session:
+        perform(session, titular, docket_id, DENY, calendar)
+    with sessions() as session:
+        assert session.get(Docket, docket_id).stage == "multa_devida"
+        judges = [(e.action, e.actor_id) for e in history(session, TRD, docket_id)][-3:]
+        assert judges == [("JulgarDefesa", GESTOR.user_id), ("InterporRecurso", TRD.user_id),
+                          ("JulgarRecurso", titular.user_id)]
+
+
+def test_who_judged_the_defence_may_not_judge_the_appeal_even_as_titular(sessions, calendar):
+    docket_id = _appealed(sessions, calendar)
+    with sessions.begin() as session:  # the gestor who judged the defence is made titular since
+        session.execute(sa.update(User).where(User.id == GESTOR.user_id).values(role="titular"))
+    promoted = Actor(GESTOR.user_id, "titular", None, GESTOR.name)
+    with sessions() as session:
+        with pytest.raises(Forbidden, match=r"Quem julgou a defesa não julga o recurso.*art\. 7º, § 3º"):
+            perform(session, promoted, docket_id, DENY, calendar)
+    other = _titular(sessions, "titular2")
+    with sessions.begin() as session:
+        perform(session, other, docket_id, DENY, calendar)
+
+
 def test_the_whole_contest_is_in_the_audit_log_and_the_chain_verifies(sessions, calendar):
+    titular = _titular(sessions)
     with sessions.begin() as session:
         docket_id = session.scalar(select(Docket.id).where(Docket.code == "D-11"))
         steps = [
@@ -143,7 +202,7 @@ def test_the_whole_contest_is_in_the_audit_log_and_the_chain_verifies(sessions, 
             (TRD, workflow.ApresentarDefesa(on=D(2026, 12, 10))),
             (GESTOR, workflow.JulgarDefesa(on=D(2026, 12, 15), procedente=True, fundamentacao="Registros conferem.")),
             (TRD, workflow.InterporRecurso(on=D(2026, 12, 21))),
-            (GESTOR, workflow.JulgarRecurso(on=D(2027, 1, 11), provido=False, fundamentacao="Mantido.")),
+            (titular, workflow.JulgarRecurso(on=D(2027, 1, 11), provido=False, fundamentacao="Mantido.")),
         ]
         for actor, action in steps:
             perform(session, actor, docket_id, action, calendar,
@@ -155,8 +214,8 @@ def test_the_whole_contest_is_in_the_audit_log_and_the_chain_verifies(sessions, 
         actions = [e.action for e in history(session, TRD, docket_id)]
         assert actions == ["Registrar", "Lavrar", "Notificar", "ApresentarDefesa", "JulgarDefesa",
                            "InterporRecurso", "JulgarRecurso"]
-        # 4 users created + 5 dockets registered + 6 steps
-        assert verified_entries(session) == 15
+        # 5 users created + 5 dockets registered + 6 steps
+        assert verified_entries(session) == 16
 
 
 def test_the_audit_log_refuses_updates_and_deletes(sessions):

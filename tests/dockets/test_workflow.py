@@ -446,11 +446,12 @@ def test_suspension_ended_before_notification_does_not_move_the_payment_deadline
 
 def test_every_action_belongs_to_exactly_one_role():
     roles = list(ROLE_ACTIONS.values())
-    assert sorted(ROLE_ACTIONS) == ["fiscal", "gestor", "operador"]
+    assert sorted(ROLE_ACTIONS) == ["fiscal", "gestor", "operador", "titular"]
     assert sum(len(r) for r in roles) == len(ACTION_TYPES)
     assert frozenset().union(*roles) == frozenset(ACTION_TYPES)
     assert ROLE_ACTIONS["fiscal"] == {Lavrar, Notificar}
     assert ROLE_ACTIONS["operador"] == {ApresentarDefesa, InterporRecurso}
+    assert ROLE_ACTIONS["titular"] == {JulgarRecurso}  # art. 7º § 3º: not the gestor's
 
 
 def test_allowed_actions_by_role_in_notificado():

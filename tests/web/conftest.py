@@ -50,6 +50,7 @@ PASSWORD = "senha-de-teste-123"
 USERS = {
     "fiscal": ("fiscal", None, "Ana Souza", "F-0042"),
     "gestor": ("gestor", None, "Bruno Lima", "G-0007"),
+    "titular": ("titular", None, "Elisa Prado", None),
     "op-vnv": ("operador", "VNV", "Carla Dias", None),
     "op-trd": ("operador", "TRD", "Diego Alves", None),
 }

@@ -360,16 +360,21 @@ def test_the_whole_contest_on_the_demo_store_today(demo, serve, page):
     expect(page.locator(".summary .stage")).to_have_text("Recurso interposto")
     _log_out(page, base)
 
-    # the gestor reads the recurso beside its form and denies it: the fine is due
+    # the titular (not the gestor who judged the defence: art. 7º § 3º) reads the recurso
+    # beside its form and denies it: the fine is due
     def deny(form):
         form.get_by_label("Negar provimento", exact=False).check()
         form.get_by_label("Fundamentação").fill("O boletim não registra o desvio.")
 
     _log_in(page, base, "gestor", passwords["gestor"])
     page.goto(auto)
+    expect(page.locator("form[action$='/acoes/julgar-recurso']")).to_have_count(0)
+    _log_out(page, base)
+    _log_in(page, base, "titular", passwords["titular"])
+    page.goto(auto)
     expect(page.locator(".judge article.pleading")).to_contain_text("A decisão ignorou o boletim.")
     _log_out(page, base)
-    act("gestor", "julgar-recurso", deny)
+    act("titular", "julgar-recurso", deny)
     expect(page.locator(".summary .stage")).to_have_text("Multa devida")
     expect(page.locator(".summary strong.term-now")).to_contain_text(
         f"Prazo de pagamento: até {config.calendar.add_calendar_days(today, 10):%d/%m/%Y}")

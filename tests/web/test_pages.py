@@ -139,17 +139,24 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     assert "Julgado procedente" in page
     assert deadline_shown(page, "Prazo de recurso") == br(expected.recurso)
 
-    # The operator appeals; the gestor nega provimento.
+    # The operator appeals; the titular nega provimento.
     on_day(kit, "2026-12-11")
     response = operator.post(f"/autos/{d11}/acoes/recurso", {"texto": "Recorro da decisão."},
                              files=[("anexos", ("", b"", "application/octet-stream"))])  # no file chosen
     assert response.status_code == 303, response.text
     assert stage_of(kit, d11) == "recurso_interposto"
-    beside = judged_beside(gestor.get(f"/autos/{d11}").text, "julgar-recurso")
+    # the recurso goes to the titular (art. 7º § 3º): the gestor who judged the defence has no form
+    # for it, and is refused if it posts one anyway
+    assert "/acoes/julgar-recurso" not in gestor.get(f"/autos/{d11}").text
+    refused = gestor.post(f"/autos/{d11}/acoes/julgar-recurso",
+                          {"decisao": "negar", "fundamentacao": "Mantida a decisão recorrida."})
+    assert refused.status_code == 403 and stage_of(kit, d11) == "recurso_interposto"
+    titular = browser("titular")
+    beside = judged_beside(titular.get(f"/autos/{d11}").text, "julgar-recurso")
     assert "Recurso a julgar" in beside and "Recorro da decisão." in beside and "Sem anexos." in beside
     assert "O veículo desviou por obra na Rua Cachoeiro." in beside  # the defence, folded under it
     on_day(kit, "2026-12-15")
-    response = gestor.post(f"/autos/{d11}/acoes/julgar-recurso",
+    response = titular.post(f"/autos/{d11}/acoes/julgar-recurso",
                            {"decisao": "negar", "fundamentacao": "Mantida a decisão recorrida."})
     assert response.status_code == 303, response.text
     status = kit.status(d11)
@@ -174,6 +181,7 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     positions = [history.index(step) for step in steps]
     assert positions == sorted(positions)
     for fragment in ("Fiscal — Ana Souza", "Empresa operadora — Diego Alves", "Gestor do Órgão Gerencial — Bruno Lima",
+                     "Titular do Órgão Gerencial — Elisa Prado",
                      "Auto nº 0001/2026", "registro postal", "O veículo desviou por obra na Rua Cachoeiro.",
                      "Decisão: auto julgado procedente (multa mantida)",
                      "Fundamentação: Não houve ocorrência registrada que justificasse o desvio.",
@@ -186,7 +194,7 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
         assert [e.action for e in entries] == ["Registrar", "Lavrar", "Notificar", "ApresentarDefesa", "JulgarDefesa",
                                                "InterporRecurso", "JulgarRecurso"]
         assert [e.actor_role for e in entries] == ["sistema", "fiscal", "fiscal", "operador", "gestor", "operador",
-                                                   "gestor"]
+                                                   "titular"]
         assert verified_entries(session) >= len(entries)
 
     # The gestor records the payment: closed, nothing more can be done.
