@@ -291,6 +291,12 @@ COMPLIANCE_QUERIES = {
              "days_without_telemetry AS \"dias sem telemetria\", as_of AS \"até\", "
              "CASE WHEN month_closed THEN 'fechado' ELSE 'em curso' END AS \"situação\" "
              f"FROM live_month_efficiency WHERE {BY_OPERATOR} ORDER BY month DESC, operator_id",
+    # live_vehicle_status names the vehicle's operator; a vehicle never seen there is "—"
+    "conflicts": "SELECT c.vehicle_id AS \"veículo\", coalesce(v.operator_id, '—') AS operadora, "
+                 "count(*) AS \"mensagens em duas versões\", min(c.ts) AS \"primeira\", max(c.ts) AS \"última\" "
+                 "FROM live_conflicting_duplicates c LEFT JOIN live_vehicle_status v USING (vehicle_id) "
+                 "WHERE $__timeFilter(c.ts) AND coalesce(v.operator_id, '') ~ '^(${operator:regex})$' "
+                 "GROUP BY c.vehicle_id, v.operator_id ORDER BY count(*) DESC, c.vehicle_id",
     "d22": f"SELECT operator_id AS operadora, {STATUS_CASE} AS \"situação\", count(*) AS \"viagens suprimidas\" "
            f"FROM live_infractions WHERE code = 'D-22' AND $__timeFilter(occurred_at) AND {BY_OPERATOR} "
            "GROUP BY operator_id, status ORDER BY operator_id, status",
@@ -329,6 +335,9 @@ def compliance() -> dashboard.Dashboard:
                         "isentos. Enquanto o mês não fecha, a isenção é provisória.", 8))
         .with_panel(sql("D-22: viagens suprimidas, provisórias e isentas", "d22",
                         "Provisórias até o fim do mês; então confirmadas ou isentas pelo art. 45.", 8))
+        .with_panel(sql("Mensagens em duas versões, por veículo", "conflicts",
+                        "A mesma mensagem (veículo, hora e sequência) recebida com outro conteúdo: sinal de "
+                        "adulteração. As infrações que ela cita são julgadas nas duas versões.", 8))
     )
 
 

@@ -39,7 +39,17 @@ class _Infraction(msgspec.Struct, kw_only=True):
     lon: float | None = None
 
 
+class _Sent(msgspec.Struct):
+    """What a conflicting duplicate's raw message says of itself (it decoded: the engine
+    rejected it whole)."""
+    vehicle_id: str
+    ts: dt.datetime
+    seq: int | None = None
+
+
 _status_decoder = msgspec.json.Decoder(VehicleStatus)
+_rejection_decoder = msgspec.json.Decoder(Rejection)
+_sent_decoder = msgspec.json.Decoder(_Sent)
 _month_decoder = msgspec.json.Decoder(MonthEfficiency)
 _trip_decoder = msgspec.json.Decoder(_Trip)
 _infraction_decoder = msgspec.json.Decoder(_Infraction)
@@ -49,8 +59,10 @@ def _instant(text: str | None) -> dt.datetime | None:
     return None if text is None else dt.datetime.fromisoformat(text)
 
 
-def row_of(topic: str, value: bytes, location: str, operator_of_route: Mapping[str, str]) -> dict[str, Any] | Rejection:
-    """The row a record of `topic` makes, or why it makes none."""
+def row_of(topic: str, value: bytes, location: str,
+           operator_of_route: Mapping[str, str]) -> dict[str, Any] | Rejection | None:
+    """The row a record of `topic` makes, or why it makes none; None for a dead letter
+    that is no conflicting duplicate (the live tables keep only those)."""
     try:
         if topic == "vehicle-status":
             status = _status_decoder.decode(value)
@@ -65,6 +77,13 @@ def row_of(topic: str, value: bytes, location: str, operator_of_route: Mapping[s
             row = msgspec.structs.asdict(_month_decoder.decode(value))
             row["as_of"] = dt.date.fromisoformat(row["as_of"])
             return row
+        if topic == "rejected":
+            rejection = _rejection_decoder.decode(value)
+            if rejection.reason != "conflicting_duplicate":
+                return None
+            sent = _sent_decoder.decode(rejection.raw)
+            return {"source": rejection.source, "vehicle_id": sent.vehicle_id, "ts": sent.ts, "seq": sent.seq,
+                    "detail": rejection.detail[:500], "location": rejection.location}
         if topic == "infractions":
             infraction = _infraction_decoder.decode(value)
             return {**msgspec.structs.asdict(infraction), "record": msgspec.json.decode(value)}

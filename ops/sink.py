@@ -1,5 +1,5 @@
-"""`fiscaliza ops sink`: the engine's outputs (vehicle-status, trips, infractions) into
-the live tables, and the workers' consumer lag measured from Kafka's own offsets.
+"""`fiscaliza ops sink`: the engine's outputs (vehicle-status, trips, infractions, the
+month's efficiency, and the dead letters that are conflicting duplicates) into the live tables, and the workers' consumer lag measured from Kafka's own offsets.
 
 At least once and idempotent: a batch is upserted and committed to the database before
 its offsets are committed to Kafka; read again after a crash, it writes the same rows.
@@ -22,16 +22,16 @@ from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ops.rows import row_of
-from ops.store import LiveInfraction, LiveMonthEfficiency, LiveTrip, LiveVehicle
+from ops.store import LiveConflictingDuplicate, LiveInfraction, LiveMonthEfficiency, LiveTrip, LiveVehicle
 from streams.admin import StreamError, group_progress
 from telemetry import Rejection, to_builtins
 
 log = logging.getLogger("fiscaliza.ops")
 
 GROUP = "fiscaliza-ops"
-TOPICS = ("vehicle-status", "trips", "infractions", "month-efficiency")
+TOPICS = ("vehicle-status", "trips", "infractions", "month-efficiency", "rejected")
 MODELS = {"vehicle-status": LiveVehicle, "trips": LiveTrip, "infractions": LiveInfraction,
-          "month-efficiency": LiveMonthEfficiency}
+          "month-efficiency": LiveMonthEfficiency, "rejected": LiveConflictingDuplicate}
 INPUTS = ("tachograph", "catraca")  # the workers' input topics, whose lag is measured here
 LAG_EVERY_S = 15.0
 
@@ -116,6 +116,8 @@ def run_ops_sink(engine: Engine, bootstrap: str, operator_of_route: Mapping[str,
                 for message in messages:
                     row = row_of(tp.topic, message.value or b"", f"{tp.topic}/{tp.partition}/{message.offset}",
                                  operator_of_route)
+                    if row is None:  # a dead letter of another reason: the topic keeps it
+                        continue
                     if isinstance(row, Rejection):
                         producer.send("rejected", key=tp.topic.encode(), value=json.dumps(to_builtins(row)).encode())
                         report.rejected += 1

@@ -1,7 +1,7 @@
 """The operations room's live tables (#14 part 2), beside the docket store in the same
 database: what Grafana's live dashboards read with SQL.
 
-They are a projection of three Kafka outputs, rebuilt by replaying those topics: each
+They are a projection of the Kafka outputs, rebuilt by replaying those topics: each
 row is written by an upsert keyed like its topic, so a record read twice (the sink
 restarted before committing its offsets) changes nothing.
 """
@@ -81,6 +81,21 @@ class LiveInfraction(Base):
     lat: Mapped[float | None] = mapped_column(Float)
     lon: Mapped[float | None] = mapped_column(Float)
     record: Mapped[dict[str, Any]]
+
+
+class LiveConflictingDuplicate(Base):
+    """Each message a vehicle sent in two versions (topic rejected, reason
+    conflicting_duplicate): the same vehicle, time and seq with other content is a
+    tampering signal the operations room counts per vehicle. Other dead letters stay
+    on the topic only."""
+
+    __tablename__ = "live_conflicting_duplicates"
+    source: Mapped[str] = mapped_column(String(16), primary_key=True)
+    vehicle_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ts: Mapped[dt.datetime] = mapped_column(UtcDateTime(), primary_key=True)
+    seq: Mapped[int | None] = mapped_column(Integer)
+    detail: Mapped[str] = mapped_column(String(500))
+    location: Mapped[str | None] = mapped_column(String(128))
 
 
 class LiveMonthEfficiency(Base):

@@ -154,12 +154,17 @@ def test_every_compliance_sql_panel_returns_rows_on_the_demo_days_records(pg_ses
 
     engine = pg_sessions.kw["bind"]
     migrate(engine)
-    write_batch(engine, {"infractions": [row_of("infractions", msgspec.json.encode(infraction_record(i)), "x", {})
+    from telemetry import Rejection, to_builtins
+
+    copy = Rejection(source="tachograph", reason="conflicting_duplicate", detail="duas versões", location="t.jsonl:2",
+                     raw='{"vehicle_id": "JN-1011", "ts": "2026-12-01T10:00:00-03:00", "seq": 7}')
+    write_batch(engine, {"rejected": [row_of("rejected", msgspec.json.encode(to_builtins(copy)), "x", {})],
+                         "infractions": [row_of("infractions", msgspec.json.encode(infraction_record(i)), "x", {})
                                          for i in demo_day.result.infractions],
                          "month-efficiency": [row_of("month-efficiency", msgspec.json.encode(m), "x", {})
                                               for m in demo_day.result.months]})
     panels = [p for p in json.loads(build()["fiscaliza-compliance.json"])["panels"] if p["datasource"]["uid"] == "dockets"]
-    assert len(panels) == 5
+    assert len(panels) == 6
     with engine.connect() as connection:
         for panel in panels:
             sql = interpolate(panel["targets"][0]["rawSql"],

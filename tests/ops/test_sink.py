@@ -15,7 +15,7 @@ from ops.db import migrate
 from ops.rows import row_of
 from ops.sink import write_batch
 from rules.model import infraction_record
-from telemetry import Rejection
+from telemetry import Rejection, to_builtins
 from trips.model import trip_record
 
 
@@ -44,6 +44,44 @@ def test_each_output_record_is_a_row_and_garbage_a_rejection(demo_day):
     assert month["efficiency_pct"] == demo_day.result.months[0].efficiency_pct and month["as_of"] == dt.date(2026, 12, 1)
     bad = row_of("trips", b'{"vehicle_id": 1}', "trips/2/7", _operators(demo_day))
     assert isinstance(bad, Rejection) and bad.reason == "invalid_record" and bad.location == "trips/2/7"
+
+
+def _conflicting_duplicate(tmp_path) -> bytes:
+    """The engine's own dead letter for a message sent in two versions, as the worker puts
+    it on the rejected topic."""
+    from fiscaliza.replay import ReplayInputs, replay
+    from samples import joao_neiva
+
+    feed, fleet = joao_neiva()
+    genuine = {"vehicle_id": "JN-1011", "ts": "2026-12-01T10:00:00-03:00", "lat": -19.7574776,
+               "lon": -40.3852385, "speed_kmh": 20.0, "seq": 7}
+    tachograph = tmp_path / "t.jsonl"
+    tachograph.write_text("".join(json.dumps(line) + "\n" for line in (genuine, {**genuine, "speed_kmh": 60.0})))
+    [rejection] = replay(ReplayInputs(feed, fleet, tachograph)).rejected
+    assert rejection.reason == "conflicting_duplicate"
+    return msgspec.json.encode(to_builtins(rejection))
+
+
+def test_a_conflicting_duplicate_is_a_row_of_its_vehicle_and_other_dead_letters_none(tmp_path):
+    row = row_of("rejected", _conflicting_duplicate(tmp_path), "rejected/0/3", {})
+    assert (row["source"], row["vehicle_id"], row["seq"]) == ("tachograph", "JN-1011", 7)
+    assert row["ts"] == dt.datetime(2026, 12, 1, 13, tzinfo=dt.UTC) and row["location"] == "t.jsonl:2"
+    late = Rejection(source="tachograph", reason="late", detail="x", raw='{"vehicle_id": "JN-1011"}')
+    assert row_of("rejected", msgspec.json.encode(to_builtins(late)), "rejected/0/4", {}) is None
+    bad = row_of("rejected", b"not json", "rejected/0/5", {})
+    assert isinstance(bad, Rejection) and bad.reason == "invalid_record"
+
+
+@pytest.mark.postgres
+def test_a_message_in_two_versions_is_one_row_however_often_it_is_read(pg_sessions, tmp_path):
+    engine = pg_sessions.kw["bind"]
+    migrate(engine)
+    row = row_of("rejected", _conflicting_duplicate(tmp_path), "rejected/0/3", {})
+    for _ in range(2):
+        write_batch(engine, {"rejected": [row]})
+    with engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT vehicle_id, seq FROM live_conflicting_duplicates")).all() == \
+            [("JN-1011", 7)]
 
 
 @pytest.mark.postgres
@@ -83,7 +121,7 @@ def test_an_older_status_never_replaces_a_newer_one(pg_sessions, demo_day):
 
 @pytest.mark.postgres
 def test_the_sink_fills_the_live_tables_from_kafka_and_measures_the_workers_lag(kafka_bootstrap, reset_topics,
-                                                                                pg_sessions, demo_day):
+                                                                                pg_sessions, demo_day, tmp_path):
     from kafka import KafkaProducer
     from prometheus_client import CollectorRegistry
 
@@ -100,6 +138,7 @@ def test_the_sink_fills_the_live_tables_from_kafka_and_measures_the_workers_lag(
             producer.send(topic, key=(record.get("vehicle_id") or record.get("operator_id") or "x").encode(),
                           value=value)
     producer.send("trips", key=b"x", value=b"not json")
+    producer.send("rejected", key=b"tachograph", value=_conflicting_duplicate(tmp_path))
     for i in range(25):  # telemetry no worker has read
         producer.send("tachograph", key=b"JN-1011", value=b'{"i": %d}' % i)
     producer.flush()
@@ -107,7 +146,9 @@ def test_the_sink_fills_the_live_tables_from_kafka_and_measures_the_workers_lag(
     registry = CollectorRegistry()
     report = run_ops_sink(engine, kafka_bootstrap, _operators(demo_day), workers_group="fiscaliza-nobody",
                           registry=registry, idle_exit_s=5)
-    assert report.rows == {topic: len(values) for topic, values in records.items()} and report.rejected == 1
+    # the trips record that is not JSON goes to the rejected topic and, read back, is no row
+    assert report.rows == {**{topic: len(values) for topic, values in records.items()}, "rejected": 1}
+    assert report.rejected == 1
     with engine.connect() as connection:
         assert connection.execute(sa.text("SELECT count(*) FROM live_infractions")).scalar() == \
             len(records["infractions"])
