@@ -16,6 +16,7 @@ A mapping (see ingest/mappings/*.toml for two real ones)::
     speed = "speed"             # optional: without it, speeds are derived (and never accuse)
     speed_unit = "km/h"         # km/h | m/s
     route = "line"              # optional
+    received = "server_time"    # optional: when the AVL server received it (received_at), read as time
 
     [time]
     format = "iso"              # iso | epoch | epoch_ms | a strptime pattern
@@ -57,6 +58,7 @@ class FieldTable(msgspec.Struct, forbid_unknown_fields=True):
     speed: str | None = None
     speed_unit: Literal["km/h", "m/s"] = "km/h"
     route: str | None = None
+    received: str | None = None
 
     @property
     def vehicles(self) -> tuple[str, ...]:
@@ -134,6 +136,12 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value).strip()
 
 
+def _unparsed(field: str, value: Any, reason: str, rule: TimeTable) -> str:
+    expected = "needs an offset or a time.zone in the mapping" if reason == TIMESTAMP_WITHOUT_OFFSET \
+        else f"does not parse as {rule.format}"
+    return f"{field} {value!r} {expected}"
+
+
 def to_fix(record: dict[str, Any], mapping: Mapping, location: str, raw: str) -> SourceFix | Rejection:
     """One record (the mapping's field names -> values) as a SourceFix, or why not."""
     fields = mapping.fields
@@ -144,8 +152,7 @@ def to_fix(record: dict[str, Any], mapping: Mapping, location: str, raw: str) ->
         return reject(partial, NO_TIMESTAMP, f"the record has no {fields.time}")
     when = parse_time(stamp, mapping.time)
     if isinstance(when, str):
-        expected = "an offset or a time.zone in the mapping" if when == TIMESTAMP_WITHOUT_OFFSET else mapping.time.format
-        return reject(partial, when, f"{fields.time} {stamp!r} does not parse as {expected}")
+        return reject(partial, when, _unparsed(fields.time, stamp, when, mapping.time))
     try:
         lat, lon = _number(record.get(fields.lat)), _number(record.get(fields.lon))
         speed = _number(record.get(fields.speed)) if fields.speed else None
@@ -154,12 +161,19 @@ def to_fix(record: dict[str, Any], mapping: Mapping, location: str, raw: str) ->
     if speed is not None and fields.speed_unit == "m/s":
         speed *= 3.6
     route = _text(record.get(fields.route)) if fields.route else ""
-    return SourceFix(location, raw, keys, lat, lon, when, speed, route or None)
+    received = None
+    if fields.received and _text(record.get(fields.received)):
+        received = parse_time(record.get(fields.received), mapping.time)
+        if isinstance(received, str):
+            return reject(partial, received, _unparsed(fields.received, record.get(fields.received), received,
+                                                       mapping.time))
+    return SourceFix(location, raw, keys, lat, lon, when, speed, route or None, received)
 
 
 def _wanted(mapping: Mapping) -> list[str]:
     fields = mapping.fields
-    return [*fields.vehicles, fields.time, fields.lat, fields.lon, *(f for f in (fields.speed, fields.route) if f)]
+    optional = (fields.speed, fields.route, fields.received)
+    return [*fields.vehicles, fields.time, fields.lat, fields.lon, *(f for f in optional if f)]
 
 
 def read_records(path: Path, mapping: Mapping) -> Iterator[SourceFix | Rejection]:

@@ -48,6 +48,7 @@ class SourceFix:
     ts: datetime | None  # aware; None: the source gave none
     speed_kmh: float | None = None  # the vehicle's own speed; None: derived from displacement
     route_id: str | None = None
+    received_at: datetime | None = None  # aware; when the source's server (not the device) saw it
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,8 @@ def admit(fix: SourceFix, fleet: FleetIndex, trails: Mapping[str, Trail],
                     "speed_source": "derived"}
     if fix.route_id:
         message["route_id"] = fix.route_id
+    if fix.received_at is not None:
+        message["received_at"] = fix.received_at.isoformat()
     if from_header:
         message["ts_source"] = "feed_header"
     checked = decode_tachograph(msgspec.json.encode(message), fix.location)

@@ -12,7 +12,7 @@ from cli_helpers import assert_bad_input, fiscaliza
 from sptrans import REALDATA
 
 from fiscaliza.replay import ReplayInputs, replay
-from ingest.avl import TimeTable, load_mapping, parse_time, shipped_mappings
+from ingest.avl import TimeTable, load_mapping, parse_time, shipped_mappings, to_fix
 from telemetry.validation import INVALID_TIMESTAMP, TIMESTAMP_WITHOUT_OFFSET
 
 BRT = timezone(timedelta(hours=-3))
@@ -83,12 +83,13 @@ def test_the_sptrans_file_is_each_vehicle_and_time_once_every_row_accounted_for(
     assert len(sent) == len({(m["vehicle_id"], m["ts"]) for m in sent}) == 3028
     assert [r["reason"] for r in rejected] == ["conflicting_duplicate"] * 4
     assert "3028 mensagens enviadas" in stdout and "97 repetidas" in stdout and "4 rejeitadas" in stdout
-    # local times without an offset, read at UTC-3; no speed column: derived, in time order per vehicle
+    # local times without an offset, read at UTC-3; no speed column: derived, in time order per
+    # vehicle; dt_server, the AVL server's receipt, as received_at
     first = min((m for m in sent if m["vehicle_id"] == "34411"), key=lambda m: m["ts"])
     assert first == {"vehicle_id": "34411", "ts": "2015-10-02T06:00:03-03:00", "lat": -23.4873, "lon": -46.735867,
-                     "speed_kmh": 0.0, "speed_source": "derived"}
+                     "speed_kmh": 0.0, "speed_source": "derived", "received_at": "2015-10-02T06:00:03.883000-03:00"}
     assert {m["speed_source"] for m in sent} == {"derived"}
-    assert all(m["ts"].endswith("-03:00") for m in sent)
+    assert all(m["ts"].endswith("-03:00") and m["received_at"].endswith("-03:00") for m in sent)
 
 
 @pytest.mark.realdata
@@ -105,8 +106,10 @@ def test_the_sptrans_file_through_ingest_and_replay_gives_the_hand_conversions_t
     assert {key(t) for t in by_hand.trips} <= {key(t) for t in ingested.trips}
     # derived speeds accuse no one the hand conversion (speed 0) did not
     assert sorted(i.code for i in ingested.infractions) == sorted(i.code for i in by_hand.infractions)
-    # the repeats never reach the replay: ingest sent each (vehicle, time) once
-    assert not [r for r in ingested.rejected if r.reason in ("duplicate", "conflicting_duplicate")]
+    # the repeats never reach the replay: ingest sent each (vehicle, time) once; the units'
+    # clocks, checked against dt_server (received_at, at most 801 s behind), show no fault
+    reasons = {r.reason for r in ingested.rejected}
+    assert not reasons & {"duplicate", "conflicting_duplicate", "clock_offset", "future"}, reasons
 
 
 # --- the Olho Vivo API's /Posicao ---------------------------------------------------------
@@ -237,3 +240,16 @@ def test_no_destination_is_one_line_and_exit_2(tmp_path, fleet):
     (tmp_path / "avl.csv").write_text("v,t,y,x\n")
     assert_bad_input(fiscaliza("ingest", "avl", "--mapping", "sptrans-avl", tmp_path / "avl.csv", "--fleet", fleet),
                      "give either --out")
+
+
+def test_a_receipt_time_is_read_as_the_time_is_and_a_bad_one_rejects_the_record():
+    mapping = load_mapping(Path("sptrans-avl"))
+    row = ["2015-10-02 18:51:08.613", "2015-10-02 18:51:05.000", "34020", "-23.488313", "-46.730512", "32603",
+           "64", "0", "18", "18", "3.613", "PIRITUBA"]
+    fix = to_fix(dict(zip(mapping.source.columns, row)), mapping, "mo.csv:1", ",".join(row))
+    assert (fix.ts, fix.received_at) == (datetime(2015, 10, 2, 18, 51, 5, tzinfo=BRT),
+                                         datetime(2015, 10, 2, 18, 51, 8, 613_000, tzinfo=BRT))
+    row[0] = "18:51"
+    rejected = to_fix(dict(zip(mapping.source.columns, row)), mapping, "mo.csv:1", ",".join(row))
+    assert (rejected.reason, rejected.detail) == ("invalid_timestamp", "dt_server '18:51' does not parse as "
+                                                  "%Y-%m-%d %H:%M:%S.%f")
