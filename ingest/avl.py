@@ -94,6 +94,8 @@ def load_mapping(path: Path) -> Mapping:
         raise InputError(f"mapping {path}: {str(exc).splitlines()[0]}") from None
     if mapping.source.format == "json" and not mapping.source.records:
         raise InputError(f"mapping {path}: a json source needs source.records (where the fixes are)")
+    if not mapping.fields.vehicles or not all(mapping.fields.vehicles):
+        raise InputError(f"mapping {path}: fields.vehicle must name at least one column")
     if len(mapping.source.delimiter) != 1:
         raise InputError(f"mapping {path}: source.delimiter must be one character")
     if mapping.time.zone is not None:

@@ -223,6 +223,8 @@ def test_a_csv_export_with_our_own_mapping(tmp_path, fleet):
      "needs source.records"),
     ("[source]\nformat = 'csv'\n[fields]\nvehicle = 'v'\ntime = 't'\nlat = 'y'\nlon = 'x'\n[time]\nzone = 'Brasil'\n",
      "a,b\n", "'Brasil' is not an IANA time zone"),
+    ("[source]\nformat = 'csv'\n[fields]\nvehicle = []\ntime = 't'\nlat = 'y'\nlon = 'x'\n", "t,y,x\n",
+     "fields.vehicle must name at least one column"),
     ("[source]\nformat = 'csv'\n[fields]\nvehicle = 'v'\ntime = 't'\nlat = 'y'\nlon = 'x'\n", "v,t,y\n1,2,3\n",
      "export has no column 'x'"),
     ("[source]\nformat = 'json'\nrecords = 'vs[]'\n[fields]\nvehicle = 'vs[].p'\ntime = 'vs[].ta'\nlat = 'vs[].py'\n"
