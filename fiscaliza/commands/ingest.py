@@ -35,12 +35,21 @@ def _fleet_index(fleet: Path):
     return FleetIndex.of(load_fleet(fleet))
 
 
+# The adapters' own rejection reasons, for a reader of the summary (beside replay's REASONS_PT).
+ADAPTER_REASONS_PT = {"no_vehicle": "sem veículo", "no_position": "sem posição", "no_timestamp": "sem horário",
+                      "stale": "antiga demais", "invalid_speed": "velocidade inválida"}
+
+
 def _summary(counts, where: str) -> None:
-    reasons = {k: v for k, v in counts.items() if k not in ("sent", "repeated", "rejected", "snapshots",
-                                                            "not_vehicle_positions") and v}
-    listed = f" ({', '.join(f'{k}: {v}' for k, v in sorted(reasons.items()))})" if reasons else ""
-    print(f"{counts['sent']} mensagens enviadas a {where}, {counts['repeated']} repetidas (já enviadas), "
-          f"{counts['rejected']} rejeitadas{listed}")
+    """One line, as replay's summary: the counts under their labels, the reasons in Portuguese."""
+    from fiscaliza.reporting import REASONS_PT
+
+    labels = {**REASONS_PT, **ADAPTER_REASONS_PT}
+    reasons = {labels.get(k, k): v for k, v in counts.items()
+               if k not in ("sent", "repeated", "rejected", "snapshots", "not_vehicle_positions") and v}
+    listed = ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or "nenhuma"
+    print(f"Mensagens enviadas {where}: {counts['sent']}; repetidas (já enviadas): {counts['repeated']}; "
+          f"rejeitadas: {counts['rejected']} ({listed})")
     if not counts["sent"]:
         print("fiscaliza: aviso: nenhuma posição convertida", file=sys.stderr)
 
@@ -96,7 +105,7 @@ def gtfs_rt(
     finally:
         sink.flush()
         sink.close()
-    _summary(ingest.counts, str(out) if out is not None else f"o tópico {topic}")
+    _summary(ingest.counts, f"para {out}" if out is not None else f"ao tópico {topic}")
 
 
 @ingest_app.command("avl")
@@ -128,7 +137,7 @@ def avl(
     finally:
         sink.flush()
         sink.close()
-    _summary(ingest.counts, str(out) if out is not None else f"o tópico {topic}")
+    _summary(ingest.counts, f"para {out}" if out is not None else f"ao tópico {topic}")
 
 
 def register(app: typer.Typer) -> None:

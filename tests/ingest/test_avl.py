@@ -82,7 +82,7 @@ def test_the_sptrans_file_is_each_vehicle_and_time_once_every_row_accounted_for(
     assert (len(rows), len(positions), sum(len(p) > 1 for p in positions.values())) == (3129, 3028, 4)
     assert len(sent) == len({(m["vehicle_id"], m["ts"]) for m in sent}) == 3028
     assert [r["reason"] for r in rejected] == ["conflicting_duplicate"] * 4
-    assert "3028 mensagens enviadas" in stdout and "97 repetidas" in stdout and "4 rejeitadas" in stdout
+    assert ": 3028; repetidas (já enviadas): 97; rejeitadas: 4 (duplicada com conteúdo diferente: 4)" in stdout
     # local times without an offset, read at UTC-3; no speed column: derived, in time order per
     # vehicle; dt_server, the AVL server's receipt, as received_at
     first = min((m for m in sent if m["vehicle_id"] == "34411"), key=lambda m: m["ts"])
@@ -152,7 +152,8 @@ def test_an_olho_vivo_posicao_response_is_each_vehicle_sent_or_rejected_with_its
     }
     unknown = next(r for r in rejected if r["reason"] == "unknown_vehicle")
     assert "99999" in unknown["detail"] and json.loads(unknown["raw"])["p"] == 99999
-    assert "2 mensagens enviadas" in result.stdout and "3 rejeitadas" in result.stdout
+    assert (": 2; repetidas (já enviadas): 0; rejeitadas: 3 (horário inválido: 1, sem posição: 1, "
+            "veículo fora da frota: 1)") in result.stdout
 
 
 def test_the_same_vehicle_a_second_time_later_has_its_speed_derived_from_the_first(tmp_path, fleet):
@@ -166,7 +167,7 @@ def test_the_same_vehicle_a_second_time_later_has_its_speed_derived_from_the_fir
     assert result.returncode == 0, result.stderr
     sent = read_jsonl(tmp_path / "t.jsonl")
     assert [m["speed_kmh"] for m in sent] == [0.0, pytest.approx(30.0, abs=0.05)]
-    assert "1 repetidas" in result.stdout
+    assert "repetidas (já enviadas): 1;" in result.stdout
 
 
 # --- a CSV export with a header, plates, epoch times and a speed in m/s -------------------

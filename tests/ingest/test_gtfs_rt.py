@@ -86,7 +86,7 @@ def test_the_metro_transit_snapshot_is_every_entity_accounted_for(tmp_path):
         # the feed gives no speed: the first fix of each bus has nothing to derive from
         assert (message["route_id"], message["speed_kmh"], message["speed_source"]) == ("2-110", 0.0, "derived")
         assert "ts_source" not in message  # every entity has its own timestamp
-    assert "10 mensagens enviadas" in result.stdout and "1 rejeitadas (unknown_vehicle: 1)" in result.stdout
+    assert ": 10; repetidas (já enviadas): 0; rejeitadas: 1 (veículo fora da frota: 1)" in result.stdout
 
 
 @pytest.mark.realdata
@@ -146,7 +146,8 @@ def test_snapshots_of_a_folder_in_name_order_each_position_sent_once(tmp_path, f
     reasons = {(r["location"], r["reason"]) for r in read_jsonl(tmp_path / "rejected.jsonl")}
     assert reasons == {("2026-03-02T12-00-00.pb#c", "unknown_vehicle"), ("2026-03-02T12-00-00.pb#d", "no_position"),
                        ("2026-03-02T12-00-00.pb#e", "no_vehicle")}
-    assert "3 mensagens enviadas" in result.stdout and "1 repetidas" in result.stdout
+    assert (": 3; repetidas (já enviadas): 1; rejeitadas: 3 (sem posição: 1, sem veículo: 1, "
+            "veículo fora da frota: 1)") in result.stdout
 
 
 def test_a_single_file_that_is_not_gtfs_realtime_is_one_line_and_exit_2(tmp_path, fleet):

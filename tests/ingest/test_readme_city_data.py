@@ -83,7 +83,7 @@ def test_the_capture_and_replay_commands_run_as_written(tmp_path, metro_feed):
     ingest = [metro_feed if word == README_URL else word for word in ingest] + ["--max-polls", "2", "--interval", "0.1"]
     captured = fiscaliza(*ingest, cwd=tmp_path)
     assert captured.returncode == 0, captured.stderr
-    assert "11 mensagens enviadas" in captured.stdout and "11 repetidas" in captured.stdout
+    assert ": 11; repetidas (já enviadas): 11; rejeitadas: 0 (nenhuma)" in captured.stdout
     replayed = fiscaliza(*replay, cwd=tmp_path)
     assert replayed.returncode == 0, replayed.stderr
     assert "Mensagens lidas: 11; rejeitadas: 0" in replayed.stdout
