@@ -204,15 +204,30 @@ def _csv_records(data: bytes, name: str, mapping: Mapping) -> Iterator[SourceFix
         missing = [f for f in _wanted(mapping) if f not in columns]
         if missing:
             raise InputError(f"{name} has no column {missing[0]!r} (columns: {', '.join(columns) or 'none'})")
+        # rows of the wrong width wait for one of the right width: a file with none is not
+        # this mapping's export (another file, another delimiter), not a file of bad rows
+        held: list[Rejection] = []
+        first_width, fitted = 0, False
         for row in reader:
             if not any(cell.strip() for cell in row):
                 continue
             location, raw = f"{name}:{reader.line_num}", source.delimiter.join(row)
             if len(row) != len(columns):
                 partial = SourceFix(location, raw, (), None, None, None)
-                yield reject(partial, WRONG_TYPE, f"{len(row)} columns, the mapping names {len(columns)}")
+                rejection = reject(partial, WRONG_TYPE, f"{len(row)} columns, the mapping names {len(columns)}")
+                if fitted:
+                    yield rejection
+                else:
+                    held.append(rejection)
+                    first_width = first_width or len(row)
                 continue
+            if not fitted:
+                fitted = True
+                yield from held
             yield to_fix(dict(zip(columns, row)), mapping, location, raw)
+        if held and not fitted:
+            raise InputError(f"{name}: no row has the mapping's {len(columns)} columns (the first has {first_width}): "
+                             "not an export of this mapping")
     except csv.Error as exc:
         raise InputError(f"{name}:{reader.line_num}: not CSV: {exc}") from None
 

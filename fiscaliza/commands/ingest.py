@@ -123,6 +123,8 @@ def avl(
     from ingest.run import Ingest
     from telemetry.validation import Rejection
 
+    if (out is None) == (topic is None):
+        fail("give either --out T.jsonl or --topic TOPIC")
     rules = load_mapping(mapping)
     index = _fleet_index(fleet)
     records = list(read_records(source, rules))

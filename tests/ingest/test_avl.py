@@ -228,6 +228,8 @@ def test_a_csv_export_with_our_own_mapping(tmp_path, fleet):
      "fields.vehicle must name at least one column"),
     ("[source]\nformat = 'csv'\n[fields]\nvehicle = 'v'\ntime = 't'\nlat = 'y'\nlon = 'x'\n", "v,t,y\n1,2,3\n",
      "export has no column 'x'"),
+    ("[source]\nformat = 'csv'\ndelimiter = ';'\n[fields]\nvehicle = 'v'\ntime = 't'\nlat = 'y'\nlon = 'x'\n",
+     "v;t;y;x\n1,2,3,4\n5,6,7,8\n", "export: no row has the mapping's 4 columns (the first has 1)"),
     ("[source]\nformat = 'json'\nrecords = 'vs[]'\n[fields]\nvehicle = 'vs[].p'\ntime = 'vs[].ta'\nlat = 'vs[].py'\n"
      "lon = 'vs[].px'\n", "v,t\n", "export is not JSON"),
 ])
