@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine",),
     ("streams", "dockets"),  # the Faust shell; the autos de infração
     ("ops",),  # the operations room's live tables, fed from the topics
+    ("ingest",),  # adapters from a city's telemetry (GTFS-Realtime, AVL) to the tachograph contract
     ("web", "dashboards"),
     ("simulator",),  # the telemetry a day of the schedule would produce (demo and tests)
     ("fiscaliza",),  # the entry points: command line, replay runner, demo, reporting
