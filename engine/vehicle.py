@@ -200,6 +200,8 @@ def _digest(body: TachographPing | CatracaReading) -> str:
     copy received again is the same message)."""
     canonical = msgspec.structs.asdict(msgspec.structs.replace(body, ts=body.ts.astimezone(dt.timezone.utc)))
     del canonical["received_at"]  # the fields before it, in order: the digest the contract had without it
+    if canonical.get("speed_source") == "reported":  # the default, as before the field existed
+        del canonical["speed_source"]
     return hashlib.blake2b(msgspec.json.encode(canonical), digest_size=8).hexdigest()
 
 
@@ -584,7 +586,7 @@ class VehicleStage:
         fixes = []
         for (state, ping), px, py in zip(pings, x.tolist(), y.tolist()):
             fix = Fix(ping.epoch, px, py, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon,
-                      ping.doors_open if self._reads_doors else None)
+                      ping.doors_open if self._reads_doors else None, ping.speed_source == "derived")
             bisect.insort(state.pending, fix, key=_fix_order)
             fixes.append((state, fix))
         return fixes
