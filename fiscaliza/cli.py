@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from fiscaliza.commands import dockets, kafka, ops, replay, web
+from fiscaliza.commands import dockets, feed, kafka, ops, replay, web
 from fiscaliza.commands.common import EXIT_BAD_INPUT
 
 app = typer.Typer(
@@ -17,7 +17,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for group in (replay, kafka, dockets, ops, web):
+for group in (replay, feed, kafka, dockets, ops, web):
     group.register(app)
 
 
