@@ -97,6 +97,12 @@ def test_serve_refuses_a_bad_feed(tmp_path):
     assert_bad_input(result, "stop_times.txt:4: invalid_time")
 
 
+def test_replay_of_a_csv_given_as_the_tachograph_is_a_bad_argument(tmp_path):
+    # before: "8 mensagens lidas, nenhuma aceita", exit 0
+    result = fiscaliza("replay", "--feed", FEED, "--fleet", FLEET, "--tachograph", FLEET, "--out", tmp_path / "out")
+    assert_bad_input(result, f"--tachograph {FLEET} is not JSON Lines", "none of its 8 line(s) is JSON")
+
+
 def test_replay_of_a_valid_copy_of_the_sample_feed_runs(tmp_path):
     # the check refuses the bad copies above, not a copy as such
     result = fiscaliza("replay", "--feed", sample_copy(tmp_path), "--fleet", FLEET, "--tachograph", one_ping(tmp_path),
