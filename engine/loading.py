@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.values import Context
 from geofences import GeofenceError, build_geofences
 from gtfs import FeedError, load_feed
+from gtfs.check import require_valid
 from kernel.errors import InputError
 from kernel.fleet import FleetError, load_fleet
 from kernel.inputs import StaticInputs
@@ -13,11 +14,13 @@ from rules.packs import pack_of
 
 
 def load_context(inputs: StaticInputs) -> Context:
-    """Policy and its rule pack, feed, fleet and geofences, or InputError with a one-line reason."""
+    """Policy and its rule pack, feed, fleet and geofences, or InputError with a one-line reason
+    (a feed the GTFS reference rules or this project's own needs find an error in, too)."""
     try:
         policy = load_policy(inputs.policy)
         # the policy's law and the sections its rules read: refused before the feed is read
         pack = pack_of(policy)
+        require_valid(inputs.feed)  # a feed with errors never accuses: refused, its first error named
         feed = load_feed(inputs.feed)
         fleet = load_fleet(inputs.fleet, operators=set(feed.agencies), routes=set(feed.routes))
         geofences = build_geofences(feed, policy, inputs.geofences)

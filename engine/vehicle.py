@@ -204,6 +204,8 @@ def _digest(body: TachographPing | CatracaReading) -> str:
     copy received again is the same message)."""
     canonical = msgspec.structs.asdict(msgspec.structs.replace(body, ts=body.ts.astimezone(dt.timezone.utc)))
     del canonical["received_at"]  # the fields before it, in order: the digest the contract had without it
+    if canonical.get("speed_source") == "reported":  # the default, as before the field existed
+        del canonical["speed_source"]
     return hashlib.blake2b(msgspec.json.encode(canonical), digest_size=8).hexdigest()
 
 
@@ -641,7 +643,7 @@ class VehicleStage:
 
     def _fix_of(self, ping: TachographPing, x: float, y: float) -> Fix:
         return Fix(ping.epoch, x, y, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon,
-                   ping.doors_open if self._reads_doors else None)
+                   ping.doors_open if self._reads_doors else None, ping.speed_source == "derived")
 
     def _live(self, fixes: list[tuple[VehicleState, Fix]]) -> list[VehicleStatus]:
         """`_live_views`, guarded: the live view is information, so a failure in its

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from fiscaliza.commands import dockets, ingest, kafka, ops, replay, web
+from fiscaliza.commands import dockets, feed, ingest, kafka, ops, replay, web
 from fiscaliza.commands.common import EXIT_BAD_INPUT
 
 app = typer.Typer(
@@ -17,7 +17,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for group in (replay, kafka, dockets, ops, web, ingest):
+for group in (replay, feed, kafka, dockets, ops, web, ingest):
     group.register(app)
 
 

@@ -29,6 +29,7 @@ from kernel.inputs import StaticInputs
 from kernel.policy import Policy, load_policy
 from rules.model import Infraction, InsufficientEvidence, infraction_record
 from telemetry import Rejection, decode
+from telemetry.validation import INVALID_JSON
 from telemetry.files import TelemetryFiles, numbered_lines
 from trips.model import RealizedTrip, trip_record
 
@@ -135,7 +136,11 @@ class SortedInput:
     An input smaller than a third of a run is decoded once, when it is read: its entries keep
     their decoded messages, which makes each about 2.2 times as large (what a run holds is
     the memory bound, so no more of them fit in it). A larger input keeps only lines, as
-    before, and decodes them again as they come back."""
+    before, and decodes them again as they come back.
+
+    A file none of whose lines is JSON (a CSV given as the tachograph) is not an input of
+    the contract but a wrong argument: an InputError, before the engine sees anything. A
+    bad line among JSON ones, or a line too long to be parsed, is a rejection as ever."""
 
     def __init__(self, inputs: ReplayInputs, run_size: int = RUN, max_message_bytes: int | None = None):
         self.inputs, self.run_size = inputs, run_size
@@ -152,10 +157,13 @@ class SortedInput:
         keep = self.run_size // 3  # entries that may keep their decoded message (see above)
         try:
             for source, path in self.inputs.telemetry.present().items():
+                lines = not_json = 0
                 for location, line in numbered_lines(path, self.max_message_bytes):
+                    lines += 1
                     body = decode(source, line, location, self.max_message_bytes)
                     if isinstance(body, Rejection):
                         self.rejected.append(body)
+                        not_json += body.reason == INVALID_JSON
                         continue
                     epoch = body.start_epoch if source == "occurrences" else body.epoch
                     vehicle = getattr(body, "vehicle_id", None) or ""
@@ -171,6 +179,9 @@ class SortedInput:
                     if len(buffer) >= self.run_size:
                         self._spill(buffer)
                         buffer = []
+                if lines and not_json == lines:
+                    raise InputError(f"--{source} {path} is not JSON Lines: none of its {lines} line(s) is JSON "
+                                     f"(one {source} message per line is expected)")
         except BaseException:
             self.__exit__(None, None, None)
             raise

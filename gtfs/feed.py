@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from gtfs.contract import first_problem
 from gtfs.errors import FeedError
 from gtfs.model import (
     Agency,
@@ -47,7 +48,9 @@ def load_feed(path: str | Path) -> Feed:
         raise FeedError(
             f"feed {path} has no shapes.txt: every trip needs its itinerary (shape) to be enforced"
         )
-    _check_trip_shapes(raw, path)
+    problem = first_problem(raw)
+    if problem is not None:
+        raise FeedError(f"feed {path}: {problem.line()}")
     tz = _timezone(raw, path)
 
     lon0, lat0 = float(raw.shapes["shape_pt_lon"].mean()), float(raw.shapes["shape_pt_lat"].mean())
@@ -101,7 +104,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _text(value) -> str:
-    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+    # gtfs-kit reads text columns as pandas strings: an empty cell is pd.NA, not NaN
+    return "" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
 
 
 def _agency_of(route, agencies: dict[str, Agency]) -> str:
@@ -109,16 +113,6 @@ def _agency_of(route, agencies: dict[str, Agency]) -> str:
     if not agency_id and len(agencies) == 1:
         return next(iter(agencies))  # GTFS allows omitting it when there is one agency
     return agency_id
-
-
-def _check_trip_shapes(raw, path: Path) -> None:
-    trips = raw.trips
-    known = set(raw.shapes["shape_id"].astype(str))
-    shape_ids = trips["shape_id"].astype("string") if "shape_id" in trips else pd.Series(pd.NA, index=trips.index)
-    missing = trips.loc[shape_ids.isna() | ~shape_ids.fillna("").isin(known), "trip_id"].astype(str).tolist()
-    if missing:
-        named = ", ".join(missing[:_LISTED]) + (f" and {len(missing) - _LISTED} more" if len(missing) > _LISTED else "")
-        raise FeedError(f"feed {path}: {len(missing)} trip(s) have no shape in shapes.txt: {named}")
 
 
 def _timezone(raw, path: Path) -> ZoneInfo:

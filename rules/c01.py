@@ -10,6 +10,10 @@ A sensor fault must not accuse: the episode's reported speeds must agree, within
 `speed_agreement_kmh`, with the speed its pings' displacement shows (the straight
 distance between consecutive pings over their time, which a curve can only shorten).
 An episode that does not agree is insufficient evidence, not an infraction.
+
+Speeding needs the vehicle's own reported speed (DESIGN.md, Tachograph): an episode
+whose pings over the limit include one with a speed derived from displacement (an ingest
+adapter's `speed_source: derived`) is insufficient evidence too, whatever it shows.
 """
 
 from __future__ import annotations
@@ -68,6 +72,18 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
         peak = a + int(np.argmax(speed[a : b + 1] - limit[a : b + 1]))
         trip = trip_at(facts, t[a])
         over = [i for i in range(a, b + 1) if speed[i] > limit[i] + policy.c01.tolerance_kmh]
+        derived = [facts.fixes[i].msg_id for i in over if facts.fixes[i].speed_derived]
+        if derived:
+            findings.append(InsufficientEvidence(
+                code=CODE, service_date=facts.date, operator_id=facts.operator_id,
+                route_id=trip.realized.route_id if trip else None, trip_id=trip.realized.trip_id if trip else None,
+                vehicle_id=facts.vehicle_id,
+                reason=("velocidade derivada do deslocamento (speed_source: derived), não informada pelo "
+                        "tacógrafo do veículo: só a velocidade do próprio veículo prova excesso de velocidade"),
+                evidence={"from": iso(t[a], facts.tz), "to": iso(t[b], facts.tz),
+                          "max_speed_kmh": float(speed[peak]), "limit_kmh": float(limit[peak]),
+                          "derived_pings": derived, "pings": [facts.fixes[i].msg_id for i in over]}))
+            continue
         agreement = displacement_agreement(t, x, y, speed, over, policy.c01.max_ping_gap_s)
         if agreement is None or abs(agreement[0] - agreement[1]) > policy.c01.speed_agreement_kmh:
             findings.append(InsufficientEvidence(

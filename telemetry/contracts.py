@@ -21,6 +21,7 @@ __all__ = [
     "GEOMETRY_TYPES",
     "Occurrence",
     "OccurrenceKind",
+    "SpeedSource",
     "TachographPing",
     "geometry_problem",
 ]
@@ -38,6 +39,9 @@ NonNegativeFloat = Annotated[float, msgspec.Meta(ge=0.0)]
 NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
 
 CatracaStatus = Literal["ok", "fault"]
+# where a ping's speed comes from: the vehicle's own sensor, or computed from its
+# displacement by an ingest adapter (which never proves a C-01)
+SpeedSource = Literal["reported", "derived"]
 OccurrenceKind = Literal[
     "road_closure", "authorized_detour", "accident", "breakdown", "other"
 ]
@@ -97,6 +101,7 @@ class TachographPing(
     seq: NonNegativeInt | None = None
     # when a clock other than the device's (the ingest adapter's, the AVL server's) saw it
     received_at: AwareDatetime | None = None
+    speed_source: SpeedSource = "reported"
 
     def __post_init__(self) -> None:
         _require_finite(

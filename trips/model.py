@@ -25,6 +25,7 @@ class Fix(msgspec.Struct, frozen=True, array_like=True):
     lat: float = float("nan")  # as reported, for the records; NaN in metric-only tests
     lon: float = float("nan")
     doors_open: bool | None = None  # the tachograph's optional door sensor; None: not reported
+    speed_derived: bool = False  # speed_kmh computed from displacement (speed_source derived): no C-01 proof
 
 
 def columns(fixes: Sequence[Fix], *names: str) -> tuple[np.ndarray, ...]:

@@ -8,6 +8,7 @@ from dockets.config import calendar_for
 from dockets.db import open_store
 from dockets.signing import SigningKey
 from gtfs import load_feed
+from gtfs.check import require_valid
 from kernel.fleet import load_fleet
 from kernel.inputs import StaticInputs
 from kernel.policy import load_policy
@@ -28,6 +29,7 @@ def build_config(db_url: str, static: StaticInputs, *, secure_cookies: bool = Tr
     `gtfs_rt_max_age_s` old."""
     loaded = load_policy(static.policy)
     fleet = load_fleet(static.fleet)
+    require_valid(static.feed)
     feed = load_feed(static.feed)
     sessions = open_store(db_url, audit_key=audit_key, anchors=anchors)
     migrate_live_tables(sessions.kw["bind"])  # at head already in production (dockets migrate): a check

@@ -25,7 +25,11 @@ def _destination(out: Path | None, topic: str | None, bootstrap: str | None, app
         fail("give either --out T.jsonl or --topic TOPIC")
     if out is not None:
         return FileSink(out, append=append), sent_messages(out) if append else []
-    return KafkaSink(bootstrap or stream_settings().bootstrap, topic), []
+    from fiscaliza.commands.kafka import require_broker
+
+    address = bootstrap or stream_settings().bootstrap
+    require_broker(address)  # else kafka-python waits half a minute before a traceback
+    return KafkaSink(address, topic), []
 
 
 def _fleet_index(fleet: Path):

@@ -107,8 +107,8 @@ def worker(
     inputs = engine_inputs(feed, fleet, policy, geofences)
     if loglevel not in ("debug", "info", "warning", "error"):
         fail("--loglevel must be debug, info, warning or error")
+    context = load_context(inputs)  # a bad feed is named before any broker is looked for
     require_broker(stream_settings().bootstrap)
-    context = load_context(inputs)
     run_worker(context, stream_settings(), loglevel)
 
 

@@ -63,3 +63,14 @@ def test_one_listening_address_is_enough(unused_address):
 def test_an_address_without_a_port_is_refused():
     with pytest.raises(typer.Exit):
         require_broker("localhost")
+
+
+def test_ingest_to_a_topic_without_a_broker_names_the_address_in_one_line(unused_address, tmp_path):
+    from pathlib import Path
+
+    metro = Path(__file__).resolve().parents[2].parent / "shared" / "realdata" / "metrotransit-gtfs-rt-2019-05-01"
+    fleet = tmp_path / "fleet.csv"
+    fleet.write_text("vehicle_id,plate,operator_id\n1001,,MT\n", encoding="utf-8")
+    result = fiscaliza("ingest", "gtfs-rt", "--file", metro / "vehicle-positions.pb", "--fleet", fleet,
+                       "--topic", "tachograph", "--bootstrap", unused_address)
+    assert_bad_input(result, unused_address, "no Kafka broker answered")

@@ -14,6 +14,7 @@ import pytest
 
 from fiscaliza.replay import RejectionLog, ReplayInputs, replay, write_outputs
 from gtfs import frequency_windows, load_feed, scheduled_trips
+from kernel.errors import InputError
 from kernel.fleet import load_fleet
 from samples import joao_neiva
 from simulator import SimulationSettings, simulate
@@ -222,3 +223,20 @@ def test_the_rejection_log_gives_back_what_it_was_given_in_order_before_and_afte
     assert list(log) == rejections[:2]
     log.append(rejections[2])
     assert (list(log), len(log)) == (rejections, 3)
+
+
+def test_an_input_none_of_whose_lines_is_json_is_a_wrong_file(tmp_path):
+    # before: fleet.csv as the catraca was 8 invalid_json rejections and exit 0; the
+    # tachograph before it, a good one, spilled runs (run_size=500) the refusal closes
+    sim = simulate(FEED, FLEET, SimulationSettings(dt.date(2026, 12, 1), dt.date(2026, 12, 1)), tmp_path / "sim")
+    with pytest.raises(InputError, match=rf"^--catraca {FLEET_PATH} is not JSON Lines: none of its 8 line\(s\) is JSON"):
+        replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, FLEET_PATH), run_size=500)
+
+
+def test_a_file_with_one_json_line_among_bad_ones_is_read_with_its_rejections(tmp_path):
+    tachograph = tmp_path / "t.jsonl"
+    tachograph.write_text("vehicle_id,ts\nJN-1011,06:00\n" + json.dumps(
+        {"vehicle_id": "JN-1011", "ts": "2026-12-01T06:00:00-03:00", "lat": -19.75, "lon": -40.38, "speed_kmh": 0})
+        + "\n")
+    result = replay(ReplayInputs(FEED_PATH, FLEET_PATH, tachograph))
+    assert [r.reason for r in result.rejected] == ["invalid_json", "invalid_json"]

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import msgspec
 import numpy as np
 
 from gtfs.schedule import service_day
@@ -261,3 +262,41 @@ def test_reported_80_kmh_where_the_bus_drove_62_kmh_yields_infraction():
     found = detect(facts(pings((0, 50), (10, 80), (20, 80), (30, 50), moving=62)), POLICY)
     [rec] = found  # |80 - 62| = 18 <= 20 km/h: the displacement bears the tachograph out
     assert rec.fine_ufir == 150 and rec.evidence["displacement_kmh"] == 62
+
+
+# --- derived speeds ------------------------------------------------------------------
+
+def derived(fixes, *indices):
+    """The fixes with the speed of those at `indices` derived from displacement (an
+    ingest adapter's speed_source: derived); all of them without indices."""
+    chosen = set(indices) if indices else set(range(len(fixes)))
+    return tuple(msgspec.structs.replace(f, speed_derived=True) if i in chosen else f for i, f in enumerate(fixes))
+
+
+def test_reported_80_kmh_for_10_s_yields_infraction():
+    found = detect(facts(pings((0, 80), (10, 80))), POLICY)
+    assert [r.code for r in found] == ["C-01"]  # 80 > 67 on 2 pings 10 s apart, reported speeds
+
+
+def test_derived_80_kmh_for_10_s_yields_nothing():
+    found = detect(facts(derived(pings((0, 80), (10, 80)))), POLICY)
+    # the same episode, its speeds computed from the displacement (which they agree with)
+    [insufficient] = found
+    assert isinstance(insufficient, InsufficientEvidence) and insufficient.code == "C-01"
+    assert "speed_source: derived" in insufficient.reason and "velocidade derivada" in insufficient.reason
+    assert insufficient.evidence["derived_pings"] == ["V1/0", "V1/1"]
+    assert insufficient.evidence["max_speed_kmh"] == 80.0
+
+
+def test_one_derived_ping_of_three_over_the_limit_yields_nothing():
+    found = detect(facts(derived(pings((0, 50), (5, 80), (10, 80), (15, 80), (20, 50)), 2)), POLICY)
+    [insufficient] = found  # pings 1..3 over 67; ping 2's speed is derived: the episode is not proven
+    assert isinstance(insufficient, InsufficientEvidence)
+    assert insufficient.evidence["derived_pings"] == ["V1/2"]
+    assert insufficient.evidence["pings"] == ["V1/1", "V1/2", "V1/3"]
+
+
+def test_derived_ping_under_the_limit_next_to_the_episode_yields_infraction():
+    # the pings at 50 km/h around the episode are derived; the two over the limit are reported
+    found = detect(facts(derived(pings((0, 50), (10, 80), (20, 80), (30, 50)), 0, 3)), POLICY)
+    assert [r.code for r in found] == ["C-01"] and not isinstance(found[0], InsufficientEvidence)

@@ -60,6 +60,26 @@ def test_trip_fault_yields_exactly_its_infractions(tmp_path, fault):
     assert summary(result) == expected
 
 
+def test_speeding_on_speeds_derived_from_displacement_yields_nothing(tmp_path):
+    # the speeding fault's day with the speeding vehicle's pings marked as an ingest adapter
+    # marks speeds it computed from displacement: the same pings, no proof of a C-01
+    sim = simulate(FEED, FLEET, SimulationSettings(DAY, DAY, seed=SEED, faults=("speeding",)), tmp_path)
+    [injected] = json.loads(sim.manifest.read_text())["faults"]
+    lines = []
+    for line in sim.tachograph.read_text().splitlines():
+        ping = json.loads(line)
+        if ping["vehicle_id"] == injected["vehicle_id"]:
+            ping["speed_source"] = "derived"
+        lines.append(json.dumps(ping))
+    sim.tachograph.write_text("\n".join(lines) + "\n")
+    result = replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca))
+    assert summary(result) == []  # the reported speeds of this day give one C-01 (the test above)
+    [insufficient] = result.insufficient
+    assert (insufficient.code, insufficient.vehicle_id) == ("C-01", injected["vehicle_id"])
+    assert "velocidade derivada do deslocamento" in insufficient.reason
+    assert insufficient.evidence["derived_pings"]
+
+
 def test_late_departure_yields_one_d13_for_the_route_day(tmp_path):
     manifest, result = run(tmp_path, ["late_departure"])
     [injected] = manifest

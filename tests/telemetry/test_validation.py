@@ -313,7 +313,16 @@ INVALID_VALUES = [
     ("catraca", "status", ""),
     ("occurrences", "kind", "flood"),
     ("occurrences", "kind", "Road_Closure"),
+    ("tachograph", "speed_source", "gps"),
+    ("tachograph", "speed_source", "Derived"),
 ]
+
+
+@pytest.mark.parametrize(("extra", "source"), [({}, "reported"), ({"speed_source": "reported"}, "reported"),
+                                                ({"speed_source": "derived"}, "derived")])
+def test_ping_speed_source_is_reported_unless_it_says_derived(extra, source):
+    ping = decode_tachograph(json.dumps({**PING, **extra}).encode())
+    assert isinstance(ping, TachographPing) and ping.speed_source == source
 
 
 @pytest.mark.parametrize(("kind", "field", "value"), INVALID_VALUES)
