@@ -193,8 +193,8 @@ class Anchor:
         try:
             record = json.loads(data)
             return cls(int(record["entry_id"]), str(record["mac"]), str(record["key_id"]), str(record["at"]))
-        except (ValueError, TypeError, KeyError) as exc:
-            raise AuditError(f"âncora ilegível: {exc}") from None
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            raise AuditError(f"âncora ilegível: {str(exc)[:120]}") from None
 
 
 @dataclass(frozen=True)

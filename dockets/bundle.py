@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import re
+import struct
 import tempfile
 import zipfile
 import zlib
@@ -204,6 +205,7 @@ def read_bundle(data: bytes) -> Bundle:
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise BundleError(f"não é um pacote de evidências legível: {exc}") from None
     with archive:
+        _check_layout(data, archive.infolist())
         infos = [i for i in archive.infolist() if not i.filename.endswith("/")]
         _check_directory(infos)
         members = {info.filename: _read_member(archive, info) for info in infos}
@@ -237,6 +239,40 @@ def signature_of(bundle: Bundle) -> object:
         return json.loads(bundle.members[SIGNATURE])
     except (ValueError, RecursionError):
         return None
+
+
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, then (after 22 bytes) the name's and extra field's lengths
+_END_RECORD = struct.Struct("<4s4xHHIIH")  # signature, entries on disk, entries, directory size and offset, comment
+
+
+def _check_layout(data: bytes, infos: list[zipfile.ZipInfo]) -> None:
+    """Every byte of the file is one of the zip's own records, in the order `build_bundle`
+    writes them: the members from byte 0, one after the other, the central directory, and
+    the end record last, without a comment. zipfile reads a zip with bytes before it (a
+    self-extractor), between its records or after them as if they were not there: a
+    bundle with junk around it kept its members and manifest, so it verified, while its
+    SHA-256 was no longer the one printed on the auto."""
+    if len(data) < _END_RECORD.size:
+        raise BundleError("não é um pacote de evidências legível: curto demais")
+    signature, entries_here, entries, directory_size, directory_at, comment = _END_RECORD.unpack(
+        data[-_END_RECORD.size:])
+    if signature != b"PK\x05\x06" or comment:
+        raise BundleError("há dados depois do fim do zip (ou um comentário): este não é o pacote que o Órgão gerou")
+    if entries != len(infos) or entries_here != entries or directory_at + directory_size != len(data) - _END_RECORD.size:
+        raise BundleError("há dados antes ou dentro do zip fora dos seus registros: este não é o pacote que o Órgão "
+                          "gerou")
+    position = 0
+    for info in sorted(infos, key=lambda i: i.header_offset):
+        header = data[position:position + _LOCAL_HEADER.size]
+        if info.header_offset != position or len(header) < _LOCAL_HEADER.size:
+            raise BundleError(f"há dados fora dos registros do zip antes de {info.filename[:120]!r}: este não é o "
+                              "pacote que o Órgão gerou")
+        magic, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+        if magic != b"PK\x03\x04" or info.flag_bits & 0x08:  # 0x08: sizes in a trailing descriptor
+            raise BundleError(f"{info.filename[:120]}: registro do zip em formato que o pacote não usa")
+        position += _LOCAL_HEADER.size + name_length + extra_length + info.compress_size
+    if position != directory_at:
+        raise BundleError("há dados entre os arquivos do zip e o seu diretório: este não é o pacote que o Órgão gerou")
 
 
 def _check_directory(infos: list[zipfile.ZipInfo]) -> None:

@@ -49,23 +49,38 @@ def verify(
         help="a public key the Órgão published (repeat for the keys it rotated out)")] = None,
     signature: Annotated[Optional[Path], typer.Option(
         help="a PDF's detached signature (default: the .assinatura.json beside it)")] = None,
+    sha256: Annotated[Optional[str], typer.Option(
+        "--sha256", help="the bundle's SHA-256 printed on the auto: the bundle must be that very file")] = None,
 ) -> None:
     """Check an evidence bundle: integrity, authenticity (signed by a published key) and
-    the rule re-run on the bundle alone. Exit 0 only if all three hold, 1 if not.
+    the rule re-run on the bundle alone. Exit 0 only if all three hold (and, with
+    --sha256, it is the bundle the auto names), 1 if not.
 
     Given an auto's PDF, check that it is the one the Órgão signed (exit 0) or not (1)."""
+    import hashlib
+
     from dockets.bundle import BundleAltered, BundleError, verify_bundle
-    from dockets.signing import key_id, load_public_key
+    from dockets.signing import key_id, key_label, load_public_key
     from fiscaliza.replay import rerun
     from kernel.errors import InputError
 
-    trusted = {key_id(k): k for k in (load_public_key(p) for p in public_key or [])}
+    printed = _printed_digest(sha256)
+    keys = [(path, load_public_key(path)) for path in public_key or []]
+    trusted = {key_id(k): k for _, k in keys}
     try:
         data = bundle.read_bytes()
     except OSError as exc:
         fail(f"cannot read {bundle}: {exc.strerror}")
+    for path, key in keys:  # which keys vouch is the reader's choice: named by fingerprint, not by owner
+        print(f"Chave informada {path.name}: {key_label(key)}")
     if data.startswith(b"%PDF-"):
         _verify_pdf(bundle, data, signature, trusted)
+    digest = hashlib.sha256(data).hexdigest()
+    if printed is not None and printed != digest:
+        print(f"Pacote {bundle.name} — SHA-256 {digest}")
+        print(f"  • Identidade: o SHA-256 impresso no auto é {printed}: este não é o pacote do auto")
+        print("RESULTADO: pacote DIFERENTE do que o auto identifica")
+        raise typer.Exit(1)
     try:
         verdict = verify_bundle(data, trusted, rerun=rerun)
     except BundleAltered as exc:  # checked, and found altered: the check's answer (exit 1)
@@ -77,6 +92,8 @@ def verify(
         fail(f"{bundle}: {exc}")
     print(f"Pacote {bundle.name} — SHA-256 {verdict.bundle_sha256}")
     print(f"Infração {verdict.code} {verdict.infraction_id}")
+    if printed is not None:
+        print("  • Identidade: o SHA-256 confere com o impresso no auto")
     for finding in verdict.findings:
         print(f"  • {finding}")
     if verdict.differences:
@@ -92,6 +109,18 @@ def verify(
     raise typer.Exit(0 if verdict.upheld else 1)
 
 
+def _printed_digest(text: str | None) -> str | None:
+    """The SHA-256 as the auto prints it (64 hex digits; spaces and case as typed), or exit 2."""
+    import re
+
+    if text is None:
+        return None
+    digest = re.sub(r"\s+", "", text).lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        fail(f"--sha256 must be the 64 hexadecimal digits printed on the auto, got {text[:80]!r}")
+    return digest
+
+
 def _verify_pdf(path: Path, data: bytes, signature: Path | None, trusted) -> None:
     import hashlib
     import json
@@ -103,12 +132,12 @@ def _verify_pdf(path: Path, data: bytes, signature: Path | None, trusted) -> Non
         detached = json.loads(signature.read_bytes())
     except OSError as exc:
         fail(f"cannot read the PDF's signature {signature}: {exc.strerror}")
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile file nests [ until the parser's stack ends
         fail(f"{signature} is not a signature (JSON)")
     authentic, why = check(detached, data, trusted)
     print(f"Auto {path.name} — SHA-256 {hashlib.sha256(data).hexdigest()}")
     print(f"  • Autenticidade: {why}")
-    print("RESULTADO: " + ("PDF autêntico, emitido pelo Órgão Gerencial" if authentic
+    print("RESULTADO: " + (f"PDF autêntico, assinado pela chave {detached['key_id']}" if authentic
                            else "a autenticidade do PDF NÃO foi comprovada"))
     raise typer.Exit(0 if authentic else 1)
 

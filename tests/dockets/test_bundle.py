@@ -176,6 +176,38 @@ def test_a_zip_bomb_is_refused_from_its_directory_without_decompressing_it():
         read_bundle(bomb)
 
 
+def _with_gap(data: bytes, before_member: int, gap: bytes) -> bytes:
+    """The zip with `gap` inserted before its `before_member`-th local record, every offset
+    after it moved in the central directory and the end record: a zip zipfile reads whole."""
+    import struct
+
+    directory_at = struct.unpack("<I", data[-6:-2])[0]
+    entries, position, offsets = bytearray(data[directory_at:-22]), 0, []
+    while position < len(entries):
+        offsets.append((position, struct.unpack("<I", entries[position + 42:position + 46])[0]))
+        name, extra, comment = struct.unpack("<HHH", entries[position + 28:position + 34])
+        position += 46 + name + extra + comment
+    cut = sorted(offset for _, offset in offsets)[before_member]
+    for position, offset in offsets:
+        if offset >= cut:
+            entries[position + 42:position + 46] = struct.pack("<I", offset + len(gap))
+    end = bytearray(data[-22:])
+    end[16:20] = struct.pack("<I", directory_at + len(gap))
+    return data[:cut] + gap + data[cut:directory_at] + bytes(entries) + bytes(end)
+
+
+def test_bytes_between_a_bundles_records_are_refused(demo_day, maker):
+    # zipfile reads past a gap its directory accounts for: the members, manifest and
+    # signature are intact, but the file is not the one whose SHA-256 the auto prints
+    data = maker.bundle(demo_day.record("D-11"))
+    gapped = _with_gap(data, 2, b"JUNK" * 100)
+    with zipfile.ZipFile(io.BytesIO(gapped)) as archive, zipfile.ZipFile(io.BytesIO(data)) as original:
+        assert {n: archive.read(n) for n in archive.namelist()} == {n: original.read(n) for n in original.namelist()}
+    with pytest.raises(BundleError, match="há dados fora dos registros do zip antes de"):
+        read_bundle(gapped)
+    read_bundle(_with_gap(data, 2, b""))  # no gap: the same bundle
+
+
 def test_a_member_larger_than_its_declared_size_is_refused():
     # an entry that declares 10 bytes but inflates to 1000: read no further than 10
     data = bytearray(_zip([("fleet.csv", b"v" * 1000)], zipfile.ZIP_STORED))
