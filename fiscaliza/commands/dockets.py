@@ -151,6 +151,8 @@ def audit_verify(
 ) -> None:
     """Check the audit log end to end: its keyed chain, each anchor, each auto and file
     against its last entry. Exit 0 if it holds, 1 naming the first broken entry."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from dockets.audit import AuditError, verify_record
 
     keys = [audit_key_from(path) for path in audit_key] if audit_key else [audit_key_from(None)]
@@ -163,6 +165,8 @@ def audit_verify(
     except AuditError as exc:
         print(f"REGISTRO ROMPIDO: {exc}")
         raise typer.Exit(1)
+    except SQLAlchemyError as exc:  # the store could not be read: not an answer of the check
+        fail(f"cannot read the docket store {db_url(db)}: {str(exc).splitlines()[0]}")
     print(f"registro de auditoria íntegro: {report.entries} registros, {report.dockets} autos conferidos, "
           f"{report.anchors} âncoras em {anchor_log.describe()}"
           + (f" (última: registro {report.last_anchored})" if report.last_anchored else ""))
@@ -308,13 +312,14 @@ def dockets_lavrar(
     from dockets.export import lavrar_drafts
     from dockets.service import Actor
     from dockets.store import User
+    from dockets.users import normalized_username
     from kernel.policy import load_policy
 
     loaded = load_policy(policy)
     signer = signing_key_from(signing_key)
     sessions = open_writer(db, audit_key, anchors)
     with sessions() as session:
-        user = session.scalar(select(User).where(User.username == fiscal, User.role == "fiscal", User.active))
+        user = session.scalar(select(User).where(User.username == normalized_username(fiscal), User.role == "fiscal", User.active))
     if user is None:
         fail(f"no active fiscal named {fiscal!r} (create one with fiscaliza users add)")
     date = dt.datetime.now(loaded.tz).date()
@@ -362,9 +367,28 @@ def users_add(
         if operator is not None:
             feed = load_feed(current_settings().static.inputs().feed)
             ensure_operators(session, {a.agency_id: a.name for a in feed.agencies.values()})
-        create_user(session, username=username, full_name=name, role=role, password=password,
-                    operator_id=operator, registration=registration)
-    print(f"usuário {username} ({role}) criado")
+        user = create_user(session, username=username, full_name=name, role=role, password=password,
+                           operator_id=operator, registration=registration)
+    print(f"usuário {user.username} ({role}) criado")
+
+
+@users_app.command("passwd")
+def users_passwd(
+    username: Annotated[str, typer.Option(help="login name")],
+    db: DbOption = None,
+    audit_key: AuditKeyOption = None,
+    anchors: AnchorsOption = None,
+) -> None:
+    """Set a user's password (audited); it is read from FISCALIZA_PASSWORD or asked for."""
+    import getpass
+
+    from dockets.users import change_password
+
+    sessions = open_writer(db, audit_key, anchors)
+    password = current_settings().dockets.password or getpass.getpass("Nova senha: ")
+    with sessions.begin() as session:
+        user = change_password(session, username, password)
+    print(f"senha do usuário {user.username} alterada")
 
 
 

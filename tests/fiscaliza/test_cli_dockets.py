@@ -264,3 +264,27 @@ def test_audit_verify_names_the_first_broken_entry_and_the_sink_does_not_start(t
     sink = fiscaliza("dockets", "sink", "--db", url, env={**keys, "FISCALIZA_KAFKA_BOOTSTRAP": "127.0.0.1:9",
                                                           "FISCALIZA_AUDIT_ANCHORS": str(db) + ".ancoras.jsonl"})
     assert sink.returncode == 1 and "REGISTRO DE AUDITORIA ROMPIDO" in sink.stderr and "Traceback" not in sink.stderr
+
+
+def test_audit_verify_on_a_dropped_or_emptied_audit_log_names_the_break(tmp_path, keys):
+    # before: a dropped audit_log ended in a traceback; an emptied one with its anchor file
+    # gone printed "íntegro: 0 registros"
+    import sqlite3
+
+    db = tmp_path / "store.sqlite3"
+    url = f"sqlite:///{db}"
+    assert fiscaliza("users", "add", "--db", url, "--username", "ana", "--name", "Ana", "--role", "gestor",
+                     env={"FISCALIZA_PASSWORD": "uma-senha-longa", **keys}).returncode == 0
+    (tmp_path / "store.sqlite3.ancoras.jsonl").unlink()
+    with sqlite3.connect(db) as connection:
+        connection.execute("DROP TRIGGER audit_log_no_delete")
+        connection.execute("DELETE FROM audit_log")
+    emptied = fiscaliza("audit", "verify", "--db", url, env=keys)
+    assert emptied.returncode == 1, emptied.stderr
+    assert emptied.stdout == ("REGISTRO ROMPIDO: o registro de auditoria está vazio, mas o banco tem 1 usuário: "
+                              "registros foram apagados\n")
+    with sqlite3.connect(db) as connection:
+        connection.execute("DROP TABLE audit_log")
+    dropped = fiscaliza("audit", "verify", "--db", url, env=keys)
+    assert dropped.returncode == 1 and "Traceback" not in dropped.stderr
+    assert dropped.stdout == "REGISTRO ROMPIDO: a tabela audit_log não existe no banco: o registro foi apagado\n"
