@@ -89,13 +89,19 @@ def audit_key_from(path: Path | None):
     return required_key(path, "dockets.audit_key", "audit key", "--audit-key", "keys audit-init", load_audit_key)
 
 
-def anchors_for(db: str | None, anchors: str | None):
-    from dockets.anchors import default_destination, open_anchor_log
+def anchors_for(db: str | None, anchors: str | None, *, long_running: bool = False):
+    """The store's anchor log; a long-running writer (serve, the sink) warns on stderr when
+    a server store is anchored in a file, which rolls back with it."""
+    from dockets.anchors import default_destination, open_anchor_log, rollback_warning
 
     settings = current_settings()
-    return open_anchor_log(default_destination(
+    anchor_log = open_anchor_log(default_destination(
         db_url(db), anchors=anchors or settings.dockets.audit_anchors,
         kafka_bootstrap=settings.stream.bootstrap if settings.kafka_given else None))
+    warning = rollback_warning(db_url(db), anchor_log) if long_running else None
+    if warning:
+        print(f"fiscaliza: {warning}", file=sys.stderr)
+    return anchor_log
 
 
 def open_store(db: str | None, *, key=None, anchor_log=None):
@@ -116,7 +122,7 @@ def open_writer(db: str | None, audit_key: Path | None, anchors: str | None, *, 
     from dockets.audit import AuditError, verify_record
 
     key = audit_key_from(audit_key)
-    anchor_log = anchors_for(db, anchors)
+    anchor_log = anchors_for(db, anchors, long_running=verify_first is not None)
     sessions = open_store(db, key=key, anchor_log=anchor_log)
     if verify_first:
         try:

@@ -58,7 +58,7 @@ def serve(
         fail(f"--trusted-proxy {exc}")
     try:
         run_server(db_url(db), host, port, engine_inputs(feed, fleet, policy, None), secure_cookies=secure_cookies,
-                   audit_key=audit_key_from(audit_key), anchors=anchors_for(db, anchors), signer=signing_key_from(signing_key),
+                   audit_key=audit_key_from(audit_key), anchors=anchors_for(db, anchors, long_running=True), signer=signing_key_from(signing_key),
                    gtfs_rt_max_age_s=gtfs_rt_max_age, trusted_proxies=proxies)
     except (SQLAlchemyError, OSError) as exc:
         fail(f"cannot open the docket store {db_url(db)}: {str(exc).splitlines()[0]}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -322,3 +323,55 @@ def test_an_emptied_or_dropped_audit_log_is_named_without_anchors_too(anchored, 
              "DROP TABLE audit_log")
     with pytest.raises(AuditError, match="a tabela audit_log não existe no banco: o registro foi apagado"):
         _verify(writer)
+
+
+# --- anchors that roll back with the store (#32 item 8) ---
+
+def _restore(writer, path, snapshot):
+    writer.kw["bind"].dispose()  # no connection holds the file while it is put back
+    path.write_bytes(snapshot)
+
+
+def test_a_store_restored_with_its_anchor_file_still_verifies_the_file_mode_cannot_tell(
+        anchored, actors, calendar):
+    # what README says the file mode cannot protect, and why serve and the sink warn
+    writer, anchors = anchored
+    store = Path(writer.kw["bind"].url.database)
+    snapshot, anchored_then = store.read_bytes(), anchors.path.read_bytes()
+    _lavrar(writer, actors, calendar)
+    _restore(writer, store, snapshot)
+    anchors.path.write_bytes(anchored_then)
+    assert _verify(writer, anchors.read()).entries > 0  # the lavratura is gone, undetected
+
+
+def test_a_store_restored_behind_kafka_anchors_names_the_entries_it_lost(sessions, actors, calendar, kafka_bootstrap):
+    create_topics(kafka_bootstrap, 4, 1, names=["audit-anchors"])
+    log = KafkaAnchorLog(kafka_bootstrap)
+    earlier = len(log.read())  # other tests' stores anchored on the same topic
+    writer = open_test_store(str(sessions.kw["bind"].url), anchors=log)
+    store = Path(writer.kw["bind"].url.database)
+    try:
+        snapshot = store.read_bytes()
+        _lavrar(writer, actors, calendar)
+        _restore(writer, store, snapshot)
+        with pytest.raises(AuditError, match=r"registro de auditoria \d+, ancorado em .* não está no banco"):
+            _verify(writer, log.read()[earlier:])
+    finally:
+        log.close()
+        writer.kw["bind"].dispose()
+
+
+@pytest.mark.parametrize("url,destination,warned", [
+    ("postgresql+psycopg://app@db/fiscaliza", "/var/lib/fiscaliza/ancoras.jsonl", True),
+    ("postgresql+psycopg://app@db/fiscaliza", "kafka://kafka:9092", False),
+    ("sqlite:////data/autos.sqlite3", "/data/autos.sqlite3.ancoras.jsonl", False),  # the local, documented use
+])
+def test_a_server_store_anchored_in_a_file_is_warned_about(url, destination, warned):
+    from dockets.anchors import open_anchor_log, rollback_warning
+
+    warning = rollback_warning(url, open_anchor_log(destination))
+    assert (warning is not None) == warned
+    if warned:
+        assert warning.startswith(f"atenção: as âncoras do registro de auditoria estão no arquivo {destination}, "
+                                  "não no tópico audit-anchors do Kafka: um banco restaurado junto com esse arquivo "
+                                  "não é detectado")
