@@ -303,3 +303,19 @@ def test_serve_and_the_sink_warn_when_a_server_store_is_anchored_in_a_file(tmp_p
     assert result.returncode == 2 and error.startswith("fiscaliza: error: cannot open the docket store")
     on_kafka = fiscaliza(*command, "--db", unreachable, "--anchors", "kafka://127.0.0.1:9", env=keys)
     assert on_kafka.returncode == 2 and "atenção" not in on_kafka.stderr
+
+
+def test_users_add_refuses_a_second_account_normalizing_the_same_and_passwd_changes_it(tmp_path, keys):
+    # before: `TRD` was created beside `trd`, and five failures on it locked the real one out
+    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    env = {"FISCALIZA_PASSWORD": "uma-senha-longa", **keys}
+    made = fiscaliza("users", "add", "--db", url, "--username", " Ana ", "--name", "Ana", "--role", "gestor", env=env)
+    assert made.returncode == 0 and made.stdout == "usuário ana (gestor) criado\n", made.stderr
+    assert_bad_input(fiscaliza("users", "add", "--db", url, "--username", "ANA", "--name", "Outra", "--role", "gestor",
+                               env=env), "o usuário ANA já existe (como ana)")
+    changed = fiscaliza("users", "passwd", "--db", url, "--username", "Ana",
+                        env={**env, "FISCALIZA_PASSWORD": "outra-senha-longa"})
+    assert changed.returncode == 0 and changed.stdout == "senha do usuário ana alterada\n", changed.stderr
+    assert_bad_input(fiscaliza("users", "passwd", "--db", url, "--username", "bia", env=env), "usuário desconhecido: bia")
+    record = fiscaliza("audit", "verify", "--db", url, env=keys)
+    assert record.returncode == 0 and "íntegro: 2 registros" in record.stdout, record.stdout
