@@ -126,9 +126,9 @@ def open_anchor_log(destination: str) -> AnchorLog:
 def rollback_warning(db_url: str, anchors: AnchorLog) -> str | None:
     """What a server store anchored in a file cannot protect, for the long-running writers
     to say on start: whoever restores the database can restore or edit the file beside it,
-    and a rolled-back record then verifies. None for Kafka's topic (or a SQLite store, whose
-    file mode is the documented local use)."""
-    if not isinstance(anchors, FileAnchorLog) or make_url(db_url).get_backend_name() == "sqlite":
+    and a rolled-back record then verifies. None for Kafka's topic, and for a SQLite store
+    (the documented local use of the file mode)."""
+    if not isinstance(anchors, FileAnchorLog) or make_url(db_url).get_backend_name() != "postgresql":
         return None
     return (f"atenção: as âncoras do registro de auditoria estão no arquivo {anchors.path}, não no tópico "
             f"{ANCHOR_TOPIC} do Kafka: um banco restaurado junto com esse arquivo não é detectado "

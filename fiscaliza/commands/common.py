@@ -82,6 +82,17 @@ def db_url(db: str | None) -> str:
     return db or current_settings().dockets.db
 
 
+def shown_url(db: str | None) -> str:
+    """The store's URL as messages show it: its password masked (messages end up in logs)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(db_url(db)).render_as_string(hide_password=True)
+    except ArgumentError:
+        return db_url(db)
+
+
 def audit_key_from(path: Path | None):
     """The key that chains the audit log."""
     from dockets.audit import load_audit_key
@@ -112,7 +123,7 @@ def open_store(db: str | None, *, key=None, anchor_log=None):
     try:
         return open_store(db_url(db), audit_key=key, anchors=anchor_log)
     except (SQLAlchemyError, OSError) as exc:
-        fail(f"cannot open the docket store {db_url(db)}: {str(exc).splitlines()[0]}")
+        fail(f"cannot open the docket store {shown_url(db)}: {str(exc).splitlines()[0]}")
 
 
 def open_writer(db: str | None, audit_key: Path | None, anchors: str | None, *, verify_first: str | None = None):

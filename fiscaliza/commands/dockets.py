@@ -27,6 +27,7 @@ from fiscaliza.commands.common import (
     fail,
     open_store,
     open_writer,
+    shown_url,
     signing_key_from,
     stream_settings,
 )
@@ -166,7 +167,7 @@ def audit_verify(
         print(f"REGISTRO ROMPIDO: {exc}")
         raise typer.Exit(1)
     except SQLAlchemyError as exc:  # the store could not be read: not an answer of the check
-        fail(f"cannot read the docket store {db_url(db)}: {str(exc).splitlines()[0]}")
+        fail(f"cannot read the docket store {shown_url(db)}: {str(exc).splitlines()[0]}")
     print(f"registro de auditoria íntegro: {report.entries} registros, {report.dockets} autos conferidos, "
           f"{report.anchors} âncoras em {anchor_log.describe()}"
           + (f" (última: registro {report.last_anchored})" if report.last_anchored else ""))

@@ -19,6 +19,7 @@ from fiscaliza.commands.common import (
     db_url,
     engine_inputs,
     fail,
+    shown_url,
     signing_key_from,
 )
 
@@ -61,7 +62,7 @@ def serve(
                    audit_key=audit_key_from(audit_key), anchors=anchors_for(db, anchors, long_running=True), signer=signing_key_from(signing_key),
                    gtfs_rt_max_age_s=gtfs_rt_max_age, trusted_proxies=proxies)
     except (SQLAlchemyError, OSError) as exc:
-        fail(f"cannot open the docket store {db_url(db)}: {str(exc).splitlines()[0]}")
+        fail(f"cannot open the docket store {shown_url(db)}: {str(exc).splitlines()[0]}")
 
 
 

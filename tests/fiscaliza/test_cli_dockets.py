@@ -294,13 +294,15 @@ def test_audit_verify_on_a_dropped_or_emptied_audit_log_names_the_break(tmp_path
 def test_serve_and_the_sink_warn_when_a_server_store_is_anchored_in_a_file(tmp_path, keys, command):
     # a PostgreSQL store restored with its anchor file is not detected (README); here the
     # server is not even reachable, and the warning comes first
-    unreachable = "postgresql+psycopg://fiscaliza_app@127.0.0.1:9/fiscaliza"
+    unreachable = "postgresql+psycopg://fiscaliza_app:segredo@127.0.0.1:9/fiscaliza"
     result = fiscaliza(*command, "--db", unreachable, "--anchors", tmp_path / "ancoras.jsonl", env=keys)
     warning, error = result.stderr.splitlines()
     assert warning == (f"fiscaliza: atenção: as âncoras do registro de auditoria estão no arquivo {tmp_path / 'ancoras.jsonl'}, "
                        "não no tópico audit-anchors do Kafka: um banco restaurado junto com esse arquivo não é "
                        "detectado (defina FISCALIZA_KAFKA_BOOTSTRAP ou FISCALIZA_AUDIT_ANCHORS=kafka://HOST:PORTA)")
-    assert result.returncode == 2 and error.startswith("fiscaliza: error: cannot open the docket store")
+    assert result.returncode == 2 and error.startswith("fiscaliza: error: cannot open the docket store "
+                                                       "postgresql+psycopg://fiscaliza_app:***@127.0.0.1:9/fiscaliza")
+    assert "segredo" not in result.stderr  # before: the password, in a message that ends up in logs
     on_kafka = fiscaliza(*command, "--db", unreachable, "--anchors", "kafka://127.0.0.1:9", env=keys)
     assert on_kafka.returncode == 2 and "atenção" not in on_kafka.stderr
 
