@@ -386,3 +386,24 @@ def test_a_line_longer_than_the_bound_is_left_out_of_a_bundle_as_the_replay_reje
     unbounded = FileTelemetry(TelemetryFiles(tachograph), max_message_bytes=1000).lines(
         "tachograph", frozenset({"JN-1011"}), window)
     assert unbounded == (ordinary, padded)
+
+
+@pytest.mark.parametrize("member", ["manifest.json", "infraction.json", "signature.json"])
+def test_a_bundle_document_nested_100000_deep_is_refused_or_unauthentic_never_a_traceback(tmp_path, member):
+    # stored, not deflated: 100,000 "[" deflate far beyond the 100:1 ratio and would be
+    # refused before they are parsed
+    from dockets.bundle import unpack_bundle
+
+    infraction = json.dumps({"infraction_id": "x", "code": "D-11"}).encode()
+    manifest = json.dumps({"format": "fiscaliza-evidence-bundle/1",
+                           "files": {"infraction.json": sha256(infraction)}}).encode()
+    documents = {"manifest.json": manifest, "infraction.json": infraction, member: b"[" * 100_000}
+    if member == "infraction.json":
+        documents["manifest.json"] = json.dumps({"format": "fiscaliza-evidence-bundle/1",
+                                                 "files": {"infraction.json": sha256(b"[" * 100_000)}}).encode()
+    data = _zip(sorted(documents.items()), compression=zipfile.ZIP_STORED)
+    if member == "signature.json":  # read as no signature: not authentic
+        assert unpack_bundle(data, tmp_path).signature is None
+    else:
+        with pytest.raises(BundleError, match=f"{member} não é JSON válido"):
+            unpack_bundle(data, tmp_path)
