@@ -52,10 +52,13 @@ def verify(
         help="a PDF's detached signature (default: the .assinatura.json beside it)")] = None,
     sha256: Annotated[Optional[str], typer.Option(
         "--sha256", help="the bundle's SHA-256 printed on the auto: the bundle must be that very file")] = None,
+    auto: Annotated[Optional[Path], typer.Option(
+        help="the auto's PDF (its signature beside it, or --signature): authentic, and the bundle the one it "
+             "prints the SHA-256 of")] = None,
 ) -> None:
     """Check an evidence bundle: integrity, authenticity (signed by a published key) and
     the rule re-run on the bundle alone. Exit 0 only if all three hold (and, with
-    --sha256, it is the bundle the auto names), 1 if not.
+    --sha256 or --auto, it is the bundle the auto names), 1 if not.
 
     Given an auto's PDF, check that it is the one the Órgão signed (exit 0) or not (1)."""
     import hashlib
@@ -75,7 +78,13 @@ def verify(
     for path, key in keys:  # which keys vouch is the reader's choice: named by fingerprint, not by owner
         print(f"Chave informada {path.name}: {key_label(key)}")
     if data.startswith(b"%PDF-"):
+        if auto is not None:
+            fail("--auto names the auto's PDF beside a bundle: give the bundle first")
         _verify_pdf(bundle, data, signature, trusted)
+    if auto is not None:
+        if printed is not None:
+            fail("give either --sha256 or --auto, not both")
+        printed, auto_signed = _digest_printed_on(auto, signature, trusted)
     digest = hashlib.sha256(data).hexdigest()
     if printed is not None and printed != digest:
         print(f"Pacote {bundle.name} — SHA-256 {digest}")
@@ -93,6 +102,8 @@ def verify(
         fail(f"{bundle}: {exc}")
     print(f"Pacote {bundle.name} — SHA-256 {verdict.bundle_sha256}")
     print(f"Infração {verdict.code} {verdict.infraction_id}")
+    if auto is not None:
+        print(f"  • Auto {auto.name}: {auto_signed}")
     if printed is not None:
         print("  • Identidade: o SHA-256 confere com o impresso no auto")
     for finding in verdict.findings:
@@ -108,6 +119,39 @@ def verify(
         print("RESULTADO: " + ("infração reproduzida, mas a autenticidade NÃO foi comprovada" if verdict.reproduced
                                else "infração NÃO reproduzida"))
     raise typer.Exit(0 if verdict.upheld else 1)
+
+
+def _digest_printed_on(auto: Path, signature: Path | None, trusted) -> tuple[str, str]:
+    """The bundle SHA-256 an auto's PDF prints, and whose signature it bears, once the PDF
+    is shown to be a signed one (a forged PDF may print any digest: exit 1)."""
+    import hashlib
+    import json
+
+    from dockets.printed import PrintedError, printed_bundle_digest
+    from dockets.signing import check, signature_path
+
+    try:
+        pdf = auto.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {auto}: {exc.strerror}")
+    signature = signature or signature_path(auto)
+    try:
+        detached = json.loads(signature.read_bytes())
+    except OSError as exc:
+        fail(f"cannot read the auto's signature {signature}: {exc.strerror}")
+    except (ValueError, RecursionError):
+        fail(f"{signature} is not a signature (JSON)")
+    authentic, why = check(detached, pdf, trusted)
+    if not authentic:
+        print(f"Auto {auto.name} — SHA-256 {hashlib.sha256(pdf).hexdigest()}")
+        print(f"  • Autenticidade do auto: {why}")
+        print("RESULTADO: a autenticidade do PDF do auto NÃO foi comprovada: o SHA-256 nele impresso não identifica "
+              "pacote algum")
+        raise typer.Exit(1)
+    try:
+        return printed_bundle_digest(pdf), why
+    except PrintedError as exc:
+        fail(f"{auto}: {exc}")
 
 
 def _printed_digest(text: str | None) -> str | None:
