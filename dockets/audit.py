@@ -224,7 +224,8 @@ def verify_record(session: Session, keys: Mapping[str, AuditKey], anchors: Seque
     entry, and each docket, account, occurrence and blob against its last entry.
     AuditError names the first thing that breaks."""
     tables = set(inspect(session.get_bind()).get_table_names())
-    missing = [t.__tablename__ for t in (AuditEntry, Docket, User, Occurrence) if t.__tablename__ not in tables]
+    read = (AuditEntry, Docket, User, Occurrence, EvidenceBundle, DocketPdf, Attachment)
+    missing = [t.__tablename__ for t in read if t.__tablename__ not in tables]
     if missing:  # dropped: the chain's own table, or what it certifies
         raise AuditError(f"a tabela {missing[0]} não existe no banco: o registro foi apagado")
     by_id: dict[int, list[Anchor]] = {}

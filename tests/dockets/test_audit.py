@@ -325,6 +325,14 @@ def test_an_emptied_or_dropped_audit_log_is_named_without_anchors_too(anchored, 
         _verify(writer)
 
 
+@pytest.mark.parametrize("table", ["evidence_bundles", "docket_pdfs", "attachments", "occurrences"])
+def test_a_dropped_table_the_record_certifies_is_named(anchored, actors, table):
+    writer, _ = anchored
+    _tamper(writer, f"DROP TABLE {table}")
+    with pytest.raises(AuditError, match=f"a tabela {table} não existe no banco"):
+        _verify(writer)
+
+
 # --- anchors that roll back with the store (#32 item 8) ---
 
 def _restore(writer, path, snapshot):
