@@ -265,8 +265,9 @@ def verify_record(session: Session, keys: Mapping[str, AuditKey], anchors: Seque
         raise AuditError(f"registro de auditoria {missing}, ancorado em {by_id[missing][0].at}, "
                          "não está no banco: registros foram apagados")
     if last is None:  # an empty chain certifies an empty store only
-        kept = [(session.scalar(select(func.count()).select_from(table)), one, many) for table, one, many in
-                ((User, "usuário", "usuários"), (Docket, "auto", "autos"), (Occurrence, "ocorrência", "ocorrências"))]
+        named = ((User, "usuário", "usuários"), (Docket, "auto", "autos"),
+                 (Occurrence, "ocorrência", "ocorrências"))
+        kept = [(session.scalar(select(func.count()).select_from(table)), one, many) for table, one, many in named]
         if any(n for n, _, _ in kept):
             raise AuditError("o registro de auditoria está vazio, mas o banco tem "
                              + ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in kept if n)
@@ -315,7 +316,8 @@ def _verify_occurrences(session: Session, recorded: Mapping[str, tuple[dict, int
         if occurrence.created_by != registered_by:
             differing.append("created_by")
         if differing:
-            raise AuditError(f"ocorrência {occurrence.id} difere do seu registro de auditoria em: {', '.join(differing)}")
+            raise AuditError(f"ocorrência {occurrence.id} difere do seu registro de auditoria em: "
+                             f"{', '.join(differing)}")
 
 
 def _differing(current: Mapping[str, Any], recorded: Mapping[str, Any], docket: Docket) -> list[str]:
