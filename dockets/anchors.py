@@ -123,6 +123,18 @@ def open_anchor_log(destination: str) -> AnchorLog:
     return FileAnchorLog(Path(destination))
 
 
+def rollback_warning(db_url: str, anchors: AnchorLog) -> str | None:
+    """What a server store anchored in a file cannot protect, for the long-running writers
+    to say on start: whoever restores the database can restore or edit the file beside it,
+    and a rolled-back record then verifies. None for Kafka's topic, and for a SQLite store
+    (the documented local use of the file mode)."""
+    if not isinstance(anchors, FileAnchorLog) or make_url(db_url).get_backend_name() != "postgresql":
+        return None
+    return (f"atenção: as âncoras do registro de auditoria estão no arquivo {anchors.path}, não no tópico "
+            f"{ANCHOR_TOPIC} do Kafka: um banco restaurado junto com esse arquivo não é detectado "
+            "(defina FISCALIZA_KAFKA_BOOTSTRAP ou FISCALIZA_AUDIT_ANCHORS=kafka://HOST:PORTA)")
+
+
 def default_destination(db_url: str, *, anchors: str | None, kafka_bootstrap: str | None) -> str:
     """Where a store's anchors go: the one named; else Kafka's audit-anchors when a broker
     is configured; else, for a SQLite store, a file beside it. A server database

@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, inspect, select
 from sqlalchemy.orm import Session
 
 from dockets.signing import write_secret
-from dockets.store import Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle
+from dockets.store import (Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle, Occurrence, User,
+                           occurrence_record)
 from kernel.errors import FiscalizaError
 from rules.model import join_legal_basis, split_legal_basis
 
@@ -172,6 +173,18 @@ def docket_state(session: Session, docket: Docket) -> dict[str, Any]:
     }
 
 
+def user_state(user: User) -> dict[str, Any]:
+    """What an entry about an account certifies: what it may do, for whom, and the digest
+    of its password hash (a hash swapped behind the app no longer matches)."""
+    return {"username": user.username, "full_name": user.full_name, "role": user.role,
+            "operator_id": user.operator_id, "registration": user.registration, "active": bool(user.active),
+            "password_sha256": hashlib.sha256(user.password_hash.encode("utf-8")).hexdigest()}
+
+
+# What an account's entries certified before they carried its whole state.
+_LEGACY_USER_FIELDS = ("username", "role", "operator_id")
+
+
 @dataclass(frozen=True)
 class Anchor:
     """A head written outside the database, with when it was written."""
@@ -193,8 +206,8 @@ class Anchor:
         try:
             record = json.loads(data)
             return cls(int(record["entry_id"]), str(record["mac"]), str(record["key_id"]), str(record["at"]))
-        except (ValueError, TypeError, KeyError) as exc:
-            raise AuditError(f"âncora ilegível: {exc}") from None
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            raise AuditError(f"âncora ilegível: {str(exc)[:120]}") from None
 
 
 @dataclass(frozen=True)
@@ -208,14 +221,21 @@ class AuditReport:
 
 def verify_record(session: Session, keys: Mapping[str, AuditKey], anchors: Sequence[Anchor]) -> AuditReport:
     """Check the chain entry by entry with `keys` (by key id), each anchor against its
-    entry, and each docket and blob against its last entry. AuditError names the first
-    thing that breaks."""
+    entry, and each docket, account, occurrence and blob against its last entry.
+    AuditError names the first thing that breaks."""
+    tables = set(inspect(session.get_bind()).get_table_names())
+    read = (AuditEntry, Docket, User, Occurrence, EvidenceBundle, DocketPdf, Attachment)
+    missing = [t.__tablename__ for t in read if t.__tablename__ not in tables]
+    if missing:  # dropped: the chain's own table, or what it certifies
+        raise AuditError(f"a tabela {missing[0]} não existe no banco: o registro foi apagado")
     by_id: dict[int, list[Anchor]] = {}
     for anchor in anchors:
         by_id.setdefault(anchor.entry_id, []).append(anchor)
     prev_mac, last = GENESIS, None
     count = 0
     states: dict[str, dict] = {}
+    users: dict[str, dict] = {}  # user id -> the state its last entry certified
+    occurrences: dict[str, tuple[dict, int | None]] = {}  # id -> (record registered, by whom)
     for entry in session.scalars(select(AuditEntry).order_by(AuditEntry.id).execution_options(yield_per=1000)):
         key = keys.get(entry.key_id)
         if key is None:
@@ -229,8 +249,14 @@ def verify_record(session: Session, keys: Mapping[str, AuditKey], anchors: Seque
         for anchor in by_id.get(entry.id, ()):
             if anchor.mac != entry.mac:
                 raise AuditError(f"registro de auditoria {entry.id} difere da âncora de {anchor.at}")
-        if entry.entity == "docket" and isinstance(entry.payload, dict) and "state" in entry.payload:
-            states[entry.entity_id] = entry.payload["state"]
+        if isinstance(entry.payload, dict):
+            if entry.entity == "docket" and "state" in entry.payload:
+                states[entry.entity_id] = entry.payload["state"]
+            elif entry.entity == "user":
+                users[entry.entity_id] = entry.payload.get("state") or {
+                    name: entry.payload.get(name) for name in _LEGACY_USER_FIELDS}
+            elif entry.entity == "occurrence":
+                occurrences[entry.entity_id] = (entry.payload, entry.actor_id)
         prev_mac, last = entry.mac, Head(entry.id, entry.mac, entry.key_id)
         count += 1
     anchored = max(by_id, default=None)
@@ -238,6 +264,14 @@ def verify_record(session: Session, keys: Mapping[str, AuditKey], anchors: Seque
         missing = min(i for i in by_id if last is None or i > last.entry_id)
         raise AuditError(f"registro de auditoria {missing}, ancorado em {by_id[missing][0].at}, "
                          "não está no banco: registros foram apagados")
+    if last is None:  # an empty chain certifies an empty store only
+        named = ((User, "usuário", "usuários"), (Docket, "auto", "autos"),
+                 (Occurrence, "ocorrência", "ocorrências"))
+        kept = [(session.scalar(select(func.count()).select_from(table)), one, many) for table, one, many in named]
+        if any(n for n, _, _ in kept):
+            raise AuditError("o registro de auditoria está vazio, mas o banco tem "
+                             + ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in kept if n)
+                             + ": registros foram apagados")
     dockets = 0
     for docket in session.scalars(select(Docket).order_by(Docket.id)):
         recorded = states.get(str(docket.id))
@@ -249,8 +283,41 @@ def verify_record(session: Session, keys: Mapping[str, AuditKey], anchors: Seque
             raise AuditError(f"auto {docket.label} (id {docket.id}) difere do seu último registro de auditoria "
                              f"em: {', '.join(differing)}")
         dockets += 1
+    _verify_users(session, users)
+    _verify_occurrences(session, occurrences)
     _verify_blobs(session)
     return AuditReport(count, dockets, len(anchors), last, anchored)
+
+
+def _verify_users(session: Session, recorded: Mapping[str, dict]) -> None:
+    """Each account as its last entry left it: one inserted behind the app has none; a
+    role, operator or password hash changed behind it differs."""
+    for user in session.scalars(select(User).order_by(User.id)):
+        certified = recorded.get(str(user.id))
+        if certified is None:
+            raise AuditError(f"usuário {user.username!r} (id {user.id}) sem registro de auditoria: "
+                             "foi criado fora do sistema")
+        differing = [name for name, value in user_state(user).items() if name in certified and certified[name] != value]
+        if differing:
+            raise AuditError(f"usuário {user.username!r} (id {user.id}) difere do seu último registro de auditoria "
+                             f"em: {', '.join(differing)}")
+
+
+def _verify_occurrences(session: Session, recorded: Mapping[str, tuple[dict, int | None]]) -> None:
+    """Each occurrence as it was registered: they justify infractions, so one inserted or
+    changed behind the app would excuse what the rules found."""
+    for occurrence in session.scalars(select(Occurrence).order_by(Occurrence.id)):
+        certified = recorded.get(occurrence.id)
+        if certified is None:
+            raise AuditError(f"ocorrência {occurrence.id} sem registro de auditoria: foi inserida fora do sistema")
+        record, registered_by = certified
+        current = occurrence_record(occurrence, dt.timezone.utc)
+        differing = sorted(k for k in set(current) | set(record) if current.get(k) != record.get(k))
+        if occurrence.created_by != registered_by:
+            differing.append("created_by")
+        if differing:
+            raise AuditError(f"ocorrência {occurrence.id} difere do seu registro de auditoria em: "
+                             f"{', '.join(differing)}")
 
 
 def _differing(current: Mapping[str, Any], recorded: Mapping[str, Any], docket: Docket) -> list[str]:

@@ -12,16 +12,18 @@ workers) and reports whether it reproduces the infraction: what an operator's la
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import hashlib
 import io
 import json
 import re
+import struct
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -198,17 +200,76 @@ def read_bundle(data: bytes) -> Bundle:
     Hostile input is refused before it costs anything: names outside the format (a zip
     slip: `../../.bashrc`, `/etc/x`, `C:\\x`), duplicate names, too many members, and
     sizes or compression ratios beyond the limits are checked on the zip's directory;
-    then each member is decompressed in chunks, never beyond the size it declared."""
+    then each member is decompressed in chunks, never beyond the size it declared. The
+    members are held in memory: for the Órgão's own bundles; one from elsewhere is
+    checked with `unpack_bundle`."""
+    with _open_checked(data) as (archive, infos):
+        members = {}
+        for info in infos:
+            content = bytearray()
+            _stream_member(archive, info, content.extend)
+            members[info.filename] = bytes(content)
+    manifest = _json_object(members, MANIFEST)
+    infraction = _json_object(members, INFRACTION)
+    _check_manifest(manifest, infraction, {name: sha256(content) for name, content in members.items()})
+    return Bundle(manifest=manifest, infraction=infraction, members=members)
+
+
+@dataclass(frozen=True)
+class UnpackedBundle:
+    """A bundle written out to `root`, its digests checked; only its small JSON documents
+    (manifest, infraction record, signature) are held in memory."""
+
+    root: Path
+    manifest: dict
+    infraction: dict
+    manifest_bytes: bytes
+    signature: object  # as decoded (None if absent or not JSON), for dockets.signing.check
+    names: frozenset[str]
+
+
+# The JSON documents of a bundle, read into memory: a manifest lists a few dozen files, an
+# infraction record's evidence is at most a few MB.
+MAX_DOCUMENT_BYTES = 64 * 1024**2
+
+
+def unpack_bundle(data: bytes, root: Path) -> UnpackedBundle:
+    """`read_bundle`'s checks, each member streamed to a file under `root` and hashed on
+    the way: what the bundle holds never sits in memory, whatever it inflates to (a member
+    of 600 MiB at 60:1, within the limits, took 1.37 GB RSS before its digest was read)."""
+    digests = {}
+    with _open_checked(data) as (archive, infos):
+        for info in infos:
+            if info.filename in (MANIFEST, INFRACTION, SIGNATURE) and info.file_size > MAX_DOCUMENT_BYTES:
+                raise BundleError(f"{info.filename}: {info.file_size} bytes (máximo {MAX_DOCUMENT_BYTES})")
+            target = root / info.filename
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("wb") as out:
+                digests[info.filename] = _stream_member(archive, info, out.write)
+    documents = {name: (root / name).read_bytes() for name in (MANIFEST, INFRACTION, SIGNATURE) if name in digests}
+    manifest = _json_object(documents, MANIFEST)
+    infraction = _json_object(documents, INFRACTION)
+    _check_manifest(manifest, infraction, digests)
+    return UnpackedBundle(root=root, manifest=manifest, infraction=infraction, manifest_bytes=documents[MANIFEST],
+                          signature=_decoded(documents.get(SIGNATURE)), names=frozenset(digests))
+
+
+@contextlib.contextmanager
+def _open_checked(data: bytes):
+    """The zip and its member entries, once its layout and directory pass."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise BundleError(f"não é um pacote de evidências legível: {exc}") from None
     with archive:
+        _check_layout(data, archive.infolist())
         infos = [i for i in archive.infolist() if not i.filename.endswith("/")]
         _check_directory(infos)
-        members = {info.filename: _read_member(archive, info) for info in infos}
-    manifest = _json_object(members, MANIFEST)
-    infraction = _json_object(members, INFRACTION)
+        yield archive, infos
+
+
+def _check_manifest(manifest: dict, infraction: dict, digests: Mapping[str, str]) -> None:
+    """The manifest's format, and each member (by its SHA-256) what it lists, no more."""
     if manifest.get("format") != FORMAT:
         raise BundleError(f"formato desconhecido: {str(manifest.get('format'))[:80]!r} (esperado {FORMAT})")
     listed = manifest.get("files")
@@ -217,26 +278,63 @@ def read_bundle(data: bytes) -> Bundle:
     for key in ("infraction_id", "code"):
         if not isinstance(infraction.get(key), str) or not infraction[key]:
             raise BundleError(f"o registro da infração não tem {key}")
-    extra = sorted(set(members) - set(listed) - {MANIFEST, SIGNATURE})
+    extra = sorted(set(digests) - set(listed) - {MANIFEST, SIGNATURE})
     if extra:
         raise BundleAltered(f"arquivos não listados no manifesto: {', '.join(extra)}")
     for name, digest in sorted(listed.items()):
-        if name not in members:
+        if name not in digests:
             raise BundleAltered(f"arquivo ausente do pacote: {name[:120]}")
-        if sha256(members[name]) != digest:
+        if digests[name] != digest:
             raise BundleAltered(f"o arquivo {name} foi alterado: SHA-256 não confere com o manifesto")
-    return Bundle(manifest=manifest, infraction=infraction, members=members)
 
 
 def signature_of(bundle: Bundle) -> object:
     """The bundle's signature record as decoded (None if absent or not JSON): checked by
     `dockets.signing.check`, never trusted as it stands."""
-    if SIGNATURE not in bundle.members:
+    return _decoded(bundle.members.get(SIGNATURE))
+
+
+def _decoded(document: bytes | None) -> object:
+    if document is None:
         return None
     try:
-        return json.loads(bundle.members[SIGNATURE])
+        return json.loads(document)
     except (ValueError, RecursionError):
         return None
+
+
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, then (after 22 bytes) the name's and extra field's lengths
+_END_RECORD = struct.Struct("<4s4xHHIIH")  # signature, entries on disk, entries, directory size and offset, comment
+
+
+def _check_layout(data: bytes, infos: list[zipfile.ZipInfo]) -> None:
+    """Every byte of the file is one of the zip's own records, in the order `build_bundle`
+    writes them: the members from byte 0, one after the other, the central directory, and
+    the end record last, without a comment. zipfile reads a zip with bytes before it (a
+    self-extractor), between its records or after them as if they were not there: a
+    bundle with junk around it kept its members and manifest, so it verified, while its
+    SHA-256 was no longer the one printed on the auto."""
+    if len(data) < _END_RECORD.size:
+        raise BundleError("não é um pacote de evidências legível: curto demais")
+    signature, entries_here, entries, directory_size, directory_at, comment = _END_RECORD.unpack(
+        data[-_END_RECORD.size:])
+    if signature != b"PK\x05\x06" or comment:
+        raise BundleError("há dados depois do fim do zip (ou um comentário): este não é o pacote que o Órgão gerou")
+    if entries != len(infos) or entries_here != entries or directory_at + directory_size != len(data) - _END_RECORD.size:
+        raise BundleError("há dados antes ou dentro do zip fora dos seus registros: este não é o pacote que o Órgão "
+                          "gerou")
+    position = 0
+    for info in sorted(infos, key=lambda i: i.header_offset):
+        header = data[position:position + _LOCAL_HEADER.size]
+        if info.header_offset != position or len(header) < _LOCAL_HEADER.size:
+            raise BundleError(f"há dados fora dos registros do zip antes de {info.filename[:120]!r}: este não é o "
+                              "pacote que o Órgão gerou")
+        magic, name_length, extra_length = _LOCAL_HEADER.unpack(header)
+        if magic != b"PK\x03\x04" or info.flag_bits & 0x08:  # 0x08: sizes in a trailing descriptor
+            raise BundleError(f"{info.filename[:120]}: registro do zip em formato que o pacote não usa")
+        position += _LOCAL_HEADER.size + name_length + extra_length + info.compress_size
+    if position != directory_at:
+        raise BundleError("há dados entre os arquivos do zip e o seu diretório: este não é o pacote que o Órgão gerou")
 
 
 def _check_directory(infos: list[zipfile.ZipInfo]) -> None:
@@ -259,21 +357,24 @@ def _check_directory(infos: list[zipfile.ZipInfo]) -> None:
         raise BundleError(f"{total} bytes descomprimidos no total (máximo {MAX_TOTAL_BYTES})")
 
 
-def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    """A member's bytes, read in chunks and never past the size its entry declares."""
-    out = bytearray()
+def _stream_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, write: Callable[[bytes], object]) -> str:
+    """Decompress a member in chunks into `write`, never past the size its entry declares;
+    its SHA-256."""
+    digest, size = hashlib.sha256(), 0
     try:
         with archive.open(info) as stream:
             while chunk := stream.read(_CHUNK):
-                out += chunk
-                if len(out) > info.file_size:
+                size += len(chunk)
+                if size > info.file_size:
                     raise BundleError(f"{info.filename}: maior do que o tamanho declarado")
+                digest.update(chunk)
+                write(chunk)
     except BundleError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, NotImplementedError,
             RuntimeError, zlib.error) as exc:
         raise BundleError(f"{info.filename}: não pôde ser lido ({str(exc)[:120]})") from None
-    return bytes(out)
+    return digest.hexdigest()
 
 
 def _json_object(members: dict[str, bytes], name: str) -> dict:
@@ -369,31 +470,26 @@ def verify_bundle(data: bytes, trusted: Mapping | None = None, *, rerun: Rerun) 
     (`rerun`, the whole replay, on the bundle's own inputs gives its infraction)."""
     from rules.model import infraction_record
 
-    bundle = read_bundle(data)
-    recorded = bundle.infraction
-    verdict = Verdict(sha256(data), recorded["infraction_id"], recorded["code"], reproduced=False)
-    verdict.findings.append(f"Integridade: {len(bundle.manifest['files'])} arquivos conferem com o manifesto "
-                            "(SHA-256). Isso não diz quem fez o pacote: qualquer um pode recalcular o manifesto.")
-    signature = signature_of(bundle)
-    verdict.authentic, why = check(signature, bundle.members[MANIFEST], dict(trusted or {}))
-    verdict.findings.append(f"Autenticidade: {why}." if verdict.authentic
-                            else f"Autenticidade NÃO comprovada: {why}.")
     with tempfile.TemporaryDirectory(prefix="fiscaliza-verify-") as tmp:
         root = Path(tmp)
-        for name, content in bundle.members.items():
-            target = root / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
+        bundle = unpack_bundle(data, root)  # streamed to disk: a bundle from anyone
+        recorded = bundle.infraction
+        verdict = Verdict(sha256(data), recorded["infraction_id"], recorded["code"], reproduced=False)
+        verdict.findings.append(f"Integridade: {len(bundle.manifest['files'])} arquivos conferem com o manifesto "
+                                "(SHA-256). Isso não diz quem fez o pacote: qualquer um pode recalcular o manifesto.")
+        verdict.authentic, why = check(bundle.signature, bundle.manifest_bytes, dict(trusted or {}))
+        verdict.findings.append(f"Autenticidade: {why}." if verdict.authentic
+                                else f"Autenticidade NÃO comprovada: {why}.")
         static = StaticInputs(
             feed=root / "feed",
             fleet=root / "fleet.csv",
             policy=root / "policy.toml",
-            geofences=(root / "geofences.geojson") if "geofences.geojson" in bundle.members else None,
+            geofences=(root / "geofences.geojson") if "geofences.geojson" in bundle.names else None,
         )
         telemetry = TelemetryFiles(
             tachograph=root / "tachograph.jsonl",
-            catraca=(root / "catraca.jsonl") if "catraca.jsonl" in bundle.members else None,
-            occurrences=(root / "occurrences.jsonl") if "occurrences.jsonl" in bundle.members else None,
+            catraca=(root / "catraca.jsonl") if "catraca.jsonl" in bundle.names else None,
+            occurrences=(root / "occurrences.jsonl") if "occurrences.jsonl" in bundle.names else None,
         )
         if not telemetry.tachograph.exists():
             telemetry.tachograph.write_bytes(b"")

@@ -81,8 +81,8 @@ def parse_infraction(value: bytes | None) -> tuple[dict | None, str | None]:
     """An infraction record, or the reason it is not one."""
     try:
         record = json.loads(value or b"")
-    except (ValueError, UnicodeDecodeError) as exc:
-        return None, f"invalid_json: {exc}"
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        return None, f"invalid_json: {str(exc)[:200]}"
     if not isinstance(record, dict):
         return None, "invalid_json: not an object"
     missing = [k for k in REQUIRED if k not in record]

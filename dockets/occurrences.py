@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from dockets import service
 from dockets.service import STAFF_ROLES, Actor, DocketError, Forbidden
-from dockets.store import Occurrence
+from dockets.store import Occurrence, occurrence_record  # noqa: F401 (its callers import it from here)
 from telemetry import Rejection, decode
 
 OCCURRENCE_KINDS = {
@@ -60,18 +60,6 @@ def register_occurrence(session: Session, actor: Actor, *, occurrence_id: str | 
     service.audit(session, actor, "occurrence", occurrence.id, "RegistrarOcorrencia",
                   occurrence_record(occurrence, dt.UTC))
     return occurrence
-
-
-def occurrence_record(occurrence: Occurrence, tz: dt.tzinfo) -> dict:
-    """The occurrence as the contract's JSON object (times ISO-8601 with offset)."""
-    record = {"id": occurrence.id, "kind": occurrence.kind,
-              "start": occurrence.start.astimezone(tz).isoformat(),
-              "end": occurrence.end.astimezone(tz).isoformat()}
-    for name in ("route_id", "vehicle_id", "geometry", "note"):
-        value = getattr(occurrence, name)
-        if value is not None:
-            record[name] = value
-    return record
 
 
 def list_occurrences(session: Session, actor: Actor, limit: int = 500) -> list[Occurrence]:

@@ -34,6 +34,19 @@ def key_id(public_key: Ed25519PublicKey) -> str:
     return hashlib.sha256(_raw(public_key)).hexdigest()[:16]
 
 
+def fingerprint(public_key: Ed25519PublicKey) -> str:
+    """The whole SHA-256 of the key's 32 raw bytes, in groups of four hex digits: what a
+    reader compares with the fingerprint the Órgão publishes (the key id is its start)."""
+    digest = hashlib.sha256(_raw(public_key)).hexdigest()
+    return " ".join(digest[i:i + 4] for i in range(0, len(digest), 4))
+
+
+def key_label(public_key: Ed25519PublicKey) -> str:
+    """A key as a reader is shown it: by its id and fingerprint, never by whose it is
+    (whoever runs `verify` chooses which keys to trust)."""
+    return f"chave {key_id(public_key)} (impressão digital SHA-256 {fingerprint(public_key)})"
+
+
 def _raw(public_key: Ed25519PublicKey) -> bytes:
     return public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
@@ -121,16 +134,18 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
 
 def check(signature: object, data: bytes, trusted: dict[str, Ed25519PublicKey]) -> tuple[bool, str]:
     """(authentic, why) for a detached signature of `data`: made by one of the `trusted`
-    public keys (by key id), over exactly these bytes. Never raises on hostile input."""
+    public keys (by key id), over exactly these bytes. Never raises on hostile input.
+    The key is named by its id and fingerprint: that it is the Órgão's is for the reader
+    to compare with the fingerprint the Órgão published."""
     if not isinstance(signature, dict) or signature.get("algorithm") != ALGORITHM:
         return False, "assinatura ausente ou de algoritmo desconhecido"
     kid = signature.get("key_id")
     if not isinstance(kid, str) or kid not in trusted:
         known = ", ".join(sorted(trusted)) or "nenhuma chave pública informada"
-        return False, f"assinada pela chave {str(kid)[:32]!r}, que não é uma chave publicada do Órgão ({known})"
+        return False, f"assinada pela chave {str(kid)[:32]!r}, que não é nenhuma das chaves informadas ({known})"
     try:
         raw = base64.b64decode(str(signature.get("signature")), validate=True)
         trusted[kid].verify(raw, data)
     except (InvalidSignature, ValueError, TypeError):
         return False, f"a assinatura não confere com a chave {kid}: o conteúdo assinado foi alterado"
-    return True, f"assinatura Ed25519 válida da chave {kid} do Órgão Gerencial"
+    return True, f"assinatura Ed25519 válida da {key_label(trusted[kid])}"

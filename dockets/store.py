@@ -209,6 +209,18 @@ class Occurrence(Base):
     published_at: Mapped[dt.datetime | None]
 
 
+def occurrence_record(occurrence: Occurrence, tz: dt.tzinfo) -> dict:
+    """The occurrence as the contract's JSON object (times ISO-8601 with offset)."""
+    record = {"id": occurrence.id, "kind": occurrence.kind,
+              "start": occurrence.start.astimezone(tz).isoformat(),
+              "end": occurrence.end.astimezone(tz).isoformat()}
+    for name in ("route_id", "vehicle_id", "geometry", "note"):
+        value = getattr(occurrence, name)
+        if value is not None:
+            record[name] = value
+    return record
+
+
 class AuditEntry(Base):
     """Append-only: every state change, chained by HMAC (dockets.audit). The migrations
     install triggers that refuse UPDATE, DELETE and REPLACE on this table."""

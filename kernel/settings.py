@@ -69,6 +69,8 @@ class DocketSettings:
     audit_key: Path | None = None
     audit_anchors: str | None = None
     password: str | None = None
+    # the reverse proxy whose X-Forwarded-For / -Proto the web app believes (none: no one's)
+    trusted_proxies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,18 @@ def _vehicle_inputs(text: str) -> frozenset[str]:
     return names
 
 
+def parse_addresses(text: str) -> tuple[str, ...]:
+    import ipaddress
+
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    for name in names:
+        try:
+            ipaddress.ip_network(name, strict=False)
+        except ValueError:
+            raise ValueError(f"must be IP addresses or networks separated by commas, got {name!r}") from None
+    return names
+
+
 def _guarantee(text: str) -> str:
     if text not in ("at_least_once", "exactly_once"):
         raise ValueError(f"must be at_least_once or exactly_once, got {text!r}")
@@ -181,6 +195,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("FISCALIZA_AUDIT_KEY", "dockets.audit_key", Path, "the audit log's HMAC key"),
     Variable("FISCALIZA_AUDIT_ANCHORS", "dockets.audit_anchors", str, "where the audit chain's heads are anchored"),
     Variable("FISCALIZA_PASSWORD", "dockets.password", str, "a new user's password (users add)"),
+    Variable("FISCALIZA_TRUSTED_PROXY", "dockets.trusted_proxies", parse_addresses,
+             "the reverse proxy whose X-Forwarded-For the web app believes"),
 )
 
 

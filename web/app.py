@@ -14,6 +14,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from web.config import WebConfig
 from web.errors import install_error_handlers
@@ -32,6 +33,8 @@ def create_app(config: WebConfig) -> FastAPI:
     # Innermost first: the body limit sits inside the security headers.
     app.add_middleware(BodyLimit, max_bytes=config.max_upload_bytes * MAX_FILES + 1024 * 1024)
     app.add_middleware(SecurityHeaders, hsts=config.secure_cookies)
+    if config.trusted_proxies:  # outermost: the throttle and the cookies see the client's own address
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(config.trusted_proxies))
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     install_error_handlers(app)
     for router in (session.router, autos.router, staff.router):

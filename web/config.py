@@ -41,6 +41,9 @@ class WebConfig:
     login_max_failures_per_ip: int = 20
     login_window_minutes: float = 15
     login_lockout_minutes: float = 15
+    # The reverse proxy (addresses or networks) whose X-Forwarded-For/-Proto name the client;
+    # empty: the connection's own address, whatever a header says
+    trusted_proxies: tuple[str, ...] = ()
     # The Órgão's key signs each PDF issued at lavratura; the audit keys (by key id, the
     # current one first) and the anchor log let the gestor verify the record.
     signer: SigningKey | None = None

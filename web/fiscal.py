@@ -44,7 +44,7 @@ def occurrence_from_form(session: Session, actor: Actor, form: Mapping[str, str]
     if raw_geometry:
         try:
             geometry = json.loads(raw_geometry)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: [ nested beyond the parser's stack
             raise FormError("A geometria deve ser um objeto GeoJSON válido.") from None
         if not isinstance(geometry, dict) or not isinstance(geometry.get("type"), str):
             raise FormError("A geometria deve ser um objeto GeoJSON válido (com “type”).")

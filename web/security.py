@@ -42,6 +42,34 @@ def same_token(given: str | None, expected: str | None) -> bool:
     return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
 
 
+class LoginTokens:
+    """The login form's CSRF tokens, issued by the server: a nonce, the time it was issued
+    and a MAC over both under the app's secret. A value the client made up (a fixed one
+    planted as the cookie and echoed in a forged form) is not one of these and is refused;
+    a token is good for `max_age_s`, as its cookie."""
+
+    def __init__(self, secret: bytes, max_age_s: int = 3600) -> None:
+        self._secret = secret
+        self.max_age_s = max_age_s
+
+    def _mac(self, nonce: str, issued: int) -> str:
+        body = f"fiscaliza login csrf\0{nonce}\0{issued}".encode("utf-8")
+        return hmac.new(self._secret, body, hashlib.sha256).hexdigest()
+
+    def issue(self, now: float) -> str:
+        nonce, issued = secrets.token_urlsafe(24), int(now)
+        return f"{nonce}.{issued}.{self._mac(nonce, issued)}"
+
+    def issued(self, token: str | None, now: float) -> bool:
+        """Whether `token` is one this server issued, less than `max_age_s` ago."""
+        if not token or len(token) > 200 or token.count(".") != 2:
+            return False
+        nonce, issued, mac = token.split(".")
+        if not issued.isdigit() or not 0 <= now - int(issued) < self.max_age_s:
+            return False
+        return hmac.compare_digest(mac.encode("utf-8"), self._mac(nonce, int(issued)).encode("utf-8"))
+
+
 # --- uploads ---------------------------------------------------------------------------
 
 class UploadRefused(Exception):

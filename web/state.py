@@ -4,7 +4,10 @@ the login throttle and the feed's itineraries."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 import logging
+import secrets
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -19,6 +22,7 @@ from dockets.store import Docket, EvidenceBundle
 from web.config import WebConfig
 from web.format import ROLE_LABELS, as_aware
 from web.itineraries import itineraries
+from web.security import LoginTokens
 from web.throttle import LoginThrottle
 
 log = logging.getLogger("web.app")
@@ -26,7 +30,8 @@ HERE = Path(__file__).resolve().parent
 
 
 class AppState:
-    """Per-app state: the configuration, the templates, the chart cache and the login throttle."""
+    """Per-app state: the configuration, the templates, the chart cache, the login throttle and
+    the login form's tokens."""
 
     def __init__(self, config: WebConfig) -> None:
         self.config = config
@@ -44,6 +49,12 @@ class AppState:
                                       max_failures_per_ip=config.login_max_failures_per_ip,
                                       window=dt.timedelta(minutes=config.login_window_minutes),
                                       lockout=dt.timedelta(minutes=config.login_lockout_minutes))
+        # one secret for every web process over the same audit key (a token issued by one is
+        # good at the next), derived apart from the key's own use; else this process's own
+        current = next(iter(config.audit_keys.values()), None)
+        secret = (hmac.new(current.secret, b"fiscaliza login csrf key", hashlib.sha256).digest() if current
+                  else secrets.token_bytes(32))
+        self.login_tokens = LoginTokens(secret)
         self._lock = threading.Lock()
         self._itineraries: list[dict] | None = None
 

@@ -31,9 +31,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 import threading
-import unicodedata
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+
+from dockets.users import normalized_username
 
 # What a client waits when only attempts still being checked fill its quota.
 IN_FLIGHT_WAIT = 1
@@ -150,8 +151,9 @@ class LoginThrottle:
 
     @staticmethod
     def username_key(username: str) -> str:
-        """The username as counted: "Fiscal" and "fiscal " count as one."""
-        return unicodedata.normalize("NFKC", username).strip().casefold()
+        """The username as counted: as the store normalizes it, so "Fiscal" and "fiscal "
+        count as one, and as the one account they log in to."""
+        return normalized_username(username)
 
     def allowed(self, username: str, ip: str, now: dt.datetime) -> int | None:
         with self._lock:

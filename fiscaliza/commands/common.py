@@ -82,6 +82,17 @@ def db_url(db: str | None) -> str:
     return db or current_settings().dockets.db
 
 
+def shown_url(db: str | None) -> str:
+    """The store's URL as messages show it: its password masked (messages end up in logs)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(db_url(db)).render_as_string(hide_password=True)
+    except ArgumentError:
+        return db_url(db)
+
+
 def audit_key_from(path: Path | None):
     """The key that chains the audit log."""
     from dockets.audit import load_audit_key
@@ -89,13 +100,19 @@ def audit_key_from(path: Path | None):
     return required_key(path, "dockets.audit_key", "audit key", "--audit-key", "keys audit-init", load_audit_key)
 
 
-def anchors_for(db: str | None, anchors: str | None):
-    from dockets.anchors import default_destination, open_anchor_log
+def anchors_for(db: str | None, anchors: str | None, *, long_running: bool = False):
+    """The store's anchor log; a long-running writer (serve, the sink) warns on stderr when
+    a server store is anchored in a file, which rolls back with it."""
+    from dockets.anchors import default_destination, open_anchor_log, rollback_warning
 
     settings = current_settings()
-    return open_anchor_log(default_destination(
+    anchor_log = open_anchor_log(default_destination(
         db_url(db), anchors=anchors or settings.dockets.audit_anchors,
         kafka_bootstrap=settings.stream.bootstrap if settings.kafka_given else None))
+    warning = rollback_warning(db_url(db), anchor_log) if long_running else None
+    if warning:
+        print(f"fiscaliza: {warning}", file=sys.stderr)
+    return anchor_log
 
 
 def open_store(db: str | None, *, key=None, anchor_log=None):
@@ -106,7 +123,7 @@ def open_store(db: str | None, *, key=None, anchor_log=None):
     try:
         return open_store(db_url(db), audit_key=key, anchors=anchor_log)
     except (SQLAlchemyError, OSError) as exc:
-        fail(f"cannot open the docket store {db_url(db)}: {str(exc).splitlines()[0]}")
+        fail(f"cannot open the docket store {shown_url(db)}: {str(exc).splitlines()[0]}")
 
 
 def open_writer(db: str | None, audit_key: Path | None, anchors: str | None, *, verify_first: str | None = None):
@@ -116,7 +133,7 @@ def open_writer(db: str | None, audit_key: Path | None, anchors: str | None, *, 
     from dockets.audit import AuditError, verify_record
 
     key = audit_key_from(audit_key)
-    anchor_log = anchors_for(db, anchors)
+    anchor_log = anchors_for(db, anchors, long_running=verify_first is not None)
     sessions = open_store(db, key=key, anchor_log=anchor_log)
     if verify_first:
         try:

@@ -27,6 +27,7 @@ from fiscaliza.commands.common import (
     fail,
     open_store,
     open_writer,
+    shown_url,
     signing_key_from,
     stream_settings,
 )
@@ -49,23 +50,47 @@ def verify(
         help="a public key the Órgão published (repeat for the keys it rotated out)")] = None,
     signature: Annotated[Optional[Path], typer.Option(
         help="a PDF's detached signature (default: the .assinatura.json beside it)")] = None,
+    sha256: Annotated[Optional[str], typer.Option(
+        "--sha256", help="the bundle's SHA-256 printed on the auto: the bundle must be that very file")] = None,
+    auto: Annotated[Optional[Path], typer.Option(
+        help="the auto's PDF (its signature beside it, or --signature): authentic, and the bundle the one it "
+             "prints the SHA-256 of")] = None,
 ) -> None:
     """Check an evidence bundle: integrity, authenticity (signed by a published key) and
-    the rule re-run on the bundle alone. Exit 0 only if all three hold, 1 if not.
+    the rule re-run on the bundle alone. Exit 0 only if all three hold (and, with
+    --sha256 or --auto, it is the bundle the auto names), 1 if not.
 
     Given an auto's PDF, check that it is the one the Órgão signed (exit 0) or not (1)."""
+    import hashlib
+
     from dockets.bundle import BundleAltered, BundleError, verify_bundle
-    from dockets.signing import key_id, load_public_key
+    from dockets.signing import key_id, key_label, load_public_key
     from fiscaliza.replay import rerun
     from kernel.errors import InputError
 
-    trusted = {key_id(k): k for k in (load_public_key(p) for p in public_key or [])}
+    printed = _printed_digest(sha256)
+    keys = [(path, load_public_key(path)) for path in public_key or []]
+    trusted = {key_id(k): k for _, k in keys}
     try:
         data = bundle.read_bytes()
     except OSError as exc:
         fail(f"cannot read {bundle}: {exc.strerror}")
+    for path, key in keys:  # which keys vouch is the reader's choice: named by fingerprint, not by owner
+        print(f"Chave informada {path.name}: {key_label(key)}")
     if data.startswith(b"%PDF-"):
+        if auto is not None:
+            fail("--auto names the auto's PDF beside a bundle: give the bundle first")
         _verify_pdf(bundle, data, signature, trusted)
+    if auto is not None:
+        if printed is not None:
+            fail("give either --sha256 or --auto, not both")
+        printed, auto_signed = _digest_printed_on(auto, signature, trusted)
+    digest = hashlib.sha256(data).hexdigest()
+    if printed is not None and printed != digest:
+        print(f"Pacote {bundle.name} — SHA-256 {digest}")
+        print(f"  • Identidade: o SHA-256 impresso no auto é {printed}: este não é o pacote do auto")
+        print("RESULTADO: pacote DIFERENTE do que o auto identifica")
+        raise typer.Exit(1)
     try:
         verdict = verify_bundle(data, trusted, rerun=rerun)
     except BundleAltered as exc:  # checked, and found altered: the check's answer (exit 1)
@@ -77,6 +102,10 @@ def verify(
         fail(f"{bundle}: {exc}")
     print(f"Pacote {bundle.name} — SHA-256 {verdict.bundle_sha256}")
     print(f"Infração {verdict.code} {verdict.infraction_id}")
+    if auto is not None:
+        print(f"  • Auto {auto.name}: {auto_signed}")
+    if printed is not None:
+        print("  • Identidade: o SHA-256 confere com o impresso no auto")
     for finding in verdict.findings:
         print(f"  • {finding}")
     if verdict.differences:
@@ -92,6 +121,51 @@ def verify(
     raise typer.Exit(0 if verdict.upheld else 1)
 
 
+def _digest_printed_on(auto: Path, signature: Path | None, trusted) -> tuple[str, str]:
+    """The bundle SHA-256 an auto's PDF prints, and whose signature it bears, once the PDF
+    is shown to be a signed one (a forged PDF may print any digest: exit 1)."""
+    import hashlib
+    import json
+
+    from dockets.printed import PrintedError, printed_bundle_digest
+    from dockets.signing import check, signature_path
+
+    try:
+        pdf = auto.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {auto}: {exc.strerror}")
+    signature = signature or signature_path(auto)
+    try:
+        detached = json.loads(signature.read_bytes())
+    except OSError as exc:
+        fail(f"cannot read the auto's signature {signature}: {exc.strerror}")
+    except (ValueError, RecursionError):
+        fail(f"{signature} is not a signature (JSON)")
+    authentic, why = check(detached, pdf, trusted)
+    if not authentic:
+        print(f"Auto {auto.name} — SHA-256 {hashlib.sha256(pdf).hexdigest()}")
+        print(f"  • Autenticidade do auto: {why}")
+        print("RESULTADO: a autenticidade do PDF do auto NÃO foi comprovada: o SHA-256 nele impresso não identifica "
+              "pacote algum")
+        raise typer.Exit(1)
+    try:
+        return printed_bundle_digest(pdf), why
+    except PrintedError as exc:
+        fail(f"{auto}: {exc}")
+
+
+def _printed_digest(text: str | None) -> str | None:
+    """The SHA-256 as the auto prints it (64 hex digits; spaces and case as typed), or exit 2."""
+    import re
+
+    if text is None:
+        return None
+    digest = re.sub(r"\s+", "", text).lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        fail(f"--sha256 must be the 64 hexadecimal digits printed on the auto, got {text[:80]!r}")
+    return digest
+
+
 def _verify_pdf(path: Path, data: bytes, signature: Path | None, trusted) -> None:
     import hashlib
     import json
@@ -103,12 +177,12 @@ def _verify_pdf(path: Path, data: bytes, signature: Path | None, trusted) -> Non
         detached = json.loads(signature.read_bytes())
     except OSError as exc:
         fail(f"cannot read the PDF's signature {signature}: {exc.strerror}")
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile file nests [ until the parser's stack ends
         fail(f"{signature} is not a signature (JSON)")
     authentic, why = check(detached, data, trusted)
     print(f"Auto {path.name} — SHA-256 {hashlib.sha256(data).hexdigest()}")
     print(f"  • Autenticidade: {why}")
-    print("RESULTADO: " + ("PDF autêntico, emitido pelo Órgão Gerencial" if authentic
+    print("RESULTADO: " + (f"PDF autêntico, assinado pela chave {detached['key_id']}" if authentic
                            else "a autenticidade do PDF NÃO foi comprovada"))
     raise typer.Exit(0 if authentic else 1)
 
@@ -122,6 +196,8 @@ def audit_verify(
 ) -> None:
     """Check the audit log end to end: its keyed chain, each anchor, each auto and file
     against its last entry. Exit 0 if it holds, 1 naming the first broken entry."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from dockets.audit import AuditError, verify_record
 
     keys = [audit_key_from(path) for path in audit_key] if audit_key else [audit_key_from(None)]
@@ -134,6 +210,8 @@ def audit_verify(
     except AuditError as exc:
         print(f"REGISTRO ROMPIDO: {exc}")
         raise typer.Exit(1)
+    except SQLAlchemyError as exc:  # the store could not be read: not an answer of the check
+        fail(f"cannot read the docket store {shown_url(db)}: {str(exc).splitlines()[0]}")
     print(f"registro de auditoria íntegro: {report.entries} registros, {report.dockets} autos conferidos, "
           f"{report.anchors} âncoras em {anchor_log.describe()}"
           + (f" (última: registro {report.last_anchored})" if report.last_anchored else ""))
@@ -279,13 +357,14 @@ def dockets_lavrar(
     from dockets.export import lavrar_drafts
     from dockets.service import Actor
     from dockets.store import User
+    from dockets.users import normalized_username
     from kernel.policy import load_policy
 
     loaded = load_policy(policy)
     signer = signing_key_from(signing_key)
     sessions = open_writer(db, audit_key, anchors)
     with sessions() as session:
-        user = session.scalar(select(User).where(User.username == fiscal, User.role == "fiscal", User.active))
+        user = session.scalar(select(User).where(User.username == normalized_username(fiscal), User.role == "fiscal", User.active))
     if user is None:
         fail(f"no active fiscal named {fiscal!r} (create one with fiscaliza users add)")
     date = dt.datetime.now(loaded.tz).date()
@@ -333,9 +412,28 @@ def users_add(
         if operator is not None:
             feed = load_feed(current_settings().static.inputs().feed)
             ensure_operators(session, {a.agency_id: a.name for a in feed.agencies.values()})
-        create_user(session, username=username, full_name=name, role=role, password=password,
-                    operator_id=operator, registration=registration)
-    print(f"usuário {username} ({role}) criado")
+        user = create_user(session, username=username, full_name=name, role=role, password=password,
+                           operator_id=operator, registration=registration)
+    print(f"usuário {user.username} ({role}) criado")
+
+
+@users_app.command("passwd")
+def users_passwd(
+    username: Annotated[str, typer.Option(help="login name")],
+    db: DbOption = None,
+    audit_key: AuditKeyOption = None,
+    anchors: AnchorsOption = None,
+) -> None:
+    """Set a user's password (audited); it is read from FISCALIZA_PASSWORD or asked for."""
+    import getpass
+
+    from dockets.users import change_password
+
+    sessions = open_writer(db, audit_key, anchors)
+    password = current_settings().dockets.password or getpass.getpass("Nova senha: ")
+    with sessions.begin() as session:
+        user = change_password(session, username, password)
+    print(f"senha do usuário {user.username} alterada")
 
 
 

@@ -13,6 +13,7 @@ from fiscaliza.commands.common import (
     current_settings,
     db_url,
     fail,
+    shown_url,
     stream_settings,
 )
 
@@ -45,7 +46,7 @@ def ops_sink(
         engine = make_engine(db_url(db))
         migrate(engine)
     except (SQLAlchemyError, OSError) as exc:
-        fail(f"cannot open the live tables in {db_url(db)}: {str(exc).splitlines()[0]}")
+        fail(f"cannot open the live tables in {shown_url(db)}: {str(exc).splitlines()[0]}")
     registry = CollectorRegistry()
     if metrics_port > 0:
         start_http_server(metrics_port, registry=registry)

@@ -15,9 +15,11 @@ from fiscaliza.commands.common import (
     FleetOption,
     anchors_for,
     audit_key_from,
+    current_settings,
     db_url,
     engine_inputs,
     fail,
+    shown_url,
     signing_key_from,
 )
 
@@ -40,18 +42,27 @@ def serve(
         min=1, help="seconds: the oldest bus position the public GTFS-Realtime feed publishes (the "
                     "operations room's 'not reporting'; GTFS-Realtime Best Practices: at most 90 once "
                     "the workers emit vehicle-status live)")] = 600.0,
+    trusted_proxy: Annotated[Optional[list[str]], typer.Option(
+        help="the reverse proxy's address or network, whose X-Forwarded-For names the client; repeat for "
+             "several (env FISCALIZA_TRUSTED_PROXY, comma-separated; none: no forwarded header is believed)")] = None,
 ) -> None:
     """Run the web app of the autos de infração (Órgão Gerencial and operators)."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from kernel.settings import parse_addresses
     from web.server import serve as run_server
 
     try:
+        proxies = parse_addresses(",".join(trusted_proxy)) if trusted_proxy else \
+            current_settings().dockets.trusted_proxies
+    except ValueError as exc:
+        fail(f"--trusted-proxy {exc}")
+    try:
         run_server(db_url(db), host, port, engine_inputs(feed, fleet, policy, None), secure_cookies=secure_cookies,
-                   audit_key=audit_key_from(audit_key), anchors=anchors_for(db, anchors), signer=signing_key_from(signing_key),
-                   gtfs_rt_max_age_s=gtfs_rt_max_age)
+                   audit_key=audit_key_from(audit_key), anchors=anchors_for(db, anchors, long_running=True), signer=signing_key_from(signing_key),
+                   gtfs_rt_max_age_s=gtfs_rt_max_age, trusted_proxies=proxies)
     except (SQLAlchemyError, OSError) as exc:
-        fail(f"cannot open the docket store {db_url(db)}: {str(exc).splitlines()[0]}")
+        fail(f"cannot open the docket store {shown_url(db)}: {str(exc).splitlines()[0]}")
 
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -233,3 +234,152 @@ def test_the_kafka_anchor_log_keeps_every_head_in_order(kafka_bootstrap):
     with KafkaAdminClient(bootstrap_servers=kafka_bootstrap) as admin:
         configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "audit-anchors")])
     assert configs["topic"]["audit-anchors"]["retention.ms"]["value"] == "-1"  # a legal record: never expires
+
+
+# --- accounts and occurrences (#32 item 8): acts that change a power or excuse an infraction ---
+
+def _register_closure(writer, actors):
+    from dockets.occurrences import register_occurrence
+
+    with writer.begin() as session:
+        register_occurrence(session, actors["fiscal"], occurrence_id="oc-obra", kind="road_closure",
+                            start=dt.datetime(2026, 12, 1, 8, tzinfo=dt.UTC),
+                            end=dt.datetime(2026, 12, 1, 9, tzinfo=dt.UTC), route_id="101", note="obra")
+
+
+@pytest.mark.parametrize("statement,named", [
+    # before: each of these passed as "íntegro"
+    ("UPDATE users SET role = 'gestor' WHERE username = 'fiscal'", "em: role"),
+    ("UPDATE users SET operator_id = 'VNV' WHERE username = 'trd'", "em: operator_id"),
+    ("UPDATE users SET password_hash = (SELECT password_hash FROM users WHERE username = 'fiscal') "
+     "WHERE username = 'gestor'", "em: password_sha256"),
+    ("UPDATE users SET active = 1, full_name = 'Outra Pessoa' WHERE username = 'fiscal'", "em: full_name"),
+])
+def test_an_account_changed_behind_the_application_is_named(anchored, actors, statement, named):
+    writer, _ = anchored
+    _verify(writer)
+    _tamper(writer, statement)
+    with pytest.raises(AuditError, match=f"usuário '.*' \\(id \\d+\\) difere do seu último registro de auditoria {named}"):
+        _verify(writer)
+
+
+def test_an_account_inserted_behind_the_application_is_named(anchored, actors):
+    writer, _ = anchored
+    _tamper(writer, "INSERT INTO users (username, full_name, password_hash, role, active, created_at) "
+                    "SELECT 'intruso', 'Intruso', password_hash, 'gestor', 1, created_at FROM users LIMIT 1")
+    with pytest.raises(AuditError, match="usuário 'intruso' .* sem registro de auditoria: foi criado fora do sistema"):
+        _verify(writer)
+
+
+def test_a_password_changed_through_the_application_verifies_and_its_hash_is_certified(anchored, actors):
+    from dockets.users import authenticate, change_password
+
+    writer, _ = anchored
+    with writer.begin() as session:
+        change_password(session, " Gestor ", "uma-senha-nova-e-longa")
+    _verify(writer)
+    with writer() as session:
+        assert authenticate(session, "gestor", "uma-senha-nova-e-longa") is not None
+        entry = session.scalar(select(AuditEntry).order_by(AuditEntry.id.desc()).limit(1))
+        hashed = session.scalar(sa.text("SELECT password_hash FROM users WHERE username = 'gestor'"))
+    assert entry.action == "AlterarSenha" and entry.entity == "user"
+    assert entry.payload["state"]["password_sha256"] == hashlib.sha256(hashed.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("statement,named", [
+    ("UPDATE occurrences SET \"end\" = '2026-12-01 23:00:00.000000' WHERE id = 'oc-obra'", "em: end"),
+    ("UPDATE occurrences SET route_id = NULL WHERE id = 'oc-obra'", "em: route_id"),
+    ("UPDATE occurrences SET created_by = (SELECT id FROM users WHERE username = 'gestor')", "em: created_by"),
+    ("INSERT INTO occurrences (id, kind, start, \"end\", created_by, created_at) SELECT 'oc-forjada', "
+     "'authorized_detour', start, \"end\", created_by, created_at FROM occurrences", "oc-forjada sem registro"),
+])
+def test_an_occurrence_inserted_or_changed_behind_the_application_is_named(anchored, actors, statement, named):
+    # occurrences justify infractions: one forged in the table would excuse what the rules found
+    writer, _ = anchored
+    _register_closure(writer, actors)
+    _verify(writer)
+    _tamper(writer, statement)
+    with pytest.raises(AuditError, match=f"ocorrência .*{named}"):
+        _verify(writer)
+
+
+def test_publishing_an_occurrence_leaves_it_as_registered(anchored, actors):
+    # the outbox's mark is not part of what the occurrence says
+    writer, _ = anchored
+    _register_closure(writer, actors)
+    _tamper(writer, "UPDATE occurrences SET published_at = created_at")
+    _verify(writer)
+
+
+def test_an_emptied_or_dropped_audit_log_is_named_without_anchors_too(anchored, actors):
+    # the anchor file rolled back or lost with the store: what the chain certifies still shows
+    writer, _ = anchored
+    _tamper(writer, "DELETE FROM audit_log")
+    # before: "íntegro: 0 registros" once the anchors were gone too
+    with pytest.raises(AuditError, match="o registro de auditoria está vazio, mas o banco tem 4 usuários, 5 autos: "
+                                         "registros foram apagados"):
+        _verify(writer)
+    _tamper(writer, "DELETE FROM dockets WHERE id NOT IN (SELECT docket_id FROM evidence_bundles)",
+             "DROP TABLE audit_log")
+    with pytest.raises(AuditError, match="a tabela audit_log não existe no banco: o registro foi apagado"):
+        _verify(writer)
+
+
+@pytest.mark.parametrize("table", ["evidence_bundles", "docket_pdfs", "attachments", "occurrences"])
+def test_a_dropped_table_the_record_certifies_is_named(anchored, actors, table):
+    writer, _ = anchored
+    _tamper(writer, f"DROP TABLE {table}")
+    with pytest.raises(AuditError, match=f"a tabela {table} não existe no banco"):
+        _verify(writer)
+
+
+# --- anchors that roll back with the store (#32 item 8) ---
+
+def _restore(writer, path, snapshot):
+    writer.kw["bind"].dispose()  # no connection holds the file while it is put back
+    path.write_bytes(snapshot)
+
+
+def test_a_store_restored_with_its_anchor_file_still_verifies_the_file_mode_cannot_tell(
+        anchored, actors, calendar):
+    # what README says the file mode cannot protect, and why serve and the sink warn
+    writer, anchors = anchored
+    store = Path(writer.kw["bind"].url.database)
+    snapshot, anchored_then = store.read_bytes(), anchors.path.read_bytes()
+    _lavrar(writer, actors, calendar)
+    _restore(writer, store, snapshot)
+    anchors.path.write_bytes(anchored_then)
+    assert _verify(writer, anchors.read()).entries > 0  # the lavratura is gone, undetected
+
+
+def test_a_store_restored_behind_kafka_anchors_names_the_entries_it_lost(sessions, actors, calendar, kafka_bootstrap):
+    create_topics(kafka_bootstrap, 4, 1, names=["audit-anchors"])
+    log = KafkaAnchorLog(kafka_bootstrap)
+    earlier = len(log.read())  # other tests' stores anchored on the same topic
+    writer = open_test_store(str(sessions.kw["bind"].url), anchors=log)
+    store = Path(writer.kw["bind"].url.database)
+    try:
+        snapshot = store.read_bytes()
+        _lavrar(writer, actors, calendar)
+        _restore(writer, store, snapshot)
+        with pytest.raises(AuditError, match=r"registro de auditoria \d+, ancorado em .* não está no banco"):
+            _verify(writer, log.read()[earlier:])
+    finally:
+        log.close()
+        writer.kw["bind"].dispose()
+
+
+@pytest.mark.parametrize("url,destination,warned", [
+    ("postgresql+psycopg://app@db/fiscaliza", "/var/lib/fiscaliza/ancoras.jsonl", True),
+    ("postgresql+psycopg://app@db/fiscaliza", "kafka://kafka:9092", False),
+    ("sqlite:////data/autos.sqlite3", "/data/autos.sqlite3.ancoras.jsonl", False),  # the local, documented use
+])
+def test_a_server_store_anchored_in_a_file_is_warned_about(url, destination, warned):
+    from dockets.anchors import open_anchor_log, rollback_warning
+
+    warning = rollback_warning(url, open_anchor_log(destination))
+    assert (warning is not None) == warned
+    if warned:
+        assert warning.startswith(f"atenção: as âncoras do registro de auditoria estão no arquivo {destination}, "
+                                  "não no tópico audit-anchors do Kafka: um banco restaurado junto com esse arquivo "
+                                  "não é detectado")

@@ -176,6 +176,100 @@ def test_a_zip_bomb_is_refused_from_its_directory_without_decompressing_it():
         read_bundle(bomb)
 
 
+def _bomb_within_the_limits(path, mib: int, *, digest_right: bool = True) -> bytes:
+    """A bundle whose telemetry inflates to `mib` MiB at about 60:1 (under the 100:1 limit,
+    far under the member limit), listed in its manifest with its true SHA-256 (or not)."""
+    import hashlib
+    import os
+
+    block = os.urandom(15_000) + bytes(1024**2 - 15_000)  # random bytes barely deflate, zeros do
+    digest = hashlib.sha256()
+    for _ in range(mib):
+        digest.update(block)
+    infraction = json.dumps({"infraction_id": "bomba", "code": "D-11"}).encode()
+    manifest = json.dumps({"format": "fiscaliza-evidence-bundle/1", "files": {
+        "infraction.json": sha256(infraction),
+        "tachograph.jsonl": digest.hexdigest() if digest_right else "0" * 64}}).encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("infraction.json", infraction)
+        archive.writestr("manifest.json", manifest)
+        info = zipfile.ZipInfo("tachograph.jsonl")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with archive.open(info, "w") as member:
+            for _ in range(mib):
+                member.write(block)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("digest_right", [True, False])
+def test_a_bomb_within_the_limits_is_checked_in_bounded_memory(tmp_path, digest_right):
+    # before: every member was decompressed into memory and copied, so a member of 600 MiB
+    # at 60:1 (a 10 MB file) took `fiscaliza verify` to 1.37 GB RSS; now 144 MB, as
+    # for an empty file (130 MB: the interpreter and its imports)
+    import tracemalloc
+
+    from dockets.bundle import BundleAltered, unpack_bundle
+
+    data = _bomb_within_the_limits(tmp_path / "bomba.zip", 256, digest_right=digest_right)
+    assert len(data) < 5 * 1024**2
+    (tmp_path / "out").mkdir()
+    tracemalloc.start()
+    try:
+        if digest_right:
+            unpacked = unpack_bundle(data, tmp_path / "out")
+        else:
+            with pytest.raises(BundleAltered, match="tachograph.jsonl foi alterado"):
+                unpack_bundle(data, tmp_path / "out")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024**2, peak  # a chunk or two of 1 MiB, never the 256 MiB
+    if digest_right:
+        assert (tmp_path / "out" / "tachograph.jsonl").stat().st_size == 256 * 1024**2
+        assert unpacked.infraction["infraction_id"] == "bomba" and unpacked.signature is None
+
+
+def test_a_bundles_json_documents_are_refused_beyond_their_limit(tmp_path):
+    from dockets.bundle import MAX_DOCUMENT_BYTES, unpack_bundle
+
+    oversized = _zip([("manifest.json", b" " * (MAX_DOCUMENT_BYTES + 1)), ("infraction.json", b"{}")],
+                     compression=zipfile.ZIP_STORED)
+    with pytest.raises(BundleError, match=f"manifest.json: {MAX_DOCUMENT_BYTES + 1} bytes"):
+        unpack_bundle(oversized, tmp_path)
+
+
+def _with_gap(data: bytes, before_member: int, gap: bytes) -> bytes:
+    """The zip with `gap` inserted before its `before_member`-th local record, every offset
+    after it moved in the central directory and the end record: a zip zipfile reads whole."""
+    import struct
+
+    directory_at = struct.unpack("<I", data[-6:-2])[0]
+    entries, position, offsets = bytearray(data[directory_at:-22]), 0, []
+    while position < len(entries):
+        offsets.append((position, struct.unpack("<I", entries[position + 42:position + 46])[0]))
+        name, extra, comment = struct.unpack("<HHH", entries[position + 28:position + 34])
+        position += 46 + name + extra + comment
+    cut = sorted(offset for _, offset in offsets)[before_member]
+    for position, offset in offsets:
+        if offset >= cut:
+            entries[position + 42:position + 46] = struct.pack("<I", offset + len(gap))
+    end = bytearray(data[-22:])
+    end[16:20] = struct.pack("<I", directory_at + len(gap))
+    return data[:cut] + gap + data[cut:directory_at] + bytes(entries) + bytes(end)
+
+
+def test_bytes_between_a_bundles_records_are_refused(demo_day, maker):
+    # zipfile reads past a gap its directory accounts for: the members, manifest and
+    # signature are intact, but the file is not the one whose SHA-256 the auto prints
+    data = maker.bundle(demo_day.record("D-11"))
+    gapped = _with_gap(data, 2, b"JUNK" * 100)
+    with zipfile.ZipFile(io.BytesIO(gapped)) as archive, zipfile.ZipFile(io.BytesIO(data)) as original:
+        assert {n: archive.read(n) for n in archive.namelist()} == {n: original.read(n) for n in original.namelist()}
+    with pytest.raises(BundleError, match="há dados fora dos registros do zip antes de"):
+        read_bundle(gapped)
+    read_bundle(_with_gap(data, 2, b""))  # no gap: the same bundle
+
+
 def test_a_member_larger_than_its_declared_size_is_refused():
     # an entry that declares 10 bytes but inflates to 1000: read no further than 10
     data = bytearray(_zip([("fleet.csv", b"v" * 1000)], zipfile.ZIP_STORED))
@@ -292,3 +386,24 @@ def test_a_line_longer_than_the_bound_is_left_out_of_a_bundle_as_the_replay_reje
     unbounded = FileTelemetry(TelemetryFiles(tachograph), max_message_bytes=1000).lines(
         "tachograph", frozenset({"JN-1011"}), window)
     assert unbounded == (ordinary, padded)
+
+
+@pytest.mark.parametrize("member", ["manifest.json", "infraction.json", "signature.json"])
+def test_a_bundle_document_nested_100000_deep_is_refused_or_unauthentic_never_a_traceback(tmp_path, member):
+    # stored, not deflated: 100,000 "[" deflate far beyond the 100:1 ratio and would be
+    # refused before they are parsed
+    from dockets.bundle import unpack_bundle
+
+    infraction = json.dumps({"infraction_id": "x", "code": "D-11"}).encode()
+    manifest = json.dumps({"format": "fiscaliza-evidence-bundle/1",
+                           "files": {"infraction.json": sha256(infraction)}}).encode()
+    documents = {"manifest.json": manifest, "infraction.json": infraction, member: b"[" * 100_000}
+    if member == "infraction.json":
+        documents["manifest.json"] = json.dumps({"format": "fiscaliza-evidence-bundle/1",
+                                                 "files": {"infraction.json": sha256(b"[" * 100_000)}}).encode()
+    data = _zip(sorted(documents.items()), compression=zipfile.ZIP_STORED)
+    if member == "signature.json":  # read as no signature: not authentic
+        assert unpack_bundle(data, tmp_path).signature is None
+    else:
+        with pytest.raises(BundleError, match=f"{member} não é JSON válido"):
+            unpack_bundle(data, tmp_path)

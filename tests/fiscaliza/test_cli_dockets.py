@@ -264,3 +264,60 @@ def test_audit_verify_names_the_first_broken_entry_and_the_sink_does_not_start(t
     sink = fiscaliza("dockets", "sink", "--db", url, env={**keys, "FISCALIZA_KAFKA_BOOTSTRAP": "127.0.0.1:9",
                                                           "FISCALIZA_AUDIT_ANCHORS": str(db) + ".ancoras.jsonl"})
     assert sink.returncode == 1 and "REGISTRO DE AUDITORIA ROMPIDO" in sink.stderr and "Traceback" not in sink.stderr
+
+
+def test_audit_verify_on_a_dropped_or_emptied_audit_log_names_the_break(tmp_path, keys):
+    # before: a dropped audit_log ended in a traceback; an emptied one with its anchor file
+    # gone printed "íntegro: 0 registros"
+    import sqlite3
+
+    db = tmp_path / "store.sqlite3"
+    url = f"sqlite:///{db}"
+    assert fiscaliza("users", "add", "--db", url, "--username", "ana", "--name", "Ana", "--role", "gestor",
+                     env={"FISCALIZA_PASSWORD": "uma-senha-longa", **keys}).returncode == 0
+    (tmp_path / "store.sqlite3.ancoras.jsonl").unlink()
+    with sqlite3.connect(db) as connection:
+        connection.execute("DROP TRIGGER audit_log_no_delete")
+        connection.execute("DELETE FROM audit_log")
+    emptied = fiscaliza("audit", "verify", "--db", url, env=keys)
+    assert emptied.returncode == 1, emptied.stderr
+    assert emptied.stdout == ("REGISTRO ROMPIDO: o registro de auditoria está vazio, mas o banco tem 1 usuário: "
+                              "registros foram apagados\n")
+    with sqlite3.connect(db) as connection:
+        connection.execute("DROP TABLE audit_log")
+    dropped = fiscaliza("audit", "verify", "--db", url, env=keys)
+    assert dropped.returncode == 1 and "Traceback" not in dropped.stderr
+    assert dropped.stdout == "REGISTRO ROMPIDO: a tabela audit_log não existe no banco: o registro foi apagado\n"
+
+
+@pytest.mark.parametrize("command", [["serve"], ["dockets", "sink"]])
+def test_serve_and_the_sink_warn_when_a_server_store_is_anchored_in_a_file(tmp_path, keys, command):
+    # a PostgreSQL store restored with its anchor file is not detected (README); here the
+    # server is not even reachable, and the warning comes first
+    unreachable = "postgresql+psycopg://fiscaliza_app:segredo@127.0.0.1:9/fiscaliza"
+    result = fiscaliza(*command, "--db", unreachable, "--anchors", tmp_path / "ancoras.jsonl", env=keys)
+    warning, error = result.stderr.splitlines()
+    assert warning == (f"fiscaliza: atenção: as âncoras do registro de auditoria estão no arquivo {tmp_path / 'ancoras.jsonl'}, "
+                       "não no tópico audit-anchors do Kafka: um banco restaurado junto com esse arquivo não é "
+                       "detectado (defina FISCALIZA_KAFKA_BOOTSTRAP ou FISCALIZA_AUDIT_ANCHORS=kafka://HOST:PORTA)")
+    assert result.returncode == 2 and error.startswith("fiscaliza: error: cannot open the docket store "
+                                                       "postgresql+psycopg://fiscaliza_app:***@127.0.0.1:9/fiscaliza")
+    assert "segredo" not in result.stderr  # before: the password, in a message that ends up in logs
+    on_kafka = fiscaliza(*command, "--db", unreachable, "--anchors", "kafka://127.0.0.1:9", env=keys)
+    assert on_kafka.returncode == 2 and "atenção" not in on_kafka.stderr
+
+
+def test_users_add_refuses_a_second_account_normalizing_the_same_and_passwd_changes_it(tmp_path, keys):
+    # before: `TRD` was created beside `trd`, and five failures on it locked the real one out
+    url = f"sqlite:///{tmp_path / 'store.sqlite3'}"
+    env = {"FISCALIZA_PASSWORD": "uma-senha-longa", **keys}
+    made = fiscaliza("users", "add", "--db", url, "--username", " Ana ", "--name", "Ana", "--role", "gestor", env=env)
+    assert made.returncode == 0 and made.stdout == "usuário ana (gestor) criado\n", made.stderr
+    assert_bad_input(fiscaliza("users", "add", "--db", url, "--username", "ANA", "--name", "Outra", "--role", "gestor",
+                               env=env), "o usuário ANA já existe (como ana)")
+    changed = fiscaliza("users", "passwd", "--db", url, "--username", "Ana",
+                        env={**env, "FISCALIZA_PASSWORD": "outra-senha-longa"})
+    assert changed.returncode == 0 and changed.stdout == "senha do usuário ana alterada\n", changed.stderr
+    assert_bad_input(fiscaliza("users", "passwd", "--db", url, "--username", "bia", env=env), "usuário desconhecido: bia")
+    record = fiscaliza("audit", "verify", "--db", url, env=keys)
+    assert record.returncode == 0 and "íntegro: 2 registros" in record.stdout, record.stdout

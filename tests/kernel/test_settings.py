@@ -78,3 +78,11 @@ def test_a_message_can_name_the_variable_of_a_field():
     settings = Settings.from_env({"FISCALIZA_SIGNING_KEY": "/k/orgao.pem"})
     assert variable_of("dockets.signing_key") == "FISCALIZA_SIGNING_KEY"
     assert settings.value("dockets.signing_key") == Path("/k/orgao.pem")
+
+
+def test_the_trusted_proxy_is_addresses_or_networks_and_none_by_default():
+    assert Settings.from_env({}).dockets.trusted_proxies == ()
+    given = Settings.from_env({"FISCALIZA_TRUSTED_PROXY": "10.0.0.2, 2001:db8::/64"})
+    assert given.dockets.trusted_proxies == ("10.0.0.2", "2001:db8::/64")
+    with pytest.raises(SettingsError, match="FISCALIZA_TRUSTED_PROXY: must be IP addresses or networks .*'proxy'"):
+        Settings.from_env({"FISCALIZA_TRUSTED_PROXY": "10.0.0.2,proxy"})

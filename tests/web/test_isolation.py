@@ -275,6 +275,44 @@ def test_login_needs_its_csrf_token(kit, browser):
                                                   "csrf_token": token}).status_code == 303
 
 
+def test_a_login_token_the_client_made_up_is_refused(kit, browser):
+    # before: the form echoed whatever the login cookie held, so a value planted as the cookie
+    # (and put in a forged form) logged the victim's browser in as the attacker (login CSRF)
+    anonymous = browser()
+    anonymous.client.cookies.set("__Host-fiscaliza_entrada", "fixo", domain="testserver.local")  # the jar's name for a dotless host
+    page = anonymous.get("/entrar")
+    token = kit.CSRF.search(page.text).group(1)
+    assert token != "fixo" and f"__Host-fiscaliza_entrada={token};" in page.headers["set-cookie"]
+    forged = browser()
+    forged.client.cookies.set("__Host-fiscaliza_entrada", "fixo", domain="testserver.local")  # the jar's name for a dotless host
+    assert forged.client.post("/entrar", data={"username": "fiscal", "password": kit.PASSWORD,
+                                               "csrf_token": "fixo"}).status_code == 403
+    # one of the server's, with its time or MAC altered, is not the server's either
+    nonce, issued, mac = token.split(".")
+    for altered in (f"{nonce}.{int(issued) + 7200}.{mac}", f"{nonce}x.{issued}.{mac}", f"{nonce}.{issued}.{mac[::-1]}"):
+        forged.client.cookies.set("__Host-fiscaliza_entrada", altered, domain="testserver.local")  # the jar's name for a dotless host
+        assert forged.client.post("/entrar", data={"username": "fiscal", "password": kit.PASSWORD,
+                                                   "csrf_token": altered}).status_code == 403
+    assert kit.web_sessions() == []
+    assert anonymous.client.post("/entrar", data={"username": "fiscal", "password": kit.PASSWORD,
+                                                  "csrf_token": token}).status_code == 303
+
+
+def test_a_login_token_is_good_for_an_hour_and_at_every_web_process(kit, browser, make_app):
+    from fastapi.testclient import TestClient
+
+    anonymous = browser()
+    token = kit.CSRF.search(anonymous.get("/entrar").text).group(1)
+    # another process over the same audit key takes it (several web processes behind a proxy)
+    with TestClient(make_app(), base_url="https://testserver", follow_redirects=False) as other:
+        other.cookies.set("__Host-fiscaliza_entrada", token, domain="testserver.local")  # the jar's name for a dotless host
+        assert other.post("/entrar", data={"username": "fiscal", "password": kit.PASSWORD,
+                                           "csrf_token": token}).status_code == 303
+    kit.clock.advance(hours=1)
+    assert anonymous.client.post("/entrar", data={"username": "fiscal", "password": kit.PASSWORD,
+                                                  "csrf_token": token}).status_code == 403
+
+
 def test_wrong_credentials(kit, browser):
     anonymous = browser()
     for username, password in (("fiscal", "senha-errada-123"), ("ninguem", kit.PASSWORD), ("fiscal", "")):

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from stores import verified_entries
 
 from dockets import ptbr, workflow
-from dockets.signing import check
+from dockets.signing import check, key_label
 from dockets.store import AuditEntry, Docket, Occurrence
 from web.format import brl, fine_brl
 
@@ -80,7 +80,7 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     signature = fiscal.get(f"/autos/{d11}/auto.pdf.assinatura.json")
     assert signature.status_code == 200
     assert check(signature.json(), pdf.content, {signing_key.key_id: signing_key.public}) == \
-        (True, f"assinatura Ed25519 válida da chave {signing_key.key_id} do Órgão Gerencial")
+        (True, f"assinatura Ed25519 válida da {key_label(signing_key.public)}")
     assert not check(signature.json(), pdf.content + b" ", {signing_key.key_id: signing_key.public})[0]
     expected = workflow.deadlines(kit.status(d11), kit.calendar)
     assert deadline_shown(page, "Prazo de notificação") == br(expected.notificacao)

@@ -266,3 +266,65 @@ def test_throttle_counts_attempts_in_flight():
     assert throttle.begin("gestor", "10.0.0.3", T0) is None
     throttle.end("gestor", "10.0.0.3")
     assert throttle.tracked() == (1, 1)
+
+
+# --- forwarded headers (#32 item 8): a client names its own address only through the proxy ---
+
+def _spray_with_forged_addresses(kit, client, attempts: int):
+    """One failure per username, each request claiming another client address."""
+    responses = []
+    for i in range(attempts):
+        client.cookies.clear()
+        page = client.get("/entrar")
+        token = kit.CSRF.search(page.text).group(1)
+        responses.append(client.post("/entrar", headers={"X-Forwarded-For": f"198.51.100.{i + 1}"},
+                                     data={"username": f"ninguem-{i}", "password": WRONG, "csrf_token": token}))
+    return responses
+
+
+def test_a_forwarded_address_is_not_believed_by_default_even_from_the_loopback(kit, make_app):
+    # before (uvicorn's default trust of 127.0.0.1): 25 failures over 25 usernames with
+    # rotating X-Forwarded-For drew no 429. Served by uvicorn as `serve` configures it.
+    import socket
+    import threading
+
+    import httpx
+    import uvicorn
+
+    from web.server import uvicorn_config
+
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn_config(make_app(secure_cookies=False), "127.0.0.1", 0))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            thread.join(0.05)
+        with httpx.Client(base_url=f"http://127.0.0.1:{listening.getsockname()[1]}") as client:
+            responses = _spray_with_forged_addresses(kit, client, 25)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        listening.close()
+    assert [r.status_code for r in responses] == [401] * 20 + [429] * 5
+
+
+def test_a_forwarded_address_from_a_client_that_is_not_the_proxy_is_ignored(kit, make_app, client_at):
+    app = make_app(trusted_proxies=("10.0.0.2",))
+    responses = _spray_with_forged_addresses(kit, client_at("203.0.113.5", application=app), 21)
+    assert responses[-1].status_code == 429
+
+
+def test_the_configured_proxy_names_each_client_and_its_limit_stays_theirs(kit, make_app, client_at):
+    app = make_app(trusted_proxies=("10.0.0.0/24",))
+    proxy = client_at("10.0.0.2", application=app)
+    responses = _spray_with_forged_addresses(kit, proxy, 25)  # 25 clients behind the proxy
+    assert {r.status_code for r in responses} == {401}
+    same_client = []
+    for i in range(21):
+        proxy.cookies.clear()
+        token = kit.CSRF.search(proxy.get("/entrar").text).group(1)
+        same_client.append(proxy.post("/entrar", headers={"X-Forwarded-For": "198.51.100.200"},
+                                      data={"username": f"outro-{i}", "password": WRONG, "csrf_token": token}))
+    assert [r.status_code for r in same_client] == [401] * 20 + [429]

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from web import auth
 from web.dependencies import PageUser, State, load_principal, read_form, read_post, set_cookie
 from web.errors import CsrfRefused
-from web.security import new_token, same_token
+from web.security import same_token
 from web.state import AppState
 
 router = APIRouter()
@@ -21,17 +21,21 @@ def login_form(web: AppState, request: Request, token: str, *, error: str | None
                status: int = 200) -> HTMLResponse:
     response = web.render(request, "entrar.html", {"login_csrf": token, "error": error, "username": username},
                           status)
-    set_cookie(web, response, web.login_cookie, token, 3600)
+    set_cookie(web, response, web.login_cookie, token, web.login_tokens.max_age_s)
     return response
+
+
+def fresh_token(web: AppState) -> str:
+    return web.login_tokens.issue(web.now().timestamp())
 
 
 @router.get("/entrar", response_class=HTMLResponse)
 def login_page(request: Request, web: State):
     if load_principal(request) is not None:
         return RedirectResponse("/autos", status_code=303)
-    token = request.cookies.get(web.login_cookie)
-    if not token or len(token) > 100:
-        token = new_token()
+    token = request.cookies.get(web.login_cookie)  # kept across tabs, if this server issued it
+    if not web.login_tokens.issued(token, web.now().timestamp()):
+        token = fresh_token(web)
     return login_form(web, request, token)
 
 
@@ -39,12 +43,13 @@ def login_page(request: Request, web: State):
 async def login(request: Request, web: State):
     fields, _ = await read_form(request)
     cookie_token = request.cookies.get(web.login_cookie)
-    if not same_token(fields.get("csrf_token"), cookie_token):
+    if not (web.login_tokens.issued(cookie_token, web.now().timestamp())
+            and same_token(fields.get("csrf_token"), cookie_token)):
         raise CsrfRefused()
     username = str(fields.get("username") or "").strip()[:80]
     password = str(fields.get("password") or "")[:1024]
     if not (username and password):
-        return login_form(web, request, new_token(), error="Usuário ou senha inválidos.", username=username,
+        return login_form(web, request, fresh_token(web), error="Usuário ou senha inválidos.", username=username,
                           status=401)
 
     def attempt():
@@ -58,7 +63,7 @@ async def login(request: Request, web: State):
     wait = web.throttle.begin(username, ip, web.now())
     if wait is not None:  # refused without checking the password
         minutes = max(1, math.ceil(wait / 60))
-        response = login_form(web, request, new_token(), username=username, status=429,
+        response = login_form(web, request, fresh_token(web), username=username, status=429,
                               error="Muitas tentativas de acesso. Tente novamente em "
                                     f"{minutes} {'minuto' if minutes == 1 else 'minutos'}.")
         response.headers["Retry-After"] = str(wait)
@@ -69,7 +74,7 @@ async def login(request: Request, web: State):
         web.throttle.end(username, ip)
     if result is None:
         web.throttle.failed(username, ip, web.now())
-        return login_form(web, request, new_token(), error="Usuário ou senha inválidos.", username=username,
+        return login_form(web, request, fresh_token(web), error="Usuário ou senha inválidos.", username=username,
                           status=401)
     web.throttle.succeeded(username, ip, web.now())
     token, _principal = result
