@@ -16,6 +16,7 @@ COPY simulator ./simulator
 COPY streams ./streams
 COPY dashboards ./dashboards
 COPY dockets ./dockets
+COPY ingest ./ingest
 COPY ops ./ops
 COPY web ./web
 # weasyprint (the autos' PDFs) sets text with Pango; DejaVu is the autos' typeface

@@ -142,7 +142,9 @@ def room(kafka_bootstrap, reset_topics, postgres_cluster, tmp_path):
 
     feed_path, fleet_path = joao_neiva()
     sim = simulate(load_feed(feed_path), load_fleet(fleet_path),
-                   SimulationSettings(DAY, DAY, seed=7, faults=DEMO_FAULTS, input_faults=DEMO_INPUT_FAULTS), tmp_path)
+                   SimulationSettings(DAY, DAY, seed=7, faults=DEMO_FAULTS,
+                                      # a unit that sends some messages in two versions: the panel that counts them
+                                      input_faults=(*DEMO_INPUT_FAULTS, "conflicting_duplicate_after")), tmp_path)
     reset_topics(kafka_bootstrap)
     mornings, rest = {}, {}
     for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca)):
