@@ -185,3 +185,14 @@ def test_the_months_art45_efficiency_so_far_per_operator(demo_day):
                                                    [], dt.date(2026, 12, 2), 0.98, month_closed=False)]))
     assert value(registry, "fiscaliza_month_efficiency_ratio", operator="TRD") == pytest.approx(0.965)
     assert value(registry, "fiscaliza_month_days_closed", operator="TRD") == 2
+
+
+def test_late_messages_kept_and_vehicle_days_judged_again_are_counted(fresh):
+    # engine.late: the ops room sees how much came late and how often a day was judged again
+    registry, metrics, _ = fresh
+    assert value(registry, "fiscaliza_late_messages_kept_total") == 0
+    assert value(registry, "fiscaliza_vehicle_days_rejudged_total") == 0
+    metrics.observe(Sends(late_kept=120))
+    metrics.observe(Sends(late_kept=30, rejudged=1))
+    assert value(registry, "fiscaliza_late_messages_kept_total") == 150
+    assert value(registry, "fiscaliza_vehicle_days_rejudged_total") == 1
