@@ -68,6 +68,10 @@ class AutoForm:
     cumulation: str = ""  # "Cometidas duas ou mais infrações, aplica-se a penalidade de cada uma (art. 10)."
     signature: str = ""  # what the operator's signature means
     deadlines_note: str = ""  # what the terms alone do not say (from when payment runs, suspension)
+    # Two infractions of one drive, both applied (João Neiva, art. 10): the law's words for
+    # it, and the duty each code that may come in such a pair protects ("o itinerário fixado").
+    concurrence: str = ""
+    duties: tuple[tuple[str, str], ...] = ()  # (code, duty)
 
 
 @dataclass(frozen=True, eq=False)  # one object per law (rules.laws): compared and hashed by identity

@@ -242,6 +242,10 @@ AUTO = AutoForm(
               "(art. 5º, § 2º).",
     deadlines_note="O pagamento conta do recebimento da notificação, salvo se apresentada defesa, ou da decisão "
                    "que não acolher o recurso (art. 8º); o questionamento judicial tem efeito suspensivo.",
+    concurrence="Aplicam-se as duas penalidades: cometidas duas ou mais infrações, independente de sua natureza, "
+                "“aplicar-se-ão concomitantemente as penalidades correspondentes a cada uma delas” (art. 10).",
+    duties=(("D-11", "o cumprimento do itinerário fixado para a linha"),
+            ("A-07", "o atendimento de cada ponto de parada do itinerário")),
 )
 
 LAW = Law(code="joao-neiva", title=TITLE, fine_unit="UFIR", articles=ARTICLES, terms=TERMS, auto=AUTO,
