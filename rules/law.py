@@ -47,6 +47,9 @@ class Terms:
     # the payment once the appeal is denied, where the law gives it its own term
     # (Conselheiro Lafaiete: 5 days, art. 42 § 4º); None: `pagamento`
     pagamento_apos_recurso: Term | None = None
+    # what stops the payment term while the defence can still be filed, in the law's words
+    # (João Neiva, art. 8º, I: "salvo se apresentar defesa"); None: the law says nothing
+    pagamento_unless: str | None = None
 
 
 @dataclass(frozen=True)
