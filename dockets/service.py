@@ -319,6 +319,11 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
     signs the PDF with `signer`, the Órgão's key.
     """
     docket = get_docket(session, actor, docket_id)
+    if isinstance(action, workflow.Lavrar):
+        # the autos of its drive may be lavrados in this act: lock them all, in id order, so
+        # that two fiscals lavrando a D-11 and its A-07 at once wait, not deadlock
+        drive = sorted([docket.id, *(d.id for d in _same_drive(session, docket, calendar))])
+        session.scalars(select(Docket.id).where(Docket.id.in_(drive)).order_by(Docket.id).with_for_update()).all()
     session.refresh(docket, with_for_update=True)  # one act at a time on an auto (and not during a sink update)
     allowed = workflow.ROLE_ACTIONS.get(actor.role, frozenset())
     if late_registration:
