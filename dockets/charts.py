@@ -75,9 +75,13 @@ _TITLE_PT = 10.5
 _LABEL_PT = 9
 _TICK_PT = 8.5
 _NOTE_PT = 8
+# The disc is printed smaller than drawn (11 of 17 cm on the auto): its legend and summary
+# need 10 pt to read as 6.5 pt on paper, and at 60 dpi on screen.
+_DISC_LEGEND_PT = 10
 
 _SPEED_COLOR = "#1f4e8c"
 _LIMIT_COLOR = "#b71c1c"
+_MARK_COLOR = "#6a1b9a"  # a moment the record is compared with (scheduled departure)
 _HIGHLIGHT_FILL = "#f7c6c0"
 _HIGHLIGHT_TEXT = "#8e1b12"
 _GAP_FILL = "#e6e6e6"
@@ -297,8 +301,12 @@ def speed_time_chart(
     tz: ZoneInfo,
     title: str,
     max_gap_s: float = GAP_S,
+    marks: Sequence[tuple[datetime, str]] = (),
 ) -> bytes:
     """The linear tachograph chart: speed (km/h) against local time over `window`.
+
+    `marks` are moments the reader compares the record with (D-13: the scheduled
+    departure), each a dotted vertical line named in the legend.
 
     `highlight` (the infraction's interval) is shaded and labelled "Período da infração";
     `speed_limit_kmh` is drawn as a dashed line. Pings more than `max_gap_s` apart are not
@@ -330,6 +338,8 @@ def speed_time_chart(
     if highlight is not None:
         handles.append(Patch(facecolor=_HIGHLIGHT_FILL, edgecolor=_LIMIT_COLOR, linewidth=0.8,
                              label="Período da infração"))
+    for _, name in marks:
+        handles.append(Line2D([], [], color=_MARK_COLOR, linestyle=(0, (1.5, 1.5)), linewidth=1.6, label=name))
     if len(visible_gaps):
         handles.append(Patch(facecolor=_GAP_FILL, edgecolor="#9a9a9a", hatch="////",
                              label=f"Sem registro (> {_amount(max_gap_s)} s)"))
@@ -378,6 +388,10 @@ def speed_time_chart(
 
     for a, b in zip(gx[visible_gaps], gx[visible_gaps + 1], strict=True):  # one span per gap, not per ping
         ax.axvspan(a, b, facecolor=_GAP_FILL, edgecolor="#9a9a9a", linewidth=0, hatch="////", zorder=0.4)
+
+    for moment, _ in marks:
+        ax.axvline(_mpl_dates(np.array([moment.timestamp()]))[0], color=_MARK_COLOR, linestyle=(0, (1.5, 1.5)),
+                   linewidth=1.6, zorder=3.5)
 
     if speed_limit_kmh is not None:
         ax.axhline(speed_limit_kmh, color=_LIMIT_COLOR, linestyle=(0, (6, 3)), linewidth=1.3, zorder=3)
@@ -568,15 +582,15 @@ def tachograph_disc(
     panel_x = (12 + side + 28) / width
     panel_w = width - 12 - side - 28 - 12
     legend = fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(panel_x, title_bottom - 24 / height),
-                        frameon=False, prop={"family": _FONT, "size": _NOTE_PT + 0.5}, handlelength=2.4,
-                        borderaxespad=0, borderpad=0, labelspacing=0.8, title="Legenda", alignment="left",
-                        title_fontproperties={"family": _FONT, "size": _LABEL_PT, "weight": "bold"})
+                        frameon=False, prop={"family": _FONT, "size": _DISC_LEGEND_PT}, handlelength=2.4,
+                        borderaxespad=0, borderpad=0, labelspacing=0.6, title="Legenda", alignment="left",
+                        title_fontproperties={"family": _FONT, "size": _DISC_LEGEND_PT, "weight": "bold"})
     y = legend.get_window_extent(renderer).y0 - 26
-    fig.text(panel_x, y / height, "Resumo do dia", ha="left", va="top", fontsize=_LABEL_PT, fontweight="bold",
+    fig.text(panel_x, y / height, "Resumo do dia", ha="left", va="top", fontsize=_DISC_LEGEND_PT, fontweight="bold",
              fontfamily=_FONT)
-    y -= _LABEL_PT / 72 * DPI + 10
-    fig.text(panel_x, y / height, "\n".join(summary), ha="left", va="top", fontsize=_NOTE_PT + 0.5,
-             fontfamily=_FONT, linespacing=1.5, color="#222222")
+    y -= _DISC_LEGEND_PT / 72 * DPI + 10
+    fig.text(panel_x, y / height, "\n".join(summary), ha="left", va="top", fontsize=_DISC_LEGEND_PT,
+             fontfamily=_FONT, linespacing=1.3, color="#222222")
     note = (f"Anel externo: velocidade de 0 a {_amount(max_speed_kmh)} km/h; anel interno: em movimento "
             f"(traço grosso) ou parado (traço fino). Registros separados por mais de {_amount(max_gap_s)} s "
             "não são ligados.")
@@ -706,6 +720,9 @@ def _map_extent(focus: np.ndarray, *, margin: float, minimum: float, aspect: flo
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     w, h = max(x1 - x0, minimum), max(y1 - y0, minimum)
     return _fit_aspect(cx - w / 2, cx + w / 2, cy - h / 2, cy + h / 2, aspect)
+
+
+FIRST_OF_DAY, LAST_OF_DAY = "Primeiro registro do dia", "Último registro do dia"
 
 
 def track_map(
@@ -880,11 +897,13 @@ def track_map(
 
     label_box = {"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.75}
     if n:
-        ends = [(0, "Início"), (n - 1, "Fim")]
+        # the ends of the vehicle's recorded day, not of the trip: the itinerary's stops
+        # name the trip's origin and destination (a late trip's origin is not its "Fim")
+        ends = [(0, FIRST_OF_DAY), (n - 1, LAST_OF_DAY)]
         if n == 1 or np.hypot(*(xy[-1] - xy[0])) < 1.0:
-            ends = [(0, "Início e fim" if n > 1 else "Registro único")]
+            ends = [(0, "Primeiro e último registro do dia" if n > 1 else "Registro único")]
         for i, name in ends:
-            is_end = name == "Fim"
+            is_end = name == LAST_OF_DAY
             ax.plot(xy[i, 0], xy[i, 1], linestyle="none", marker="s" if is_end else "o", markersize=7.5,
                     markerfacecolor="#222222" if is_end else "#2e7d32", markeredgecolor="white",
                     markeredgewidth=1.0, zorder=9)

@@ -17,8 +17,11 @@ def calendar_for(policy: Policy) -> BusinessCalendar:
                                              if policy.fines is not None else None)
 
 
+ORGAN = "Órgão Gerencial do Transporte Coletivo"
+
+
 def issuer_name(policy: Policy) -> str:
-    return f"Prefeitura Municipal de {policy.policy.municipality} — Órgão Gerencial do Transporte Coletivo"
+    return f"Prefeitura Municipal de {policy.policy.municipality} — {ORGAN}"
 
 
 def municipality_name(policy: Policy) -> str:

@@ -7,6 +7,7 @@ import base64
 import csv
 import datetime as dt
 import io
+import re
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
@@ -121,10 +122,17 @@ def _window(highlight: tuple[dt.datetime, dt.datetime]) -> tuple[dt.datetime, dt
     return start, end
 
 
+ORIGIN, DESTINATION = "origem da viagem", "destino da viagem"
+
+
 def _itinerary(evidence: Evidence, docket: Docket) -> charts.Itinerary:
-    """The trip's shape and stops, or the route's first shape in the docket's direction."""
+    """The trip's shape and stops (a route-day auto's: its first off-schedule trip's), or
+    the route's first shape in the docket's direction; the first and last stops say they
+    are the trip's origin and destination."""
     feed = evidence.feed
-    template = feed.trips.get(docket.trip_id or "")
+    trips = docket.infraction.get("evidence", {}).get("trips") or []
+    cited = trips[0].get("trip_id") if trips and isinstance(trips[0], dict) else None
+    template = feed.trips.get(docket.trip_id or cited or "")
     if template is None and docket.route_id:
         template = next((t for t in feed.trips.values() if t.route_id == docket.route_id
                          and (docket.direction_id is None or t.direction_id == docket.direction_id)), None)
@@ -134,8 +142,10 @@ def _itinerary(evidence: Evidence, docket: Docket) -> charts.Itinerary:
     to_lonlat = Transformer.from_crs(feed.epsg, 4326, always_xy=True)
     xy = np.asarray(feed.shapes[template.shape_id].line.coords)
     lon, lat = to_lonlat.transform(xy[:, 0], xy[:, 1])
-    stops = tuple((feed.stops[s.stop_id].name, feed.stops[s.stop_id].lon, feed.stops[s.stop_id].lat)
-                  for s in template.stops)
+    last = len(template.stops) - 1
+    stops = tuple((feed.stops[s.stop_id].name + (f" ({ORIGIN})" if i == 0 else f" ({DESTINATION})" if i == last
+                                                 else ""), feed.stops[s.stop_id].lon, feed.stops[s.stop_id].lat)
+                  for i, s in enumerate(template.stops))
     return charts.Itinerary(lonlat=tuple(zip(lon.tolist(), lat.tolist())), stops=stops, corridor_m=corridor)
 
 
@@ -154,6 +164,18 @@ def _vehicle_shown(docket: Docket) -> str | None:
         return docket.vehicle_id
     trips = docket.infraction.get("evidence", {}).get("trips") or []
     return trips[0].get("vehicle_id") if trips and isinstance(trips[0], dict) else None
+
+
+def _scheduled_marks(docket: Docket, vehicle: str | None) -> list[tuple[dt.datetime, str]]:
+    """The scheduled departures of the off-schedule trips the chart shows (D-13): what the
+    recorded departure is measured against."""
+    trips = docket.infraction.get("evidence", {}).get("trips") or []
+    marks = []
+    for trip in trips:
+        if isinstance(trip, dict) and trip.get("vehicle_id") == vehicle and trip.get("scheduled_departure"):
+            moment = dt.datetime.fromisoformat(trip["scheduled_departure"])
+            marks.append((moment, f"Partida programada ({moment:%H:%M})"))
+    return marks
 
 
 def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
@@ -194,7 +216,7 @@ def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
     if kind == "velocidade":
         limit = evidence.policy.c01.default_limit_kmh if docket.code == "C-01" else None
         return charts.speed_time_chart(track, window=_window(highlight), highlight=highlight,
-                                       speed_limit_kmh=limit, tz=tz,
+                                       speed_limit_kmh=limit, tz=tz, marks=_scheduled_marks(docket, vehicle),
                                        title=f"Tacógrafo — velocidade × tempo, veículo {vehicle}")
     return charts.tachograph_disc(track, day=highlight[0].date(), tz=tz, highlight=highlight,
                                   title=f"Disco diagrama de 24 horas — veículo {vehicle}, "
@@ -325,19 +347,55 @@ def _law_text(docket: Docket, policy: Policy | None) -> str:
     return article.text if article else ""
 
 
+_STOPS_BY_ID = re.compile(r"de (\d+) ponto\(s\) de parada: ([^.;]+)")
+_MINUTES = re.compile(r"\be (\d+)\.(\d) min\b")
+
+
+def _described(docket: Docket, feed: Feed | None) -> str:
+    """The record's description as the auto words it: the stops an A-07 left unserved by
+    their names (from the bundle's feed), in the right number; a D-11's time off the
+    itinerary as every duration on the auto reads (2 min 10 s, not 2,2 min), from the
+    evidence's own interval. The record itself (infractions.jsonl) is left as it is."""
+    text = docket.description or ""
+    evidence = docket.infraction.get("evidence", {})
+    if feed is not None:
+        def named(found: re.Match) -> str:
+            ids = [s.strip() for s in found[2].split(",")]
+            if len(ids) != int(found[1]) or any(s not in feed.stops for s in ids):
+                return found[0]
+            names = [f"{feed.stops[s].name} ({s})" for s in ids]
+            if len(names) == 1:
+                return f"do ponto de parada {names[0]}"
+            return f"dos {len(names)} pontos de parada {', '.join(names[:-1])} e {names[-1]}"
+
+        text = _STOPS_BY_ID.sub(named, text, count=1)
+    epochs = evidence.get("interval_epoch")
+    if docket.code == "D-11" and epochs:
+        seconds = float(epochs[-1]) - float(epochs[0])
+
+        def exact(found: re.Match) -> str:
+            shown = float(f"{found[1]}.{found[2]}")
+            return f"e {ptbr.duration(seconds)}" if round(seconds / 60, 1) == shown else found[0]
+
+        text = _MINUTES.sub(exact, text, count=1)
+    return ptbr.decimal_commas(text)
+
+
 def wording(docket: Docket, bundle: bytes | None) -> Wording:
     """The auto's wording, read with its bundle's policy and fleet (the shipped policy and
     the docket's own plate without a bundle)."""
     plates = {docket.vehicle_id: docket.plate} if docket.vehicle_id and docket.plate else {}
     policy = None
+    feed = None
     if bundle is not None:
         evidence = _evidence(bundle)
         policy = evidence.policy
+        feed = evidence.feed
         plates = {**evidence.plates, **plates}
     context = _label_context(docket, policy)
     return Wording(
         # written by the rules and the place finder with decimal points: the auto writes commas
-        description=ptbr.decimal_commas(docket.description or ""),
+        description=_described(docket, feed),
         place=ptbr.decimal_commas(docket.place) if docket.place else None,
         vehicles=[(v, plates.get(v)) for v in _vehicles_named(docket)],
         evidence_rows=_evidence_rows(docket.infraction.get("evidence", {}), context),
@@ -371,6 +429,7 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
         "operator_name": operator_name or docket.operator_id,
         "route": route,
         "occurred_local": docket.occurred_at.astimezone(tz),
+        "zone": ptbr.zone(docket.occurred_at.astimezone(tz)),
         "description": words.description,
         "place": words.place,
         "fine_brl": fine,

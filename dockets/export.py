@@ -27,7 +27,9 @@ def lavrar_drafts(sessions: sessionmaker[Session], fiscal: Actor, on: dt.date, *
                                  .order_by(Docket.occurred_at, Docket.id)).all()
         renderer = make_renderer(session, calendar=calendar, issuer_name=issuer_name)
         for docket in drafts:
-            perform(session, fiscal, docket.id, workflow.Lavrar(on=on), calendar, renderer=renderer, signer=signer)
+            if docket.stage == workflow.Stage.RASCUNHO.value:  # not lavrado with an auto of its drive (art. 10)
+                perform(session, fiscal, docket.id, workflow.Lavrar(on=on), calendar, renderer=renderer,
+                        signer=signer)
             labels.append(docket.label)
     return labels
 

@@ -27,6 +27,9 @@ def place_finder(feed: Feed) -> Callable[[Mapping], str | None]:
         x, y = to_metric.transform(lon, lat)
         distances = np.hypot(xs - x, ys - y)
         nearest = int(np.argmin(distances))
-        return f"a {distances[nearest]:.0f} m do ponto {stops[nearest].name} ({stops[nearest].stop_id}); {where}"
+        stop = f"ponto {stops[nearest].name} ({stops[nearest].stop_id})"
+        if round(distances[nearest]) == 0:  # "a 0 m do ponto" reads as a misprint
+            return f"no {stop}; {where}"
+        return f"a {distances[nearest]:.0f} m do {stop}; {where}"
 
     return place

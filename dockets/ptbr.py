@@ -56,6 +56,15 @@ def duration(seconds: float) -> str:
     return f"{minutes} min" + (f" {secs} s" if secs else "")
 
 
+def zone(moment: dt.datetime) -> str:
+    """The time zone a wall time is read in, the same words on the auto and its page:
+    "horário de Brasília, UTC-03" (the legal time of America/Sao_Paulo), else "horário
+    local, UTC-04"."""
+    offset = moment.strftime("UTC%z")[:-2]
+    key = getattr(moment.tzinfo, "key", None)
+    return f"horário {'de Brasília' if key == 'America/Sao_Paulo' else 'local'}, {offset}"
+
+
 _DECIMAL = re.compile(r"(?<![\w.])(-?\d+)\.(\d+)(?![\w.])")
 
 

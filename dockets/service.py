@@ -19,6 +19,7 @@ from sqlalchemy import Select, delete, func, select
 from sqlalchemy.orm import Session
 
 from dockets import audit as audit_log
+from dockets import concurrent
 from dockets import workflow
 from dockets.calendar import BusinessCalendar
 from dockets.signing import SigningKey
@@ -318,6 +319,11 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
     signs the PDF with `signer`, the Órgão's key.
     """
     docket = get_docket(session, actor, docket_id)
+    if isinstance(action, workflow.Lavrar):
+        # the autos of its drive may be lavrados in this act: lock them all, in id order, so
+        # that two fiscals lavrando a D-11 and its A-07 at once wait, not deadlock
+        drive = sorted([docket.id, *(d.id for d in _same_drive(session, docket, calendar))])
+        session.scalars(select(Docket.id).where(Docket.id.in_(drive)).order_by(Docket.id).with_for_update()).all()
     session.refresh(docket, with_for_update=True)  # one act at a time on an auto (and not during a sink update)
     allowed = workflow.ROLE_ACTIONS.get(actor.role, frozenset())
     if late_registration:
@@ -356,6 +362,16 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
         if prior is not None:
             payload["reincidencia"] = prior.label
             _double_for_recidivism(docket, prior, calendar)
+        drive = _same_drive(session, docket, calendar)
+        for other in drive:
+            if other.stage == workflow.Stage.RASCUNHO.value and other.infraction.get("status") == "confirmed":
+                # art. 10: both penalties of one drive apply together, so both autos are
+                # lavrados in one act and each can name the other by its number
+                perform(session, actor, other.id, action, calendar, renderer=renderer, signer=signer)
+        named = [other for other in drive if other.number is not None]
+        if named:
+            payload["concomitantes"] = [other.label for other in named]
+            _name_same_drive(docket, named, calendar)
     added = []
     for filename, content_type, data in attachments:
         added.append(Attachment(docket_id=docket.id, filename=filename, content_type=content_type, size=len(data),
@@ -433,6 +449,26 @@ def _double_for_recidivism(docket: Docket, prior: Docket, calendar: BusinessCale
     docket.description = (f"{docket.description.rstrip('.')}. Reincidência: auto nº {prior.label} pela mesma "
                           f"infração, mantido; multa {times} ({recidivism.basis}): {base} × {recidivism.factor} = "
                           f"{docket.fine_ufir} {calendar.law.fine_unit}")
+
+
+def _same_drive(session: Session, docket: Docket, calendar: BusinessCalendar) -> list[Docket]:
+    """The operator's other autos of the same drive (dockets.concurrent), in order."""
+    form = calendar.law.auto if calendar.law is not None else None
+    if form is None or not form.duties or docket.vehicle_id is None:
+        return []
+    mine = concurrent.facts_of(docket)
+    candidates = session.scalars(select(Docket).where(
+        Docket.operator_id == docket.operator_id, Docket.vehicle_id == docket.vehicle_id,
+        Docket.service_date == docket.service_date, Docket.id != docket.id, Docket.source == AUTOMATIC)
+        .order_by(Docket.occurred_at, Docket.id)).all()
+    return [d for d in candidates if concurrent.same_drive(mine, concurrent.facts_of(d), form)]
+
+
+def _name_same_drive(docket: Docket, others: list[Docket], calendar: BusinessCalendar) -> None:
+    """The auto's description names the autos of its drive and why both apply (art. 10)."""
+    words = concurrent.note(calendar.law.auto, docket.code, [(d.label, d.code) for d in others])
+    if words:
+        docket.description = f"{docket.description.rstrip('.')}. {words}"
 
 
 def _next_number(session: Session, year: int) -> int:

@@ -361,6 +361,9 @@ class Term(msgspec.Struct, frozen=True, kw_only=True):
     business_days: bool  # counted in dias úteis (notificação, defesa, recurso) or in days (pagamento)
     days_left: int  # after today up to `date`, in the term's own unit; 0 on its last day and once ended
     overdue: bool  # `date` is before today
+    # what stops it, while that can still happen: the payment term, while the defence may
+    # be filed, runs "salvo se apresentar defesa (art. 8º, I)" (Terms.pagamento_unless)
+    unless: str | None = None
 
 
 def _term(field: str, date: dt.date, calendar: BusinessCalendar, today: dt.date) -> Term:
@@ -385,6 +388,9 @@ def running_terms(status: DocketStatus, calendar: BusinessCalendar, today: dt.da
              if (date := getattr(running, field)) is not None]
     if not terms:
         return ()
+    unless = calendar.law_terms.pagamento_unless
+    if unless and any(t.field == "defesa" and not t.overdue for t in terms):
+        terms = [msgspec.structs.replace(t, unless=unless) if t.field == "pagamento" else t for t in terms]
     current = next((t for t in terms if not t.overdue), terms[-1])
     others = sorted((t for t in terms if t is not current and not t.overdue), key=lambda t: t.date)
     return (current, *others)

@@ -47,6 +47,9 @@ class Terms:
     # the payment once the appeal is denied, where the law gives it its own term
     # (Conselheiro Lafaiete: 5 days, art. 42 § 4º); None: `pagamento`
     pagamento_apos_recurso: Term | None = None
+    # what stops the payment term while the defence can still be filed, in the law's words
+    # (João Neiva, art. 8º, I: "salvo se apresentar defesa"); None: the law says nothing
+    pagamento_unless: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,10 @@ class AutoForm:
     cumulation: str = ""  # "Cometidas duas ou mais infrações, aplica-se a penalidade de cada uma (art. 10)."
     signature: str = ""  # what the operator's signature means
     deadlines_note: str = ""  # what the terms alone do not say (from when payment runs, suspension)
+    # Two infractions of one drive, both applied (João Neiva, art. 10): the law's words for
+    # it, and the duty each code that may come in such a pair protects ("o itinerário fixado").
+    concurrence: str = ""
+    duties: tuple[tuple[str, str], ...] = ()  # (code, duty)
 
 
 @dataclass(frozen=True, eq=False)  # one object per law (rules.laws): compared and hashed by identity

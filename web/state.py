@@ -17,6 +17,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from dockets.config import ORGAN
 from dockets.document import PDF_CHART_KINDS
 from dockets.store import Docket, EvidenceBundle
 from web.config import WebConfig
@@ -41,7 +42,7 @@ class AppState:
         self.env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(),
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.globals.update(role_labels=ROLE_LABELS, municipality=config.municipality,
-                                issuer_name=config.issuer_name, law=config.policy.policy.name,
+                                issuer_name=config.issuer_name, organ_name=ORGAN, law=config.policy.policy.name,
                                 timezone=config.timezone, fine_unit=config.pack.law.fine_unit,
                                 auto_form=config.pack.law.auto)
         self._charts: OrderedDict[tuple, bytes | None] = OrderedDict()

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dockets import service, workflow
+from dockets import ptbr, service, workflow
 from dockets.calendar import BusinessCalendar
 from dockets.store import Attachment, AuditEntry, Docket, Operator, User
 from rules.law import Law
@@ -80,10 +80,11 @@ class DeadlineView:
     date: dt.date | None
     note: str
     overdue: bool
+    unless: str | None = None  # workflow.Term.unless: "salvo se apresentar defesa (art. 8º, I)"
 
     @property
     def text(self) -> str:
-        return date_br(self.date)
+        return date_br(self.date) + (f", {self.unless}" if self.unless else "")
 
 
 # why no deadline runs, where the stage tells
@@ -94,9 +95,14 @@ NO_TERM = {
 } | {stage: "nenhum: processo encerrado" for stage in workflow.CLOSED_STAGES}
 
 
+def _until(term: workflow.Term) -> str:
+    """"Prazo de pagamento: até 14/12/2026, salvo se apresentar defesa (art. 8º, I)"."""
+    return f"{term.label}: até {date_br(term.date)}" + (f", {term.unless}" if term.unless else "")
+
+
 def term_text(term: workflow.Term) -> str:
     """"Prazo de defesa: até 21/12/2026 (faltam 13 dias úteis)"."""
-    text = f"{term.label}: até {date_br(term.date)}"
+    text = _until(term)
     if term.overdue:
         return f"{text} (vencido)"
     if term.days_left == 0:
@@ -120,7 +126,7 @@ def terms_view(status: workflow.DocketStatus, calendar: BusinessCalendar, today:
     if not terms:
         return TermsView(NO_TERM.get(status.stage, "—"), False, ())
     first, *others = terms
-    return TermsView(term_text(first), first.overdue, tuple(f"{t.label}: até {date_br(t.date)}" for t in others))
+    return TermsView(term_text(first), first.overdue, tuple(_until(t) for t in others))
 
 
 @dataclass(frozen=True)
@@ -309,8 +315,10 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
     running = workflow.deadlines(status, calendar)
     notes = workflow.term_notes(calendar.law_terms)
     after_appeal = calendar.law_terms.pagamento_apos_recurso or calendar.law_terms.pagamento
+    unless = {t.field: t.unless for t in workflow.running_terms(status, calendar, today)}
     deadlines = [DeadlineView(field, label, getattr(running, field), notes.get(field, "prazo não fixado na lei"),
-                              getattr(running, field) is not None and getattr(running, field) < today)
+                              getattr(running, field) is not None and getattr(running, field) < today,
+                              unless.get(field))
                  for field, label in workflow.DEADLINE_LABELS.items()]
     operator = session.get(Operator, docket.operator_id)
     fiscal = session.get(User, docket.lavrado_por) if docket.lavrado_por else None
@@ -331,6 +339,7 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "stage_label": stage_label(docket.stage),
         "operator_name": operator.name if operator else docket.operator_id,
         "occurred": occurred_local(docket, tz).strftime("%d/%m/%Y às %H:%M:%S"),
+        "zone": ptbr.zone(occurred_local(docket, tz)),  # as the auto's PDF words it
         "service_date": date_br(docket.service_date),
         "legal_basis": docket.legal_basis,
         "law_text": wording.law_text,

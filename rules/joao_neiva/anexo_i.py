@@ -228,6 +228,7 @@ TERMS = Terms(
     defesa=Term(10, True, "art. 7º"),
     recurso=Term(10, True, "art. 7º, § 3º", "recurso ao titular do Órgão Gerencial"),
     pagamento=Term(10, False, "art. 8º"),
+    pagamento_unless="salvo se apresentar defesa (art. 8º, I)",
 )
 
 # What the auto de infração cites (art. 5º and the articles it refers to).
@@ -240,8 +241,13 @@ AUTO = AutoForm(
     cumulation="Cometidas duas ou mais infrações, aplica-se a penalidade de cada uma (art. 10).",
     signature="A assinatura não significa reconhecimento da falta; a sua ausência não invalida o ato fiscal "
               "(art. 5º, § 2º).",
-    deadlines_note="O pagamento conta do recebimento da notificação, salvo se apresentada defesa, ou da decisão "
-                   "que não acolher o recurso (art. 8º); o questionamento judicial tem efeito suspensivo.",
+    deadlines_note="O pagamento conta do recebimento da notificação, salvo se apresentar defesa (art. 8º, I), ou da "
+                   "decisão que não acolher o recurso (art. 8º, II); o questionamento judicial tem efeito suspensivo "
+                   "(art. 8º, III).",
+    concurrence="Aplicam-se as duas penalidades: cometidas duas ou mais infrações, independente de sua natureza, "
+                "“aplicar-se-ão concomitantemente as penalidades correspondentes a cada uma delas” (art. 10).",
+    duties=(("D-11", "o cumprimento do itinerário fixado para a linha"),
+            ("A-07", "o atendimento de cada ponto de parada do itinerário")),
 )
 
 LAW = Law(code="joao-neiva", title=TITLE, fine_unit="UFIR", articles=ARTICLES, terms=TERMS, auto=AUTO,

@@ -163,8 +163,8 @@ def test_a_replaced_bundle_or_attachment_is_named(anchored, actors, calendar):
 
 def test_deleting_the_latest_entries_or_all_of_them_shows_against_the_anchors(anchored, actors, calendar):
     writer, anchors = anchored
-    _lavrar(writer, actors, calendar, "D-11")
-    _lavrar(writer, actors, calendar, "A-07")
+    _lavrar(writer, actors, calendar, "C-01")
+    _lavrar(writer, actors, calendar, "D-21")
     with writer() as session:
         last_two = session.scalars(select(AuditEntry.id).order_by(AuditEntry.id.desc()).limit(2)).all()
     # the attacker also puts the dockets back as drafts, so each matches its last entry

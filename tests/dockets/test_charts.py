@@ -351,14 +351,14 @@ def test_map_of_an_edge_case_plots_exactly_its_pings_over_the_itinerary(monkeypa
     assert int(((pixels(png)[..., 0] > 0.8) & (pixels(png)[..., 1] < 0.3) & (pixels(png)[..., 2] < 0.3)).sum()) == 0
     if case == "empty":
         assert track_lines == [] and "Sem registros no período" in texts
-        assert "Registro único" not in texts and "Início e fim" not in texts
+        assert "Registro único" not in texts and "Primeiro e último registro do dia" not in texts
     else:
         tx, ty = MAP_FROM_WGS84.transform(np.array(track.lon), np.array(track.lat))
         line, dots = track_lines
         for drawn_line in (line, dots):
             assert drawn_line.get_xdata() == near(tx, 1e-3) and drawn_line.get_ydata() == near(ty, 1e-3)
         # one ping, or pings all at one spot: one label for start and end, where the ping is
-        label = "Registro único" if case == "single" else "Início e fim"
+        label = "Registro único" if case == "single" else "Primeiro e último registro do dia"
         [mark] = [t for t in ax.texts if t.get_text() == label]
         assert mark.xy == near((tx[0], ty[0]), 1e-3)
         # in the PNG, the ping's spot has the start mark's green (it covers the track's dot)

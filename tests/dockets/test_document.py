@@ -173,3 +173,9 @@ def test_a_d13_auto_charts_the_vehicle_of_its_off_schedule_trip(sessions):
                                infraction={**docket.infraction, "evidence": {}})
         assert late and chart_png(without_trips, bundle, "velocidade") is None
         assert chart_png(without_trips, bundle, "mapa").startswith(PNG)
+
+
+def test_the_payment_term_runs_unless_a_defence_is_filed(lavrado):
+    # art. 8º, I: from the notification "salvo se apresentar defesa"; never a bare payment term
+    text = " ".join(_text(lavrado[1]).split())
+    assert "O pagamento conta do recebimento da notificação, salvo se apresentar defesa (art. 8º, I)" in text

@@ -331,3 +331,32 @@ def test_an_auto_of_another_law_stores_its_code_and_group_as_the_law_writes_them
         assert (docket.code, docket.group) == ("art. 19 § único", "multa")
         assert session.execute(sa.text("SELECT code, \"group\" FROM dashboard_dockets WHERE id = :id"),
                                {"id": docket_id}).one() == ("art. 19 § único", "multa")
+
+
+def _of_one_drive(infraction_id: str, code: str) -> dict:
+    """A D-11 or A-07 of vehicle JN-2012 on one trip (their intervals overlap): one drive."""
+    record = infraction(infraction_id, operator_id="TRD", at=VILA_NOVA)
+    interval = [1764590400.0, 1764590530.0] if code == "D-11" else [1764590000.0, 1764591200.0]
+    return {**record, "code": code, "group": code[0], "fine_ufir": 200 if code == "D-11" else 50,
+            "evidence": {**record["evidence"], "interval_epoch": interval}}
+
+
+def test_a_second_fiscal_lavrando_the_other_auto_of_the_drive_waits_and_is_refused_in_words(sessions):
+    """The first lavra both autos of the drive, holding both; the second, which began on
+    the other auto, waits for it and is told it is lavrado (both lock the drive in id order
+    before anything else, so that two at once cannot deadlock: not forced here)."""
+    d11, a07 = store(sessions, _of_one_drive("drive-d11", "D-11"), _of_one_drive("drive-a07", "A-07"))
+    failures: list[Exception] = []
+    with sessions.begin() as session:
+        perform(session, SISTEMA, d11, workflow.Lavrar(on=MONDAY), CALENDAR, renderer=None)
+        other = threading.Thread(target=lambda: failures.extend(in_threads(lambda: lavrar(sessions, a07))))
+        other.start()
+        _wait_until_blocked(session)
+    other.join(timeout=60)
+    assert not other.is_alive()
+    assert [str(f) for f in failures] == ["O auto já foi lavrado. Etapa atual: Lavrado."]
+    with sessions() as session:
+        numbers = dict(session.execute(sa.select(Docket.code, Docket.number)).all())
+        a07_description = session.get(Docket, a07).description
+    assert numbers == {"D-11": 1, "A-07": 2}
+    assert "resulta também o auto nº 0001/2026 (D-11)" in a07_description

@@ -67,8 +67,9 @@ def test_a_plate_and_place_are_recorded_for_art5(sessions):
 
 def _lavrar_all(sessions, calendar):
     with sessions.begin() as session:
-        for docket_id in session.scalars(select(Docket.id).order_by(Docket.id)).all():
-            perform(session, FISCAL, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
+        for docket in session.scalars(select(Docket).order_by(Docket.id)).all():
+            if docket.stage == workflow.Stage.RASCUNHO.value:  # not lavrado with an auto of its drive (art. 10)
+                perform(session, FISCAL, docket.id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
 
 
 def test_an_operator_sees_no_draft_not_even_its_own(sessions):
@@ -99,12 +100,14 @@ def test_another_operators_docket_is_not_found_rather_than_forbidden(sessions, c
 
 def test_autos_are_numbered_in_sequence_per_year_when_lavrados(sessions, calendar):
     with sessions.begin() as session:
-        ids = session.scalars(select(Docket.id).order_by(Docket.id)).all()
-        for docket_id, on in zip(ids, [D(2026, 12, 2), D(2026, 12, 2), D(2026, 12, 30), D(2027, 1, 4), D(2027, 1, 4)]):
+        ids = session.scalars(select(Docket.id).where(Docket.code != "D-11").order_by(Docket.id)).all()
+        for docket_id, on in zip(ids, [D(2026, 12, 2), D(2026, 12, 30), D(2027, 1, 4), D(2027, 1, 4)]):
             perform(session, FISCAL, docket_id, workflow.Lavrar(on=on), calendar)
     with sessions() as session:
-        labels = [d.label for d in session.scalars(select(Docket).order_by(Docket.id))]
-    assert labels == ["0001/2026", "0002/2026", "0003/2026", "0001/2027", "0002/2027"]
+        labels = {d.code: d.label for d in session.scalars(select(Docket))}
+    # the A-07 lavrado first takes 0001, the D-11 of its drive, lavrado in the same act (art. 10), 0002
+    assert labels == {"A-07": "0001/2026", "D-11": "0002/2026", "C-01": "0003/2026", "D-13": "0001/2027",
+                      "D-21": "0002/2027"}
 
 
 def test_roles_are_enforced_by_the_service(sessions, calendar):
@@ -214,8 +217,8 @@ def test_the_whole_contest_is_in_the_audit_log_and_the_chain_verifies(sessions, 
         actions = [e.action for e in history(session, TRD, docket_id)]
         assert actions == ["Registrar", "Lavrar", "Notificar", "ApresentarDefesa", "JulgarDefesa",
                            "InterporRecurso", "JulgarRecurso"]
-        # 5 users created + 5 dockets registered + 6 steps
-        assert verified_entries(session) == 16
+        # 5 users created + 5 dockets registered + 6 steps + the A-07 lavrado with the D-11 (art. 10)
+        assert verified_entries(session) == 17
 
 
 def test_the_audit_log_refuses_updates_and_deletes(sessions):
@@ -255,8 +258,8 @@ def test_a_tampered_chain_is_detected(sessions):
 def test_anistia_only_for_a_first_time_operator(sessions, calendar):
     with sessions.begin() as session:
         a07, d11 = (session.scalar(select(Docket.id).where(Docket.code == c)) for c in ("A-07", "D-11"))
+        perform(session, FISCAL, a07, workflow.Lavrar(on=D(2026, 12, 2)), calendar)  # and the D-11 (art. 10)
         for docket_id in (a07, d11):
-            perform(session, FISCAL, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
             perform(session, FISCAL, docket_id, workflow.Notificar(on=D(2026, 12, 3)), calendar)
         perform(session, GESTOR, a07, workflow.RegistrarPagamento(on=D(2026, 12, 7)), calendar)
     earlier_paid, later = sorted([a07, d11], key=lambda i: _occurred(sessions, i))

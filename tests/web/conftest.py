@@ -127,7 +127,8 @@ def world_db(demo_db, tmp_path_factory) -> Path:
     trd, vnv = dockets_of(sessions, "TRD"), dockets_of(sessions, "VNV")
     assert len(trd) >= 4 and len(vnv) >= 1, (trd, vnv)
     for docket_id in (trd[0], trd[1], trd[2], vnv[0]):
-        act(sessions, "fiscal", docket_id, workflow.Lavrar(on=on), render=True)
+        if docket_id in drafts_of(sessions, "TRD") + drafts_of(sessions, "VNV"):  # the demo's A-07 lavra its D-11
+            act(sessions, "fiscal", docket_id, workflow.Lavrar(on=on), render=True)
     for docket_id in (trd[0], trd[2], vnv[0]):
         act(sessions, "fiscal", docket_id, workflow.Notificar(on=on + dt.timedelta(days=1)), note="Ciência por recibo.")
     for username, docket_id in (("op-trd", trd[0]), ("op-vnv", vnv[0])):

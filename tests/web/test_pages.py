@@ -106,7 +106,16 @@ def test_the_workflow_end_to_end(kit, browser, signing_key):
     assert "Prazo de defesa: até 18/12/2026 (faltam 10 dias úteis) Prazo de pagamento: até 14/12/2026" in listing
     page = text_of(operator.get(f"/autos/{d11}"))
     assert "Prazo em curso Prazo de defesa: até 18/12/2026 (faltam 10 dias úteis)" in page
-    assert "Também corre Prazo de pagamento: até 14/12/2026" in page
+    # art. 8º, I: the payment term runs from the ciência "salvo se apresentar defesa", which the
+    # page says wherever it shows that term; never a payment due before the defence, bare
+    unless = "Prazo de pagamento: até 14/12/2026, salvo se apresentar defesa (art. 8º, I)"
+    assert f"Também corre {unless}" in page
+    assert f"Prazo de pagamento 14/12/2026, salvo se apresentar defesa (art. 8º, I)" in page  # the table
+    assert page.count("14/12/2026") == page.count("14/12/2026, salvo se apresentar defesa (art. 8º, I)") == 2
+    assert unless in listing
+    # the time zone as the PDF words it; the header names the Prefeitura once
+    assert "(horário de Brasília, UTC-03) · dia de operação 01/12/2026" in page
+    assert page.count("Prefeitura Municipal de João Neiva") == 1
     page = operator.get(f"/autos/{d11}")
     assert f"/autos/{d11}/acoes/defesa" in page.text and 'enctype="multipart/form-data"' in page.text
     disc = kit.PDF + b"disco do tacografo"
@@ -271,7 +280,7 @@ def test_the_docket_page_shows_every_field_of_art_5(kit, browser):
         "I — Empresa operadora", "Transportes Rio Doce (TRD)",
         "II — Linha, número de ordem e placa do veículo", f"Linha {docket.route_id}",
         f"Veículo nº de ordem {docket.vehicle_id} · placa {docket.plate}",
-        "III — Local, data e hora", ptbr.decimal_commas(docket.place), local.strftime("%d/%m/%Y às %H:%M:%S") + " (horário de Brasília)",
+        "III — Local, data e hora", ptbr.decimal_commas(docket.place), local.strftime("%d/%m/%Y às %H:%M:%S") + " (horário de Brasília, UTC-03)",
         "IV — Infrator", "V — Descrição da infração e dispositivo legal violado",
         ptbr.decimal_commas(docket.description),
         "Grupo “C”, C-01; multa conforme art. 3º", "C-01 — dirigir com excesso de velocidade",
@@ -304,6 +313,9 @@ def test_the_docket_page_shows_every_field_of_art_5(kit, browser):
 
 def test_the_list_filters_and_formats(kit, browser):
     trd, (vnv,) = kit.dockets_of("TRD"), kit.dockets_of("VNV")
+    # the C-01 first: the A-07 and D-11 of the demo's detour are lavrados together (art. 10)
+    trd = [trd[1], trd[0], *trd[2:]]
+    assert kit.code(trd[0]) == "C-01"
     for docket_id in (trd[0], vnv):
         kit.act("fiscal", docket_id, workflow.Lavrar(on=dt.date(2026, 12, 2)))
     fiscal = browser("fiscal")
@@ -356,7 +368,7 @@ def test_times_are_shown_in_local_time(kit, browser):
     fiscal = browser("fiscal")
     page = text_of(fiscal.get(f"/autos/{c01}"))
     day = occurred.astimezone(utc_minus_3).strftime("%d/%m/%Y")
-    assert f"{day} às 13:04:23 (horário de Brasília)" in page
+    assert f"{day} às 13:04:23 (horário de Brasília, UTC-03)" in page
     assert f"{day} às 16:04:23" not in page
     # the history's time of the Registrar entry, in local time
     history = page[page.index("Histórico"):]
@@ -367,7 +379,7 @@ def test_times_are_shown_in_local_time(kit, browser):
     assert f"<td>{day} 13:04</td>" in row
     # the same page, for the operator once lavrado
     kit.act("fiscal", c01, workflow.Lavrar(on=dt.date(2026, 12, 2)))
-    assert f"{day} às 13:04:23 (horário de Brasília)" in text_of(browser("op-trd").get(f"/autos/{c01}"))
+    assert f"{day} às 13:04:23 (horário de Brasília, UTC-03)" in text_of(browser("op-trd").get(f"/autos/{c01}"))
 
 
 def test_money_is_written_the_brazilian_way():

@@ -37,7 +37,11 @@ def test_a_notified_auto_shows_the_defence_first_and_the_payment_beside_it():
     status = workflow.fold([workflow.Lavrar(D(2026, 12, 1)), workflow.Notificar(D(2026, 12, 3))], CAL)
     view = terms_view(status, CAL, D(2026, 12, 4))
     assert view.current == "Prazo de defesa: até 18/12/2026 (faltam 9 dias úteis)" and not view.overdue
-    assert view.others == ("Prazo de pagamento: até 14/12/2026",)
+    # art. 8º, I: the payment runs from the ciência "salvo se apresentar defesa"
+    assert view.others == ("Prazo de pagamento: até 14/12/2026, salvo se apresentar defesa (art. 8º, I)",)
+    # once the defence term has lapsed unused, the payment is due: the condition no longer holds
+    lapsed = terms_view(status, CAL, D(2026, 12, 21))
+    assert lapsed.current == "Prazo de pagamento: até 14/12/2026 (vencido)" and lapsed.others == ()
 
 
 def test_no_running_term_says_why():
