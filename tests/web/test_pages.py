@@ -378,6 +378,59 @@ def test_money_is_written_the_brazilian_way():
     assert fine_brl(600, 1.0641) == Decimal("638.46")
 
 
+def test_a_refused_attachment_returns_to_the_defence_with_the_text_kept(kit, browser):
+    d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
+    on_day(kit, "2026-12-02")
+    kit.act("fiscal", d11, workflow.Lavrar(on=dt.date(2026, 12, 2)))
+    kit.act("fiscal", d11, workflow.Notificar(on=dt.date(2026, 12, 2)))
+    operator = browser("op-trd")
+    typed = "Excelentíssimo Senhor,\n\no desvio se deu por <obra> na Rua 7 & a via estava fechada."
+    before = kit.snapshot()
+    response = operator.post(f"/autos/{d11}/acoes/defesa", {"texto": typed},
+                             files=[("anexos", ("laudo.pdf", b"<html>not a pdf</html>", "application/pdf"))])
+    assert response.status_code == 415
+    assert kit.snapshot() == before and kit.status(d11).stage == "notificado"
+    page = text_of(response)
+    # the defence form itself, not an error page: the reason beside it, the text as typed
+    assert "Arquivo recusado. O arquivo “laudo.pdf” não é um PDF, PNG ou JPEG válido." in page
+    assert "Nada foi registrado. O texto foi mantido abaixo" in page
+    textarea = re.search(r'<textarea id="texto-defesa"[^>]*>(.*?)</textarea>', response.text, re.DOTALL)
+    assert textarea is not None and html.unescape(textarea.group(1)) == typed
+    assert "&lt;obra&gt;" in textarea.group(1)  # escaped, as anything typed
+    assert f'action="/autos/{d11}/acoes/defesa"' in response.text
+    # sent again with a real PDF, from the page it came back to: filed
+    token = kit.CSRF.search(response.text).group(1)
+    response = operator.post(f"/autos/{d11}/acoes/defesa", {"texto": html.unescape(textarea.group(1)),
+                                                            "csrf_token": token},
+                             files=[("anexos", ("laudo.pdf", kit.PDF, "application/pdf"))])
+    assert response.status_code == 303
+    assert kit.status(d11).stage == "defesa_apresentada"
+    assert typed.replace("\n", " ").replace("  ", " ") in text_of(browser("gestor").get(f"/autos/{d11}"))
+
+
+def test_a_refused_recurso_keeps_its_text_and_a_refusal_elsewhere_stays_an_error_page(kit, browser):
+    d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
+    operator = browser("op-trd")
+    # a recurso is not open yet, so the page has no form to return to: the refusal's own page
+    kit.act("fiscal", d11, workflow.Lavrar(on=dt.date(2026, 12, 2)))
+    response = operator.post(f"/autos/{d11}/acoes/recurso", {"texto": "Razões."},
+                             files=[("anexos", ("x.pdf", b"nope", "application/pdf"))])
+    assert response.status_code == 415 and "Voltar" in text_of(response)
+    assert "<textarea" not in response.text
+    kit.act("fiscal", d11, workflow.Notificar(on=dt.date(2026, 12, 2)))
+    kit.act("op-trd", d11, workflow.ApresentarDefesa(on=dt.date(2026, 12, 3)), note="Defesa.")
+    kit.act("gestor", d11, workflow.JulgarDefesa(on=dt.date(2026, 12, 4), procedente=True,
+                                                 fundamentacao="Desvio comprovado."))
+    on_day(kit, "2026-12-07")
+    operator = browser("op-trd")
+    response = operator.post(f"/autos/{d11}/acoes/recurso", {"texto": "Razões do recurso, longas."},
+                             files=[("anexos", ("foto.png", kit.PDF, "image/png"))])
+    assert response.status_code == 415
+    assert "Razões do recurso, longas.</textarea>" in response.text
+    assert "Arquivo recusado." in text_of(response)
+    assert kit.status(d11).stage == "julgado_procedente"
+
+
 def test_a_fiscal_registers_a_manual_infraction(kit, browser):
     fiscal = browser("fiscal")
     form = fiscal.get("/infracoes/nova")
