@@ -488,6 +488,71 @@ def test_a_fiscal_registers_a_manual_infraction(kit, browser):
     assert fiscal.get(f"/autos/{docket_id}/auto.pdf").content.startswith(b"%PDF")
 
 
+def test_a_manual_infraction_carries_the_fiscals_attachments_into_its_bundle_and_pdf(kit, browser, signing_key):
+    import io
+    import subprocess
+    import zipfile
+
+    from dockets.bundle import read_bundle, verify_bundle
+    from fiscaliza.replay import rerun
+
+    fiscal = browser("fiscal")
+    form = fiscal.get("/infracoes/nova")
+    assert 'enctype="multipart/form-data"' in form.text and 'name="anexos"' in form.text
+    relato = "Veículo circulando com o vidro traseiro quebrado e remendado com fita adesiva."
+    data = {"code": "A-02", "operator_id": "TRD", "vehicle_id": "JN-2011", "route_id": "201",
+            "occurred_at": "2026-12-10T09:15", "place": "Rua Sete de Setembro, em frente ao nº 40", "relato": relato}
+    photo = kit.PNG + b"foto do vidro"
+    document = kit.PDF + b"boletim"
+    # a fake photo: refused like a defence's, nothing registered
+    before = kit.snapshot()
+    response = fiscal.post("/infracoes/nova", data, files=[("anexos", ("vidro.png", b"GIF89a fake", "image/png"))])
+    assert response.status_code == 415 and "Arquivo recusado" in text_of(response)
+    assert kit.snapshot() == before
+    response = fiscal.post("/infracoes/nova", data, files=[("anexos", ("vidro traseiro.png", photo, "image/png")),
+                                                           ("anexos", ("boletim.pdf", document, "application/pdf"))])
+    assert response.status_code == 303, response.text
+    docket_id = int(response.headers["location"].rsplit("/", 1)[1])
+    page = fiscal.get(f"/autos/{docket_id}")
+    shown = text_of(page)
+    # the relato once (it was the description, the "Relato do fiscal" line and an evidence row)
+    assert shown.count(relato) == 1 and f"Relato do fiscal: {relato}" in shown
+    assert "Ana Souza, matrícula F-0042" in shown
+    assert "vidro traseiro.png" in shown and "boletim.pdf" in shown
+    # the bundle holds them, byte for byte, listed in its manifest and signed
+    bundle = fiscal.get(f"/autos/{docket_id}/evidencias.zip")
+    assert bundle.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(bundle.content)) as archive:
+        assert archive.read("anexos/01-vidro traseiro.png") == photo
+        assert archive.read("anexos/02-boletim.pdf") == document
+        manifest = json.loads(archive.read("manifest.json"))
+        assert json.loads(archive.read("infraction.json"))["evidence"]["relato"] == relato
+    assert manifest["source"] == "manual"
+    assert [(a["filename"], a["sha256"]) for a in manifest["attachments"]] == [
+        ("vidro traseiro.png", kit.sha256(photo)), ("boletim.pdf", kit.sha256(document))]
+    assert read_bundle(bundle.content).infraction["infraction_id"] == manifest["infraction_id"]
+    verdict = verify_bundle(bundle.content, {signing_key.key_id: signing_key.public}, rerun=rerun)
+    assert verdict.upheld and verdict.manual and verdict.authentic
+    assert any("vidro traseiro.png, boletim.pdf" in f for f in verdict.findings)
+    with kit.sessions() as session:
+        assert session.get(Docket, docket_id).bundle_sha256 == kit.sha256(bundle.content)
+    # lavrado: the PDF names the bundle and lists each attachment with its SHA-256
+    on_day(kit, "2026-12-11")
+    assert fiscal.post(f"/autos/{docket_id}/acoes/lavrar", {}).status_code == 303
+    pdf = fiscal.get(f"/autos/{docket_id}/auto.pdf").content
+    text = " ".join(subprocess.run(["pdftotext", "-", "-"], input=pdf, capture_output=True, check=True)
+                    .stdout.decode().split())
+    assert "Anexos do fiscal" in text
+    for name, content in (("vidro traseiro.png", photo), ("boletim.pdf", document)):
+        assert name in text
+        assert kit.sha256(content) in text.replace(" ", "")
+    assert kit.sha256(bundle.content) in text.replace(" ", "")
+    assert text.count(relato) == 1
+    assert "reexecutar a regra sobre ele" not in text
+    # and the audit record holds, attachments and bundle certified
+    assert browser("gestor").get("/auditoria").status_code == 200
+
+
 def test_a_fiscal_registers_occurrences(kit, browser):
     fiscal = browser("fiscal")
     response = fiscal.post("/ocorrencias", {"kind": "authorized_detour", "id": "desvio-obra-1",

@@ -15,6 +15,8 @@ from dockets.service import Forbidden
 from web import auth, fiscal
 from web.dependencies import FileUser, PageUser, State, attachment_header, read_post, require_staff
 from web.format import datetime_br
+from web.forms import FormError
+from web.security import MAX_FILES, check_upload
 from web.state import AppState
 
 router = APIRouter()
@@ -97,20 +99,27 @@ def manual_form(request: Request, user: PageUser, web: State):
     now_local = web.now().astimezone(web.tz).strftime("%Y-%m-%dT%H:%M")
     return web.render(request, "infracao_nova.html", {"codes": codes, "operators": operators,
                                                       "vehicles": vehicles, "now_local": now_local,
-                                                      "fine_unit": pack.law.fine_unit, "law_title": pack.law.title})
+                                                      "fine_unit": pack.law.fine_unit, "law_title": pack.law.title,
+                                                      "max_files": MAX_FILES,
+                                                      "max_upload_mib": config.max_upload_bytes // (1024 * 1024) or 1})
 
 
 @router.post("/infracoes/nova")
 async def manual_create(request: Request, web: State):
     config = web.config
-    principal, fields, _ = await read_post(request)
+    principal, fields, uploads = await read_post(request)
     require_staff(principal, fiscal_only=True)
+    if len(uploads) > MAX_FILES:
+        raise FormError(f"No máximo {MAX_FILES} anexos por registro.")
+    # photos and documents of what the fiscal saw: checked and stored as a defence's attachments
+    files = [check_upload(u, allowed=config.allowed_upload_types, max_bytes=config.max_upload_bytes) for u in uploads]
 
     def create() -> int:
         with config.sessions.begin() as session:
             docket = fiscal.manual_from_form(session, principal.actor, fields, pack=config.pack, tz=web.tz, now=web.now(),
                                              fleet=config.fleet, ufir_brl=config.ufir_brl,
-                                             registration=principal.registration)
+                                             registration=principal.registration, attachments=files,
+                                             signer=config.signer)
             return docket.id
 
     docket_id = await run_in_threadpool(create)
