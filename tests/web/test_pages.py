@@ -519,6 +519,7 @@ def test_a_manual_infraction_carries_the_fiscals_attachments_into_its_bundle_and
     assert shown.count(relato) == 1 and f"Relato do fiscal: {relato}" in shown
     assert "Ana Souza, matrícula F-0042" in shown
     assert "vidro traseiro.png" in shown and "boletim.pdf" in shown
+    assert "não há regra da telemetria a reexecutar" in shown and "refazer a verificação" not in shown
     # the bundle holds them, byte for byte, listed in its manifest and signed
     bundle = fiscal.get(f"/autos/{docket_id}/evidencias.zip")
     assert bundle.status_code == 200
@@ -542,7 +543,8 @@ def test_a_manual_infraction_carries_the_fiscals_attachments_into_its_bundle_and
     pdf = fiscal.get(f"/autos/{docket_id}/auto.pdf").content
     text = " ".join(subprocess.run(["pdftotext", "-", "-"], input=pdf, capture_output=True, check=True)
                     .stdout.decode().split())
-    assert "Anexos do fiscal" in text
+    assert "Anexos do fiscal" in text and "Evidências (relato e anexos do fiscal)" in text
+    assert "equipamentos do veículo" not in text
     for name, content in (("vidro traseiro.png", photo), ("boletim.pdf", document)):
         assert name in text
         assert kit.sha256(content) in text.replace(" ", "")
