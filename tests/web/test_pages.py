@@ -504,11 +504,19 @@ def test_a_manual_infraction_carries_the_fiscals_attachments_into_its_bundle_and
             "occurred_at": "2026-12-10T09:15", "place": "Rua Sete de Setembro, em frente ao nº 40", "relato": relato}
     photo = kit.PNG + b"foto do vidro"
     document = kit.PDF + b"boletim"
-    # a fake photo: refused like a defence's, nothing registered
+    # a fake photo: refused like a defence's, nothing registered, the form back as typed
     before = kit.snapshot()
     response = fiscal.post("/infracoes/nova", data, files=[("anexos", ("vidro.png", b"GIF89a fake", "image/png"))])
     assert response.status_code == 415 and "Arquivo recusado" in text_of(response)
     assert kit.snapshot() == before
+    assert f">{relato}</textarea>" in response.text
+    assert 'value="A-02" selected' in response.text and 'value="TRD" selected' in response.text
+    assert 'value="Rua Sete de Setembro, em frente ao nº 40"' in response.text
+    assert 'value="2026-12-10T09:15"' in response.text
+    # a field to correct: the same, with its reason
+    response = fiscal.post("/infracoes/nova", {**data, "place": ""})
+    assert response.status_code == 400 and "Informe o local da infração" in text_of(response)
+    assert f">{relato}</textarea>" in response.text
     response = fiscal.post("/infracoes/nova", data, files=[("anexos", ("vidro traseiro.png", photo, "image/png")),
                                                            ("anexos", ("boletim.pdf", document, "application/pdf"))])
     assert response.status_code == 303, response.text
