@@ -147,6 +147,55 @@ def build_bundle(*, infraction: Mapping, feed: Mapping[str, bytes], fleet: bytes
         "files": {name: sha256(data) for name, data in sorted(members.items())},
         "verify": "fiscaliza verify <este arquivo>",
     }
+    return _zip_members(members, manifest, signer)
+
+
+MANUAL = "manual"  # the manifest's `source` of a fiscal's manual infraction
+ATTACHMENTS_DIR = "anexos/"
+
+
+@dataclass(frozen=True)
+class BundledFile:
+    """A file a fiscal attached to a manual infraction (photo, document), as stored."""
+
+    filename: str  # already made safe (web.security.safe_filename)
+    content_type: str
+    data: bytes
+
+
+def attachment_member(index: int, filename: str) -> str:
+    """The attachment's name in the bundle: numbered, so two files named alike stay apart."""
+    return f"{ATTACHMENTS_DIR}{index:02d}-{filename}"
+
+
+def build_manual_bundle(*, infraction: Mapping, attachments: Sequence[BundledFile],
+                        signer: SigningKey | None = None) -> bytes:
+    """The bundle of a fiscal's manual infraction (a code the telemetry cannot prove): its
+    record and the files the fiscal attached (the relato's photos and documents), with the
+    manifest of their digests, signed. There is no rule to re-run: what it proves is that
+    these are the files the auto was lavrado on."""
+    members: dict[str, bytes] = {
+        INFRACTION: json.dumps(infraction, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8")}
+    listed = []
+    for index, attached in enumerate(attachments, start=1):
+        name = attachment_member(index, attached.filename)
+        members[name] = attached.data
+        listed.append({"file": name, "filename": attached.filename, "content_type": attached.content_type,
+                       "size": len(attached.data), "sha256": sha256(attached.data)})
+    manifest = {
+        "format": FORMAT,
+        "source": MANUAL,
+        "infraction_id": infraction["infraction_id"],
+        "code": infraction["code"],
+        "attachments": listed,
+        "files": {name: sha256(data) for name, data in sorted(members.items())},
+        "verify": "fiscaliza verify <este arquivo>",
+    }
+    return _zip_members(members, manifest, signer)
+
+
+def _zip_members(members: dict[str, bytes], manifest: dict, signer: SigningKey | None) -> bytes:
+    members = dict(members)
     members[MANIFEST] = json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=1).encode("utf-8")
     if signer is not None:
         signature = {"format": SIGNATURE_FORMAT, "signed": MANIFEST, **signer.sign(members[MANIFEST])}
@@ -159,6 +208,10 @@ def build_bundle(*, infraction: Mapping, feed: Mapping[str, bytes], fleet: bytes
             info.external_attr = 0o644 << 16
             archive.writestr(info, members[name])
     return out.getvalue()
+
+
+def is_manual(manifest: Mapping) -> bool:
+    return manifest.get("source") == MANUAL
 
 
 @dataclass(frozen=True)
@@ -178,6 +231,8 @@ class Bundle:
 _FIXED_NAMES = frozenset({MANIFEST, SIGNATURE, INFRACTION, "fleet.csv", "policy.toml", "geofences.geojson",
                           *(f"{source}.jsonl" for source in TELEMETRY_SOURCES)})
 _FEED_NAME = re.compile(r"feed/[a-z0-9_]{1,64}\.txt")
+# a manual infraction's attachments: numbered, a safe base name (web.security.safe_filename), flat
+_ATTACHMENT_NAME = re.compile(r"anexos/\d{2}-[\w .()\-]{1,100}", re.UNICODE)
 # Limits checked on the zip's directory before anything is decompressed (a zip bomb of
 # 2.4 MB holding 2 GiB of zeros used to be read whole into memory): a service day of an
 # operator's telemetry is at most a few hundred MB; JSON lines and GTFS deflate to
@@ -191,7 +246,9 @@ _CHUNK = 1 << 20
 
 def allowed_name(name: str) -> bool:
     """A member name the bundle format defines: relative, flat, never `..` or a drive."""
-    return name in _FIXED_NAMES or _FEED_NAME.fullmatch(name) is not None
+    if name in _FIXED_NAMES or _FEED_NAME.fullmatch(name) is not None:
+        return True
+    return _ATTACHMENT_NAME.fullmatch(name) is not None and ".." not in name
 
 
 def read_bundle(data: bytes) -> Bundle:
@@ -401,12 +458,14 @@ class Verdict:
     findings: list[str] = field(default_factory=list)  # pt-BR, one per check
     # what the re-run gave otherwise: (campo, no pacote, reexecutado), pt-BR
     differences: list[tuple[str, str, str]] = field(default_factory=list)
+    manual: bool = False  # a fiscal's manual infraction: no rule to re-run, its files are the evidence
 
     @property
     def upheld(self) -> bool:
         """What `fiscaliza verify` exits 0 on: integrity (or it would not get here),
-        authenticity and reproduction, all three."""
-        return self.authentic and self.reproduced
+        authenticity and reproduction, all three; for a manual infraction, which no rule
+        reproduces, integrity and authenticity."""
+        return self.authentic and (self.reproduced or self.manual)
 
 
 # Fields whose equality proves the same infraction: the contract's fields.
@@ -480,6 +539,15 @@ def verify_bundle(data: bytes, trusted: Mapping | None = None, *, rerun: Rerun) 
         verdict.authentic, why = check(bundle.signature, bundle.manifest_bytes, dict(trusted or {}))
         verdict.findings.append(f"Autenticidade: {why}." if verdict.authentic
                                 else f"Autenticidade NÃO comprovada: {why}.")
+        if is_manual(bundle.manifest):
+            verdict.manual = True
+            files = [a.get("filename", a.get("file")) for a in bundle.manifest.get("attachments") or []
+                     if isinstance(a, dict)]
+            verdict.findings.append(
+                f"Infração {recorded['code']} constatada pelo fiscal (registro manual): não há regra da telemetria a "
+                "reexecutar; as evidências são o relato e os anexos do pacote"
+                + (f" ({', '.join(map(str, files))})." if files else " (sem anexos)."))
+            return verdict
         static = StaticInputs(
             feed=root / "feed",
             fleet=root / "fleet.csv",

@@ -7,8 +7,10 @@ import base64
 import csv
 import datetime as dt
 import io
+import json
 import re
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -20,7 +22,7 @@ from pyproj import Transformer
 
 from dockets import charts, labels, ptbr, workflow
 from dockets.audit import Head
-from dockets.bundle import Bundle, read_bundle, sha256, signature_of
+from dockets.bundle import MANIFEST, Bundle, is_manual, read_bundle, sha256, signature_of
 from dockets.calendar import BusinessCalendar
 from dockets.service import status_of
 from dockets.store import Docket
@@ -63,10 +65,42 @@ def _evidence(data: bytes) -> Evidence:
                 (feed_dir / name.removeprefix("feed/")).write_bytes(content)
         feed = load_feed(feed_dir)
     policy = parse_policy(bundle.members["policy.toml"], "policy.toml")
-    signature = signature_of(bundle)
-    signer = {k: signature[k] for k in ("key_id", "public_key")} if isinstance(signature, dict) and \
+    return Evidence(sha256(data), _signer(signature_of(bundle)), feed, policy, _tracks(bundle), _turnstiles(bundle),
+                    _plates(bundle))
+
+
+@dataclass(frozen=True)
+class ManualEvidence:
+    """A fiscal's manual infraction's bundle: no telemetry to draw, the files it holds."""
+
+    attachments: tuple[dict, ...]  # as the manifest lists them: file, filename, content_type, size, sha256
+    signer: dict | None
+
+
+def _signer(signature) -> dict | None:
+    return {k: signature[k] for k in ("key_id", "public_key")} if isinstance(signature, dict) and \
         isinstance(signature.get("key_id"), str) and isinstance(signature.get("public_key"), str) else None
-    return Evidence(sha256(data), signer, feed, policy, _tracks(bundle), _turnstiles(bundle), _plates(bundle))
+
+
+@lru_cache(maxsize=32)
+def _manual(data: bytes) -> ManualEvidence | None:
+    """The manual infraction's evidence, or None for a bundle of telemetry (its manifest alone
+    tells: read first, so that a telemetry bundle is not read twice)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            manifest = json.loads(archive.read(MANIFEST))
+    except (KeyError, ValueError, zipfile.BadZipFile):
+        return None
+    if not isinstance(manifest, dict) or not is_manual(manifest):
+        return None
+    bundle = read_bundle(data)
+    listed = tuple(a for a in bundle.manifest.get("attachments") or [] if isinstance(a, dict))
+    return ManualEvidence(listed, _signer(signature_of(bundle)))
+
+
+def _telemetry(bundle: bytes | None) -> bytes | None:
+    """`bundle` if it holds telemetry to draw and read, else None."""
+    return None if bundle is None or _manual(bundle) is not None else bundle
 
 
 def _plates(bundle: Bundle) -> dict[str, str]:
@@ -183,6 +217,7 @@ def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
     (no bundle; no vehicle for the tachograph charts)."""
     if kind not in PDF_CHART_KINDS:
         raise ValueError(f"unknown chart kind {kind!r}")
+    bundle = _telemetry(bundle)
     if bundle is None:
         return None
     evidence = _evidence(bundle)
@@ -387,6 +422,7 @@ def wording(docket: Docket, bundle: bytes | None) -> Wording:
     plates = {docket.vehicle_id: docket.plate} if docket.vehicle_id and docket.plate else {}
     policy = None
     feed = None
+    bundle = _telemetry(bundle)
     if bundle is not None:
         evidence = _evidence(bundle)
         policy = evidence.policy
@@ -412,7 +448,10 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
     route = None
     graphics = {}
     signer = None
-    if bundle is not None:
+    manual = _manual(bundle) if bundle is not None else None
+    if manual is not None:
+        signer = manual.signer
+    elif bundle is not None:
         evidence = _evidence(bundle)
         signer = evidence.signer
         tz = evidence.feed.timezone
@@ -452,6 +491,8 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
         "vehicles": words.vehicles,
         "bundle_sha256": docket.bundle_sha256,
         "signer": signer,
+        # a manual infraction's files, listed as its bundle holds them (None: a telemetry bundle)
+        "manual_attachments": manual.attachments if manual is not None else None,
         "audit_head": audit_head,
     }
 

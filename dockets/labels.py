@@ -194,6 +194,10 @@ def _l(text: str, fmt: Formatter = _text, hidden: bool = False) -> Label:
 
 
 LABELS: dict[str, Label] = {
+    # a fiscal's manual infraction (web.fiscal.manual_record): the relato is the auto's
+    # description, printed there once
+    "relato": _l("relato do fiscal", hidden=True),
+    "fiscal": _l("fiscal que constatou a infração"),
     # shared
     "interval_epoch": _l("período da infração (instantes)", _text, hidden=True),
     "policy_version": _l("versão da política de fiscalização"),

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from dockets import audit as audit_log
 from dockets import concurrent
 from dockets import workflow
+from dockets.bundle import BundledFile, build_manual_bundle
 from dockets.calendar import BusinessCalendar
 from dockets.signing import SigningKey
 from dockets.store import Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle, Operator, User, YearCounter
@@ -487,8 +488,12 @@ def _next_number(session: Session, year: int) -> int:
 
 
 def create_manual(session: Session, actor: Actor, record: Mapping, *, plates: Mapping[str, str],
-                  ufir_brl: float) -> Docket:
-    """A fiscal's manual infraction (a code the telemetry cannot prove), as a draft."""
+                  ufir_brl: float, attachments: Iterable[tuple[str, str, bytes]] = (),
+                  signer: SigningKey | None = None) -> Docket:
+    """A fiscal's manual infraction (a code the telemetry cannot prove), as a draft, with the
+    files the fiscal attached (photos, documents: checked as a defence's are). They are
+    stored as the auto's attachments and make its evidence bundle with the record, signed
+    (`bundle.build_manual_bundle`), which the PDF names by its SHA-256 and lists."""
     if actor.role != "fiscal":
         raise Forbidden("Somente o fiscal registra infrações manuais.")
     if session.scalar(select(Docket.id).where(Docket.infraction_id == record["infraction_id"])):
@@ -496,8 +501,20 @@ def create_manual(session: Session, actor: Actor, record: Mapping, *, plates: Ma
     docket = _docket_from_record(record, plates, ufir_brl, None, source=MANUAL)
     session.add(docket)
     session.flush()
-    audit_docket(session, actor, docket, "RegistrarManual",
-                 {"infraction_id": docket.infraction_id, "code": docket.code, "note": record.get("evidence", {}).get("relato")})
+    files = [BundledFile(filename, content_type, data) for filename, content_type, data in attachments]
+    added = [Attachment(docket_id=docket.id, filename=f.filename, content_type=f.content_type, size=len(f.data),
+                        sha256=hashlib.sha256(f.data).hexdigest(), data=f.data, uploaded_by=actor.user_id,
+                        uploaded_at=utcnow()) for f in files]
+    session.add_all(added)
+    _attach_bundle(session, docket, record, lambda r: build_manual_bundle(infraction=r, attachments=files,
+                                                                          signer=signer))
+    session.flush()
+    entry = audit_docket(session, actor, docket, "RegistrarManual",
+                         {"infraction_id": docket.infraction_id, "code": docket.code,
+                          "note": record.get("evidence", {}).get("relato"), "bundle_sha256": docket.bundle_sha256})
+    for attachment in added:
+        attachment.audit_id = entry.id  # the act that filed it
+    session.flush()
     return docket
 
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fiscaliza.replay import ReplayInputs, replay, write_outputs
-from fiscaliza.reporting import Progress, print_replay_summary
+from fiscaliza.reporting import Progress, print_replay_summary, print_table
 from gtfs import load_feed
 from kernel.errors import FiscalizaError
 from kernel.fleet import load_fleet
@@ -153,6 +153,26 @@ def demo_city(code: str) -> DemoCity:
                     doors=any(rule.detector in DOOR_DETECTORS for rule in catalogue.values()))
 
 
+DEMO_ROOT = Path("fiscaliza-demo")
+# Written in a demo's folder: which city's demo it holds (its store, autos and passwords).
+CITY_MARK = "cidade.txt"
+
+
+def demo_folder(out: Path | None, city: DemoCity) -> Path:
+    """Where a city's demo goes: `fiscaliza-demo/<city>/` by default, so that one city's
+    run never replaces another's store, autos and passwords; a folder given with `--out`
+    as given, unless it holds another city's demo (DemoError: replacing it is the user's
+    act, not a side effect of `--city`). A run of the same city replaces its own."""
+    folder = DEMO_ROOT / city.code if out is None else out
+    mark = folder / CITY_MARK
+    if mark.is_file():
+        held = mark.read_text(encoding="utf-8").strip()
+        if held and held != city.code:
+            raise DemoError(f"{folder} holds the demo of --city {held}: remove it or choose another --out "
+                            f"(without --out, each city has its own folder: {DEMO_ROOT / city.code})")
+    return folder
+
+
 def last_service_day_before(feed, today: dt.date) -> dt.date:
     """The sample's last service day before `today`: the demo's default, so that its autos
     are lavrados and can be contested today."""
@@ -187,6 +207,7 @@ def run_demo(out: Path, date: dt.date, seed: int, city: DemoCity | None = None) 
     console.print(f"[bold]fiscaliza demo[/bold] — rede de exemplo de {city.name}, {date:%d/%m/%Y}")
     with Progress("Simulando telemetria") as progress:
         simulated = simulate_files(feed_path, fleet_path, settings, telemetry_dir, progress=progress.update)
+    (out / CITY_MARK).write_text(city.code + "\n", encoding="utf-8")  # from here on, the folder is this city's
     console.print(f"Simulados {simulated.pings:,} registros de tacógrafo e {simulated.catraca_readings:,} de catraca "
                   f"({simulated.runs} viagens executadas). Falhas injetadas:".replace(",", "."))
     for fault in simulated.injected:
@@ -337,7 +358,7 @@ def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
         table.add_column(column, justify="right" if column == fine else "left")
     for label, code, operator, ufir, deadline in dockets.labels:
         table.add_row(label, code, operator, str(ufir), deadline)
-    console.print(table)
+    print_table(console, table)
     # soft_wrap: paths and commands stay on one line, to be copied
     console.print(f"PDFs e pacotes de evidências em {dockets.database.parent}/", soft_wrap=True)
     bundle = next((f for f in dockets.files if f.name.endswith("-evidencias.zip")), None)
@@ -352,7 +373,7 @@ def print_demo_dockets(dockets: DemoDockets, console: Console) -> None:
         accounts.add_column(column, no_wrap=True)
     for username, role, password in dockets.accounts:
         accounts.add_row(username, role, password)
-    console.print(accounts)
+    print_table(console, accounts)
     console.print(f"Sistema web: {command} serve --db sqlite:///{dockets.database} --no-secure-cookies "
                   f"--signing-key {dockets.signing_key} --audit-key {dockets.audit_key}", soft_wrap=True)
     console.print(f"e abra {DEMO_WEB_ADDRESS} com uma das contas acima.", soft_wrap=True)

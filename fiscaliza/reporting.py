@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
@@ -39,6 +41,40 @@ class Progress:
         self._bar.update(self._task, completed=done, total=total)
 
 
+def word_safe_widths(cells: list[list[str]], available: int, no_wrap: Sequence[bool] = ()) -> list[int]:
+    """Content widths for a table's columns (`cells`: each column's header and cells) within
+    `available` characters, never narrower than a column's longest word: rich, short of
+    room, folds a word in the middle ("concessionári / o"), which a summary of the law must
+    not. Each column starts at its widest line; the widest column still above its longest
+    word gives up a character until the table fits (or every column is at its longest word:
+    then the table is wider than the terminal, its words whole). A `no_wrap` column keeps
+    its widest line."""
+    widths = [max((len(line) for cell in column for line in cell.splitlines()), default=1) for column in cells]
+    longest_word = [widths[i] if i < len(no_wrap) and no_wrap[i] else
+                    max((len(word) for cell in column for word in cell.split()), default=1)
+                    for i, column in enumerate(cells)]
+    while sum(widths) > available:
+        shrinkable = [i for i, w in enumerate(widths) if w > longest_word[i]]
+        if not shrinkable:
+            break
+        widest = max(shrinkable, key=lambda i: widths[i])
+        widths[widest] -= 1
+    return widths
+
+
+def print_table(console: Console, table: Table) -> None:
+    """`table` at widths that keep every word whole at the console's width (`word_safe_widths`)."""
+    columns = table.columns
+    cells = [[str(column.header), *(str(cell) for cell in column.cells)] for column in columns]
+    edges = len(columns) + 1 if table.show_edge else len(columns) - 1
+    _, right, _, left = Padding.unpack(table.padding)
+    padding = (left + right) * len(columns)
+    widths = word_safe_widths(cells, console.width - edges - padding, [column.no_wrap for column in columns])
+    for column, width in zip(columns, widths, strict=True):
+        column.width = width
+    console.print(table)
+
+
 def schedule_counts(result) -> Counter:
     """Scheduled trips (timetabled) or expected departures (headway) per route and direction."""
     counts: Counter = Counter()
@@ -66,7 +102,7 @@ def print_replay_summary(result, out: Path, console: Console | None = None) -> N
         towards = f"{direction} → {headsigns[key]}" if key in headsigns else str(direction)
         table.add_row(f"{route} {name}".strip(), towards, str(scheduled[key]), str(realized[key]),
                       str(matched[key]))
-    console.print(table)
+    print_table(console, table)
     if no_data(result):
         console.print("[bold]SEM DADOS:[/bold] nenhuma mensagem aceita nos arquivos de entrada (vazios, ou todas "
                       "rejeitadas): não houve o que apurar, e a ausência de infrações nada prova.")
@@ -127,7 +163,7 @@ def print_infractions(result, console: Console) -> None:
                         "quando o auto for lavrado e a decisão final")
     for column in ("código", "infração", "nº", "situação", unit, "R$"):
         if column == "infração":  # the law's words in full, wrapped: a cut text can change its meaning
-            table.add_column(column, overflow="fold", ratio=1)
+            table.add_column(column)
         else:
             table.add_column(column, justify="left" if column in ("código", "situação") else "right",
                              no_wrap=column in (unit, "R$"))
@@ -147,7 +183,7 @@ def print_infractions(result, console: Console) -> None:
         article = law.articles.get(code)
         table.add_row(code, article.text if article else "", str(len(records)), situation, str(due), brl(due_brl))
     table.add_row("total", "", str(len(result.infractions)), "", str(total), brl(total_brl))
-    console.print(table)
+    print_table(console, table)
     operators = Table(title="Por operadora — multa prevista das confirmadas")
     for column in ("operadora", "infrações", "confirmadas", unit, "R$"):
         operators.add_column(column, justify="left" if column == "operadora" else "right",
@@ -159,4 +195,4 @@ def print_infractions(result, console: Console) -> None:
         due_brl = sum(fine_brl(i.fine_ufir, ufir) for i in confirmed)
         name = result.feed.agencies[operator].name if operator in result.feed.agencies else operator
         operators.add_row(f"{operator} — {name}", str(len(mine)), str(len(confirmed)), str(due), brl(due_brl))
-    console.print(operators)
+    print_table(console, operators)

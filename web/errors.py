@@ -29,6 +29,12 @@ class CsrfRefused(Exception):
     pass
 
 
+def upload_refusal(exc: UploadRefused, max_upload_bytes: int) -> str:
+    """What a refused file is told, with what the app accepts."""
+    return (exc.message + " Anexos aceitos: PDF, PNG ou JPEG, até "
+            f"{max_upload_bytes // (1024 * 1024) or 1} MiB cada, no máximo {MAX_FILES}.")
+
+
 def error_page(request: Request, status: int, title: str, message: str) -> HTMLResponse:
     return state_of(request).render(request, "erro.html", {"title": title, "message": message}, status)
 
@@ -67,8 +73,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(UploadRefused)
     async def upload_refused(request: Request, exc: UploadRefused):
         return error_page(request, exc.status, "Arquivo recusado",
-                           exc.message + " Anexos aceitos: PDF, PNG ou JPEG, até "
-                           f"{state_of(request).config.max_upload_bytes // (1024 * 1024) or 1} MiB cada, no máximo {MAX_FILES}.")
+                           upload_refusal(exc, state_of(request).config.max_upload_bytes))
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.orm import Session
@@ -95,7 +95,10 @@ def manual_record(*, pack: Pack, code: str, operator_id: str, vehicle_id: str | 
 
 
 def manual_from_form(session: Session, actor: Actor, form: Mapping[str, str], *, pack: Pack, tz: ZoneInfo,
-                     now: dt.datetime, fleet: Mapping, ufir_brl: float, registration: str | None) -> Docket:
+                     now: dt.datetime, fleet: Mapping, ufir_brl: float, registration: str | None,
+                     attachments: Sequence[tuple[str, str, bytes]] = (), signer=None) -> Docket:
+    """The manual infraction of a submitted form, with the files attached to it (already
+    checked by `web.security.check_upload`, as a defence's)."""
     if actor.role != "fiscal":
         raise Forbidden("Somente o fiscal registra infrações manuais.")
     code = _field(form, "code")
@@ -135,4 +138,5 @@ def manual_from_form(session: Session, actor: Actor, form: Mapping[str, str], *,
     record = manual_record(pack=pack, code=code, operator_id=operator_id, vehicle_id=vehicle_id, route_id=route_id,
                            occurred_at=occurred_at, place=place, relato=relato, fiscal=fiscal)
     plates = {vehicle_id: plate} if vehicle_id and plate else {}
-    return service.create_manual(session, actor, record, plates=plates, ufir_brl=ufir_brl)
+    return service.create_manual(session, actor, record, plates=plates, ufir_brl=ufir_brl, attachments=attachments,
+                                 signer=signer)

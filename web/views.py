@@ -260,7 +260,10 @@ def history_rows(entries: list[AuditEntry], attachments: list[AttachmentView], n
     for entry in entries:
         role = ROLE_LABELS.get(entry.actor_role, entry.actor_role)
         who = f"{role} — {names[entry.actor_id]}" if entry.actor_id in names else role
-        act_date, details = _payload_details(entry.payload or {})
+        payload = entry.payload or {}
+        if entry.action == "RegistrarManual":  # its note is the relato, which the auto's field V shows
+            payload = {k: v for k, v in payload.items() if k != "note"}
+        act_date, details = _payload_details(payload)
         rows.append(HistoryRow(at=datetime_br(entry.at, tz), who=who,
                                action=ACTION_NAME_LABELS.get(entry.action, entry.action), act_date=act_date,
                                details=details, attachments=[a for a in attachments if a.audit_id == entry.id]))
@@ -370,8 +373,8 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "paper_allowed": paper,
         "today_br": date_br(today),
         "charts": [(kind, CHART_TITLES[kind], CHART_ALTS[kind]) for kind in charts],
+        # a manual infraction's description is the fiscal's relato: shown once, as such
         "relato": evidence.get("relato") if docket.source == service.MANUAL else None,
-        "manual_fiscal": evidence.get("fiscal") if docket.source == service.MANUAL else None,
         "driver_id": evidence.get("driver_id"),
         "description": wording.description,
         "place": wording.place,

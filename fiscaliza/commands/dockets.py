@@ -113,8 +113,13 @@ def verify(
         widths = [max(len(row[i]) for row in rows) for i in range(2)]
         for name, recorded, again in rows:
             print(f"    {name:<{widths[0]}} │ {recorded:<{widths[1]}} │ {again}")
-    if verdict.upheld:
+    if verdict.upheld and verdict.manual:
+        print("RESULTADO: pacote íntegro e autêntico: o relato e os anexos são os do auto (registro manual do "
+              "fiscal, sem regra a reexecutar)")
+    elif verdict.upheld:
         print("RESULTADO: pacote íntegro, autêntico, e a infração é reproduzida")
+    elif verdict.manual:
+        print("RESULTADO: registro manual do fiscal, mas a autenticidade NÃO foi comprovada")
     else:
         print("RESULTADO: " + ("infração reproduzida, mas a autenticidade NÃO foi comprovada" if verdict.reproduced
                                else "infração NÃO reproduzida"))

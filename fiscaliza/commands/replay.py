@@ -84,7 +84,8 @@ def simulate(
 
 
 def demo(
-    out: Annotated[Path, typer.Option(help="where to write the demo's files")] = Path("fiscaliza-demo"),
+    out: Annotated[Optional[Path], typer.Option(
+        help="where to write the demo's files (default: fiscaliza-demo/CITY, one folder per city)")] = None,
     date: Annotated[Optional[str], typer.Option(
         help="service date to simulate (default: the last service day before today)")] = None,
     seed: Annotated[int, typer.Option(help="random seed")] = 7,
@@ -92,13 +93,14 @@ def demo(
         help="the sample network and shipped policy: joao-neiva, conselheiro-lafaiete or canarana")] = "joao-neiva",
 ) -> None:
     """Simulate a day of a city's sample network with faults, replay it, summarize."""
-    from fiscaliza.demo import default_demo_day, demo_city, run_demo
+    from fiscaliza.demo import default_demo_day, demo_city, demo_folder, run_demo
     from simulator import SimulationError
 
     chosen = demo_city(city)  # an unknown city: one line, exit 2 (a DemoError)
+    folder = demo_folder(out, chosen)  # another city's demo there: one line, exit 2 (a DemoError)
     day = parse_date(date, "--date") if date else default_demo_day(chosen)
     try:
-        run_demo(out, day, seed, chosen)
+        run_demo(folder, day, seed, chosen)
     except SimulationError as exc:
         fail(f"--date {day}: {exc}")
 

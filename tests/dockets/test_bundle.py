@@ -407,3 +407,81 @@ def test_a_bundle_document_nested_100000_deep_is_refused_or_unauthentic_never_a_
     else:
         with pytest.raises(BundleError, match=f"{member} não é JSON válido"):
             unpack_bundle(data, tmp_path)
+
+
+# --- a fiscal's manual infraction: its record and the fiscal's attachments (#32 item 6) ---
+
+MANUAL_RECORD = {"infraction_id": "f" * 64, "code": "A-02", "status": "confirmed", "operator_id": "TRD",
+                 "evidence": {"relato": "Motorista sem uniforme.", "fiscal": "Ana Souza"}}
+PHOTO = b"\x89PNG\r\n\x1a\n" + b"foto" * 8
+REPORT = b"%PDF-1.4\n" + b"boletim" * 8
+
+
+def _manual_bundle(signer, attachments=None):
+    from dockets.bundle import BundledFile, build_manual_bundle
+
+    files = attachments if attachments is not None else [BundledFile("foto do ônibus.png", "image/png", PHOTO),
+                                                         BundledFile("boletim.pdf", "application/pdf", REPORT)]
+    return build_manual_bundle(infraction=MANUAL_RECORD, attachments=files, signer=signer)
+
+
+@pytest.mark.parametrize("name, allowed", [
+    ("anexos/01-foto do ônibus.png", True), ("anexos/12-boletim (1).pdf", True),
+    ("anexos/../x", False), ("anexos/01-..", False), ("anexos/01-a/b.png", False), ("anexos/foto.png", False),
+    ("anexos/01-", False), ("anexos/01-x\\y.png", False),
+])
+def test_a_manual_bundles_attachments_have_flat_numbered_names(name, allowed):
+    from dockets.bundle import allowed_name
+
+    assert allowed_name(name) is allowed
+
+
+def test_a_manual_bundle_holds_the_attachments_and_verifies_without_a_rule_to_rerun(signing_key):
+    data = _manual_bundle(signing_key)
+    assert data == _manual_bundle(signing_key)  # deterministic, as every bundle
+    bundle = read_bundle(data)
+    assert bundle.members["anexos/01-foto do ônibus.png"] == PHOTO
+    assert bundle.members["anexos/02-boletim.pdf"] == REPORT
+    assert [a["sha256"] for a in bundle.manifest["attachments"]] == [sha256(PHOTO), sha256(REPORT)]
+
+    def no_rerun(static, telemetry):
+        raise AssertionError("a manual infraction has no rule to re-run")
+
+    verdict = verify_bundle(data, {signing_key.key_id: signing_key.public}, rerun=no_rerun)
+    assert verdict.upheld and verdict.manual and not verdict.reproduced
+    assert "constatada pelo fiscal (registro manual)" in " ".join(verdict.findings)
+    # without the Órgão's key given: not upheld
+    assert not verify_bundle(data, {}, rerun=no_rerun).upheld
+
+
+def test_a_changed_or_swapped_attachment_of_a_manual_bundle_is_caught(signing_key, tmp_path):
+    from dockets.bundle import BundleAltered, BundledFile
+    from dockets.signing import create_key
+
+    data = _manual_bundle(signing_key)
+    with pytest.raises(BundleAltered, match="anexos/01-foto do ônibus.png foi alterado"):
+        read_bundle(_rewrite(data, "anexos/01-foto do ônibus.png", lambda b: b + b"x", fix_manifest=False))
+    # another photo, in a bundle signed by some other key: integrity holds, authenticity does not
+    forger = create_key(tmp_path / "outra.pem")
+    forged = _manual_bundle(forger, [BundledFile("foto do ônibus.png", "image/png", PHOTO + b"outra")])
+    verdict = verify_bundle(forged, {signing_key.key_id: signing_key.public}, rerun=rerun)
+    assert verdict.manual and not verdict.authentic and not verdict.upheld
+
+
+def test_fiscaliza_verify_on_a_manual_bundle_says_what_it_checked(signing_key, tmp_path):
+    from cli_helpers import fiscaliza
+
+    from dockets.signing import public_path
+
+    bundle = tmp_path / "evidencias.zip"
+    bundle.write_bytes(_manual_bundle(signing_key))
+    key = public_path(tmp_path / "orgao.pem")
+    key.write_bytes(signing_key.public_pem())
+    result = fiscaliza("verify", bundle, "--public-key", key)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "foto do ônibus.png, boletim.pdf" in result.stdout
+    assert "RESULTADO: pacote íntegro e autêntico: o relato e os anexos são os do auto" in result.stdout
+    unsigned = tmp_path / "sem-assinatura.zip"
+    unsigned.write_bytes(_manual_bundle(None))
+    result = fiscaliza("verify", unsigned, "--public-key", key)
+    assert result.returncode == 1 and "autenticidade NÃO foi comprovada" in result.stdout

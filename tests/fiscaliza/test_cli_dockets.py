@@ -45,6 +45,14 @@ def test_demo_ends_by_writing_the_autos_and_telling_where(demo):
     record = fiscaliza("audit", "verify", "--db", f"sqlite:///{autos / 'autos.sqlite3'}",
                        "--audit-key", out / "chave-de-auditoria.key")
     assert record.returncode == 0 and "5 autos conferidos" in record.stdout, record.stdout + record.stderr
+    # the folder says whose demo it holds: another city's run into it is refused (its store,
+    # autos and passwords stay), one line, exit 2
+    assert (out / "cidade.txt").read_text() == "joao-neiva\n"
+    assert_bad_input(fiscaliza("demo", "--city", "conselheiro-lafaiete", "--out", out, "--date", "2026-12-01"),
+                     "holds the demo of --city joao-neiva")
+    again = fiscaliza("audit", "verify", "--db", f"sqlite:///{autos / 'autos.sqlite3'}",
+                      "--audit-key", out / "chave-de-auditoria.key")
+    assert again.returncode == 0 and "5 autos conferidos" in again.stdout
 
 
 def forged_copy(out, tmp_path, member: str, change):

@@ -3,6 +3,7 @@ lavra today can be contested today."""
 
 import datetime as dt
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -165,3 +166,29 @@ def test_door_sensors_only_for_a_city_whose_pack_reads_the_doors():
     for other in ("joao-neiva", "canarana"):
         city = demo_city(other)
         assert city.doors is False and not {"unmarked_stop", "other_line"} & set(city.faults)
+
+
+def test_each_city_has_its_own_demo_folder_by_default():
+    from fiscaliza.demo import demo_city, demo_folder
+
+    assert demo_folder(None, demo_city("joao-neiva")) == Path("fiscaliza-demo/joao-neiva")
+    assert demo_folder(None, demo_city("canarana")) == Path("fiscaliza-demo/canarana")
+
+
+def test_a_folder_given_is_used_as_given_and_another_citys_demo_in_it_is_refused(tmp_path):
+    from cli_helpers import assert_bad_input, fiscaliza
+
+    from fiscaliza.demo import CITY_MARK, demo_city, demo_folder
+
+    joao_neiva_city, canarana = demo_city("joao-neiva"), demo_city("canarana")
+    assert demo_folder(tmp_path / "nova", canarana) == tmp_path / "nova"  # nothing there yet
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / CITY_MARK).write_text("joao-neiva\n")
+    assert demo_folder(tmp_path / "d", joao_neiva_city) == tmp_path / "d"  # its own: run again, replaced
+    with pytest.raises(DemoError, match="holds the demo of --city joao-neiva"):
+        demo_folder(tmp_path / "d", canarana)
+    # on the command line: one line, exit 2, before anything is written
+    before = sorted(p.name for p in (tmp_path / "d").iterdir())
+    assert_bad_input(fiscaliza("demo", "--city", "canarana", "--out", tmp_path / "d", "--date", "2026-12-01"),
+                     "holds the demo of --city joao-neiva", "fiscaliza-demo/canarana")
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == before

@@ -163,3 +163,64 @@ def test_an_art45_exemption_on_an_incomplete_month_says_it_is_provisional():
 
 def test_every_rejection_reason_reads_in_portuguese():
     assert set(REASON_CODES) | set(ENGINE_REASONS) <= set(REASONS_PT)
+
+
+# --- 80 columns: words are wrapped whole, never cut in the middle ---
+
+@pytest.mark.parametrize("cells, available, widths", [
+    # fits as it is: each column its widest line
+    ([["código", "D-13"], ["nº", "1"]], 40, [6, 2]),
+    # 30 - 6 - 2 = 22 left for the text: the widest column gives up characters, down to its
+    # longest word ("predeterminados", 15) at most
+    ([["código", "D-13"], ["infração", "fora dos pontos predeterminados."], ["nº", "1"]], 30, [6, 22, 2]),
+    # too little room for every word whole: each column at its longest word, wider than asked
+    ([["código", "art. 19 § único"], ["infração", "predeterminados."], ["R$", "R$ 798,94"]], 20, [6, 16, 6]),
+])
+def test_word_safe_widths_shrink_the_widest_column_down_to_its_longest_word(cells, available, widths):
+    from fiscaliza.reporting import word_safe_widths
+
+    assert word_safe_widths(cells, available) == widths
+
+
+def test_a_column_that_does_not_wrap_keeps_its_widest_line():
+    from fiscaliza.reporting import word_safe_widths
+
+    cells = [["infração", "fora dos pontos predeterminados."], ["R$", "R$ 798,94"]]
+    assert word_safe_widths(cells, 20, [False, True]) == [16, 9]
+
+
+def test_at_80_columns_the_laws_words_are_wrapped_whole():
+    """Conselheiro Lafaiete's long articles with its six columns ("Cr$ de 1948" among them)
+    were folded at 80 columns: "concessionári / o", "predeterminad / os"."""
+    from fiscaliza.reporting import print_table
+    from rich.table import Table
+
+    from rules.conselheiro_lafaiete.lei_4_1948 import LAW as LAFAIETE
+
+    codes = ("art. 14 § único", "art. 17", "art. 19 § único", "art. 42 A")
+    table = Table(title="Infrações por código")
+    for column in ("código", "infração", "nº", "situação", "Cr$ de 1948", "R$"):
+        table.add_column(column, no_wrap=column == "R$")
+    for code in codes:
+        table.add_row(code, LAFAIETE.articles[code].text, "1", "1 isenta(s) pelo art. 45, provisória(s): mês incompleto",
+                      "200", "R$ 798,94")
+    console = Console(record=True, width=80)
+    print_table(console, table)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    words = {w for code in codes for w in LAFAIETE.articles[code].text.split()} | {"provisória(s):", "incompleto"}
+    assert "concessionário" in words and "predeterminados." in words
+    for word in words:
+        assert word in text, word
+
+
+@pytest.mark.parametrize("width", [80, 72])  # at 72 "pré-estabelecidos" (D-13) was folded
+def test_the_replay_summary_cuts_no_word(replayed, width):
+    result, _ = replayed
+    console = Console(record=True, width=width)
+    print_infractions(result, console)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    for code in {i.code for i in result.infractions}:
+        for word in ARTICLES[code].text.split():
+            assert word in text, (code, word)

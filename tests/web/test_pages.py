@@ -390,6 +390,59 @@ def test_money_is_written_the_brazilian_way():
     assert fine_brl(600, 1.0641) == Decimal("638.46")
 
 
+def test_a_refused_attachment_returns_to_the_defence_with_the_text_kept(kit, browser):
+    d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
+    on_day(kit, "2026-12-02")
+    kit.act("fiscal", d11, workflow.Lavrar(on=dt.date(2026, 12, 2)))
+    kit.act("fiscal", d11, workflow.Notificar(on=dt.date(2026, 12, 2)))
+    operator = browser("op-trd")
+    typed = "Excelentíssimo Senhor,\n\no desvio se deu por <obra> na Rua 7 & a via estava fechada."
+    before = kit.snapshot()
+    response = operator.post(f"/autos/{d11}/acoes/defesa", {"texto": typed},
+                             files=[("anexos", ("laudo.pdf", b"<html>not a pdf</html>", "application/pdf"))])
+    assert response.status_code == 415
+    assert kit.snapshot() == before and kit.status(d11).stage == "notificado"
+    page = text_of(response)
+    # the defence form itself, not an error page: the reason beside it, the text as typed
+    assert "Arquivo recusado. O arquivo “laudo.pdf” não é um PDF, PNG ou JPEG válido." in page
+    assert "Nada foi registrado. O texto foi mantido abaixo" in page
+    textarea = re.search(r'<textarea id="texto-defesa"[^>]*>(.*?)</textarea>', response.text, re.DOTALL)
+    assert textarea is not None and html.unescape(textarea.group(1)) == typed
+    assert "&lt;obra&gt;" in textarea.group(1)  # escaped, as anything typed
+    assert f'action="/autos/{d11}/acoes/defesa"' in response.text
+    # sent again with a real PDF, from the page it came back to: filed
+    token = kit.CSRF.search(response.text).group(1)
+    response = operator.post(f"/autos/{d11}/acoes/defesa", {"texto": html.unescape(textarea.group(1)),
+                                                            "csrf_token": token},
+                             files=[("anexos", ("laudo.pdf", kit.PDF, "application/pdf"))])
+    assert response.status_code == 303
+    assert kit.status(d11).stage == "defesa_apresentada"
+    assert typed.replace("\n", " ").replace("  ", " ") in text_of(browser("gestor").get(f"/autos/{d11}"))
+
+
+def test_a_refused_recurso_keeps_its_text_and_a_refusal_elsewhere_stays_an_error_page(kit, browser):
+    d11 = next(d for d in kit.dockets_of("TRD") if kit.code(d) == "D-11")
+    operator = browser("op-trd")
+    # a recurso is not open yet, so the page has no form to return to: the refusal's own page
+    kit.act("fiscal", d11, workflow.Lavrar(on=dt.date(2026, 12, 2)))
+    response = operator.post(f"/autos/{d11}/acoes/recurso", {"texto": "Razões."},
+                             files=[("anexos", ("x.pdf", b"nope", "application/pdf"))])
+    assert response.status_code == 415 and "Voltar" in text_of(response)
+    assert "<textarea" not in response.text
+    kit.act("fiscal", d11, workflow.Notificar(on=dt.date(2026, 12, 2)))
+    kit.act("op-trd", d11, workflow.ApresentarDefesa(on=dt.date(2026, 12, 3)), note="Defesa.")
+    kit.act("gestor", d11, workflow.JulgarDefesa(on=dt.date(2026, 12, 4), procedente=True,
+                                                 fundamentacao="Desvio comprovado."))
+    on_day(kit, "2026-12-07")
+    operator = browser("op-trd")
+    response = operator.post(f"/autos/{d11}/acoes/recurso", {"texto": "Razões do recurso, longas."},
+                             files=[("anexos", ("foto.png", kit.PDF, "image/png"))])
+    assert response.status_code == 415
+    assert "Razões do recurso, longas.</textarea>" in response.text
+    assert "Arquivo recusado." in text_of(response)
+    assert kit.status(d11).stage == "julgado_procedente"
+
+
 def test_a_fiscal_registers_a_manual_infraction(kit, browser):
     fiscal = browser("fiscal")
     form = fiscal.get("/infracoes/nova")
@@ -445,6 +498,81 @@ def test_a_fiscal_registers_a_manual_infraction(kit, browser):
     on_day(kit, "2026-12-11")
     assert fiscal.post(f"/autos/{docket_id}/acoes/lavrar", {}).status_code == 303
     assert fiscal.get(f"/autos/{docket_id}/auto.pdf").content.startswith(b"%PDF")
+
+
+def test_a_manual_infraction_carries_the_fiscals_attachments_into_its_bundle_and_pdf(kit, browser, signing_key):
+    import io
+    import subprocess
+    import zipfile
+
+    from dockets.bundle import read_bundle, verify_bundle
+    from fiscaliza.replay import rerun
+
+    fiscal = browser("fiscal")
+    form = fiscal.get("/infracoes/nova")
+    assert 'enctype="multipart/form-data"' in form.text and 'name="anexos"' in form.text
+    relato = "Veículo circulando com o vidro traseiro quebrado e remendado com fita adesiva."
+    data = {"code": "A-02", "operator_id": "TRD", "vehicle_id": "JN-2011", "route_id": "201",
+            "occurred_at": "2026-12-10T09:15", "place": "Rua Sete de Setembro, em frente ao nº 40", "relato": relato}
+    photo = kit.PNG + b"foto do vidro"
+    document = kit.PDF + b"boletim"
+    # a fake photo: refused like a defence's, nothing registered, the form back as typed
+    before = kit.snapshot()
+    response = fiscal.post("/infracoes/nova", data, files=[("anexos", ("vidro.png", b"GIF89a fake", "image/png"))])
+    assert response.status_code == 415 and "Arquivo recusado" in text_of(response)
+    assert kit.snapshot() == before
+    assert f">{relato}</textarea>" in response.text
+    assert 'value="A-02" selected' in response.text and 'value="TRD" selected' in response.text
+    assert 'value="Rua Sete de Setembro, em frente ao nº 40"' in response.text
+    assert 'value="2026-12-10T09:15"' in response.text
+    # a field to correct: the same, with its reason
+    response = fiscal.post("/infracoes/nova", {**data, "place": ""})
+    assert response.status_code == 400 and "Informe o local da infração" in text_of(response)
+    assert f">{relato}</textarea>" in response.text
+    response = fiscal.post("/infracoes/nova", data, files=[("anexos", ("vidro traseiro.png", photo, "image/png")),
+                                                           ("anexos", ("boletim.pdf", document, "application/pdf"))])
+    assert response.status_code == 303, response.text
+    docket_id = int(response.headers["location"].rsplit("/", 1)[1])
+    page = fiscal.get(f"/autos/{docket_id}")
+    shown = text_of(page)
+    # the relato once (it was the description, the "Relato do fiscal" line and an evidence row)
+    assert shown.count(relato) == 1 and f"Relato do fiscal: {relato}" in shown
+    assert "Ana Souza, matrícula F-0042" in shown
+    assert "vidro traseiro.png" in shown and "boletim.pdf" in shown
+    assert "não há regra da telemetria a reexecutar" in shown and "refazer a verificação" not in shown
+    # the bundle holds them, byte for byte, listed in its manifest and signed
+    bundle = fiscal.get(f"/autos/{docket_id}/evidencias.zip")
+    assert bundle.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(bundle.content)) as archive:
+        assert archive.read("anexos/01-vidro traseiro.png") == photo
+        assert archive.read("anexos/02-boletim.pdf") == document
+        manifest = json.loads(archive.read("manifest.json"))
+        assert json.loads(archive.read("infraction.json"))["evidence"]["relato"] == relato
+    assert manifest["source"] == "manual"
+    assert [(a["filename"], a["sha256"]) for a in manifest["attachments"]] == [
+        ("vidro traseiro.png", kit.sha256(photo)), ("boletim.pdf", kit.sha256(document))]
+    assert read_bundle(bundle.content).infraction["infraction_id"] == manifest["infraction_id"]
+    verdict = verify_bundle(bundle.content, {signing_key.key_id: signing_key.public}, rerun=rerun)
+    assert verdict.upheld and verdict.manual and verdict.authentic
+    assert any("vidro traseiro.png, boletim.pdf" in f for f in verdict.findings)
+    with kit.sessions() as session:
+        assert session.get(Docket, docket_id).bundle_sha256 == kit.sha256(bundle.content)
+    # lavrado: the PDF names the bundle and lists each attachment with its SHA-256
+    on_day(kit, "2026-12-11")
+    assert fiscal.post(f"/autos/{docket_id}/acoes/lavrar", {}).status_code == 303
+    pdf = fiscal.get(f"/autos/{docket_id}/auto.pdf").content
+    text = " ".join(subprocess.run(["pdftotext", "-", "-"], input=pdf, capture_output=True, check=True)
+                    .stdout.decode().split())
+    assert "Anexos do fiscal" in text and "Evidências (relato e anexos do fiscal)" in text
+    assert "equipamentos do veículo" not in text
+    for name, content in (("vidro traseiro.png", photo), ("boletim.pdf", document)):
+        assert name in text
+        assert kit.sha256(content) in text.replace(" ", "")
+    assert kit.sha256(bundle.content) in text.replace(" ", "")
+    assert text.count(relato) == 1
+    assert "reexecutar a regra sobre ele" not in text
+    # and the audit record holds, attachments and bundle certified
+    assert browser("gestor").get("/auditoria").status_code == 200
 
 
 def test_a_fiscal_registers_occurrences(kit, browser):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -14,9 +15,10 @@ from dockets.service import Forbidden, NotFound
 from dockets.store import Docket, EvidenceBundle, Operator
 from web import auth, views
 from web.dependencies import DocketId, FileUser, PageUser, State, attachment_header, read_post
+from web.errors import upload_refusal
 from web.format import ROLE_LABELS
-from web.forms import ACTION_FORMS, CIENCIA_MEANS, SLUG_OF, FormError, build_action, late_registration
-from web.security import MAX_FILES, Upload, check_upload
+from web.forms import ACTION_FORMS, CIENCIA_MEANS, SLUG_OF, ActionForm, FormError, build_action, late_registration
+from web.security import MAX_FILES, Upload, UploadRefused, check_upload
 from web.state import AppState
 
 router = APIRouter()
@@ -43,8 +45,29 @@ def docket_list(request: Request, user: PageUser, web: State, etapa: str = "", p
     })
 
 
+@dataclass(frozen=True)
+class RefusedPleading:
+    """A defence or recurso the server refused (a file of the wrong type, too large, a form
+    to correct): its form is shown again with the reason and the text as typed, so a
+    lawyer's pages of argument are not lost to a bad attachment."""
+
+    slug: str
+    kind: type  # the workflow action of the form
+    title: str
+    message: str
+    text: str
+
+
 @router.get("/autos/{docket_id}", response_class=HTMLResponse)
 def docket_page(request: Request, docket_id: DocketId, user: PageUser, web: State, feito: str = ""):
+    return docket_page_response(web, request, user, docket_id, done=ACTION_FORMS.get(feito))
+
+
+def docket_page_response(web: AppState, request: Request, user: auth.Principal, docket_id: int, *,
+                         done: ActionForm | None = None, refused: RefusedPleading | None = None,
+                         status: int = 200) -> HTMLResponse | None:
+    """The docket's page; None when `refused` names a form the page does not show (the
+    act is not open to the user now): the caller then answers with the refusal's page."""
     config = web.config
     with config.sessions() as session:
         docket = service.get_docket(session, user.actor, docket_id)
@@ -54,7 +77,8 @@ def docket_page(request: Request, docket_id: DocketId, user: PageUser, web: Stat
                                        today=web.today(), tz=web.tz, charts=web.available_charts(docket, bundle),
                                        wording=wording(docket, bundle.data if bundle else None),
                                        law=config.pack.law)
-    done = ACTION_FORMS.get(feito)
+    if refused is not None and refused.kind not in context["allowed"]:
+        return None
     return web.render(request, "auto.html", {
         **context, "has_pdf": has_pdf, "pdf_signed": pdf_signed, "has_bundle": bundle is not None,
         "today": web.today().isoformat(),
@@ -62,7 +86,8 @@ def docket_page(request: Request, docket_id: DocketId, user: PageUser, web: Stat
         "ciencia_means": CIENCIA_MEANS, "max_files": MAX_FILES,
         "max_upload_mib": config.max_upload_bytes // (1024 * 1024) or 1,
         "done": workflow.ACTION_LABELS[done.kind] if done else None,
-    })
+        "refused": refused,
+    }, status)
 
 
 @router.get("/autos/{docket_id}/auto.pdf")
@@ -135,7 +160,26 @@ def docket_attachment(docket_id: DocketId, attachment_id: DocketId, user: FileUs
 @router.post("/autos/{docket_id}/acoes/{slug}")
 async def docket_action(request: Request, docket_id: DocketId, slug: str, web: State):
     principal, fields, uploads = await read_post(request)
-    await run_in_threadpool(perform, web, principal, docket_id, slug, fields, uploads)
+    try:
+        await run_in_threadpool(perform, web, principal, docket_id, slug, fields, uploads)
+    except (UploadRefused, FormError) as exc:
+        spec = ACTION_FORMS.get(slug)
+        if spec is None or not spec.takes_files or fields.get("registro_tardio"):
+            raise
+        # nothing was registered (perform's transaction rolled back): the form again, as typed
+        text = str(fields.get("texto") or "")
+        if isinstance(exc, UploadRefused):
+            refused = RefusedPleading(slug, spec.kind, "Arquivo recusado",
+                                      upload_refusal(exc, web.config.max_upload_bytes), text)
+            status = exc.status
+        else:
+            refused = RefusedPleading(slug, spec.kind, "Corrija o formulário", exc.message, text)
+            status = 400
+        page = await run_in_threadpool(docket_page_response, web, request, principal, docket_id,
+                                       refused=refused, status=status)
+        if page is None:
+            raise
+        return page
     return RedirectResponse(f"/autos/{docket_id}?feito={slug}", status_code=303)
 
 

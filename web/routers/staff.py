@@ -14,7 +14,10 @@ from dockets import service
 from dockets.service import Forbidden
 from web import auth, fiscal
 from web.dependencies import FileUser, PageUser, State, attachment_header, read_post, require_staff
+from web.errors import upload_refusal
 from web.format import datetime_br
+from web.forms import FormError
+from web.security import MAX_FILES, UploadRefused, check_upload
 from web.state import AppState
 
 router = APIRouter()
@@ -87,8 +90,15 @@ async def audit_page(request: Request, user: PageUser, web: State):
 
 @router.get("/infracoes/nova", response_class=HTMLResponse)
 def manual_form(request: Request, user: PageUser, web: State):
-    config = web.config
     require_staff(user, fiscal_only=True)
+    return manual_form_page(web, request)
+
+
+def manual_form_page(web: AppState, request: Request, *, values: dict[str, str] | None = None,
+                     refusal: str | None = None, status: int = 200) -> HTMLResponse:
+    """The fiscal's form; after a refusal, the reason and what was typed (files must be
+    chosen again: a browser never lets a page fill them in)."""
+    config = web.config
     with config.sessions() as session:
         operators = sorted(service.operator_names(session).items())
     pack = config.pack
@@ -97,21 +107,40 @@ def manual_form(request: Request, user: PageUser, web: State):
     now_local = web.now().astimezone(web.tz).strftime("%Y-%m-%dT%H:%M")
     return web.render(request, "infracao_nova.html", {"codes": codes, "operators": operators,
                                                       "vehicles": vehicles, "now_local": now_local,
-                                                      "fine_unit": pack.law.fine_unit, "law_title": pack.law.title})
+                                                      "fine_unit": pack.law.fine_unit, "law_title": pack.law.title,
+                                                      "max_files": MAX_FILES,
+                                                      "max_upload_mib": config.max_upload_bytes // (1024 * 1024) or 1,
+                                                      "values": values or {}, "refusal": refusal}, status)
 
 
 @router.post("/infracoes/nova")
 async def manual_create(request: Request, web: State):
     config = web.config
-    principal, fields, _ = await read_post(request)
+    principal, fields, uploads = await read_post(request)
     require_staff(principal, fiscal_only=True)
-
-    def create() -> int:
-        with config.sessions.begin() as session:
-            docket = fiscal.manual_from_form(session, principal.actor, fields, pack=config.pack, tz=web.tz, now=web.now(),
-                                             fleet=config.fleet, ufir_brl=config.ufir_brl,
-                                             registration=principal.registration)
-            return docket.id
-
-    docket_id = await run_in_threadpool(create)
+    try:
+        if len(uploads) > MAX_FILES:
+            raise FormError(f"No máximo {MAX_FILES} anexos por registro.")
+        # photos and documents of what the fiscal saw: checked and stored as a defence's attachments
+        files = [check_upload(u, allowed=config.allowed_upload_types, max_bytes=config.max_upload_bytes)
+                 for u in uploads]
+        docket_id = await run_in_threadpool(create_manual, web, principal, fields, files)
+    except UploadRefused as exc:  # nothing registered: the form again, as typed, the reason beside it
+        return await run_in_threadpool(lambda: manual_form_page(
+            web, request, values=fields, status=exc.status,
+            refusal=f"Arquivo recusado. {upload_refusal(exc, config.max_upload_bytes)}"))
+    except FormError as exc:
+        return await run_in_threadpool(lambda: manual_form_page(web, request, values=fields, status=400,
+                                                                refusal=exc.message))
     return RedirectResponse(f"/autos/{docket_id}", status_code=303)
+
+
+def create_manual(web: AppState, principal: auth.Principal, fields: dict[str, str],
+                  files: list[tuple[str, str, bytes]]) -> int:
+    config = web.config
+    with config.sessions.begin() as session:
+        docket = fiscal.manual_from_form(session, principal.actor, fields, pack=config.pack, tz=web.tz, now=web.now(),
+                                         fleet=config.fleet, ufir_brl=config.ufir_brl,
+                                         registration=principal.registration, attachments=files,
+                                         signer=config.signer)
+        return docket.id
