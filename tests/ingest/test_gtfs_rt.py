@@ -2,14 +2,13 @@
 tests make (no timestamp, no trip, repeated across snapshots), and a feed polled over HTTP
 that fails and recovers."""
 
-import http.server
 import json
-import threading
 from pathlib import Path
 
 import numpy
 import pytest
 from cli_helpers import assert_bad_input, fiscaliza
+from feed_server import ScriptedFeed, serving
 from google.transit import gtfs_realtime_pb2
 
 from ingest.fixes import FleetIndex
@@ -177,35 +176,15 @@ def test_an_unreadable_fleet_is_one_line_and_exit_2(tmp_path):
 
 # --- polling a feed that fails and recovers -------------------------------------------
 
-class Feed(http.server.BaseHTTPRequestHandler):
-    """Answers, request by request, what `script` says: a status with a body."""
-
+class Feed(ScriptedFeed):
     script: list[tuple[int, bytes]] = []
     served: list[int] = []
-
-    def do_GET(self):
-        status, body = self.script[min(len(self.served), len(self.script) - 1)]
-        self.served.append(status)
-        self.send_response(status)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture()
 def feed_server():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Feed)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Feed) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def one_bus(ts):

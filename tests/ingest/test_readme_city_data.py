@@ -3,14 +3,13 @@ written on the Metro Transit snapshot served from 127.0.0.1, its worker commands
 options and settings that exist, and its example mapping loads."""
 
 import functools
-import http.server
 import re
 import shlex
-import threading
 from pathlib import Path
 
 import pytest
 from cli_helpers import fiscaliza
+from feed_server import ScriptedFeed, serving
 from google.transit import gtfs_realtime_pb2
 
 from ingest.avl import load_mapping, read_records
@@ -49,25 +48,12 @@ def test_the_section_has_a_three_command_worker_block_a_capture_and_replay_and_a
 
 @pytest.fixture()
 def metro_feed():
-    class Snapshot(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = (METRO / "vehicle-positions.pb").read_bytes()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    class Snapshot(ScriptedFeed):
+        script = [(200, (METRO / "vehicle-positions.pb").read_bytes())]
+        served: list[int] = []
 
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Snapshot)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serving(Snapshot) as server:
         yield f"http://127.0.0.1:{server.server_port}/vehicle-positions.pb"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.realdata
