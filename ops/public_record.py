@@ -10,7 +10,7 @@ import datetime as dt
 from collections import defaultdict
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, load_only
 
 from dockets.calendar import BusinessCalendar
 from dockets.public_record import AutoFacts, MonthService, PublicRecord, public_record
@@ -54,6 +54,10 @@ def month_services(session: Session, feed: Feed | None) -> list[MonthService]:
 def read_public_record(session: Session, *, calendar: BusinessCalendar, today: dt.date,
                        feed: Feed | None = None) -> PublicRecord:
     # lavrado autos only (a draft is no act of the Órgão yet); the core keeps the final ones
-    autos = [AutoFacts.of(d) for d in session.scalars(select(Docket).where(Docket.number.is_not(None)))]
+    # only the columns the record reads: a public page must not load every auto's evidence
+    columns = load_only(Docket.id, Docket.year, Docket.number, Docket.operator_id, Docket.code, Docket.route_id,
+                        Docket.service_date, Docket.fine_ufir, Docket.ufir_brl, Docket.status)
+    autos = [AutoFacts.of(d) for d in session.scalars(select(Docket).options(columns)
+                                                      .where(Docket.number.is_not(None)))]
     names = dict(session.execute(select(Operator.id, Operator.name)).all())
     return public_record(autos, month_services(session, feed), names, calendar, today)
