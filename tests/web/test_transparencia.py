@@ -59,8 +59,8 @@ REC = ("rep", workflow.InterporRecurso(D(2027, 1, 8)))
 # name -> (operator, code, route, fine, acts, final on TODAY)
 AUTOS = {
     # anistia needs the operator's first infraction (art. 12): its fact is the earliest
-    "anistiado": ("TRD", "C-01", None, 150, [L, N, ("gestor.bruno", workflow.Anistiar(D(2026, 12, 10), "Decreto 9/2026"))],
-                  False),
+    "anistiado": ("TRD", "C-01", None, 150,
+                  [L, N, ("gestor.bruno", workflow.Anistiar(D(2026, 12, 10), "Decreto 9/2026"))], False),
     "nao-contestado": ("TRD", "A-07", "201", 50, [L, N], True),
     "mantido-sem-recurso": ("TRD", "A-07", "201", 50, [L, N, DEF, PROC], True),
     "multa-devida": ("TRD", "D-13", "201", 400, [L, N, DEF, PROC, REC, ("titular.elisa", workflow.JulgarRecurso(
@@ -86,7 +86,8 @@ PLATE = "RQE3A59"
 
 
 def _record(name: str, n: int, operator: str, code: str, route: str | None, fine: int) -> dict:
-    occurred = dt.datetime(2026, 11, 2 if name == "anistiado" else 26, 10, n, tzinfo=dt.timezone(dt.timedelta(hours=-3)))
+    day = 2 if name == "anistiado" else 26
+    occurred = dt.datetime(2026, 11, day, 10, n, tzinfo=dt.timezone(dt.timedelta(hours=-3)))
     driver = f"Motorista {name.title()} Pereira"
     return {"infraction_id": f"inf-{name}", "code": code, "group": code[0], "fine_ufir": fine, "status": "confirmed",
             "operator_id": operator, "route_id": route, "direction_id": 0 if route else None, "trip_id": None,
@@ -222,7 +223,8 @@ def test_the_month_shows_art45_and_realized_against_scheduled_trips(anonymous, w
     # sample), 90 a day; two days with realized trips -> 180 scheduled, 3 + 2 realized
     assert trd["servico"]["viagens_programadas"] == 180 and trd["servico"]["viagens_realizadas"] == 5
     assert trd["servico"]["eficiencia_art45_pct"] == 98.0 and trd["servico"]["mes_encerrado"] is False
-    assert "<strong>98,0 %</strong>" in page.text and "<strong>5</strong> realizada(s) de 180 programada(s)" in page.text
+    assert "<strong>98,0 %</strong>" in page.text
+    assert "<strong>5</strong> realizada(s) de 180 programada(s)" in page.text
 
 
 def _personal_and_unsettled(world, pg_sessions) -> list[str]:
