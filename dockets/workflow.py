@@ -396,6 +396,38 @@ def running_terms(status: DocketStatus, calendar: BusinessCalendar, today: dt.da
     return (current, *others)
 
 
+# The stages where the fine stands: upheld after the recurso, or paid (closed: nothing more
+# can be recorded, the operator accepted it).
+_FINE_FINAL = frozenset({Stage.MULTA_DEVIDA, Stage.PAGO})
+# The stages where the fine stands unless the operator contests it within its term: ciência
+# taken (defence, or recurso under a law without a defence stage) and julgado procedente (recurso).
+_FINAL_UNLESS_CONTESTED = frozenset({Stage.NOTIFICADO, Stage.JULGADO_PROCEDENTE})
+
+
+def is_final(status: DocketStatus, calendar: BusinessCalendar, today: dt.date) -> bool:
+    """Whether the auto's fine is imposed for good on `today`: the decision can no longer be
+    contested in the administrative process and it upheld the auto.
+
+    * `multa_devida` (recurso não provido) and `pago`: final;
+    * `notificado` and `julgado_procedente`: final once every contest term `deadlines`
+      runs in that stage (defesa, recurso) ended before `today` (one ending today is still
+      open, as in `next_deadline`): not contested in time;
+    * a judicial suspension (art. 8º III) is a contest still running: not final;
+    * every other stage is either still under contest (lavrado, defesa apresentada,
+      recurso interposto), not yet an auto (rascunho) or did not uphold a fine
+      (arquivado, anistiado): not final.
+    """
+    if status.suspenso:
+        return False
+    if status.stage in _FINE_FINAL:
+        return True
+    if status.stage not in _FINAL_UNLESS_CONTESTED:
+        return False
+    running = deadlines(status, calendar)
+    contest = [d for d in (running.defesa, running.recurso) if d is not None]
+    return all(d < today for d in contest)
+
+
 # --- transitions ---------------------------------------------------------------------------
 
 # action type -> (stages it is allowed in, message for an earlier stage, message for a later one)

@@ -18,7 +18,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from web.config import WebConfig
 from web.errors import install_error_handlers
-from web.routers import autos, gtfs_rt, session, staff
+from web.routers import autos, gtfs_rt, session, staff, transparencia
 from web.security import MAX_FILES, BodyLimit, SecurityHeaders
 from web.state import AppState
 
@@ -37,7 +37,7 @@ def create_app(config: WebConfig) -> FastAPI:
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(config.trusted_proxies))
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     install_error_handlers(app)
-    for router in (session.router, autos.router, staff.router):
+    for router in (session.router, autos.router, staff.router, transparencia.router):
         app.include_router(router)
     if config.feed is not None:
         app.include_router(gtfs_rt.router)

@@ -140,7 +140,9 @@ def check_upload(upload: Upload, *, allowed: frozenset[str], max_bytes: int) -> 
 
 # The public GTFS-Realtime feeds: riders' apps on any origin read them (CORS, and a resource
 # policy that lets them), and caches keep them for the 15 s their router says.
-PUBLIC_FEEDS = frozenset({"/gtfs-rt/vehicle-positions.pb", "/gtfs-rt/trip-updates.pb", "/gtfs-rt/alerts.pb"})
+PUBLIC_FEEDS = frozenset({"/gtfs-rt/vehicle-positions.pb", "/gtfs-rt/trip-updates.pb", "/gtfs-rt/alerts.pb",
+                          # the open data of the public record of what was upheld (web.routers.transparencia)
+                          "/transparencia/multas-mantidas.csv", "/transparencia/multas-mantidas.json"})
 
 
 def security_headers(*, static: bool, hsts: bool, public_feed: bool = False) -> list[tuple[bytes, bytes]]:

@@ -393,6 +393,50 @@ def dockets_export(
     print(f"{len(written)} arquivos escritos em {out}")
 
 
+@dockets_app.command("transparencia")
+def dockets_transparencia(
+    out: Annotated[Path, typer.Option(help="directory for multas-mantidas.csv and multas-mantidas.json")],
+    feed: FeedOption = None,
+    policy: PolicyOption = None,
+    db: DbOption = None,
+) -> None:
+    """Write the public record of what was upheld (the open data of /transparencia) as of today."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from dockets.config import calendar_for
+    from dockets.public_record import record_csv, record_json
+    from gtfs import load_feed
+    from gtfs.check import require_valid
+    from kernel.policy import load_policy
+    from ops.db import migrate as migrate_live_tables
+    from ops.public_record import read_public_record
+    from rules.packs import pack_of
+
+    static = engine_inputs(feed, None, policy, None)
+    loaded = load_policy(static.policy)  # a bad policy or feed: one line, exit 2 (fiscaliza.cli.main)
+    require_valid(static.feed)
+    schedule = load_feed(static.feed)
+    sessions = open_store(db)
+    # the date that decides what is final is the machine's clock in the policy's timezone
+    today = dt.datetime.now(loaded.tz).date()
+    try:
+        migrate_live_tables(sessions.kw["bind"])  # the live tables, empty where no ops sink fills them
+        with sessions() as session:
+            record = read_public_record(session, calendar=calendar_for(loaded), today=today, feed=schedule)
+    except SQLAlchemyError as exc:
+        fail(f"cannot read the docket store {shown_url(db)}: {str(exc).splitlines()[0]}")
+    unit = pack_of(loaded).law.fine_unit
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "multas-mantidas.csv").write_text(record_csv(record, unit), encoding="utf-8")
+        (out / "multas-mantidas.json").write_bytes(record_json(record, unit))
+    except OSError as exc:
+        fail(f"cannot write to {out}: {exc.strerror}")
+    autos = sum(m.autos for m in record.months)
+    print(f"{autos} autos com decisão definitiva em {len(record.months)} mês(es) de operadora, em {today:%d/%m/%Y}: "
+          f"{out / 'multas-mantidas.csv'}, {out / 'multas-mantidas.json'}")
+
+
 @users_app.command("add")
 def users_add(
     username: Annotated[str, typer.Option(help="login name")],

@@ -45,6 +45,7 @@ from dockets.workflow import (
     decode_action,
     encode_action,
     fold,
+    is_final,
     next_deadline,
     running_terms,
 )
@@ -636,3 +637,40 @@ def test_a_law_without_a_defence_stage_appeals_from_the_notification():
     denied = apply(appealed, JulgarRecurso(D(2026, 12, 14), False, "Sem força maior comprovada."), cal)
     # denied Monday 14 Dec: 5 days -> Saturday 19 Dec, moved to Monday 21 Dec (not 15 days)
     assert deadlines(denied, cal).pagamento == D(2026, 12, 21)
+
+
+# --- final decisions (the public record of what was upheld) -------------------------------
+
+FAR_FUTURE = D(2030, 1, 1)
+
+
+def test_a_fine_upheld_after_the_recurso_or_paid_is_final_at_once():
+    assert is_final(at(Stage.MULTA_DEVIDA), CAL, RECURSO_JULGADO_EM)
+    assert is_final(at(Stage.PAGO), CAL, D(2026, 12, 10))
+
+
+def test_an_auto_not_defended_is_final_the_day_after_its_defence_term_ends():
+    # defence term of the canonical ciência: Fri 2026-12-18 (counted above)
+    assert not is_final(at(Stage.NOTIFICADO), CAL, D(2026, 12, 18))
+    assert is_final(at(Stage.NOTIFICADO), CAL, D(2026, 12, 19))
+
+
+def test_an_auto_julgado_procedente_is_final_the_day_after_its_recurso_term_ends():
+    # recurso term: Fri 2027-01-08 (counted above)
+    assert not is_final(at(Stage.JULGADO_PROCEDENTE), CAL, D(2027, 1, 8))
+    assert is_final(at(Stage.JULGADO_PROCEDENTE), CAL, D(2027, 1, 9))
+
+
+@pytest.mark.parametrize("stage", [Stage.RASCUNHO, Stage.LAVRADO, Stage.DEFESA_APRESENTADA,
+                                   Stage.RECURSO_INTERPOSTO, Stage.ARQUIVADO, Stage.ANISTIADO])
+def test_under_contest_not_yet_an_auto_or_not_upheld_is_never_final(stage):
+    assert not is_final(at(stage), CAL, FAR_FUTURE)
+
+
+@pytest.mark.parametrize("stage", [Stage.NOTIFICADO, Stage.JULGADO_PROCEDENTE, Stage.MULTA_DEVIDA])
+def test_a_judicial_challenge_keeps_the_auto_from_being_final(stage):
+    status = at(stage)
+    suspended = apply(status, sample(SuspenderJudicial, status.last_act_on), CAL)
+    assert not is_final(suspended, CAL, FAR_FUTURE)
+    resumed = apply(suspended, RetomarJudicial(status.last_act_on), CAL)
+    assert is_final(resumed, CAL, FAR_FUTURE)
