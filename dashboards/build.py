@@ -180,7 +180,8 @@ BY_LINE = "coalesce(route_id, '') ~ '^(${route:regex})$'"
 LIVE_QUERIES = {
     "map": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, coalesce(route_id, '—') AS linha, "
            "lat AS latitude, lon AS longitude, round((schedule_deviation_s / 60.0)::numeric, 1) AS \"atraso (min)\", "
-           "CASE WHEN off_route_m IS NOT NULL THEN 'fora do itinerário' WHEN in_service THEN 'em viagem' "
+           "CASE WHEN off_route_m IS NOT NULL THEN 'fora do itinerário' "
+           "WHEN layover_since IS NOT NULL THEN 'no terminal, entre viagens' WHEN in_service THEN 'em viagem' "
            "ELSE 'fora de serviço' END AS \"situação\" "
            f"FROM live_vehicle_status WHERE ts > {NEWEST} - interval '10 minutes' AND {BY_OPERATOR} AND {BY_LINE}",
     "off_route": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, route_id AS linha, "
@@ -236,7 +237,9 @@ def live() -> dashboard.Dashboard:
                              .location(common.FrameGeometrySource().mode(FrameGeometrySourceMode.COORDS)
                                        .latitude("latitude").longitude("longitude"))])
                     .description("Última posição de cada ônibus que transmitiu nos 10 min antes da posição mais "
-                                 "nova recebida, com a linha, o atraso na partida e se está fora do itinerário.")
+                                 "nova recebida, com a linha, o atraso na partida e a situação: em viagem, fora do "
+                                 "itinerário, no terminal entre viagens (chegou e aguarda a próxima) ou fora de "
+                                 "serviço.")
                     .height(12).span(12))
         .with_panel(_panel("Linhas sem ônibus com viagem programada",
                            f"(max by (route, direction) (fiscaliza_trips_scheduled_now{LINE_MATCH}) > 0) "
@@ -267,13 +270,18 @@ def live() -> dashboard.Dashboard:
     )
 
 
+# The feed's timezone, as the ops sink names it (ops.sink.record_feed): a day on a panel is
+# a day of the feed's clock, as the engine dates everything, not of the session's UTC
+# (date_trunc on a timestamptz alone put 1 Dec's 22:07 on 2 Dec).
+FEED_TIMEZONE = "(SELECT timezone FROM live_feed)"
+
 STATUS_CASE = ("CASE status WHEN 'provisional' THEN 'provisória' WHEN 'confirmed' THEN 'confirmada' "
                "WHEN 'justified' THEN 'justificada' WHEN 'exempt_art45' THEN 'isenta (art. 45)' "
                "WHEN 'withdrawn' THEN 'retirada' ELSE status END")
 
 COMPLIANCE_QUERIES = {
-    "by_code": "SELECT date_trunc('day', occurred_at) AS time, code AS metric, count(*) AS infrações "
-               "FROM live_infractions WHERE $__timeFilter(occurred_at) AND status IN ('provisional', 'confirmed') "
+    "by_code": f"SELECT date_trunc('day', occurred_at, {FEED_TIMEZONE}) AS time, code AS metric, "
+               "count(*) AS infrações FROM live_infractions WHERE $__timeFilter(occurred_at) AND status IN ('provisional', 'confirmed') "
                f"AND {BY_OPERATOR} AND {BY_LINE} "
                "GROUP BY 1, code ORDER BY 1",
     "by_operator": f"SELECT operator_id AS operadora, coalesce(route_id, '—') AS linha, code AS \"código\", "

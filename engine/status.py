@@ -51,6 +51,9 @@ class VehicleStatus(msgspec.Struct, kw_only=True):
     off_route_m: float | None  # farther than D-11's distance from the shape: how far now
     off_route_since: str | None
     catraca_silent_since: str | None  # the last catraca reading, when older than D-19's limit
+    # in layover: standing in the destination terminal after its trip arrived (in service,
+    # between trips, running none): since that arrival
+    layover_since: str | None = None
 
 
 def live_status(state, ctx: Context) -> VehicleStatus | None:
@@ -88,7 +91,7 @@ def live_status(state, ctx: Context) -> VehicleStatus | None:
         arrival = view.arrivals[-1]
         pattern = ctx.geofences.itineraries[arrival.key].pattern
         status.update(in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
-                      progress=1.0, departed_at=iso(arrival.departed, tz))
+                      progress=1.0, departed_at=iso(arrival.departed, tz), layover_since=iso(arrival.arrived, tz))
     return VehicleStatus(**status)
 
 

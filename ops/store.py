@@ -45,6 +45,7 @@ class LiveVehicle(Base):
     off_route_m: Mapped[float | None] = mapped_column(Float)
     off_route_since: Mapped[dt.datetime | None]
     catraca_silent_since: Mapped[dt.datetime | None]
+    layover_since: Mapped[dt.datetime | None]  # arrived, standing in the terminal between trips
 
 
 class LiveTrip(Base):
@@ -96,6 +97,18 @@ class LiveConflictingDuplicate(Base):
     seq: Mapped[int | None] = mapped_column(Integer)
     detail: Mapped[str] = mapped_column(String(500))
     location: Mapped[str | None] = mapped_column(String(128))
+
+
+class LiveFeed(Base):
+    """The feed the live tables are read against, one row (`FEED_ROW`) the sink writes
+    at start: its timezone (agency_timezone), in which the panels bucket days."""
+
+    __tablename__ = "live_feed"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    timezone: Mapped[str] = mapped_column(String(64))
+
+
+FEED_ROW = 1
 
 
 class LiveMonthEfficiency(Base):

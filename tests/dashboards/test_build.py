@@ -149,11 +149,12 @@ def test_every_compliance_sql_panel_returns_rows_on_the_demo_days_records(pg_ses
 
     from ops.db import migrate
     from ops.rows import row_of
-    from ops.sink import write_batch
+    from ops.sink import record_feed, write_batch
     from rules.model import infraction_record
 
     engine = pg_sessions.kw["bind"]
     migrate(engine)
+    record_feed(engine, demo_day.context.feed.timezone.key)
     from telemetry import Rejection, to_builtins
 
     copy = Rejection(source="tachograph", reason="conflicting_duplicate", detail="duas versões", location="t.jsonl:2",
@@ -170,3 +171,69 @@ def test_every_compliance_sql_panel_returns_rows_on_the_demo_days_records(pg_ses
             sql = interpolate(panel["targets"][0]["rawSql"],
                               time_filter="BETWEEN '2026-11-01T00:00:00Z' AND '2026-12-31T00:00:00Z'")
             assert connection.execute(sa.text(sql)).all(), panel["title"]
+
+
+@pytest.mark.postgres
+def test_infractions_per_day_are_counted_on_the_feeds_day_not_utcs(pg_sessions, demo_day):
+    """1 Dec's 22:07 in João Neiva is 01:07 of 2 Dec in UTC: the panel counts it on 1 Dec,
+    the feed's day (before: date_trunc in the session's UTC put it on 2 Dec)."""
+    import datetime as dt
+
+    import sqlalchemy as sa
+    from grafana import interpolate
+
+    from ops.db import migrate
+    from ops.rows import row_of
+    from ops.sink import record_feed, write_batch
+
+    engine = pg_sessions.kw["bind"]
+    migrate(engine)
+    record_feed(engine, demo_day.context.feed.timezone.key)
+    d13 = demo_day.record("D-13")
+    late_evening = {**d13, "infraction_id": "1" * 32, "occurred_at": "2026-12-01T22:07:00-03:00"}
+    next_morning = {**d13, "infraction_id": "2" * 32, "occurred_at": "2026-12-02T00:30:00-03:00",
+                    "service_date": "2026-12-01"}  # past midnight: a day of the clock, not the service day
+    write_batch(engine, {"infractions": [row_of("infractions", json.dumps(r).encode(), "x", {})
+                                         for r in (late_evening, next_morning)]})
+    sql = interpolate(json.loads(build()["fiscaliza-compliance.json"])["panels"][0]["targets"][0]["rawSql"],
+                      time_filter="BETWEEN '2026-11-01T00:00:00Z' AND '2026-12-31T00:00:00Z'")
+    with engine.connect() as connection:
+        rows = [(row.time, row.metric, row[2]) for row in connection.execute(sa.text(sql))]
+    local = dt.timezone(dt.timedelta(hours=-3))
+    assert rows == [(dt.datetime(2026, 12, 1, tzinfo=local), "D-13", 1),
+                    (dt.datetime(2026, 12, 2, tzinfo=local), "D-13", 1)]
+
+
+@pytest.mark.postgres
+def test_the_map_shows_a_bus_that_arrived_in_layover_not_running(pg_sessions, demo_day):
+    """JN-2013 and JN-2014 stood at the terminal 30 min after departing, progress 1, speed 0:
+    the map said "em viagem" (#28 item 2). The engine's layover_since says it arrived."""
+    import datetime as dt
+
+    import msgspec
+    import sqlalchemy as sa
+    from grafana import interpolate
+
+    from ops.db import migrate
+    from ops.rows import row_of
+    from ops.sink import write_batch
+
+    engine = pg_sessions.kw["bind"]
+    migrate(engine)
+    now = dt.datetime.now(dt.UTC)
+    base = demo_day.result.statuses[0]
+    running = msgspec.structs.replace(base, vehicle_id="JN-2011", ts=now.isoformat(), in_service=True,
+                                      route_id="201", direction_id=0, progress=0.4,
+                                      departed_at=(now - dt.timedelta(minutes=5)).isoformat(),
+                                      off_route_m=None, off_route_since=None, layover_since=None)
+    arrived = msgspec.structs.replace(running, vehicle_id="JN-2013", progress=1.0, speed_kmh=0.0,
+                                      departed_at=(now - dt.timedelta(minutes=30)).isoformat(),
+                                      layover_since=(now - dt.timedelta(minutes=15)).isoformat())
+    parked = msgspec.structs.replace(running, vehicle_id="JN-2012", in_service=False, route_id=None,
+                                     direction_id=None, progress=None, departed_at=None)
+    write_batch(engine, {"vehicle-status": [row_of("vehicle-status", msgspec.json.encode(s), "x", {})
+                                            for s in (running, arrived, parked)]})
+    [panel] = [p for p in json.loads(build()["fiscaliza-live.json"])["panels"] if p["title"] == "Ônibus agora"]
+    with engine.connect() as connection:
+        shown = {row[0]: row[-1] for row in connection.execute(sa.text(interpolate(panel["targets"][0]["rawSql"])))}
+    assert shown == {"JN-2011": "em viagem", "JN-2013": "no terminal, entre viagens", "JN-2012": "fora de serviço"}

@@ -76,6 +76,25 @@ def test_a_bus_between_trips_is_out_of_service_and_replay_writes_each_vehicles_l
     assert all(line["ts"] == latest[line["vehicle_id"]].ts for line in lines)
 
 
+def test_a_bus_that_arrived_is_in_layover_not_running_a_trip(statuses):
+    seen, *_ = statuses
+    live = {(s.vehicle_id, s.ts[11:19]): s for s in seen}
+    # JN-2013 left at 15:20:17 on line 201 and arrived: at 15:41:49 it stands in the
+    # terminal (progress 1, in service, as art. 2's 30 min say), in layover since it arrived
+    standing = live[("JN-2013", "15:41:49")]
+    assert standing.in_service and standing.progress == 1.0 and standing.trip_id is None
+    assert standing.departed_at[11:19] == "15:20:17"
+    assert standing.departed_at < standing.layover_since <= standing.ts
+    # one arrival, one layover: every status of that stay names the same arrival, and a
+    # running bus is never in layover
+    layovers = [s for s in seen if s.layover_since is not None]
+    assert layovers and all(s.in_service and s.progress == 1.0 and s.schedule_deviation_s is None for s in layovers)
+    assert all(dt.datetime.fromisoformat(s.ts) - dt.datetime.fromisoformat(s.layover_since)
+               <= dt.timedelta(minutes=30) for s in layovers)
+    assert live[("JN-1011", "07:00:27")].layover_since is None
+    assert not [s for s in seen if s.layover_since is not None and 0 < (s.progress or 0) < 1.0]
+
+
 def test_a_bus_on_a_headway_line_shows_the_bus_ahead_and_the_time_since_it_left(statuses):
     seen, *_ = statuses
     tz = dt.timezone(dt.timedelta(hours=-3))  # the feed's (America/Sao_Paulo, no DST since 2019)
