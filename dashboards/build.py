@@ -9,10 +9,18 @@ from grafana_foundation_sdk.builders import barchart, common, dashboard, geomap,
 from grafana_foundation_sdk.cog import builder as cogbuilder
 from grafana_foundation_sdk.cog import variants as cogvariants
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models.common import FrameGeometrySourceMode
-from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableOption, VariableRefresh, VariableSort
+from grafana_foundation_sdk.models.common import FrameGeometrySourceMode, GraphThresholdsStyleMode
+from grafana_foundation_sdk.models.dashboard import (
+    DataSourceRef,
+    Threshold,
+    ThresholdsMode,
+    VariableOption,
+    VariableRefresh,
+    VariableSort,
+)
 
 from dockets.workflow import STAGE_LABELS
+from kernel.policy import Headway, load_policy
 
 OUT = Path(__file__).parent / "provisioning" / "dashboards" / "json"
 PROMETHEUS = DataSourceRef(type_val="prometheus", uid="prometheus")
@@ -177,9 +185,13 @@ ROUTE_MATCH = '{route=~"$route"}'
 LINE_MATCH = '{operator=~"$operator", route=~"$route"}'
 BY_OPERATOR = "operator_id ~ '^(${operator:regex})$'"
 BY_LINE = "coalesce(route_id, '') ~ '^(${route:regex})$'"
+# the engine's reading of the headway (engine.status, the policy's [headway] bounds)
+HEADWAY_CASE = ("CASE headway_state WHEN 'bunched' THEN 'agrupado' WHEN 'gapped' THEN 'buraco' "
+                "WHEN 'regular' THEN 'regular' END")
 LIVE_QUERIES = {
     "map": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, coalesce(route_id, '—') AS linha, "
            "lat AS latitude, lon AS longitude, round((schedule_deviation_s / 60.0)::numeric, 1) AS \"atraso (min)\", "
+           f"{HEADWAY_CASE} AS \"espaçamento\", "
            "CASE WHEN off_route_m IS NOT NULL THEN 'fora do itinerário' "
            "WHEN layover_since IS NOT NULL THEN 'no terminal, entre viagens' WHEN in_service THEN 'em viagem' "
            "ELSE 'fora de serviço' END AS \"situação\" "
@@ -193,6 +205,12 @@ LIVE_QUERIES = {
               "catraca_silent_since AS \"catraca muda desde\" FROM live_vehicle_status "
               f"WHERE (ts < {NEWEST} - interval '10 minutes' OR catraca_silent_since IS NOT NULL) "
               f"AND ts > {NEWEST} - interval '1 day' AND {BY_OPERATOR} ORDER BY ts",
+    "bunched": "SELECT coalesce(route_id, '—') AS linha, direction_id AS sentido, vehicle_id AS \"veículo\", "
+               f"{HEADWAY_CASE} AS \"espaçamento\", vehicle_ahead AS \"ônibus à frente\", "
+               "round((headway_s / 60.0)::numeric, 1) AS \"intervalo (min)\", "
+               "round((scheduled_headway_s / 60.0)::numeric, 1) AS \"programado (min)\" FROM live_vehicle_status "
+               f"WHERE headway_state IN ('bunched', 'gapped') AND ts > {NEWEST} - interval '10 minutes' "
+               f"AND {BY_OPERATOR} AND {BY_LINE} ORDER BY route_id, direction_id, departed_at",
     "trips_closed": "SELECT service_date AS dia, route_id AS linha, direction_id AS sentido, count(*) AS realizadas, "
                     "count(trip_id) AS \"casadas com a programação\", "
                     "round(avg(departure_deviation_s / 60.0)::numeric, 1) AS \"desvio médio na partida (min)\" "
@@ -221,9 +239,28 @@ def _sql_table(title: str, query: str, description: str, span: int = 12) -> tabl
             .description(description).height(8).span(span))
 
 
+def _bounds(headway: Headway) -> str:
+    return (f"até {headway.bunched_max_ratio:.0%} do programado (agrupados) ou a partir de "
+            f"{headway.gapped_min_ratio:.0%} (buraco na linha)").replace("%", " %")
+
+
+def _headway_panel(headway: Headway) -> timeseries.Panel:
+    """Observed over scheduled headway per line, with the policy's bunched and gapped bounds drawn."""
+    steps = [Threshold(None, "orange"), Threshold(headway.bunched_max_ratio, "green"),
+             Threshold(headway.gapped_min_ratio, "red")]
+    return (_panel("Espaçamento observado / programado", f"fiscaliza_headway_ratio{ROUTE_MATCH} > 0",
+                   "linha {{route}} sentido {{direction}}", "percentunit",
+                   "Intervalo entre a partida de cada ônibus e a do ônibus da frente, sobre o programado ali: o "
+                   "intervalo da frequência (linhas por frequência) ou o do quadro de horários entre partidas "
+                   f"seguidas. {_bounds(headway)[0].upper()}{_bounds(headway)[1:]}.")
+            .thresholds(dashboard.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE).steps(steps))
+            .thresholds_style(common.GraphThresholdsStyleConfig().mode(GraphThresholdsStyleMode.LINE)))
+
+
 def live() -> dashboard.Dashboard:
     """The operations room, now: where the buses are, which lines are uncovered, who
-    left the itinerary, who stopped transmitting."""
+    left the itinerary, who stopped transmitting, which lines bunch or gap."""
+    headway = load_policy().headway  # the shipped policy's bounds, as the workers run them by default
     return _with_line_variables(
         dashboard.Dashboard("Fiscaliza — operação ao vivo")
         .uid("fiscaliza-live")
@@ -248,11 +285,9 @@ def live() -> dashboard.Dashboard:
                            "linha {{route}} sentido {{direction}}", "short",
                            "Linhas e sentidos em que o quadro de horários tem viagens em curso e nenhum ônibus "
                            "está em viagem (o valor é o número de viagens programadas agora)."))
-        .with_panel(_panel("Espaçamento observado / programado",
-                           f"fiscaliza_headway_ratio{ROUTE_MATCH} > 0", "linha {{route}} sentido {{direction}}",
-                           "percentunit",
-                           "Linhas por frequência: até 75 % do intervalo programado, ônibus agrupados; a partir "
-                           "de 125 %, buraco na linha."))
+        .with_panel(_headway_panel(headway))
+        .with_panel(_sql_table("Ônibus agrupados ou com buraco agora", "bunched",
+                               f"Ônibus em viagem cujo intervalo para o da frente está {_bounds(headway)}.", 8))
         .with_panel(_sql_table("Fora do itinerário agora", "off_route",
                                "Ônibus além da distância do D-11 do traçado da linha, e desde quando.", 8))
         .with_panel(_sql_table("Sem transmitir", "silent",

@@ -42,6 +42,7 @@ class LiveVehicle(Base):
     headway_s: Mapped[float | None] = mapped_column(Float)
     scheduled_headway_s: Mapped[int | None] = mapped_column(Integer)
     vehicle_ahead: Mapped[str | None] = mapped_column(String(64))
+    headway_state: Mapped[str | None] = mapped_column(String(16))  # bunched, regular, gapped
     off_route_m: Mapped[float | None] = mapped_column(Float)
     off_route_since: Mapped[dt.datetime | None]
     catraca_silent_since: Mapped[dt.datetime | None]
