@@ -248,10 +248,10 @@ class OperatorStage:
         """The bus ahead of `trip`'s (if `own`: it is running) and of the running bus right
         behind it, whose bus ahead it may now be: on any line with a scheduled headway there
         (a frequency window's, or the timetable's gap between departures)."""
-        day = self._day(date)
-        window_s = self.ctx.policy.trips.match_window_s
         if date.isoformat() in state.closed:
             return []
+        day = self._day(date)
+        window_s = self.ctx.policy.trips.match_window_s
         line = (trip.route_id, trip.direction_id)
         departures = sorted({(t.departed_at, t.vehicle_id) for t in state.detected.get(date.isoformat(), [])
                              if (t.route_id, t.direction_id) == line}

@@ -25,7 +25,7 @@ from engine.triplog import arrived_before
 from engine.values import Context
 from gtfs.schedule import ServiceDay
 from kernel.policy import Headway
-from trips.headways import headway_state
+from trips.headways import HeadwayState, headway_state
 from trips.matching import live_matches
 from trips.memo import TrackMemo, measured
 from trips.model import DetectedTrip
@@ -51,7 +51,7 @@ class VehicleStatus(msgspec.Struct, kw_only=True):
     headway_s: float | None = None
     scheduled_headway_s: int | None = None
     vehicle_ahead: str | None = None
-    headway_state: str | None = None  # "bunched" | "regular" | "gapped"
+    headway_state: HeadwayState | None = None
     off_route_m: float | None  # farther than D-11's distance from the shape: how far now
     off_route_since: str | None
     catraca_silent_since: str | None  # the last catraca reading, when older than D-19's limit

@@ -60,6 +60,9 @@ def test_a_timetabled_departure_is_scheduled_the_gap_to_the_departure_before_its
     assert scheduled_headway(day, "101", 0, START + 9 * 3600, 1800) is None  # no departure within the match window
     assert scheduled_headway(day, "101", 1, START + 60, 1800) is None  # the other direction's only trip
     assert scheduled_headway(day, "105", 0, START + 7 * 3600, 1800) is None  # a line not in the day
+    # two trips leaving at 07:00 (variants of the line) are one departure: 07:00 - 06:30, never 0
+    doubled = ServiceDay(DAY, START, trips + (timetabled(7 * 3600),), ())
+    assert scheduled_headway(doubled, "101", 0, START + 7 * 3600 + 60, 1800) == 1800
 
 
 def test_bunched_and_gapped_are_the_policys_bounds_inclusive():
