@@ -9,10 +9,18 @@ from grafana_foundation_sdk.builders import barchart, common, dashboard, geomap,
 from grafana_foundation_sdk.cog import builder as cogbuilder
 from grafana_foundation_sdk.cog import variants as cogvariants
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models.common import FrameGeometrySourceMode
-from grafana_foundation_sdk.models.dashboard import DataSourceRef, VariableOption, VariableRefresh, VariableSort
+from grafana_foundation_sdk.models.common import FrameGeometrySourceMode, GraphThresholdsStyleMode
+from grafana_foundation_sdk.models.dashboard import (
+    DataSourceRef,
+    Threshold,
+    ThresholdsMode,
+    VariableOption,
+    VariableRefresh,
+    VariableSort,
+)
 
 from dockets.workflow import STAGE_LABELS
+from kernel.policy import Headway, load_policy
 
 OUT = Path(__file__).parent / "provisioning" / "dashboards" / "json"
 PROMETHEUS = DataSourceRef(type_val="prometheus", uid="prometheus")
@@ -177,10 +185,15 @@ ROUTE_MATCH = '{route=~"$route"}'
 LINE_MATCH = '{operator=~"$operator", route=~"$route"}'
 BY_OPERATOR = "operator_id ~ '^(${operator:regex})$'"
 BY_LINE = "coalesce(route_id, '') ~ '^(${route:regex})$'"
+# the engine's reading of the headway (engine.status, the policy's [headway] bounds)
+HEADWAY_CASE = ("CASE headway_state WHEN 'bunched' THEN 'agrupado' WHEN 'gapped' THEN 'buraco' "
+                "WHEN 'regular' THEN 'regular' END")
 LIVE_QUERIES = {
     "map": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, coalesce(route_id, '—') AS linha, "
            "lat AS latitude, lon AS longitude, round((schedule_deviation_s / 60.0)::numeric, 1) AS \"atraso (min)\", "
-           "CASE WHEN off_route_m IS NOT NULL THEN 'fora do itinerário' WHEN in_service THEN 'em viagem' "
+           f"{HEADWAY_CASE} AS \"espaçamento\", "
+           "CASE WHEN off_route_m IS NOT NULL THEN 'fora do itinerário' "
+           "WHEN layover_since IS NOT NULL THEN 'no terminal, entre viagens' WHEN in_service THEN 'em viagem' "
            "ELSE 'fora de serviço' END AS \"situação\" "
            f"FROM live_vehicle_status WHERE ts > {NEWEST} - interval '10 minutes' AND {BY_OPERATOR} AND {BY_LINE}",
     "off_route": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, route_id AS linha, "
@@ -192,6 +205,12 @@ LIVE_QUERIES = {
               "catraca_silent_since AS \"catraca muda desde\" FROM live_vehicle_status "
               f"WHERE (ts < {NEWEST} - interval '10 minutes' OR catraca_silent_since IS NOT NULL) "
               f"AND ts > {NEWEST} - interval '1 day' AND {BY_OPERATOR} ORDER BY ts",
+    "bunched": "SELECT coalesce(route_id, '—') AS linha, direction_id AS sentido, vehicle_id AS \"veículo\", "
+               f"{HEADWAY_CASE} AS \"espaçamento\", vehicle_ahead AS \"ônibus à frente\", "
+               "round((headway_s / 60.0)::numeric, 1) AS \"intervalo (min)\", "
+               "round((scheduled_headway_s / 60.0)::numeric, 1) AS \"programado (min)\" FROM live_vehicle_status "
+               f"WHERE headway_state IN ('bunched', 'gapped') AND ts > {NEWEST} - interval '10 minutes' "
+               f"AND {BY_OPERATOR} AND {BY_LINE} ORDER BY route_id, direction_id, departed_at",
     "trips_closed": "SELECT service_date AS dia, route_id AS linha, direction_id AS sentido, count(*) AS realizadas, "
                     "count(trip_id) AS \"casadas com a programação\", "
                     "round(avg(departure_deviation_s / 60.0)::numeric, 1) AS \"desvio médio na partida (min)\" "
@@ -220,9 +239,28 @@ def _sql_table(title: str, query: str, description: str, span: int = 12) -> tabl
             .description(description).height(8).span(span))
 
 
+def _bounds(headway: Headway) -> str:
+    return (f"até {headway.bunched_max_ratio:.0%} do programado (agrupados) ou a partir de "
+            f"{headway.gapped_min_ratio:.0%} (buraco na linha)").replace("%", " %")
+
+
+def _headway_panel(headway: Headway) -> timeseries.Panel:
+    """Observed over scheduled headway per line, with the policy's bunched and gapped bounds drawn."""
+    steps = [Threshold(None, "orange"), Threshold(headway.bunched_max_ratio, "green"),
+             Threshold(headway.gapped_min_ratio, "red")]
+    return (_panel("Espaçamento observado / programado", f"fiscaliza_headway_ratio{ROUTE_MATCH} > 0",
+                   "linha {{route}} sentido {{direction}}", "percentunit",
+                   "Intervalo entre a partida de cada ônibus e a do ônibus da frente, sobre o programado ali: o "
+                   "intervalo da frequência (linhas por frequência) ou o do quadro de horários entre partidas "
+                   f"seguidas. {_bounds(headway)[0].upper()}{_bounds(headway)[1:]}.")
+            .thresholds(dashboard.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE).steps(steps))
+            .thresholds_style(common.GraphThresholdsStyleConfig().mode(GraphThresholdsStyleMode.LINE)))
+
+
 def live() -> dashboard.Dashboard:
     """The operations room, now: where the buses are, which lines are uncovered, who
-    left the itinerary, who stopped transmitting."""
+    left the itinerary, who stopped transmitting, which lines bunch or gap."""
+    headway = load_policy().headway  # the shipped policy's bounds, as the workers run them by default
     return _with_line_variables(
         dashboard.Dashboard("Fiscaliza — operação ao vivo")
         .uid("fiscaliza-live")
@@ -236,7 +274,9 @@ def live() -> dashboard.Dashboard:
                              .location(common.FrameGeometrySource().mode(FrameGeometrySourceMode.COORDS)
                                        .latitude("latitude").longitude("longitude"))])
                     .description("Última posição de cada ônibus que transmitiu nos 10 min antes da posição mais "
-                                 "nova recebida, com a linha, o atraso na partida e se está fora do itinerário.")
+                                 "nova recebida, com a linha, o atraso na partida e a situação: em viagem, fora do "
+                                 "itinerário, no terminal entre viagens (chegou e aguarda a próxima) ou fora de "
+                                 "serviço.")
                     .height(12).span(12))
         .with_panel(_panel("Linhas sem ônibus com viagem programada",
                            f"(max by (route, direction) (fiscaliza_trips_scheduled_now{LINE_MATCH}) > 0) "
@@ -245,35 +285,42 @@ def live() -> dashboard.Dashboard:
                            "linha {{route}} sentido {{direction}}", "short",
                            "Linhas e sentidos em que o quadro de horários tem viagens em curso e nenhum ônibus "
                            "está em viagem (o valor é o número de viagens programadas agora)."))
-        .with_panel(_panel("Espaçamento observado / programado",
-                           f"fiscaliza_headway_ratio{ROUTE_MATCH} > 0", "linha {{route}} sentido {{direction}}",
-                           "percentunit",
-                           "Linhas por frequência: até 75 % do intervalo programado, ônibus agrupados; a partir "
-                           "de 125 %, buraco na linha."))
+        .with_panel(_headway_panel(headway))
+        .with_panel(_sql_table("Ônibus agrupados ou com buraco agora", "bunched",
+                               f"Ônibus em viagem cujo intervalo para o da frente está {_bounds(headway)}.", 8))
         .with_panel(_sql_table("Fora do itinerário agora", "off_route",
                                "Ônibus além da distância do D-11 do traçado da linha, e desde quando.", 8))
         .with_panel(_sql_table("Sem transmitir", "silent",
                                "Tacógrafo sem posição 10 min antes da posição mais nova recebida de qualquer ônibus, "
                                "ou catraca além do limite do D-19.", 8))
+        # per service day in event time: each worker counts its own vehicles' trips of the
+        # day the newest event is in; every worker gives the same due count (before:
+        # increase() of trips detected by the wall clock, 846 % in a backfill)
         .with_panel(_panel("Viagens realizadas / programadas até agora (hoje)",
-                           f"sum by (route, direction) (increase(fiscaliza_trips_detected_total{LINE_MATCH}[$__range])) "
+                           f"sum by (route, direction) (fiscaliza_trips_realized_so_far{LINE_MATCH}) "
                            f"/ max by (route, direction) (fiscaliza_trips_scheduled_so_far{LINE_MATCH} > 0)",
                            "linha {{route}} sentido {{direction}}", "percentunit",
-                           "Viagens reconhecidas ao chegar ao terminal, sobre as viagens do dia programadas para "
-                           "ter partido até agora (o intervalo do painel começa à meia-noite)."))
+                           "Viagens do dia de serviço reconhecidas ao chegar ao terminal, sobre as viagens do dia "
+                           "programadas para ter partido até agora (linhas por frequência: as partidas esperadas), "
+                           "contadas pelo horário dos eventos, não pelo relógio."))
         .with_panel(_sql_table("Viagens do último dia fechado", "trips_closed",
                                "O casamento final de cada viagem com a programação, feito no fechamento do dia: "
                                "quantas casaram e o desvio médio na partida.", 8))
     )
 
 
+# The feed's timezone, as the ops sink names it (ops.sink.record_feed): a day on a panel is
+# a day of the feed's clock, as the engine dates everything, not of the session's UTC
+# (date_trunc on a timestamptz alone put 1 Dec's 22:07 on 2 Dec).
+FEED_TIMEZONE = "(SELECT timezone FROM live_feed)"
+
 STATUS_CASE = ("CASE status WHEN 'provisional' THEN 'provisória' WHEN 'confirmed' THEN 'confirmada' "
                "WHEN 'justified' THEN 'justificada' WHEN 'exempt_art45' THEN 'isenta (art. 45)' "
                "WHEN 'withdrawn' THEN 'retirada' ELSE status END")
 
 COMPLIANCE_QUERIES = {
-    "by_code": "SELECT date_trunc('day', occurred_at) AS time, code AS metric, count(*) AS infrações "
-               "FROM live_infractions WHERE $__timeFilter(occurred_at) AND status IN ('provisional', 'confirmed') "
+    "by_code": f"SELECT date_trunc('day', occurred_at, {FEED_TIMEZONE}) AS time, code AS metric, "
+               "count(*) AS infrações FROM live_infractions WHERE $__timeFilter(occurred_at) AND status IN ('provisional', 'confirmed') "
                f"AND {BY_OPERATOR} AND {BY_LINE} "
                "GROUP BY 1, code ORDER BY 1",
     "by_operator": f"SELECT operator_id AS operadora, coalesce(route_id, '—') AS linha, code AS \"código\", "

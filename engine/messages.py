@@ -5,7 +5,7 @@ stage (partitioned by operator) about them, about departures as they are seen, a
 about its event-time progress; the
 operator stage closes service days, matches trips to the schedule, and sends each
 vehicle its day's matches so the vehicle stage can judge the trips it holds the
-evidence of, and each vehicle on a headway-based line the bus it follows.
+evidence of, and each running vehicle the bus it follows.
 """
 
 from __future__ import annotations
@@ -98,16 +98,16 @@ class DayMatched(msgspec.Struct, frozen=True, tag="day_matched"):
 
 
 class VehicleAhead(msgspec.Struct, frozen=True, tag="vehicle_ahead"):
-    """To a vehicle running a headway-based line (frequencies.txt): the departure ahead
-    of its own on the same line and direction, by any other vehicle of the operator —
-    the bus it follows — for the live vehicle status. Sent again if a departure seen
-    later falls between them."""
+    """To a running vehicle: the departure ahead of its own on the same line and direction,
+    by any other vehicle of the operator — the bus it follows — for the live vehicle
+    status, with the headway scheduled there (trips.headways.scheduled_headway). Sent
+    again if a departure seen later falls between them."""
 
     vehicle_id: str
     departed_at: float  # the vehicle's own departure (TripDeparted's)
     ahead_vehicle_id: str | None  # None: the first departure of the day on the line
     ahead_departed_at: float | None
-    scheduled_headway_s: int  # the frequency window's headway_secs
+    scheduled_headway_s: int  # the frequency window's headway_secs, or the timetable's gap
 
 
 OperatorInput = TripDetected | TripDeparted | TripUnfollowed | TripCutShort | Heartbeat

@@ -45,7 +45,7 @@ from rules.facts import CutShortPass, LineService, SensorRuns
 from rules.line_interruption import advance_lines
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from telemetry import Occurrence, Rejection
-from trips.headways import ahead, behind, frequency_window
+from trips.headways import ahead, behind, scheduled_headway
 from trips.matching import live_matches, match_service_day_full
 from trips.model import DetectedTrip, RealizedTrip
 from trips.unfollowed import UnfollowedPass
@@ -245,12 +245,13 @@ class OperatorStage:
         self._save(state)
 
     def _headways(self, state: OperatorState, trip: DetectedTrip, date: dt.date, own: bool) -> list[VehicleAhead]:
-        """On a headway-based line, the bus ahead of `trip`'s (if `own`: it is running)
-        and of the running bus right behind it, whose bus ahead it may now be."""
-        day = self._day(date)
-        if date.isoformat() in state.closed or frequency_window(day, trip.route_id, trip.direction_id,
-                                                               trip.departed_at) is None:
+        """The bus ahead of `trip`'s (if `own`: it is running) and of the running bus right
+        behind it, whose bus ahead it may now be: on any line with a scheduled headway there
+        (a frequency window's, or the timetable's gap between departures)."""
+        if date.isoformat() in state.closed:
             return []
+        day = self._day(date)
+        window_s = self.ctx.policy.trips.match_window_s
         line = (trip.route_id, trip.direction_id)
         departures = sorted({(t.departed_at, t.vehicle_id) for t in state.detected.get(date.isoformat(), [])
                              if (t.route_id, t.direction_id) == line}
@@ -264,12 +265,12 @@ class OperatorStage:
             told.append(follower)
         out = []
         for departed_at, vehicle_id in told:
-            window = frequency_window(day, trip.route_id, trip.direction_id, departed_at)
-            if window is None:
+            scheduled = scheduled_headway(day, trip.route_id, trip.direction_id, departed_at, window_s)
+            if scheduled is None:
                 continue
             front = ahead(departures, departed_at, vehicle_id)
             out.append(VehicleAhead(vehicle_id, departed_at, front[1] if front else None,
-                                    front[0] if front else None, window.headway_s))
+                                    front[0] if front else None, scheduled))
         return out
 
     def on_heartbeat(self, operator_id: str, beat: Heartbeat, occurrences: list[Occurrence]) -> OperatorOutput:

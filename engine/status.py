@@ -24,6 +24,8 @@ from engine.live import LiveMatch, iso
 from engine.triplog import arrived_before
 from engine.values import Context
 from gtfs.schedule import ServiceDay
+from kernel.policy import Headway
+from trips.headways import HeadwayState, headway_state
 from trips.matching import live_matches
 from trips.memo import TrackMemo, measured
 from trips.model import DetectedTrip
@@ -43,14 +45,19 @@ class VehicleStatus(msgspec.Struct, kw_only=True):
     progress: float | None  # fraction of the itinerary's shape run
     departed_at: str | None
     schedule_deviation_s: float | None  # departure against the live match's scheduled departure
-    # headway-based lines: the time between its departure and that of the bus ahead of it
-    # (same line and direction), and the frequency window's headway
+    # the time between its departure and that of the bus ahead of it (same line and
+    # direction), the headway scheduled there (the frequency window's, or the timetable's
+    # gap between departures), and whether that is bunched or gapped (policy [headway])
     headway_s: float | None = None
     scheduled_headway_s: int | None = None
     vehicle_ahead: str | None = None
+    headway_state: HeadwayState | None = None
     off_route_m: float | None  # farther than D-11's distance from the shape: how far now
     off_route_since: str | None
     catraca_silent_since: str | None  # the last catraca reading, when older than D-19's limit
+    # in layover: standing in the destination terminal after its trip arrived (in service,
+    # between trips, running none): since that arrival
+    layover_since: str | None = None
 
 
 def live_status(state, ctx: Context) -> VehicleStatus | None:
@@ -81,14 +88,14 @@ def live_status(state, ctx: Context) -> VehicleStatus | None:
                       if match and match.scheduled is not None else None,
                       off_route_m=round(running.distance_m, 1) if off else None,
                       off_route_since=iso(running.off_since, tz) if off else None)
-        status.update(_headway(state.ahead, running.departed))
+        status.update(_headway(state.ahead, running.departed, ctx.policy.headway))
     elif view.arrivals and view.arrivals[-1].standing and \
             last.t <= view.arrivals[-1].arrived + ctx.policy.trips.in_service_terminal_s:
         # standing in the destination zone after it arrived, less than the terminal time
         arrival = view.arrivals[-1]
         pattern = ctx.geofences.itineraries[arrival.key].pattern
         status.update(in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
-                      progress=1.0, departed_at=iso(arrival.departed, tz))
+                      progress=1.0, departed_at=iso(arrival.departed, tz), layover_since=iso(arrival.arrived, tz))
     return VehicleStatus(**status)
 
 
@@ -117,13 +124,14 @@ def live_match(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay]) -> 
                      scheduled[1] if scheduled else None)
 
 
-def _headway(ahead, departed: float | None) -> dict:
+def _headway(ahead, departed: float | None, policy: Headway) -> dict:
     """The bus ahead of the running trip, as the operator stage last told it (for the
     departure the live view runs: the same crossing the release tells the operator stage)."""
     if ahead is None or departed is None or ahead.departed_at != departed:
         return {}
     headway = None if ahead.ahead_departed_at is None else round(ahead.departed_at - ahead.ahead_departed_at, 1)
-    return dict(headway_s=headway, scheduled_headway_s=ahead.scheduled_headway_s, vehicle_ahead=ahead.ahead_vehicle_id)
+    return dict(headway_s=headway, scheduled_headway_s=ahead.scheduled_headway_s, vehicle_ahead=ahead.ahead_vehicle_id,
+                headway_state=None if headway is None else headway_state(headway, ahead.scheduled_headway_s, policy))
 
 
 def open_trip(fixes, ctx: Context, memo: TrackMemo | None = None):

@@ -800,7 +800,7 @@ class VehicleStage:
         out.rejected += mine.rejected
 
     def on_ahead(self, message: VehicleAhead) -> list[VehicleStatus]:
-        """The bus ahead of one of this vehicle's departures (headway-based lines): kept for
+        """The bus ahead of one of this vehicle's departures (a line with a scheduled headway): kept for
         the latest departure, and the live view's status given again, with it, if the
         view still runs that trip."""
         state = self._load(message.vehicle_id)

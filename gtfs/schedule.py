@@ -163,6 +163,19 @@ class ServiceDay:
             times.setdefault((w.route_id, w.direction_id), []).extend((w.start_s, w.end_s))
         return {key: (min(seconds), max(seconds)) for key, seconds in times.items()}
 
+    def departures(self, route_id: str, direction_id: int) -> tuple[int, ...]:
+        """The distinct timetabled departure times (GTFS seconds, sorted) of a route and
+        direction: stop_times' trips and exact_times=1 frequencies, not the headway windows.
+        Two trips leaving at once (variants of the line) are one departure time."""
+        return self._departures.get((route_id, direction_id), ())
+
+    @cached_property
+    def _departures(self) -> dict[tuple[str, int], tuple[int, ...]]:  # once per day, as `_spans`
+        times: dict[tuple[str, int], list[int]] = {}
+        for t in self.trips:
+            times.setdefault((t.route_id, t.direction_id), []).append(t.departure_s)
+        return {key: tuple(sorted(set(seconds))) for key, seconds in times.items()}
+
     def scheduled_span(self) -> tuple[float | None, float | None]:
         """First departure and last arrival of the whole day, as epochs."""
         return self._day_span

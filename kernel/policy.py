@@ -195,6 +195,15 @@ class Interruption(_Section):
     max_interruption_s: float  # unserved scheduled departures for longer than this
 
 
+class Headway(_Section):
+    """The operations room's live headway (never evidence): a bus's departure after the
+    bus ahead's against the scheduled headway there, on every line (the frequency window's
+    headway_secs, or the timetable's gap between consecutive departures). Swiftly's
+    defaults: bunched at most 75 %, gapped at least 125 %."""
+    bunched_max_ratio: float = 0.75
+    gapped_min_ratio: float = 1.25
+
+
 class Policy(_Section):
     policy: General
     trips: TripRules
@@ -207,6 +216,8 @@ class Policy(_Section):
     d19: D19
     d21: D21
     c01: C01
+    # a default, so that the policies inside evidence bundles made before it still parse
+    headway: Headway = Headway()
     # sections only some laws need; None where the policy's law has no use for them
     waiting_time: WaitingTime | None = None
     fines: Fines | None = None  # João Neiva's UFIR needs no mapping nor table
@@ -265,6 +276,8 @@ def parse_policy(text: str | bytes, source: str = "<policy>") -> Policy:
     if policy.unmarked_stop is not None and not policy.unmarked_stop.min_stop_distance_m > policy.trips.corridor_m:
         raise PolicyError(f"{source}: unmarked_stop.min_stop_distance_m must exceed trips.corridor_m "
                           "(GPS noise alone places a bus at a stop that far from it)")
+    if not policy.headway.bunched_max_ratio < 1 < policy.headway.gapped_min_ratio:
+        raise PolicyError(f"{source}: headway.bunched_max_ratio must be below 1 and headway.gapped_min_ratio above it")
     _check_optional_sections(policy, source)
     for section_name in policy.__struct_fields__:
         section = getattr(policy, section_name)

@@ -26,8 +26,9 @@ What a consumer (and MobilityData's validator rules) needs, and how it is made h
   (a stop not yet served is reached after it: P008). Scheduled trips give `time` and
   `delay`; exact_times=0 trips give only `time` (P013) and mark each update UNSCHEDULED
   (S010).
-- A bus between trips (not in service, or at the end of its trip's shape: arrived, in
-  layover) is shown without a trip, never with a finished one.
+- A bus between trips (not in service, or arrived and in layover: the engine's
+  `layover_since`, or at the end of its trip's shape) is shown without a trip, never with
+  a finished one.
 - Entity ids are stable: the vehicle id in VehiclePositions, vehicle and trip instance in
   TripUpdates. `vehicle.timestamp` and `trip_update.timestamp` are the fix's own time.
 
@@ -80,6 +81,7 @@ class LivePosition:
     schedule_deviation_s: float | None
     in_service: bool = True
     progress: float | None = None  # fraction of the itinerary's shape run
+    layover: bool = False  # arrived, standing in the terminal between trips (the row's layover_since)
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,7 @@ def running(position: LivePosition, feed: Feed, frequencies: dict[str, list[Freq
     None between trips (not in service, arrived, or no trip the static feed knows).
     A stop not yet served is not reached before `now` (the feed's time) either: a prediction
     the fix's age has overtaken is moved up to `now`."""
-    if not position.in_service or position.progress is None or position.progress >= 1.0:
+    if not position.in_service or position.layover or position.progress is None or position.progress >= 1.0:
         return None
     if position.route_id not in feed.routes:
         return None

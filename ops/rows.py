@@ -67,7 +67,7 @@ def row_of(topic: str, value: bytes, location: str,
         if topic == "vehicle-status":
             status = _status_decoder.decode(value)
             row = msgspec.structs.asdict(status)
-            for name in ("ts", "departed_at", "off_route_since", "catraca_silent_since"):
+            for name in ("ts", "departed_at", "off_route_since", "catraca_silent_since", "layover_since"):
                 row[name] = _instant(row[name])
             return row
         if topic == "trips":

@@ -22,7 +22,15 @@ from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 
 from ops.rows import row_of
-from ops.store import LiveConflictingDuplicate, LiveInfraction, LiveMonthEfficiency, LiveTrip, LiveVehicle
+from ops.store import (
+    FEED_ROW,
+    LiveConflictingDuplicate,
+    LiveFeed,
+    LiveInfraction,
+    LiveMonthEfficiency,
+    LiveTrip,
+    LiveVehicle,
+)
 from streams.admin import StreamError, group_progress
 from telemetry import Rejection, to_builtins
 
@@ -86,15 +94,23 @@ def write_batch(engine: Engine, rows_by_topic: Mapping[str, list[dict]]) -> None
         _upsert(engine, model, list(latest.values()))
 
 
+def record_feed(engine: Engine, timezone: str) -> None:
+    """Name the feed's timezone (agency_timezone) in the live tables: the panels bucket
+    their days in it, as the engine dates everything (DESIGN.md: event times in the
+    feed's timezone), not in the database session's UTC."""
+    _upsert(engine, LiveFeed, [{"id": FEED_ROW, "timezone": timezone}])
+
+
 def worker_lag(bootstrap: str, group: str) -> dict[str, int]:
     """Per input topic: what the workers' group has not committed yet (streams.admin)."""
     return {topic: group_progress(bootstrap, group, [topic]).lag for topic in INPUTS}
 
 
-def run_ops_sink(engine: Engine, bootstrap: str, operator_of_route: Mapping[str, str], *, workers_group: str,
-                 registry: CollectorRegistry, idle_exit_s: float | None = None,
+def run_ops_sink(engine: Engine, bootstrap: str, operator_of_route: Mapping[str, str], *, timezone: str,
+                 workers_group: str, registry: CollectorRegistry, idle_exit_s: float | None = None,
                  should_stop: Callable[[], bool] = lambda: False) -> SinkReport:
     metrics = SinkMetrics(registry)
+    record_feed(engine, timezone)
     consumer = KafkaConsumer(*TOPICS, bootstrap_servers=bootstrap, group_id=GROUP, enable_auto_commit=False,
                              auto_offset_reset="earliest", client_id="fiscaliza-ops")
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", client_id="fiscaliza-ops")

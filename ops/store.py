@@ -42,9 +42,11 @@ class LiveVehicle(Base):
     headway_s: Mapped[float | None] = mapped_column(Float)
     scheduled_headway_s: Mapped[int | None] = mapped_column(Integer)
     vehicle_ahead: Mapped[str | None] = mapped_column(String(64))
+    headway_state: Mapped[str | None] = mapped_column(String(16))  # bunched, regular, gapped
     off_route_m: Mapped[float | None] = mapped_column(Float)
     off_route_since: Mapped[dt.datetime | None]
     catraca_silent_since: Mapped[dt.datetime | None]
+    layover_since: Mapped[dt.datetime | None]  # arrived, standing in the terminal between trips
 
 
 class LiveTrip(Base):
@@ -96,6 +98,18 @@ class LiveConflictingDuplicate(Base):
     seq: Mapped[int | None] = mapped_column(Integer)
     detail: Mapped[str] = mapped_column(String(500))
     location: Mapped[str | None] = mapped_column(String(128))
+
+
+class LiveFeed(Base):
+    """The feed the live tables are read against, one row (`FEED_ROW`) the sink writes
+    at start: its timezone (agency_timezone), in which the panels bucket days."""
+
+    __tablename__ = "live_feed"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    timezone: Mapped[str] = mapped_column(String(64))
+
+
+FEED_ROW = 1
 
 
 class LiveMonthEfficiency(Base):

@@ -80,7 +80,8 @@ class WorkerMetrics:
                                    "Departure of each realized trip against its scheduled departure",
                                    ["route"], buckets=DEVIATION_BUCKETS, registry=registry)
         self.headway_ratio = Gauge("fiscaliza_headway_ratio",
-                                   "Latest observed headway over the scheduled one (bunched <= 0.75, gapped >= 1.25)",
+                                   "Latest observed headway over the scheduled one, on every line (the policy's [headway] "
+                                   "bounds say bunched and gapped)",
                                    ["route", "direction"], registry=registry)
         self.infractions = Counter("fiscaliza_infractions",
                                    "Infractions (distinct infraction_id) entering each status, by code: a re-emission "

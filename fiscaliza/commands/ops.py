@@ -53,7 +53,7 @@ def ops_sink(
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     report = run_ops_sink(engine, settings.bootstrap, {r.route_id: r.agency_id for r in loaded.routes.values()},
-                          workers_group=settings.app_id, registry=registry, idle_exit_s=idle_exit,
+                          timezone=loaded.timezone.key, workers_group=settings.app_id, registry=registry, idle_exit_s=idle_exit,
                           should_stop=lambda: bool(stopping))
     print("linhas gravadas: " + ", ".join(f"{topic} {count}" for topic, count in report.rows.items())
           + f"; {report.rejected} rejeitadas")

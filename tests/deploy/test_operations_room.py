@@ -49,6 +49,7 @@ ALARM_BASES = {
     "Espaçamento observado / programado": "fiscaliza_headway_ratio",
 }
 SQL_ALARM_CONDITIONS = {"Fora do itinerário agora": "off_route_m IS NOT NULL AND ",
+                        "Ônibus agrupados ou com buraco agora": "headway_state IN ('bunched', 'gapped') AND ",
                         "Sem transmitir": "(ts < (SELECT max(ts) FROM live_vehicle_status) - interval '10 minutes' "
                                           "OR catraca_silent_since IS NOT NULL) AND "}
 

@@ -206,9 +206,22 @@ def test_a_departure_on_a_headway_line_is_told_the_bus_ahead_of_it(context):
     [second] = run.stage.on_departed(TripDeparted("TRD", trip("JN-2013", "201", 0, at(context, 6, 17))))
     assert (second.vehicle_id, second.ahead_vehicle_id) == ("JN-2013", "JN-2011")
     assert second.departed_at - second.ahead_departed_at == 17 * 60
-    # the other direction, and a line run by timetable, have nobody ahead to tell of
+    # the other direction has nobody ahead to tell of
     assert run.stage.on_departed(TripDeparted("TRD", trip("JN-2012", "201", 1, at(context, 6, 1))))[0].ahead_vehicle_id is None
-    assert Run(context, "VNV").stage.on_departed(TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 9, 0)))) == []
+
+
+def test_a_departure_on_a_timetabled_line_is_told_the_bus_ahead_and_the_timetables_headway(context):
+    # line 101 direction 0 leaves every 30 min (blocks alternating): JN-1011 runs the 09:00,
+    # JN-1012 leaves 09:12 for the 09:30, 12 min behind it where 30 are scheduled (bunched)
+    run = Run(context, "VNV")
+    [first] = run.stage.on_departed(TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 9, 0))))
+    assert (first.vehicle_id, first.ahead_vehicle_id, first.scheduled_headway_s) == ("JN-1011", None, 1800)
+    [second] = run.stage.on_departed(TripDeparted("VNV", trip("JN-1012", "101", 0, at(context, 9, 12))))
+    assert (second.vehicle_id, second.ahead_vehicle_id, second.scheduled_headway_s) == ("JN-1012", "JN-1011", 1800)
+    assert second.departed_at - second.ahead_departed_at == 12 * 60
+    # the day's first departure (05:30) has no scheduled headway: nothing to tell
+    assert Run(context, "VNV").stage.on_departed(TripDeparted("VNV", trip("JN-1013", "101", 0,
+                                                                          at(context, 5, 31)))) == []
 
 
 def test_a_departure_heard_of_late_becomes_the_bus_ahead_of_the_one_running_behind_it(context):

@@ -76,6 +76,25 @@ def test_a_bus_between_trips_is_out_of_service_and_replay_writes_each_vehicles_l
     assert all(line["ts"] == latest[line["vehicle_id"]].ts for line in lines)
 
 
+def test_a_bus_that_arrived_is_in_layover_not_running_a_trip(statuses):
+    seen, *_ = statuses
+    live = {(s.vehicle_id, s.ts[11:19]): s for s in seen}
+    # JN-2013 left at 15:20:17 on line 201 and arrived: at 15:41:49 it stands in the
+    # terminal (progress 1, in service, as art. 2's 30 min say), in layover since it arrived
+    standing = live[("JN-2013", "15:41:49")]
+    assert standing.in_service and standing.progress == 1.0 and standing.trip_id is None
+    assert standing.departed_at[11:19] == "15:20:17"
+    assert standing.departed_at < standing.layover_since <= standing.ts
+    # one arrival, one layover: every status of that stay names the same arrival, and a
+    # running bus is never in layover
+    layovers = [s for s in seen if s.layover_since is not None]
+    assert layovers and all(s.in_service and s.progress == 1.0 and s.schedule_deviation_s is None for s in layovers)
+    assert all(dt.datetime.fromisoformat(s.ts) - dt.datetime.fromisoformat(s.layover_since)
+               <= dt.timedelta(minutes=30) for s in layovers)
+    assert live[("JN-1011", "07:00:27")].layover_since is None
+    assert not [s for s in seen if s.layover_since is not None and 0 < (s.progress or 0) < 1.0]
+
+
 def test_a_bus_on_a_headway_line_shows_the_bus_ahead_and_the_time_since_it_left(statuses):
     seen, *_ = statuses
     tz = dt.timezone(dt.timedelta(hours=-3))  # the feed's (America/Sao_Paulo, no DST since 2019)
@@ -91,8 +110,26 @@ def test_a_bus_on_a_headway_line_shows_the_bus_ahead_and_the_time_since_it_left(
     for s in peak:
         assert s.scheduled_headway_s == 900 and abs(s.headway_s - 900) <= 60, s
         assert s.vehicle_ahead not in (None, s.vehicle_id)
-    # line 101 runs by timetable: its buses show their schedule deviation, not a headway
-    assert not [s for s in seen if s.route_id == "101" and s.scheduled_headway_s is not None]
+    assert {s.headway_state for s in peak} == {"regular"}  # within 75-125 % of 900 s
+
+
+def test_a_bus_on_a_timetabled_line_shows_the_bus_ahead_against_the_timetables_headway(statuses):
+    seen, *_ = statuses
+    # line 101 leaves every 30 min each way until 22:00, then at 23:50, blocks alternating
+    # between JN-1011 and JN-1012: each departure follows the other bus's by the timetable's
+    # gap (before: no headway on a timetabled line). The operator stage's latest answer for
+    # each departure counts: one heard before the departure ahead of it is told again when
+    # that departure comes in (the evening's calls of 300 messages span ~10 min)
+    latest = {}
+    for s in seen:
+        if s.route_id == "101" and s.headway_s is not None:
+            latest[(s.vehicle_id, s.departed_at)] = s
+    assert len(latest) >= 30
+    for s in latest.values():
+        assert s.scheduled_headway_s == (6600 if s.trip_id == "101-DU-0-2350" else 1800), s
+        assert abs(s.headway_s - s.scheduled_headway_s) <= 60 and s.headway_state == "regular", s
+        assert s.vehicle_ahead not in (None, s.vehicle_id)
+        assert s.schedule_deviation_s is not None  # and its deviation from the timetable still
 
 
 # What the status said when it was computed at release (main at 754e56a, over the whole

@@ -82,6 +82,23 @@ def test_a_policy_older_than_the_message_bound_takes_the_shipped_one():
     assert older.stream.max_message_bytes == load_policy().stream.max_message_bytes == 65536
 
 
+def test_the_headway_bounds_are_swiftlys_and_a_policy_without_them_takes_those():
+    # bunched at most 75 % of the scheduled headway, gapped at least 125 % (Swiftly's defaults);
+    # the policy.toml inside an evidence bundle made before [headway] existed still parses
+    shipped = load_policy().headway
+    assert (shipped.bunched_max_ratio, shipped.gapped_min_ratio) == (0.75, 1.25)
+    block = TEXT[TEXT.index("[headway]"):]
+    older = parse_policy(TEXT.replace(block, block[block.index("gapped_min_ratio = 1.25") + 24:]), "p.toml")
+    assert older.headway == shipped
+
+
+@pytest.mark.parametrize("line,new", [("bunched_max_ratio = 0.75", "bunched_max_ratio = 1.0"),
+                                      ("gapped_min_ratio = 1.25", "gapped_min_ratio = 0.9")])
+def test_headway_bounds_that_do_not_straddle_the_schedule_are_refused(line, new):
+    with pytest.raises(PolicyError, match="headway.bunched_max_ratio must be below 1"):
+        parse_policy(edited(line, new), "p.toml")
+
+
 def test_string_for_number_refused_naming_field():
     with pytest.raises(PolicyError, match=r"trips\.terminal_zone_m"):
         parse_policy(edited("terminal_zone_m = 100", 'terminal_zone_m = "100"'), "p.toml")

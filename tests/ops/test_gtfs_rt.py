@@ -8,6 +8,7 @@ out of service, one on a trip the static feed lacks, one that stopped reporting.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import gtfs_rt_validation
@@ -117,6 +118,19 @@ def test_vehicle_positions_show_every_current_bus_and_a_trip_only_for_a_running_
                                                                                            now)).entity}
     assert set(updates) == with_trip
     assert all(vehicles[i].trip == updates[i] for i in with_trip)
+
+
+def test_a_bus_in_layover_has_no_trip_whatever_its_progress(feed):
+    # the engine says when a bus stands in the terminal after its trip (layover_since): its
+    # last fix may read short of the shape's end (the terminal zone is 100 m around the stop)
+    now = live_buses.now(feed)
+    running = next(p for p in positions(feed) if p.vehicle_id == "JN-1011")
+    short_of_the_end = dataclasses.replace(running, progress=0.97)
+    standing = dataclasses.replace(short_of_the_end, layover=True)
+    for shown, has_trip in ((short_of_the_end, True), (standing, False)):
+        [vehicle] = parsed(vehicle_positions([shown], feed, now)).entity
+        assert vehicle.vehicle.HasField("trip") is has_trip
+        assert len(parsed(trip_updates([shown], feed, now)).entity) == int(has_trip)
 
 
 def test_the_feeds_pass_the_validator(feed, tmp_path):

@@ -144,7 +144,8 @@ def test_the_sink_fills_the_live_tables_from_kafka_and_measures_the_workers_lag(
     producer.flush()
     producer.close()
     registry = CollectorRegistry()
-    report = run_ops_sink(engine, kafka_bootstrap, _operators(demo_day), workers_group="fiscaliza-nobody",
+    report = run_ops_sink(engine, kafka_bootstrap, _operators(demo_day),
+                          timezone=demo_day.context.feed.timezone.key, workers_group="fiscaliza-nobody",
                           registry=registry, idle_exit_s=5)
     # the trips record that is not JSON goes to the rejected topic and, read back, is no row
     assert report.rows == {**{topic: len(values) for topic, values in records.items()}, "rejected": 1}
@@ -154,6 +155,9 @@ def test_the_sink_fills_the_live_tables_from_kafka_and_measures_the_workers_lag(
             len(records["infractions"])
     # measured from Kafka: the workers' group never committed, so all 25 are behind
     assert registry.get_sample_value("fiscaliza_consumer_lag_messages", {"topic": "tachograph"}) == 25
-    again = run_ops_sink(engine, kafka_bootstrap, _operators(demo_day), workers_group="fiscaliza-nobody",
+    again = run_ops_sink(engine, kafka_bootstrap, _operators(demo_day),
+                         timezone=demo_day.context.feed.timezone.key, workers_group="fiscaliza-nobody",
                          registry=CollectorRegistry(), idle_exit_s=3)
     assert sum(again.rows.values()) == 0  # its offsets were committed after the rows
+    with engine.connect() as connection:  # the feed's timezone, for the panels' days
+        assert connection.execute(sa.text("SELECT timezone FROM live_feed")).scalar() == "America/Sao_Paulo"

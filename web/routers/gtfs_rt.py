@@ -37,7 +37,8 @@ def positions(web: AppState) -> list[gtfs_rt.LivePosition]:
     return [gtfs_rt.LivePosition(
         r.vehicle_id, getattr(config.fleet.get(r.vehicle_id), "plate", None), as_aware(r.ts), r.lat, r.lon,
         r.speed_kmh, r.route_id, r.direction_id, r.trip_id, as_aware(r.departed_at) if r.departed_at else None,
-        r.schedule_deviation_s, in_service=bool(r.in_service), progress=r.progress) for r in rows]
+        r.schedule_deviation_s, in_service=bool(r.in_service), progress=r.progress,
+        layover=r.layover_since is not None) for r in rows]
 
 
 @router.get(VEHICLE_POSITIONS)
