@@ -32,6 +32,22 @@ class CircleZone:
     def bounds(self) -> tuple[float, float, float, float]:
         return (self.x - self.radius_m, self.y - self.radius_m, self.x + self.radius_m, self.y + self.radius_m)
 
+    def meets_along(self, line: LineString) -> np.ndarray:
+        """Progress in metres along `line` of each point where it meets the circle (exact:
+        per segment, the roots of |start + s (end - start) - centre| = r for s in [0, 1])."""
+        start, delta, along = _segments(line)
+        offset = start - (self.x, self.y)
+        a = np.einsum("ij,ij->i", delta, delta)
+        b = 2 * np.einsum("ij,ij->i", delta, offset)
+        c = np.einsum("ij,ij->i", offset, offset) - self.radius_m**2
+        disc = b * b - 4 * a * c
+        real = (a > 0) & (disc >= 0)
+        root = np.sqrt(np.where(real, disc, 0.0))
+        a = np.where(real, a, 1.0)
+        s = np.concatenate(((-b - root) / (2 * a), (-b + root) / (2 * a)))
+        keep = np.tile(real, 2) & (s >= 0) & (s <= 1)
+        return (np.tile(along[:-1], 2) + s * np.tile(along[1:] - along[:-1], 2))[keep]
+
 
 @dataclass(frozen=True)
 class PolygonZone:
@@ -53,6 +69,36 @@ class PolygonZone:
     def bounds(self) -> tuple[float, float, float, float]:
         return tuple(self.polygon.bounds)
 
+    def meets_along(self, line: LineString) -> np.ndarray:
+        """Progress in metres along `line` of each point where it meets the polygon's edge
+        (every segment against the edge at once; a stretch along the edge gives its ends)."""
+        start, delta, along = _segments(line)
+        segments = shapely.linestrings(np.stack((start, start + delta), axis=1))
+        points, which = shapely.get_coordinates(shapely.intersection(segments, self.polygon.boundary),
+                                                return_index=True)
+        return along[which] + np.hypot(*(points - start[which]).T)
+
+
+def _segments(line: LineString) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A line's segments: their starts, their vectors, and the progress at each vertex."""
+    coords = shapely.get_coordinates(line)
+    delta = np.diff(coords, axis=0)
+    return coords[:-1], delta, np.concatenate(([0.0], np.cumsum(np.hypot(*delta.T))))
+
+
+def edges_along(line: LineString, zone: CircleZone | PolygonZone) -> tuple[np.ndarray, np.ndarray]:
+    """Where along `line` it leaves `zone` and where it enters it (progress in metres,
+    ascending). A point where the line only touches the edge, inside or outside on both
+    sides, is neither; meeting points less than a millimetre apart are one."""
+    meets = np.sort(np.clip(zone.meets_along(line), 0.0, line.length))
+    if not len(meets):
+        return np.empty(0), np.empty(0)
+    meets = meets[np.concatenate(([True], np.diff(meets) >= 1e-3))]
+    bounds = np.concatenate(([0.0], meets, [line.length]))
+    middles = shapely.line_interpolate_point(line, (bounds[:-1] + bounds[1:]) / 2)
+    inside = zone.contains(shapely.get_x(middles), shapely.get_y(middles))  # before and after each meeting
+    return meets[inside[:-1] & ~inside[1:]], meets[~inside[:-1] & inside[1:]]
+
 
 Zone = CircleZone | PolygonZone
 
@@ -73,6 +119,17 @@ class Itinerary:
     origin: Zone
     destination: Zone
     stops: tuple[CircleZone, ...]
+
+    @functools.cached_property
+    def leaves_origin_m(self) -> np.ndarray:
+        """Progress along the shape where it leaves the origin zone: a departure between two
+        fixes that bracket one (trips.detection.origin_fixes)."""
+        return edges_along(self.line, self.origin)[0]
+
+    @functools.cached_property
+    def enters_destination_m(self) -> np.ndarray:
+        """Progress along the shape where it enters the destination zone (an arrival)."""
+        return edges_along(self.line, self.destination)[1]
 
     @functools.cached_property
     def length_m(self) -> float:

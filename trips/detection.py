@@ -2,6 +2,10 @@
 
 A trip is realized when the vehicle departs the origin terminal zone, covers at least
 `min_coverage` of the shape in order, and reaches the destination terminal zone.
+Leaving and reaching a terminal zone are read from a fix inside it, or from the progress
+along the shape crossing the zone's edge between two fixes outside it that step along
+the shape (`origin_fixes`, `destination_fixes`): sparse fixes that never fall inside
+the zone do not lose a trip that was run.
 Geometry is evaluated once per itinerary over the whole batch of pings (vectorized);
 only the few zone transitions are walked in Python.
 """
@@ -38,8 +42,10 @@ def detect_trips(
     routes = [f.route_id for f in fixes]
     candidates: list[DetectedTrip] = []
     entered = measures.zones_entered
+    near = measures.corridors()  # a zone crossed between two fixes is crossed on the corridor
     for itinerary in geofences.itineraries.values():
-        if id(itinerary.origin) in entered and id(itinerary.destination) in entered:  # else no trip
+        key = itinerary.pattern.key
+        if (id(itinerary.origin) in entered or key in near) and (id(itinerary.destination) in entered or key in near):
             candidates.extend(_candidates(vehicle_id, fixes, t, x, y, routes, itinerary, rules, measures))
     # Earliest arrival first; on equal arrivals the better-covered itinerary wins.
     candidates.sort(key=lambda c: (c[0].arrived_at, -c[0].coverage, c[0].route_id, c[0].direction_id,
@@ -58,8 +64,8 @@ def detect_trips(
 def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules: TripRules, measures: TrackMemo):
     """The trips of one itinerary, each with the last ping outside the origin zone before
     its departure's run inside it (None: the run starts with the pings)."""
-    in_origin = measures.inside(itinerary.origin)
-    in_destination = measures.inside(itinerary.destination)
+    in_origin = origin_fixes(measures, itinerary, rules)
+    in_destination = destination_fixes(measures, itinerary, rules)
     if not in_origin.any() or not in_destination.any():
         return []
     exits = np.flatnonzero(in_origin[:-1] & ~in_origin[1:])  # last ping inside before leaving
@@ -136,16 +142,82 @@ def _back_from_away(t, in_origin: np.ndarray, e: int, since: float, noise: int) 
     return int(away[-1]) + 1 if len(away) else None
 
 
+def origin_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRules) -> np.ndarray:
+    """Per fix: in the origin zone as a departure reads it. A fix inside the zone, or the
+    last fix before the shape's progress leaves the zone between it and the next, the
+    two outside the zone and stepping along the shape (`along_shape`: in the corridor, at
+    most `max_coverage_gap_s` apart, forward at a plausible speed). The departure is
+    then the moment the progress passed the zone's edge (`departure_time`)."""
+    inside = measures.inside(itinerary.origin)
+    crossed = _crossed(measures, itinerary, itinerary.leaves_origin_m, inside, rules)
+    if crossed is None:
+        return inside
+    held = inside.copy()
+    held[:-1] |= crossed
+    return held
+
+
+def destination_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRules) -> np.ndarray:
+    """Per fix: in the destination zone as an arrival reads it. A fix inside the zone, or
+    the first fix after the shape's progress entered the zone between the fix before and
+    it, as `origin_fixes` reads a departure."""
+    inside = measures.inside(itinerary.destination)
+    crossed = _crossed(measures, itinerary, itinerary.enters_destination_m, inside, rules)
+    if crossed is None:
+        return inside
+    held = inside.copy()
+    held[1:] |= crossed
+    return held
+
+
+def _crossed(measures: TrackMemo, itinerary: Itinerary, edges: np.ndarray, inside: np.ndarray,
+             rules: TripRules) -> np.ndarray | None:
+    """Per pair of consecutive fixes: both outside the zone, stepping along the shape, and
+    the shape's progress passes one of `edges` between them. None: no pair does."""
+    near = measures.corridors().get(itinerary.pattern.key)
+    if near is None or not len(edges) or len(inside) < 2:
+        return None
+    on_corridor, progress = near
+    progress = np.where(on_corridor, progress, 0.0)  # NaN off the corridor; such pairs never step
+    passed = np.searchsorted(edges, progress[:-1], side="right") < np.searchsorted(edges, progress[1:], side="right")
+    crossed = passed & ~inside[:-1] & ~inside[1:]
+    if not crossed.any():
+        return None
+    crossed &= along_shape(measures.t, progress, on_corridor, rules)
+    return crossed if crossed.any() else None
+
+
 def departure_time(itinerary: Itinerary, t, x, y, e: int) -> float:
-    """When the vehicle crossed the origin zone's edge between ping `e` (the last inside)
-    and the next: a trip's departure (the same for a trip running and once it arrived)."""
-    return float(t[e] + (t[e + 1] - t[e]) * _crossing(itinerary.origin, x, y, e, leaving=True))
+    """When the vehicle left the origin zone between ping `e` (the last in it, as
+    `origin_fixes` reads it) and the next: where the straight line between them crosses
+    the zone's edge when ping `e` is inside, else where the shape's progress passes the
+    zone's edge, linear in progress between them. A trip's departure (the same for a trip
+    running and once it arrived)."""
+    origin = itinerary.origin
+    if origin.contains(x[e : e + 1], y[e : e + 1])[0]:
+        return float(t[e] + (t[e + 1] - t[e]) * _crossing(origin, x, y, e, leaving=True))
+    return float(t[e] + (t[e + 1] - t[e]) * _progress_crossing(itinerary, itinerary.leaves_origin_m, x, y, e, last=True))
 
 
 def arrival_time(itinerary: Itinerary, t, x, y, j: int) -> float:
-    """When the vehicle crossed the destination zone's edge between ping `j - 1` and ping
-    `j` (the first inside): a trip's arrival."""
-    return float(t[j - 1] + (t[j] - t[j - 1]) * _crossing(itinerary.destination, x, y, j - 1, leaving=False))
+    """When the vehicle reached the destination zone between ping `j - 1` and ping `j`
+    (the first in it, as `destination_fixes` reads it), as `departure_time`: a trip's arrival."""
+    destination = itinerary.destination
+    if destination.contains(x[j : j + 1], y[j : j + 1])[0]:
+        return float(t[j - 1] + (t[j] - t[j - 1]) * _crossing(destination, x, y, j - 1, leaving=False))
+    fraction = _progress_crossing(itinerary, itinerary.enters_destination_m, x, y, j - 1, last=False)
+    return float(t[j - 1] + (t[j] - t[j - 1]) * fraction)
+
+
+def _progress_crossing(itinerary: Itinerary, edges: np.ndarray, x, y, i: int, *, last: bool) -> float:
+    """Fraction of the way from ping i to ping i+1, in progress along the shape, at which
+    the progress passes an edge of `edges` between them: the last one (the zone left for
+    good) or the first (the zone reached)."""
+    p0, p1 = itinerary.locate(x[i : i + 2], y[i : i + 2])
+    between = edges[(edges > p0) & (edges <= p1)]
+    if p1 <= p0 or not len(between):
+        return 0.0 if last else 1.0
+    return float(((between[-1] if last else between[0]) - p0) / (p1 - p0))
 
 
 def _dwell_start(in_origin: np.ndarray, e: int) -> int:
