@@ -86,18 +86,18 @@ def _segments(line: LineString) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return coords[:-1], delta, np.concatenate(([0.0], np.cumsum(np.hypot(*delta.T))))
 
 
-def edges_along(line: LineString, zone: CircleZone | PolygonZone) -> tuple[np.ndarray, np.ndarray]:
-    """Where along `line` it leaves `zone` and where it enters it (progress in metres,
-    ascending). A point where the line only touches the edge, inside or outside on both
-    sides, is neither; meeting points less than a millimetre apart are one."""
+def spans_along(line: LineString, zone: CircleZone | PolygonZone) -> np.ndarray:
+    """The stretches of `line` inside `zone`: (from, to) progress in metres along it, in
+    order, one row each; 0 and the line's length where it starts or ends inside. A point
+    where the line only touches the edge is no stretch, nor a gap between two; meeting
+    points less than a millimetre apart are one."""
     meets = np.sort(np.clip(zone.meets_along(line), 0.0, line.length))
-    if not len(meets):
-        return np.empty(0), np.empty(0)
-    meets = meets[np.concatenate(([True], np.diff(meets) >= 1e-3))]
+    meets = meets[np.concatenate(([True], np.diff(meets) >= 1e-3))] if len(meets) else meets
     bounds = np.concatenate(([0.0], meets, [line.length]))
     middles = shapely.line_interpolate_point(line, (bounds[:-1] + bounds[1:]) / 2)
-    inside = zone.contains(shapely.get_x(middles), shapely.get_y(middles))  # before and after each meeting
-    return meets[inside[:-1] & ~inside[1:]], meets[~inside[:-1] & inside[1:]]
+    inside = zone.contains(shapely.get_x(middles), shapely.get_y(middles))  # between consecutive bounds
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], inside, [False])).astype(np.int8)))
+    return np.column_stack((bounds[edges[::2]], bounds[edges[1::2]]))
 
 
 Zone = CircleZone | PolygonZone
@@ -121,15 +121,15 @@ class Itinerary:
     stops: tuple[CircleZone, ...]
 
     @functools.cached_property
-    def leaves_origin_m(self) -> np.ndarray:
-        """Progress along the shape where it leaves the origin zone: a departure between two
-        fixes that bracket one (trips.detection.origin_fixes)."""
-        return edges_along(self.line, self.origin)[0]
+    def origin_spans_m(self) -> np.ndarray:
+        """The stretches of the shape inside the origin zone, (from, to) along it: a bus
+        that passed one between two fixes left the zone (trips.detection.origin_fixes)."""
+        return spans_along(self.line, self.origin)
 
     @functools.cached_property
-    def enters_destination_m(self) -> np.ndarray:
-        """Progress along the shape where it enters the destination zone (an arrival)."""
-        return edges_along(self.line, self.destination)[1]
+    def destination_spans_m(self) -> np.ndarray:
+        """The stretches of the shape inside the destination zone, as `origin_spans_m`."""
+        return spans_along(self.line, self.destination)
 
     @functools.cached_property
     def length_m(self) -> float:
