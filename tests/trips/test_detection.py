@@ -376,4 +376,3 @@ def test_a_fix_beside_the_zone_past_its_edge_is_no_earlier_arrival():
     [trip] = trips_on("T", fixes)
     assert trip.last_msg_id == "in"
     assert trip.arrived_at > T0 + 780
-
