@@ -49,9 +49,12 @@ def trip_facts(match: Match, fixes: list[Fix], ctx: Context, day: ServiceDay, st
     t, x, y = columns(window, "t", "x", "y")
     # The exit ping is the last one inside the origin zone at or before the departure,
     # the arrival ping the first inside the destination zone at or after the arrival
-    # (found by the zone test: a crossing can round onto a ping's own time).
-    in_origin = itinerary.origin.contains(x, y)
-    in_destination = itinerary.destination.contains(x, y)
+    # (found by the zone test: a crossing can round onto a ping's own time), or the ping
+    # the trip names where its zone was crossed between two pings outside it
+    # (trips.detection.origin_fixes): the trip's pings never reach past its own.
+    ids = np.array([f.msg_id for f in window], dtype=object)
+    in_origin = itinerary.origin.contains(x, y) | (ids == (d.exit_msg_ids[0] if d.exit_msg_ids else None))
+    in_destination = itinerary.destination.contains(x, y) | (ids == d.last_msg_id)
     before = np.flatnonzero(in_origin & (t <= d.departed_at))
     after = np.flatnonzero(in_destination & (t >= d.arrived_at))
     exit_ = int(before[-1]) if len(before) else 0

@@ -25,6 +25,7 @@ from engine.triplog import arrived_before
 from engine.values import Context
 from gtfs.schedule import ServiceDay
 from kernel.policy import Headway
+from trips.detection import origin_fixes
 from trips.headways import HeadwayState, headway_state
 from trips.matching import live_matches
 from trips.memo import TrackMemo, measured
@@ -142,14 +143,15 @@ def open_trip(fixes, ctx: Context, memo: TrackMemo | None = None):
     `memo`: see trips.memo."""
     measures = measured(fixes, ctx.geofences, memo)
     entered = measures.zones_entered
+    near = measures.corridors()
     declared = fixes[-1].route_id
     best = None
     for itinerary in ctx.geofences.itineraries.values():
         if declared is not None and itinerary.pattern.route_id != declared:
             continue
-        if id(itinerary.origin) not in entered:
-            continue  # never in its origin: no exit from it
-        inside = measures.inside(itinerary.origin)
+        if id(itinerary.origin) not in entered and itinerary.pattern.key not in near:
+            continue  # never in its origin nor on its corridor: no exit from it
+        inside = origin_fixes(measures, itinerary, ctx.policy.trips)
         if inside[-1]:
             continue  # still in (or back in) its origin terminal
         exits = np.flatnonzero(inside[:-1] & ~inside[1:])

@@ -32,6 +32,22 @@ class CircleZone:
     def bounds(self) -> tuple[float, float, float, float]:
         return (self.x - self.radius_m, self.y - self.radius_m, self.x + self.radius_m, self.y + self.radius_m)
 
+    def meets_along(self, line: LineString) -> np.ndarray:
+        """Progress in metres along `line` of each point where it meets the circle (exact:
+        per segment, the roots of |start + s (end - start) - centre| = r for s in [0, 1])."""
+        start, delta, along = _segments(line)
+        offset = start - (self.x, self.y)
+        a = np.einsum("ij,ij->i", delta, delta)
+        b = 2 * np.einsum("ij,ij->i", delta, offset)
+        c = np.einsum("ij,ij->i", offset, offset) - self.radius_m**2
+        disc = b * b - 4 * a * c
+        real = (a > 0) & (disc >= 0)
+        root = np.sqrt(np.where(real, disc, 0.0))
+        a = np.where(real, a, 1.0)
+        s = np.concatenate(((-b - root) / (2 * a), (-b + root) / (2 * a)))
+        keep = np.tile(real, 2) & (s >= 0) & (s <= 1)
+        return (np.tile(along[:-1], 2) + s * np.tile(along[1:] - along[:-1], 2))[keep]
+
 
 @dataclass(frozen=True)
 class PolygonZone:
@@ -53,6 +69,36 @@ class PolygonZone:
     def bounds(self) -> tuple[float, float, float, float]:
         return tuple(self.polygon.bounds)
 
+    def meets_along(self, line: LineString) -> np.ndarray:
+        """Progress in metres along `line` of each point where it meets the polygon's edge
+        (every segment against the edge at once; a stretch along the edge gives its ends)."""
+        start, delta, along = _segments(line)
+        segments = shapely.linestrings(np.stack((start, start + delta), axis=1))
+        points, which = shapely.get_coordinates(shapely.intersection(segments, self.polygon.boundary),
+                                                return_index=True)
+        return along[which] + np.hypot(*(points - start[which]).T)
+
+
+def _segments(line: LineString) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A line's segments: their starts, their vectors, and the progress at each vertex."""
+    coords = shapely.get_coordinates(line)
+    delta = np.diff(coords, axis=0)
+    return coords[:-1], delta, np.concatenate(([0.0], np.cumsum(np.hypot(*delta.T))))
+
+
+def spans_along(line: LineString, zone: CircleZone | PolygonZone) -> np.ndarray:
+    """The stretches of `line` inside `zone`: (from, to) progress in metres along it, in
+    order, one row each; 0 and the line's length where it starts or ends inside. A point
+    where the line only touches the edge is no stretch, nor a gap between two; meeting
+    points less than a millimetre apart are one."""
+    meets = np.sort(np.clip(zone.meets_along(line), 0.0, line.length))
+    meets = meets[np.concatenate(([True], np.diff(meets) >= 1e-3))] if len(meets) else meets
+    bounds = np.concatenate(([0.0], meets, [line.length]))
+    middles = shapely.line_interpolate_point(line, (bounds[:-1] + bounds[1:]) / 2)
+    inside = zone.contains(shapely.get_x(middles), shapely.get_y(middles))  # between consecutive bounds
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], inside, [False])).astype(np.int8)))
+    return np.column_stack((bounds[edges[::2]], bounds[edges[1::2]]))
+
 
 Zone = CircleZone | PolygonZone
 
@@ -73,6 +119,17 @@ class Itinerary:
     origin: Zone
     destination: Zone
     stops: tuple[CircleZone, ...]
+
+    @functools.cached_property
+    def origin_spans_m(self) -> np.ndarray:
+        """The stretches of the shape inside the origin zone, (from, to) along it: a bus
+        that passed one between two fixes left the zone (trips.detection.origin_fixes)."""
+        return spans_along(self.line, self.origin)
+
+    @functools.cached_property
+    def destination_spans_m(self) -> np.ndarray:
+        """The stretches of the shape inside the destination zone, as `origin_spans_m`."""
+        return spans_along(self.line, self.destination)
 
     @functools.cached_property
     def length_m(self) -> float:

@@ -2,6 +2,10 @@
 
 A trip is realized when the vehicle departs the origin terminal zone, covers at least
 `min_coverage` of the shape in order, and reaches the destination terminal zone.
+Leaving and reaching a terminal zone are read from a fix inside it, or from the progress
+along the shape passing through a stretch of the shape inside the zone between two fixes
+outside it that step along the shape (`origin_fixes`, `destination_fixes`): sparse fixes
+that never fall inside the zone do not lose a trip that was run.
 Geometry is evaluated once per itinerary over the whole batch of pings (vectorized);
 only the few zone transitions are walked in Python.
 """
@@ -38,8 +42,10 @@ def detect_trips(
     routes = [f.route_id for f in fixes]
     candidates: list[DetectedTrip] = []
     entered = measures.zones_entered
+    near = measures.corridors()  # a zone crossed between two fixes is crossed on the corridor
     for itinerary in geofences.itineraries.values():
-        if id(itinerary.origin) in entered and id(itinerary.destination) in entered:  # else no trip
+        key = itinerary.pattern.key
+        if (id(itinerary.origin) in entered or key in near) and (id(itinerary.destination) in entered or key in near):
             candidates.extend(_candidates(vehicle_id, fixes, t, x, y, routes, itinerary, rules, measures))
     # Earliest arrival first; on equal arrivals the better-covered itinerary wins.
     candidates.sort(key=lambda c: (c[0].arrived_at, -c[0].coverage, c[0].route_id, c[0].direction_id,
@@ -58,8 +64,8 @@ def detect_trips(
 def _candidates(vehicle_id, fixes, t, x, y, routes, itinerary: Itinerary, rules: TripRules, measures: TrackMemo):
     """The trips of one itinerary, each with the last ping outside the origin zone before
     its departure's run inside it (None: the run starts with the pings)."""
-    in_origin = measures.inside(itinerary.origin)
-    in_destination = measures.inside(itinerary.destination)
+    in_origin = origin_fixes(measures, itinerary, rules)
+    in_destination = destination_fixes(measures, itinerary, rules)
     if not in_origin.any() or not in_destination.any():
         return []
     exits = np.flatnonzero(in_origin[:-1] & ~in_origin[1:])  # last ping inside before leaving
@@ -136,16 +142,107 @@ def _back_from_away(t, in_origin: np.ndarray, e: int, since: float, noise: int) 
     return int(away[-1]) + 1 if len(away) else None
 
 
+def origin_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRules) -> np.ndarray:
+    """Per fix: in the origin zone as a departure reads it. A fix inside the zone; or a fix
+    outside it after which, before the next fix also outside it, the bus passed through
+    a stretch of the shape inside the zone (a terminal loop, a stop point the shape passes
+    by), the two stepping along the shape (`along_shape`: in the corridor, at most
+    `max_coverage_gap_s` apart, forward at a plausible speed). The departure is then the
+    moment the progress passed that stretch's end (`departure_time`). A fix beside the
+    zone short of the stretch's end is no such pass: the bus is read leaving the zone
+    where it left it, not where GPS noise puts it back on the stretch."""
+    inside = measures.inside(itinerary.origin)
+    crossed = _passed_through(measures, itinerary, _left_spans(itinerary), inside, rules)
+    if crossed is None:
+        return inside
+    held = inside.copy()
+    held[:-1] |= crossed
+    return held
+
+
+def destination_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRules) -> np.ndarray:
+    """Per fix: in the destination zone as an arrival reads it. A fix inside the zone, or
+    the fix outside it after the bus passed through a stretch of the shape inside the
+    zone since the fix before (outside too), read as `origin_fixes` reads a departure:
+    the arrival is the moment the progress passed that stretch's start (`arrival_time`)."""
+    inside = measures.inside(itinerary.destination)
+    crossed = _passed_through(measures, itinerary, _entered_spans(itinerary), inside, rules)
+    if crossed is None:
+        return inside
+    held = inside.copy()
+    held[1:] |= crossed
+    return held
+
+
+def _left_spans(itinerary: Itinerary) -> np.ndarray:
+    """The stretches of the shape in the origin zone that a bus leaves: not one the shape
+    ends in (a circular line's last metres, back at its first stop)."""
+    spans = itinerary.origin_spans_m
+    return spans[spans[:, 1] < itinerary.length_m]
+
+
+def _entered_spans(itinerary: Itinerary) -> np.ndarray:
+    """The stretches of the shape in the destination zone that a bus enters: not one the
+    shape starts in."""
+    spans = itinerary.destination_spans_m
+    return spans[spans[:, 0] > 0]
+
+
+def _passed_through(measures: TrackMemo, itinerary: Itinerary, spans: np.ndarray, inside: np.ndarray,
+                    rules: TripRules) -> np.ndarray | None:
+    """Per pair of consecutive fixes: both outside the zone, stepping along the shape, and
+    one of `spans` lies between their progress along it. None: no pair is."""
+    near = measures.corridors().get(itinerary.pattern.key)
+    if near is None or not len(spans) or len(inside) < 2:
+        return None
+    on_corridor, progress = near
+    progress = np.where(on_corridor, progress, 0.0)  # NaN off the corridor; such pairs never step
+    crossed = _spans_between(spans, progress[:-1], progress[1:]) & ~inside[:-1] & ~inside[1:]
+    if not crossed.any():
+        return None
+    crossed &= along_shape(measures.t, progress, on_corridor, rules)
+    return crossed if crossed.any() else None
+
+
+def _spans_between(spans: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per (start, end) of progress: a span lies within it (the spans are in order and
+    apart, so the first that starts at or after `start` is the one to look at)."""
+    first = np.searchsorted(spans[:, 0], start, side="left")
+    within = first < len(spans)
+    within[within] = spans[first[within], 1] <= end[within]
+    return within
+
+
 def departure_time(itinerary: Itinerary, t, x, y, e: int) -> float:
-    """When the vehicle crossed the origin zone's edge between ping `e` (the last inside)
-    and the next: a trip's departure (the same for a trip running and once it arrived)."""
-    return float(t[e] + (t[e + 1] - t[e]) * _crossing(itinerary.origin, x, y, e, leaving=True))
+    """When the vehicle left the origin zone between ping `e` (the last in it, as
+    `origin_fixes` reads it) and the next: where the straight line between them crosses
+    the zone's edge when ping `e` is inside; else where the shape's progress passed the
+    end of the last stretch in the zone between them, linear in progress. A trip's
+    departure (the same for a trip running and once it arrived)."""
+    origin = itinerary.origin
+    if origin.contains(x[e : e + 1], y[e : e + 1])[0]:
+        return float(t[e] + (t[e + 1] - t[e]) * _crossing(origin, x, y, e, leaving=True))
+    p0, p1 = itinerary.locate(x[e : e + 2], y[e : e + 2])
+    spans = _left_spans(itinerary)
+    between = spans[(spans[:, 0] >= p0) & (spans[:, 1] <= p1), 1]
+    return float(t[e] + (t[e + 1] - t[e]) * _fraction(p0, p1, between[-1] if len(between) else p0))
 
 
 def arrival_time(itinerary: Itinerary, t, x, y, j: int) -> float:
-    """When the vehicle crossed the destination zone's edge between ping `j - 1` and ping
-    `j` (the first inside): a trip's arrival."""
-    return float(t[j - 1] + (t[j] - t[j - 1]) * _crossing(itinerary.destination, x, y, j - 1, leaving=False))
+    """When the vehicle reached the destination zone between ping `j - 1` and ping `j`
+    (the first in it, as `destination_fixes` reads it), as `departure_time`: where the
+    progress passed the start of the first stretch in the zone between them. A trip's arrival."""
+    destination = itinerary.destination
+    if destination.contains(x[j : j + 1], y[j : j + 1])[0]:
+        return float(t[j - 1] + (t[j] - t[j - 1]) * _crossing(destination, x, y, j - 1, leaving=False))
+    p0, p1 = itinerary.locate(x[j - 1 : j + 1], y[j - 1 : j + 1])
+    spans = _entered_spans(itinerary)
+    between = spans[(spans[:, 0] >= p0) & (spans[:, 1] <= p1), 0]
+    return float(t[j - 1] + (t[j] - t[j - 1]) * _fraction(p0, p1, between[0] if len(between) else p1))
+
+
+def _fraction(p0: float, p1: float, at: float) -> float:
+    return float(np.clip((at - p0) / (p1 - p0), 0.0, 1.0)) if p1 > p0 else 0.0
 
 
 def _dwell_start(in_origin: np.ndarray, e: int) -> int:

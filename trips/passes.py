@@ -1,8 +1,9 @@
 """Passes along an itinerary from a departure seen, in a vehicle's open track.
 
-A pass starts at the last fix inside an itinerary's origin zone before the vehicle left
-it, and runs until the first of: the destination zone reached (that fix not included;
-`arrived`), the corridor left (a fix off it that is not GPS noise: more than
+A pass starts at the last fix in an itinerary's origin zone before the vehicle left it
+(trips.detection.origin_fixes: inside it, or the one before the progress along the shape
+passed its edge), and runs until the first of: the destination zone reached (that fix not
+included; `arrived`), the corridor left (a fix off it that is not GPS noise: more than
 `max_noise_pings` in a row), a jump (a fix farther from the one before than the bus can
 drive in the time: a GPS teleport is no path), the origin zone left again (a new pass), a moment in
 `ends_at` (a realized trip's arrival: the track the engine keeps is cut there, so a pass
@@ -22,7 +23,7 @@ import numpy as np
 
 from geofences.zones import Geofences, Itinerary
 from kernel.policy import TripRules
-from trips.detection import without_noise
+from trips.detection import destination_fixes, origin_fixes, without_noise
 from trips.memo import TrackMemo, measured
 from trips.model import Fix
 
@@ -52,14 +53,14 @@ def itinerary_passes(fixes: Sequence[Fix], geofences: Geofences, rules: TripRule
         key = itinerary.pattern.key
         if key not in near:
             continue
-        in_origin = measures.inside(itinerary.origin)
+        in_origin = origin_fixes(measures, itinerary, rules)
         exits = np.flatnonzero(in_origin[:-1] & ~in_origin[1:])
         if not len(exits):
             continue
         on_corridor = near[key][0]
         kept = without_noise(on_corridor, rules.max_noise_pings)
         left = kept[~on_corridor[kept]]  # off the corridor, not noise
-        arrivals = np.flatnonzero(measures.inside(itinerary.destination))
+        arrivals = np.flatnonzero(destination_fixes(measures, itinerary, rules))
         for k, e in enumerate(exits.tolist()):
             end = int(exits[k + 1]) + 1 if k + 1 < len(exits) else len(t)
             arrived = False

@@ -24,7 +24,7 @@ import numpy as np
 
 from geofences.zones import Geofences, Itinerary
 from kernel.policy import TripRules
-from trips.detection import departure_time
+from trips.detection import departure_time, destination_fixes, origin_fixes
 from trips.memo import TrackMemo, measured
 from trips.model import Fix
 
@@ -104,8 +104,8 @@ def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.nd
             rules: TripRules, silent_after: bool, measures: TrackMemo):
     if on_corridor.sum() < 2:
         return []
-    in_origin = measures.inside(itinerary.origin)
-    in_destination = measures.inside(itinerary.destination)
+    in_origin = origin_fixes(measures, itinerary, rules)
+    in_destination = destination_fixes(measures, itinerary, rules)
     key = ("unfollowed", vehicle_id, itinerary.pattern.key)
     chains = measures.grown.get(key)
     if chains is None or (chains.rules is not rules and chains.rules != rules):

@@ -4,6 +4,7 @@ import datetime as dt
 from pathlib import Path
 
 import numpy as np
+import pytest
 import shapely
 
 from engine.assemble import trip_facts
@@ -45,3 +46,53 @@ def test_trip_facts_start_with_the_dwell_at_origin_and_end_with_the_stay_at_dest
     assert facts.fixes[0] is fixes[0]
     assert facts.fixes[-1] is fixes[-1]
     assert len(facts.fixes) == len(fixes)
+
+
+
+def passed_through():
+    """The tiny feed's context with T:0:L's origin and destination zones (100 m) around
+    points 200 m and 6800 m along L, not at its ends: the shape runs through them
+    (100-300 m, 6700-6900 m). A bus stands 50 m along, outside the origin's zone, then
+    drives on: pings every 60 s at 10 m/s, none inside either zone, 600 m apart (50, 50,
+    650, ..., 6650, 7250 → the end, 7000 m, then standing there)."""
+    import dataclasses
+
+    from geofences import CircleZone, Geofences
+
+    itinerary = CONTEXT.geofences.itineraries["T:0:L"]
+    centres = {name: LINE.interpolate(m) for name, m in (("origin", 200.0), ("destination", 6800.0))}
+    fences = Geofences(itineraries={"T:0:L": dataclasses.replace(
+        itinerary, **{name: CircleZone(name, p.x, p.y, 100.0) for name, p in centres.items()})},
+        speed_zones=(), default_speed_limit_kmh=60.0)
+    start = DAY.start_epoch + 6 * 3600 - 120
+    progress = [50.0, 50.0, *np.arange(650.0, LINE.length, 600.0), LINE.length, LINE.length]
+    fixes = [Fix(start + 60 * k, *LINE.interpolate(p).coords[0], 10.0, "T", f"v/{k}") for k, p in enumerate(progress)]
+    return dataclasses.replace(CONTEXT, geofences=fences), fixes
+
+
+def test_a_trip_read_from_zones_passed_between_fixes_holds_the_pings_from_its_exit_to_its_arrival():
+    context, fixes = passed_through()
+    detected = detect_trips("v", fixes, context.geofences, POLICY.trips)
+    [match] = match_service_day_full(detected, DAY, FEED.timezone, POLICY.trips)
+    facts = trip_facts(match, fixes, context, DAY)
+    # from the last fix before the origin's stretch (v/1, 50 m along) to the first past
+    # the destination's (v/13, 7000 m): neither the fix standing before it nor the one
+    # standing after, which no zone holds
+    assert (facts.fixes[0].msg_id, facts.fixes[-1].msg_id) == ("v/1", "v/13")
+
+
+def test_the_trip_running_after_a_zone_passed_between_fixes_departed_where_it_will_have_departed():
+    # what the vehicle stage tells the operator stage while the trip runs (D-12, D-13,
+    # D-22) is the departure the detected trip will carry: engine.status.open_trip reads
+    # the same exit, and departure_time the same moment
+    from engine.status import open_trip
+    from trips.detection import departure_time
+
+    context, fixes = passed_through()
+    [trip] = detect_trips("v", fixes, context.geofences, POLICY.trips)
+    running = fixes[:5]  # standing, then 3 fixes on the way
+    itinerary, exit_index, _ = open_trip(running, context)
+    assert (itinerary.pattern.key, running[exit_index].msg_id) == ("T:0:L", trip.exit_msg_ids[0]) == ("T:0:L", "v/1")
+    t, x, y = (np.array([getattr(f, n) for f in running]) for n in "txy")
+    # 50 m along at 60 s, 650 m at 120 s: the stretch ends 300 m along, 5/12 of the way: 85 s
+    assert departure_time(itinerary, t, x, y, exit_index) == trip.departed_at == pytest.approx(fixes[1].t + 25, abs=1e-4)

@@ -12,6 +12,7 @@ import pytest
 from shapely import LineString, Polygon, box
 
 from geofences import CircleZone, Geofences, Itinerary, PolygonZone, SpeedZone
+from geofences.zones import spans_along
 from gtfs.model import Pattern
 from kernel.policy import load_policy
 
@@ -188,3 +189,48 @@ def test_near_any_itinerary_is_a_distance_from_the_shapes_whatever_the_corridor(
     assert fences.near_any_itinerary(x, y, d).tolist() == [True, True, False, True, False]
     empty = np.array([], dtype=float)
     assert fences.near_any_itinerary(empty, empty, d).tolist() == []
+
+
+# --- the stretches of a shape inside a zone ----------------------------------------------
+
+# A shape that runs 1000 m east along y = 0, then 200 m north, then 1000 m back west along
+# y = 200: a terminal loop, as São Paulo's line 8002-10 ends (tests/trips/test_realdata.py).
+LOOP = LineString([(0, 0), (1000, 0), (1000, 200), (0, 200)])
+
+
+def test_a_shape_starting_in_a_circle_is_inside_it_from_its_start_to_the_radius():
+    r = POLICY.trips.terminal_zone_m  # 100 m shipped
+    # back at (0, 200) the loop ends 200 m from the centre, past r: one stretch
+    assert spans_along(LOOP, CircleZone("A", 0, 0, r)) == pytest.approx(np.array([[0, r]]), abs=1e-9)
+
+
+def test_a_shape_passing_a_circle_twice_is_inside_it_twice():
+    # a circle of 150 m around (500, 100): y = 0 passes 100 m from the centre, cutting
+    # a chord of 2 × sqrt(150² − 100²) = 2 × 111.80 m; so does y = 200 on the way back,
+    # which starts 1000 + 200 = 1200 m along at x = 1000: x = 500 ± 111.80 is 1700 ∓ 111.80
+    half = np.sqrt(150**2 - 100**2)
+    assert spans_along(LOOP, CircleZone("B", 500, 100, 150)) == pytest.approx(
+        np.array([[500 - half, 500 + half], [1700 - half, 1700 + half]]), abs=1e-9)
+
+
+def test_a_shape_ending_in_a_circle_is_inside_it_to_its_end():
+    # 100 m around the loop's end (0, 200): entered 100 m before it, 2200 − 100 = 2100 m along
+    assert spans_along(LOOP, CircleZone("C", 0, 200, 100)) == pytest.approx(np.array([[2100, 2200]]), abs=1e-9)
+
+
+def test_a_shape_that_only_touches_a_circle_has_no_stretch_in_it():
+    # y = 0 is tangent to a circle of 100 m around (500, −100): one point in common
+    assert spans_along(LOOP, CircleZone("T", 500, -100, 100)).shape == (0, 2)
+
+
+def test_a_polygon_zone_holds_the_stretch_between_its_edges():
+    # a yard x 400..600, y −50..50 on the east leg
+    assert spans_along(LOOP, PolygonZone("yard", box(400, -50, 600, 50))) == pytest.approx(
+        np.array([[400, 600]]), abs=1e-9)
+
+
+def test_an_itinerary_knows_the_stretches_of_its_shape_in_its_terminal_zones():
+    r = POLICY.trips.terminal_zone_m
+    itinerary = _itinerary()  # 1000 m east, zones of r at both ends
+    assert itinerary.origin_spans_m == pytest.approx(np.array([[0, r]]), abs=1e-9)
+    assert itinerary.destination_spans_m == pytest.approx(np.array([[1000 - r, 1000]]), abs=1e-9)

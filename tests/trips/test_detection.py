@@ -10,6 +10,7 @@ indistinguishable and the tie goes to the smaller route_id.
 from pathlib import Path
 
 import numpy as np
+import pytest
 import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +19,8 @@ from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix, advance_track, detect_trips, new_track
-from trips.detection import tachograph_distance
+from trips.detection import origin_fixes, tachograph_distance
+from trips.memo import measured
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 POLICY = load_policy()
@@ -249,3 +251,128 @@ def test_an_excursion_older_than_the_longest_trip_is_read_alike_whatever_the_bat
         track, trips = advance_track(track, [fix], GEOFENCES, RULES)
         found += trips
     assert whole == [t.at_origin_since for t in found] == [None, None]
+
+
+# --- a terminal zone passed between two fixes outside it (DESIGN.md, "Trips") -----------
+
+
+def at(progress: float, right: float = 0.0) -> tuple[float, float]:
+    """The point `progress` m along shape L, `right` m to its right (south on the east leg)."""
+    point = LINE_L.interpolate(progress)
+    return (point.x, point.y - right) if progress < 3000 else (point.x + right, point.y)
+
+
+def zones_along_l(origin_m: float | None = None, destination_m: float | None = None):
+    """The tiny feed's geofences with itinerary T:0:L's origin or destination zone (100 m)
+    around a point that far along shape L rather than its end: a stop point the shape
+    passes by (a terminal loop, a shape that starts in the garage), so the shape runs in
+    and out of the zone."""
+    import dataclasses
+
+    from geofences import CircleZone, Geofences
+
+    itinerary = GEOFENCES.itineraries["T:0:L"]
+    changes = {}
+    for name, along in (("origin", origin_m), ("destination", destination_m)):
+        if along is not None:
+            centre = LINE_L.interpolate(along)
+            changes[name] = CircleZone(name, centre.x, centre.y, 100.0)
+    return Geofences(itineraries={"T:0:L": dataclasses.replace(itinerary, **changes)}, speed_zones=(),
+                     default_speed_limit_kmh=60.0)
+
+
+PASSED_BY = zones_along_l(origin_m=200.0)  # the shape is in the origin zone from 100 m to 300 m
+
+
+def through_the_origin(moving_from: float):
+    """Standing 50 m along L (150 m from the origin's centre: outside its zone, on the
+    shape), pings at 0, 30, 60 s; then driving from `moving_from` s at 650 m along, 600 m a
+    minute to C, where it stands."""
+    standing = [Fix(T0 + s, *at(50.0), 0.0, "T", f"s/{s}") for s in (0, 30, 60)]
+    progress = [*np.arange(650.0, LINE_L.length, 600.0), LINE_L.length, LINE_L.length]
+    moving = [Fix(T0 + moving_from + 60 * k, *at(p), 36.0, "T", f"m/{k}") for k, p in enumerate(progress)]
+    return standing + moving
+
+
+def test_a_zone_passed_between_two_fixes_outside_it_yields_a_departure_at_the_interpolated_time():
+    fixes = through_the_origin(moving_from=120.0)
+    origin = PASSED_BY.itineraries["T:0:L"].origin
+    assert not origin.contains(*np.array([(f.x, f.y) for f in fixes]).T).any()  # no fix inside it
+    [trip] = detect_trips("v", fixes, PASSED_BY, RULES)
+    # 50 m along at 60 s, 650 m along at 120 s: the shape leaves the zone 300 m along,
+    # (300 − 50) / (650 − 50) = 5/12 of the way: 60 + 60 × 5 / 12 = 85 s (to 0.1 ms: the
+    # shape measured in UTM is not exactly 3000 + 4000 m)
+    assert trip.departed_at == pytest.approx(T0 + 85, abs=1e-4)
+    assert trip.exit_msg_ids == ("s/60", "m/0")
+    assert trip.departure_gap_s == 60.0
+
+
+def test_a_departure_read_from_the_progress_is_the_same_whatever_the_batches():
+    fixes = through_the_origin(moving_from=120.0)
+    track, found = new_track("v"), []
+    for fix in fixes:
+        track, trips = advance_track(track, [fix], PASSED_BY, RULES)
+        found += trips
+    assert found == detect_trips("v", fixes, PASSED_BY, RULES)
+    assert [t.departed_at for t in found] == [pytest.approx(T0 + 85, abs=1e-4)]
+
+
+def test_two_fixes_around_the_zone_further_apart_than_the_coverage_gap_yield_no_departure():
+    # the same, but the first moving fix max_coverage_gap_s + 1 s (301 s) after the last
+    # standing one: the bus may have done anything in between
+    fixes = through_the_origin(moving_from=60.0 + RULES.max_coverage_gap_s + 1)
+    assert detect_trips("v", fixes, PASSED_BY, RULES) == []
+    assert not origin_fixes(measured(fixes, PASSED_BY, None), PASSED_BY.itineraries["T:0:L"], RULES).any()
+
+
+def test_two_fixes_stepping_backwards_around_the_zone_yield_no_departure():
+    # coming in from 650 m along L to 50 m along: the progress passes the zone (100-300 m)
+    # backwards, which is no leaving it
+    fixes = [Fix(T0, *at(650.0), 36.0, "T", "in/0"), Fix(T0 + 60, *at(50.0), 0.0, "T", "in/1"),
+             Fix(T0 + 90, *at(50.0), 0.0, "T", "in/2")]
+    assert not origin_fixes(measured(fixes, PASSED_BY, None), PASSED_BY.itineraries["T:0:L"], RULES).any()
+
+
+def test_a_fix_beside_the_zone_short_of_its_edge_is_no_second_departure():
+    # inside A's zone (its stop point, L's start), then 92 m along and 45 m to the side,
+    # hypot(92, 45) = 102.4 m from A: out of the zone, GPS noise short of the shape's exit
+    # from it (100 m along), then 692 m along. The bus left the zone between the first two
+    # fixes, where the straight line between them crosses its edge; the progress passing
+    # 100 m afterwards is no zone passed through between two fixes outside it
+    fixes = ([Fix(T0 + s, *at(0.0), 0.0, "T", f"a/{s}") for s in (0, 30)]
+             + [Fix(T0 + 40, *at(92.0, 45.0), 36.0, "T", "noise")]
+             + [Fix(T0 + 100 + 60 * k, *at(p), 36.0, "T", f"m/{k}")
+                for k, p in enumerate([*np.arange(692.0, LINE_L.length, 600.0), LINE_L.length])])
+    [trip] = trips_on("T", fixes)
+    assert trip.exit_msg_ids == ("a/30", "noise")
+    # from A at 30 s to (92, −45) at 40 s: |A + s (92, −45)| = 100 at s = 100 / 102.4 = 0.9764
+    assert trip.departed_at == pytest.approx(T0 + 30 + 10 * 100 / np.hypot(92, 45), abs=1e-3)
+
+
+def test_a_zone_passed_between_two_fixes_yields_an_arrival_at_the_interpolated_time():
+    # the destination's zone around a point 6800 m along L, not at its end (a terminal
+    # loop whose stop point the shape passes by, as São Paulo's 58290b): the shape is in
+    # it from 6700 m to 6900 m. Pings every 30 s at 10 m/s from 50 m along (inside A's
+    # zone), the last two 6650 m and 6950 m along, both outside it, then nothing more
+    fences = zones_along_l(destination_m=6800.0)
+    fixes = [Fix(T0 + 30 * k, *at(50.0 + 300 * k), 36.0, "T", f"p/{k}") for k in range(24)]
+    [trip] = detect_trips("v", fixes, fences, RULES)
+    # 6650 m at 22 × 30 = 660 s, 6950 m at 690 s: (6700 − 6650) / 300 = 1/6 of 30 s: 665 s
+    assert trip.arrived_at == pytest.approx(T0 + 665, abs=1e-4)
+    assert trip.last_msg_id == "p/23"
+    # A's zone left between 50 m (0 s) and 350 m (30 s), at 100 m: 30 × 50 / 300 = 5 s
+    assert trip.departed_at == pytest.approx(T0 + 5, abs=1e-4)
+
+
+def test_a_fix_beside_the_zone_past_its_edge_is_no_earlier_arrival():
+    # C's zone at L's end, entered 6900 m along: a fix 6905 m along and 45 m to the side,
+    # hypot(95, 45) = 105.1 m from C, is out of the zone though past the shape's entry; the
+    # next, 6995 m along, is inside. The arrival is there, not at 6900 m between the fixes
+    # at 6805 m and 6905 m (the zone is not passed through between them)
+    fixes = ([Fix(T0 + s, *at(0.0), 0.0, "T", f"a/{s}") for s in (0, 30)]
+             + [Fix(T0 + 60 + 60 * k, *at(205.0 + 600 * k), 36.0, "T", f"m/{k}") for k in range(12)]
+             + [Fix(T0 + 780, *at(6905.0, 45.0), 36.0, "T", "noise"), Fix(T0 + 789, *at(6995.0), 36.0, "T", "in")])
+    assert [f.msg_id for f in fixes[-3:]] == ["m/11", "noise", "in"]  # m/11: 205 + 6600 = 6805 m
+    [trip] = trips_on("T", fixes)
+    assert trip.last_msg_id == "in"
+    assert trip.arrived_at > T0 + 780

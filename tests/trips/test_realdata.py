@@ -169,13 +169,36 @@ def test_passes_the_fixes_follow_are_realized_trips_at_the_layover_radius(at_the
     assert [p for p in passes if not realized(result, *p[:3])] == []  # the others too
 
 
-def test_the_pass_that_ends_108_m_from_the_stop_point_needs_the_layover_radius(at_the_layover):
+def test_the_pass_that_ends_108_m_from_the_stop_point_is_realized_at_the_default_radius(at_the_layover):
     passes, at_100_m, at_layover = at_the_layover
     # vehicle 12392, 11:03-11:40 local: shape covered 0.00-0.98, fixes at most 101 s apart,
-    # the closest to stop 58290b 108 m away: outside its 100 m zone, inside 200 m
+    # the closest to stop 58290b 108 m away: outside its 100 m zone, inside 200 m. The
+    # shape ends in a loop that passes within 100 m of 58290b from 12 116 m to 12 253 m
+    # along it; fixes 11 977 m (11:38:58) and 12 566 m (11:40:39) along, 101 s apart,
+    # bracket that edge: the zone is reached there, read from the progress crossing it
     [pass_11h] = [p for p in passes if p[0] == "12392" and p[3] == 101.0]
-    assert not realized(at_100_m, *pass_11h[:3])
+    assert realized(at_100_m, *pass_11h[:3])
     assert realized(at_layover, *pass_11h[:3])
+
+
+def test_passes_are_realized_trips_at_the_default_policy_but_one_a_silence_hides(at_the_layover):
+    passes, at_100_m, _ = at_the_layover
+    # 10 of the 14 before the progress crossing was read (#29 item 5); 13 now. The one
+    # lost: vehicle 12392's 09:13-10:08 pass, seen 11 972 m along at 09:49:08 and next at
+    # 12 750 m at 10:07:56, 1128 s later (> max_coverage_gap_s, 300 s), with the zone's
+    # edge (12 116 m) between them: when it reached the terminal the telemetry cannot say
+    lost = [p for p in passes if not realized(at_100_m, *p[:3])]
+    assert len(passes) - len(lost) == 13
+    assert [(vehicle, gap) for vehicle, _, _, gap in lost] == [("12392", 1128.0)]
+
+
+def test_the_trips_the_crossing_recovers_accuse_no_one(at_the_layover):
+    # the same accusations as before the crossing was read: the one real detour (vehicle
+    # 12003, tests/rules/test_realdata_itinerary.py) and the route-day's D-13 (the trip
+    # matched to the sample feed's one scheduled departure, 12:00, left at 11:46: early)
+    _, at_100_m, _ = at_the_layover
+    assert sorted((i.code, i.vehicle_id, i.status) for i in at_100_m.infractions) == [
+        ("D-11", "12003", "confirmed"), ("D-13", None, "confirmed")]
 
 
 def test_no_realized_trip_spans_a_silence_after_which_the_bus_was_back_at_the_start(at_the_layover):
