@@ -79,6 +79,13 @@ class Itinerary:
         # read at every ping by the live view: measured once (the shape never changes)
         return float(self.line.length)
 
+    @functools.cached_property
+    def stops_progress_m(self) -> np.ndarray:
+        """Metres along the shape of each of `stops` (the shape never changes: located once)."""
+        progress = self.locate(np.array([s.x for s in self.stops]), np.array([s.y for s in self.stops]))
+        progress.flags.writeable = False  # shared by every reader
+        return progress
+
     def locate(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return locate_along(self.line, x, y)
 

@@ -15,11 +15,32 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from geofences.zones import Geofences, Itinerary, Zone
 from trips.model import Fix, columns
+
+
+@dataclass(frozen=True, eq=False)
+class Along:
+    """Fixes measured against one itinerary, as parallel arrays: time, position, progress
+    along the shape and distance to it (metres). What the trip rules read at an arrival,
+    taken from the track's memo, where each fix was measured once when it came; sliced
+    as one (`along[i:j]`, `along[mask]`)."""
+
+    t: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
+    progress: np.ndarray
+    distance: np.ndarray
+
+    def __getitem__(self, index) -> Along:
+        return Along(*(getattr(self, f.name)[index] for f in fields(self)))
+
+    def __len__(self) -> int:
+        return len(self.t)
 
 
 class TrackMemo:
@@ -117,6 +138,10 @@ class TrackMemo:
 
     def progress(self, itinerary: Itinerary) -> np.ndarray:
         return self._column(("progress", id(itinerary)), itinerary.locate)
+
+    def along(self, itinerary: Itinerary) -> Along:
+        """Every fix of the track measured against `itinerary` (only the new ones measured now)."""
+        return Along(self.t, self.x, self.y, self.progress(itinerary), self.distance(itinerary))
 
     def corridors(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per itinerary with a fix on its corridor: which fixes are, and their progress

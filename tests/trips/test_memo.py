@@ -14,7 +14,7 @@ from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix
-from trips.memo import TrackMemo, measured
+from trips.memo import Along, TrackMemo, measured
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 GEOFENCES = build_geofences(FEED, load_policy())
@@ -90,3 +90,26 @@ def test_the_measures_it_shares_cannot_be_written_to():
         pass
     else:
         raise AssertionError("a reader could change what every other reader of the track sees")
+
+
+def test_along_an_itinerary_is_every_fix_measured_as_afresh_and_slices_as_one():
+    track = wander(60, seed=11)
+    memo = measured(track[:25], GEOFENCES, None)
+    memo.along(ITINERARIES[0])
+    memo = measured(track, GEOFENCES, memo)  # grown: only the new fixes measured
+    for itinerary in ITINERARIES:
+        along = memo.along(itinerary)
+        expected = fresh(track)
+        np.testing.assert_array_equal(along.t, [f.t for f in track])
+        np.testing.assert_array_equal(along.progress, expected[("progress", itinerary.pattern.key)])
+        np.testing.assert_array_equal(along.distance, expected[("distance", itinerary.pattern.key)])
+        # a slice or a mask of it is the same fixes' measures in every field
+        mask = along.distance <= itinerary.corridor_m
+        assert 0 < mask.sum() < len(track)
+        for part, fixes in ((along[7:31], track[7:31]), (along[mask], [f for f, m in zip(track, mask) if m])):
+            assert isinstance(part, Along) and len(part) == len(fixes)
+            again = fresh(fixes)
+            np.testing.assert_array_equal(part.x, [f.x for f in fixes])
+            np.testing.assert_array_equal(part.y, [f.y for f in fixes])
+            np.testing.assert_array_equal(part.progress, again[("progress", itinerary.pattern.key)])
+            np.testing.assert_array_equal(part.distance, again[("distance", itinerary.pattern.key)])
