@@ -113,3 +113,32 @@ def test_along_an_itinerary_is_every_fix_measured_as_afresh_and_slices_as_one():
             np.testing.assert_array_equal(part.y, [f.y for f in fixes])
             np.testing.assert_array_equal(part.progress, again[("progress", itinerary.pattern.key)])
             np.testing.assert_array_equal(part.distance, again[("distance", itinerary.pattern.key)])
+
+
+def test_corridors_and_progress_read_each_other_s_locates_in_either_order_and_match_a_fresh_look():
+    # a fix on a corridor is located once: by `corridors` or by a progress column, whichever
+    # reads it first; the other takes the number it found. Either order gives the numbers a
+    # fresh look gives, however the track grew or was cut
+    track = wander(90, seed=13)
+    calls = [track[:12], track[:30], track[5:31], track[5:60], track[20:90]]
+    for progress_first in (True, False):
+        memo = TrackMemo(GEOFENCES)
+        for k, fixes in enumerate(calls):
+            memo = measured(fixes, GEOFENCES, memo)
+            if progress_first == (k % 2 == 0):
+                progress = {it.pattern.key: memo.progress(it) for it in ITINERARIES}
+                corridors = memo.corridors()
+            else:
+                corridors = memo.corridors()
+                progress = {it.pattern.key: memo.progress(it) for it in ITINERARIES}
+            expected = fresh(fixes)
+            x, y = np.array([f.x for f in fixes]), np.array([f.y for f in fixes])
+            on = {it.pattern.key: mask for it, mask in GEOFENCES.on_corridors(x, y)}
+            assert set(corridors) == set(on) and on
+            for it in ITINERARIES:
+                key = it.pattern.key
+                np.testing.assert_array_equal(progress[key], expected[("progress", key)])
+                if key in on:
+                    np.testing.assert_array_equal(corridors[key][0], on[key])
+                    np.testing.assert_array_equal(corridors[key][1],
+                                                  np.where(on[key], expected[("progress", key)], np.nan))
