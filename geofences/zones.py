@@ -79,13 +79,6 @@ class Itinerary:
         # read at every ping by the live view: measured once (the shape never changes)
         return float(self.line.length)
 
-    @functools.cached_property
-    def stops_progress_m(self) -> np.ndarray:
-        """Metres along the shape of each of `stops` (the shape never changes: located once)."""
-        progress = self.locate(np.array([s.x for s in self.stops]), np.array([s.y for s in self.stops]))
-        progress.flags.writeable = False  # shared by every reader
-        return progress
-
     def locate(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return locate_along(self.line, x, y)
 
@@ -94,6 +87,13 @@ class Itinerary:
 
     def in_corridor(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return self.distance(x, y) <= self.corridor_m
+
+    @functools.cached_property
+    def stops_progress_m(self) -> np.ndarray:
+        """Metres along the shape of each of `stops` (the shape never changes: located once)."""
+        progress = self.locate(np.array([s.x for s in self.stops]), np.array([s.y for s in self.stops]))
+        progress.flags.writeable = False  # shared by every reader
+        return progress
 
 
 @dataclass(frozen=True)
