@@ -15,6 +15,7 @@ from gtfs.schedule import ServiceDay
 from rules.facts import CutShortPass, SensorRuns, ServiceDayFacts, TripFacts
 from telemetry import Occurrence
 from trips.matching import service_date_for
+from trips.memo import Along
 from trips.model import DetectedTrip, Fix, Match, columns
 from trips.unfollowed import UnfollowedPass
 
@@ -34,11 +35,14 @@ def match_record(match: Match) -> MatchRecord:
                        match.window.start_s if match.window else None)
 
 
-def trip_facts(match: Match, fixes: list[Fix], ctx: Context, day: ServiceDay, stay: bool = True) -> TripFacts:
+def trip_facts(match: Match, fixes: list[Fix], ctx: Context, day: ServiceDay, stay: bool = True,
+               along: Along | None = None) -> TripFacts:
     """The trip's pings: its dwell in the origin terminal zone before leaving, the run,
     and (with `stay`) its stay in the destination zone after arriving (each at most the
     policy's terminal standing time), so terminal stops are part of the evidence.
-    Without `stay` they end at the arrival ping: what is known the moment it arrives."""
+    Without `stay` they end at the arrival ping: what is known the moment it arrives.
+    `along`: `fixes` measured against the trip's itinerary already (trips.memo); the
+    facts then carry their own pings' measures instead of measuring them again."""
     d = match.detected
     itinerary = ctx.geofences.itineraries[f"{d.route_id}:{d.direction_id}:{d.shape_id}"]
     standing = ctx.policy.trips.in_service_terminal_s
@@ -61,13 +65,15 @@ def trip_facts(match: Match, fixes: list[Fix], ctx: Context, day: ServiceDay, st
     arrival = int(after[0]) if len(after) else len(window) - 1
     first = _run_edge(in_origin[: exit_ + 1][::-1])
     last = _run_edge(in_destination[arrival:]) if stay else 0
+    begin, end = exit_ - first, arrival + last + 1
     return TripFacts(
         match=match,
         itinerary=itinerary,
         operator_id=ctx.fleet[d.vehicle_id].operator_id,
-        fixes=tuple(window[exit_ - first : arrival + last + 1]),
+        fixes=tuple(window[begin:end]),
         tz=ctx.feed.timezone,
         day_start=day.start_epoch,
+        measured=along[lo:hi][begin:end] if along is not None else None,
     )
 
 

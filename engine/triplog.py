@@ -50,16 +50,16 @@ def _order(fix: Fix) -> tuple[float, str]:
     return (fix.t, fix.msg_id)
 
 
-def open_trip_log(trip: DetectedTrip, service_date: str, window: tuple[Fix, ...], itinerary: Itinerary,
+def open_trip_log(trip: DetectedTrip, service_date: str, window: tuple[Fix, ...], progress: np.ndarray,
                   marks: tuple[float, ...], terminal_s: float, infractions: list[Infraction]) -> TripLog:
-    """The log of a trip that just arrived; `window` its fixes up to the arrival ping."""
+    """The log of a trip that just arrived; `window` its fixes up to the arrival ping,
+    `progress` theirs along its itinerary (as the arrival's rules read them)."""
     log = TripLog(trip.departed_at, trip.arrived_at, trip.route_id, trip.direction_id, trip.shape_id,
                   service_date, trip.arrived_at + terminal_s, window[-1].t if window else trip.arrived_at,
                   infractions=infractions)
     if not window:
         log.in_run = False
         return log
-    progress = itinerary.locate(*columns(window, "x", "y"))
     chosen = {0}
     for mark in marks:
         reached = np.flatnonzero(progress >= mark)

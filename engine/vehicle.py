@@ -1117,7 +1117,12 @@ class VehicleStage:
         match is not known yet: the records carry no trip_id until the day closes."""
         date = service_date_of(trip, self.ctx, self._day)
         realized = unmatched_realization(trip, date, self.ctx.feed.timezone)
-        facts = trip_facts(Match(trip, realized, None, None), fixes, self.ctx, self._day(date), stay=False)
+        # the fixes as the track's memo measured them when they came (trip detection read
+        # the same): the rules at the arrival locate nothing again
+        along = measured(fixes, self.ctx.geofences, self._memo(state)).along(
+            self._itinerary(trip.route_id, trip.direction_id, trip.shape_id))
+        facts = trip_facts(Match(trip, realized, None, None), fixes, self.ctx, self._day(date), stay=False,
+                           along=along)
         if self._reads_trip_catraca:
             facts = replace(facts, licensed_lines=self._licensed_lines(state.vehicle_id), readings=tuple(
                 r for r in state.trip_readings if trip.departed_at <= r.epoch <= trip.arrived_at))
@@ -1126,10 +1131,9 @@ class VehicleStage:
         arrival_ping = facts.fixes[-1].t if facts.fixes else trip.arrived_at
         findings = [at_most_provisional(stamped(f, arrival_ping, self.ctx.feed.timezone), state.conflicted)
                     if isinstance(f, Infraction) else f for f in findings]
-        live = self._judge_live_match(state, trip, date, facts.fixes, occurrences, arrival_ping)
-        itinerary = facts.itinerary
+        live = self._judge_live_match(state, trip, date, facts, occurrences, arrival_ping)
         state.trips.append(open_trip_log(
-            trip, date.isoformat(), facts.fixes, itinerary, self._checkpoint_marks(itinerary.pattern.key),
+            trip, date.isoformat(), facts.fixes, facts.progress(), self._checkpoint_marks(facts.itinerary.pattern.key),
             self.ctx.policy.trips.in_service_terminal_s, [f for f in findings if isinstance(f, Infraction)]))
         self._keep_around(state, fixes, trip.departed_at)  # a silence in service may start there
         return findings + live
@@ -1158,19 +1162,18 @@ class VehicleStage:
         if state.trip_readings and state.trip_readings[0].epoch < since:
             state.trip_readings = [r for r in state.trip_readings if r.epoch >= since]
 
-    def _judge_live_match(self, state: VehicleState, trip: DetectedTrip, date: dt.date, fixes: tuple[Fix, ...],
+    def _judge_live_match(self, state: VehicleState, trip: DetectedTrip, date: dt.date, arrived: TripFacts,
                           occurrences, arrival_ping: float) -> list[Finding]:
         """B-04 on the arrived trip's live match (the one D-13 uses while the day runs:
         the next trip of its block, else the nearest departure), provisional: the day's
-        final matching confirms it, or withdraws it when it matches the trip elsewhere."""
+        final matching confirms it, or withdraws it when it matches the trip elsewhere.
+        `arrived`: the trip's facts as the arrival's rules read them (its fixes, measured)."""
         earlier = arrived_before(state.vehicle_id, state.trips, date.isoformat(), trip.departed_at)
         day = self._day(date)
         match = live_matches([*earlier, trip], day, self.ctx.feed.timezone, self.ctx.policy.trips)[-1]
         if match.scheduled is None:
             return []
-        facts = TripFacts(match, self._itinerary(trip.route_id, trip.direction_id, trip.shape_id),
-                          self.ctx.fleet[state.vehicle_id].operator_id, fixes, self.ctx.feed.timezone,
-                          day.start_epoch)
+        facts = replace(arrived, match=match, readings=(), licensed_lines=None)
         found = []
         for rule in self.ctx.pack.rules_for("matched_trip"):
             found += [r for r in safe_detect(rule, facts, self.ctx.policy, date) if isinstance(r, Infraction)]
@@ -1201,10 +1204,9 @@ class VehicleStage:
         if match.scheduled is None:
             return []
         fixes = state.track.fixes[exit_index:]
-        track = measured(state.track.fixes, self.ctx.geofences, self._memo(state))
+        along = measured(state.track.fixes, self.ctx.geofences, self._memo(state)).along(itinerary)
         facts = TripFacts(match, itinerary, self.ctx.fleet[state.vehicle_id].operator_id, fixes,
-                          self.ctx.feed.timezone, day.start_epoch,
-                          measured=tuple(a[exit_index:] for a in (track.t, track.x, track.y, track.progress(itinerary))))
+                          self.ctx.feed.timezone, day.start_epoch, measured=along[exit_index:])
         found = [r for r in self._detect_live("running_trip", facts, date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
         for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):

@@ -145,6 +145,13 @@ class Itinerary:
     def in_corridor(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return self.distance(x, y) <= self.corridor_m
 
+    @functools.cached_property
+    def stops_progress_m(self) -> np.ndarray:
+        """Metres along the shape of each of `stops` (the shape never changes: located once)."""
+        progress = self.locate(np.array([s.x for s in self.stops]), np.array([s.y for s in self.stops]))
+        progress.flags.writeable = False  # shared by every reader
+        return progress
+
 
 @dataclass(frozen=True)
 class Geofences:
@@ -199,6 +206,11 @@ class Geofences:
         widest = max((i.corridor_m for i in itineraries), default=0.0)
         return itineraries, shapely.STRtree([i.line for i in itineraries]), widest
 
+    @property
+    def corridor_lines(self) -> np.ndarray:
+        """The itineraries' shapes in the order `near_corridors` numbers them."""
+        return self._corridor_index[1].geometries
+
     def near_any_itinerary(self, x: np.ndarray, y: np.ndarray, metres: float) -> np.ndarray:
         """Which positions lie within `metres` of some itinerary's shape (one index query)."""
         itineraries, tree, _ = self._corridor_index
@@ -214,21 +226,31 @@ class Geofences:
         positions that are (as `Itinerary.in_corridor`), in the order of `itineraries`.
         One spatial-index query instead of a distance to every itinerary: in a city of
         hundreds of itineraries a vehicle is near a handful."""
-        itineraries, tree, widest = self._corridor_index
-        if len(x) == 0 or not itineraries:
-            return []
-        points = shapely.points(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-        position, which = tree.query(points, predicate="dwithin", distance=widest)
+        x = np.asarray(x, dtype=float)
+        itineraries, position, which, inside = self.near_corridors(shapely.points(x, np.asarray(y, dtype=float)))
         found = []
         for index in np.unique(which):
-            itinerary = itineraries[index]
-            near = position[which == index]
-            if itinerary.corridor_m < widest:  # a narrower corridor: its own test
-                near = near[itinerary.in_corridor(np.asarray(x)[near], np.asarray(y)[near])]
-            mask = np.zeros(len(points), dtype=bool)
-            mask[near] = True
-            found.append((itinerary, mask))
+            mask = np.zeros(len(x), dtype=bool)
+            mask[position[(which == index) & inside]] = True
+            found.append((itineraries[index], mask))
         return found
+
+    def near_corridors(self, points: np.ndarray) -> tuple[tuple[Itinerary, ...], np.ndarray, np.ndarray, np.ndarray]:
+        """Every pair of a position (shapely points) and an itinerary whose shape it lies
+        within the widest corridor of, from one spatial-index query: the itineraries, and
+        per pair the position's index, the itinerary's index and whether the position is
+        inside that itinerary's own corridor (a narrower corridor tested by its distance)."""
+        itineraries, tree, widest = self._corridor_index
+        if len(points) == 0 or not itineraries:
+            return itineraries, np.empty(0, dtype=int), np.empty(0, dtype=int), np.empty(0, dtype=bool)
+        position, which = tree.query(points, predicate="dwithin", distance=widest)
+        inside = np.ones(len(position), dtype=bool)
+        corridor = np.array([i.corridor_m for i in itineraries])[which]
+        narrower = corridor < widest
+        if narrower.any():
+            inside[narrower] = shapely.distance(tree.geometries[which[narrower]],
+                                                points[position[narrower]]) <= corridor[narrower]
+        return itineraries, position, which, inside
 
     @functools.cached_property
     def _terminal_index(self) -> tuple[tuple[Zone, ...], shapely.STRtree]:

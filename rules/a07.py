@@ -46,12 +46,13 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
     radius, max_gap = policy.a07.stop_radius_m, policy.a07.max_interpolation_gap_s
     # past a lone jump only: two fixes off the corridor around a stop leave its passage
     # open (insufficient evidence), though coverage reads past them
-    keep = without_noise(itinerary.distance(x, y) <= itinerary.corridor_m, 1)
+    off_shape = facts.distance()
+    keep = without_noise(off_shape <= itinerary.corridor_m, 1)
     index, t, x, y = keep, t[keep], x[keep], y[keep]
     if len(t) < 2:
         return []
-    on_corridor = itinerary.distance(x, y) <= itinerary.corridor_m
-    progress = itinerary.locate(x, y)
+    on_corridor = off_shape[keep] <= itinerary.corridor_m
+    progress = facts.progress()[keep]
     dt = np.diff(t)
     low, high = np.minimum(progress[:-1], progress[1:]), np.maximum(progress[:-1], progress[1:])
     along = along_shape(t, progress, on_corridor, policy.trips)
@@ -66,16 +67,21 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
     # reached that terminal's zone. Judging it from the pings up to the arrival alone
     # (all there is when the trip is judged) would accuse a bus still rolling in.
     destination = itinerary.pattern.destination_stop_id
-    stops = tuple(s for s in itinerary.stops if s.name != destination)
-    points = shapely.points([s.x for s in stops], [s.y for s in stops])
-    # distance of every stop to every short segment of the path: stops × segments
-    distance = shapely.distance(points[:, None], segments[None, short]) if short.any() else None
-    nearest = distance.min(axis=1) if distance is not None else np.full(len(stops), np.inf)
-    stop_progress = itinerary.locate(np.array([s.x for s in stops]), np.array([s.y for s in stops]))
+    served = np.array([s.name != destination for s in itinerary.stops], dtype=bool)
+    stops = tuple(s for s, kept in zip(itinerary.stops, served) if kept)
+    stop_progress = itinerary.stops_progress_m[served] if len(stops) else np.empty(0)
+    # a stop two fixes along the shape bracket is passed: the straight path is measured
+    # only for the others, stops × short segments of the path
+    brackets = (low[None, :] <= stop_progress[:, None]) & (stop_progress[:, None] <= high[None, :])
+    passed = (brackets & along[None, :]).any(axis=1)
+    nearest = np.full(len(stops), np.inf)
+    if short.any() and not passed.all():
+        points = shapely.points([s.x for s in stops], [s.y for s in stops])[~passed]
+        nearest[~passed] = shapely.distance(points[:, None], segments[None, short]).min(axis=1)
     missed, unknown = [], []
     for k, stop in enumerate(stops):
-        bracket = (low <= stop_progress[k]) & (stop_progress[k] <= high)
-        if nearest[k] <= radius or (bracket & along).any():
+        bracket = brackets[k]
+        if passed[k] or nearest[k] <= radius:
             continue
         entry = {"stop_id": stop.name, "nearest_m": None if np.isinf(nearest[k]) else round(float(nearest[k]), 1)}
         elsewhere = np.flatnonzero(bracket & short & off)

@@ -47,7 +47,7 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
     t, x, y = facts.arrays()
     if len(t) < 2:
         return []
-    distance = facts.itinerary.distance(x, y)
+    distance = facts.distance()
     rules = policy.d11
 
     def qualifies(first, last, min_pings=rules.min_consecutive_pings):

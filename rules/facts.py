@@ -18,6 +18,7 @@ from gtfs.model import ScheduledTrip
 from gtfs.schedule import ServiceDay
 from telemetry import CatracaReading, Occurrence
 from trips.matching import align_departures
+from trips.memo import Along
 from trips.model import Fix, Match, columns
 from trips.unfollowed import UnfollowedPass
 
@@ -30,10 +31,10 @@ class TripFacts:
     fixes: tuple[Fix, ...]  # from the last ping before the departure to the arrival ping
     tz: ZoneInfo
     day_start: float  # epoch of GTFS time 0 of the trip's service date
-    # the fixes' t, x, y and progress along the itinerary, when the engine has them measured
-    # already (trips.memo); else measured from the fixes. Never part of the facts' value.
-    measured: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = \
-        field(default=None, compare=False, repr=False)
+    # the fixes measured against the itinerary (one per fix), when the engine has them
+    # measured already (trips.memo); else measured from the fixes, to the same numbers.
+    # Never part of the facts' value.
+    measured: Along | None = field(default=None, compare=False, repr=False)
     # the vehicle's plausible catraca readings over the trip, in event-time order, and the
     # lines it is licensed for (fleet.csv `lines`, else every line of its operator): given
     # by the engine only when the pack reads them (rules.other_line); None: not read
@@ -58,15 +59,22 @@ class TripFacts:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.measured is not None:
-            return self.measured[:3]
+            return self.measured.t, self.measured.x, self.measured.y
         return columns(self.fixes, "t", "x", "y")
 
     def progress(self) -> np.ndarray:
         """Metres along the itinerary's shape of each fix."""
         if self.measured is not None:
-            return self.measured[3]
+            return self.measured.progress
         _, x, y = self.arrays()
         return self.itinerary.locate(x, y)
+
+    def distance(self) -> np.ndarray:
+        """Metres from each fix to the itinerary's shape."""
+        if self.measured is not None:
+            return self.measured.distance
+        _, x, y = self.arrays()
+        return self.itinerary.distance(x, y)
 
 
 class LineService(msgspec.Struct, frozen=True):

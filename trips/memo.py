@@ -8,6 +8,11 @@ itinerary, which corridors a fix is on) and, given the track again, measures onl
 fixes it has not seen. It is a cache held by the caller, never in the vehicle's state:
 every answer is the one a fresh memo gives (the measures are per fix), and a track that
 is not the previous one cut at the front and grown at the end is measured anew.
+
+A (fix, itinerary) pair is located once: the corridors and the progress columns take
+each other's numbers, and each fix is made a shapely point once. The trip rules at an
+arrival read the arrived trip's fixes as measured here (`Along`), so what the memo holds
+is bounded as the open track is: cut at the trip's end with it.
 """
 
 from __future__ import annotations
@@ -15,21 +20,44 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 
 import numpy as np
+import shapely
 
 from geofences.zones import Geofences, Itinerary, Zone
 from trips.model import Fix, columns
 
 
+@dataclass(frozen=True, eq=False)
+class Along:
+    """Fixes measured against one itinerary, as parallel arrays: time, position, progress
+    along the shape and distance to it (metres). What the trip rules read at an arrival,
+    taken from the track's memo, where each fix was measured once when it came; sliced
+    as one (`along[i:j]`, `along[mask]`)."""
+
+    t: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
+    progress: np.ndarray
+    distance: np.ndarray
+
+    def __getitem__(self, index) -> Along:
+        return Along(*(getattr(self, f.name)[index] for f in fields(self)))
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+
 class TrackMemo:
-    __slots__ = ("geofences", "fixes", "t", "x", "y", "_columns", "_corridors", "_corridors_len", "_zones", "_zones_len",
-                 "grown")
+    __slots__ = ("geofences", "fixes", "t", "x", "y", "_points", "_columns", "_corridors", "_corridors_len", "_zones",
+                 "_zones_len", "grown")
 
     def __init__(self, geofences: Geofences) -> None:
         self.geofences = geofences
         self.fixes: Sequence[Fix] = ()
         self.t = self.x = self.y = np.empty(0)
+        self._points = np.empty(0, dtype=object)  # the fixes as shapely points, made once each
         self._columns: dict[tuple[str, int], np.ndarray] = {}
         # itinerary key -> (on its corridor, progress along it; NaN off the corridor)
         self._corridors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -64,6 +92,7 @@ class TrackMemo:
                 start, shared = 0, 0
         self._columns = {key: column[start:start + shared] for key, column in self._columns.items()
                          if shared and len(column) > start}
+        self._points = self._points[start:start + shared] if shared else np.empty(0, dtype=object)
         kept = max(0, min(self._corridors_len - start, shared))
         self._corridors = {key: (on[start:start + kept], progress[start:start + kept])
                            for key, (on, progress) in self._corridors.items() if kept} if kept else {}
@@ -81,11 +110,19 @@ class TrackMemo:
         self.inside_terminals()
         return set(self._zones)
 
-    def _column(self, key: tuple[str, int], measure: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    def _points_from(self, done: int) -> np.ndarray:
+        """The fixes from index `done` on as shapely points (each made once, when first read)."""
+        made = len(self._points)
+        if made < len(self.t):
+            self._points = np.concatenate((self._points, shapely.points(self.x[made:], self.y[made:])))
+        return self._points[done:]
+
+    def _column(self, key: tuple[str, int], measure: Callable[[int], np.ndarray]) -> np.ndarray:
+        """A measure of every fix, kept: `measure(done)` measures the fixes from `done` on."""
         column = self._columns.get(key)
         if column is None or len(column) < len(self.t):
             done = 0 if column is None else len(column)
-            fresh = measure(self.x[done:], self.y[done:])
+            fresh = measure(done)
             column = fresh if column is None else np.concatenate((column, fresh))
             column.flags.writeable = False  # shared by every reader of the track
             self._columns[key] = column
@@ -95,7 +132,7 @@ class TrackMemo:
         """Which fixes are inside `zone` (a terminal zone of the geofences' itineraries is
         found by one spatial query for all of them; any other zone is tested on its own)."""
         if id(zone) not in self.geofences.terminal_zone_ids:
-            return self._column(("inside", id(zone)), zone.contains)
+            return self._column(("inside", id(zone)), lambda done: zone.contains(self.x[done:], self.y[done:]))
         inside = self.inside_terminals().get(id(zone))
         return inside if inside is not None else np.zeros(len(self.t), dtype=bool)
 
@@ -113,22 +150,59 @@ class TrackMemo:
         return self._zones
 
     def distance(self, itinerary: Itinerary) -> np.ndarray:
-        return self._column(("distance", id(itinerary)), itinerary.distance)
+        """Metres from each fix to the itinerary's shape (as `Itinerary.distance`)."""
+        return self._column(("distance", id(itinerary)), lambda done: np.asarray(
+            shapely.distance(itinerary.line, self._points_from(done)), dtype=float))
 
     def progress(self, itinerary: Itinerary) -> np.ndarray:
-        return self._column(("progress", id(itinerary)), itinerary.locate)
+        """Metres along the itinerary's shape of each fix (as `Itinerary.locate`): a fix on
+        its corridor was located already by `corridors`; only the others are located now."""
+        return self._column(("progress", id(itinerary)), lambda done: self._progress_from(itinerary, done))
+
+    def _progress_from(self, itinerary: Itinerary, done: int) -> np.ndarray:
+        points = self._points_from(done)
+        progress = np.full(len(points), np.nan)
+        known = self._corridors.get(itinerary.pattern.key)
+        if known is not None and self._corridors_len > done:
+            on_corridor, along = (a[done:self._corridors_len] for a in known)
+            progress[:len(on_corridor)][on_corridor] = along[on_corridor]
+        missing = np.isnan(progress)
+        if missing.any():
+            progress[missing] = shapely.line_locate_point(itinerary.line, points[missing])
+        return progress
+
+    def along(self, itinerary: Itinerary) -> Along:
+        """Every fix of the track measured against `itinerary` (only the new ones measured now)."""
+        return Along(self.t, self.x, self.y, self.progress(itinerary), self.distance(itinerary))
 
     def corridors(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per itinerary with a fix on its corridor: which fixes are, and their progress
-        along it (NaN off the corridor); one spatial query for the fixes not yet measured."""
+        along it (NaN off the corridor); one spatial query for the fixes not yet measured,
+        and one vectorized locate for all their (fix, itinerary) pairs that no progress
+        column holds already."""
         done, n = self._corridors_len, len(self.t)
         if done < n:
-            x, y = self.x[done:], self.y[done:]
+            points = self._points_from(done)
+            itineraries, position, which, inside = self.geofences.near_corridors(points)
+            located = np.full(len(position), np.nan)
+            wanted = inside.copy()
+            for index in np.unique(which).tolist():
+                column = self._columns.get(("progress", id(itineraries[index])))
+                if column is not None and len(column) > done:
+                    pairs = np.flatnonzero((which == index) & inside & (position < len(column) - done))
+                    located[pairs] = column[done + position[pairs]]
+                    wanted[pairs] = False
+            if wanted.any():
+                located[wanted] = shapely.line_locate_point(self.geofences.corridor_lines[which[wanted]],
+                                                            points[position[wanted]])
             fresh = {}
-            for itinerary, on_corridor in self.geofences.on_corridors(x, y):
-                progress = np.full(len(on_corridor), np.nan)
-                progress[on_corridor] = itinerary.locate(x[on_corridor], y[on_corridor])
-                fresh[itinerary.pattern.key] = (on_corridor, progress)
+            for index in np.unique(which).tolist():
+                pairs = (which == index) & inside
+                on_corridor = np.zeros(n - done, dtype=bool)
+                on_corridor[position[pairs]] = True
+                progress = np.full(n - done, np.nan)
+                progress[position[pairs]] = located[pairs]
+                fresh[itineraries[index].pattern.key] = (on_corridor, progress)
             merged = {}
             for key in self._corridors.keys() | fresh.keys():
                 before = self._corridors.get(key, (np.zeros(done, dtype=bool), np.full(done, np.nan)))

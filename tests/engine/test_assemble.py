@@ -17,6 +17,7 @@ from kernel.policy import load_policy
 from rules.packs import pack_of
 from trips import Fix, detect_trips
 from trips.matching import match_service_day_full
+from trips.memo import TrackMemo, measured
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 POLICY = load_policy()
@@ -34,6 +35,34 @@ def track(start: float):
     progress = np.clip((t - 60) * 10, 0, LINE.length)
     points = shapely.line_interpolate_point(LINE, progress)
     return [Fix(start + ti, float(p.x), float(p.y), 10.0, "T", f"v/{i}") for i, (ti, p) in enumerate(zip(t, points))]
+
+
+def test_trip_facts_given_the_track_s_measures_carry_their_own_pings_measures():
+    # 40 min standing at A before the run (the window keeps 30 of them: in_service_terminal_s)
+    # and pings after the stay at C: the facts' pings are a slice from inside the track
+    start = DAY.start_epoch + 6 * 3600 - 60
+    standing = [Fix(start - 2400 + 10 * i, *_xy(0.0), 0.0, "T", f"v/s{i}") for i in range(240)]
+    run = track(start)
+    later = [Fix(run[-1].t + 600 + 10 * i, *_xy(LINE.length - 500), 0.0, "T", f"v/l{i}") for i in range(5)]
+    fixes = standing + run + later
+    detected = detect_trips("v", fixes, CONTEXT.geofences, POLICY.trips)
+    [match] = match_service_day_full(detected, DAY, FEED.timezone, POLICY.trips)
+    itinerary = CONTEXT.geofences.itineraries["T:0:L"]
+    along = measured(fixes, CONTEXT.geofences, TrackMemo(CONTEXT.geofences)).along(itinerary)
+    for stay in (True, False):
+        facts = trip_facts(match, fixes, CONTEXT, DAY, stay=stay, along=along)
+        assert facts == trip_facts(match, fixes, CONTEXT, DAY, stay=stay)  # the same pings
+        assert facts.fixes[0] is not fixes[0] and facts.fixes[-1] is not fixes[-1]
+        x, y = np.array([f.x for f in facts.fixes]), np.array([f.y for f in facts.fixes])
+        np.testing.assert_array_equal(facts.measured.t, [f.t for f in facts.fixes])
+        np.testing.assert_array_equal(facts.measured.x, x)
+        np.testing.assert_array_equal(facts.progress(), itinerary.locate(x, y))
+        np.testing.assert_array_equal(facts.distance(), itinerary.distance(x, y))
+
+
+def _xy(progress: float) -> tuple[float, float]:
+    point = shapely.line_interpolate_point(LINE, progress)
+    return float(point.x), float(point.y)
 
 
 def test_trip_facts_start_with_the_dwell_at_origin_and_end_with_the_stay_at_destination():

@@ -17,7 +17,7 @@ elsewhere.
 import math
 
 import msgspec
-from tiny_trip import DATE, POLICY, S, at, facts_of, track
+from tiny_trip import DATE, POLICY, S, at, facts_of, measured_facts_of, track
 
 from rules.a07 import detect
 from rules.model import Infraction, InsufficientEvidence
@@ -153,3 +153,16 @@ def test_same_facts_twice_yield_the_same_infraction_id():
     # identity: (service date, T-0600, v1, departure epoch) on both runs
     assert first[0].infraction_id == second[0].infraction_id
     assert first == second
+
+
+def test_the_measures_the_engine_hands_over_give_the_verdict_the_fixes_give():
+    # at an arrival the engine gives A-07 each fix's distance and progress as its track memo
+    # took them (trips.memo.Along); an evidence bundle re-runs the rule on the fixes alone:
+    # the same records, to the last digit of nearest_m (a missed stop; a stop unverifiable)
+    unsure = track(UNIFORM, drop=[(250, 340)])
+    unsure = [msgspec.structs.replace(f, x=f.x + 80) if f.msg_id in ("v1@340", "v1@350") else f for f in unsure]
+    for fixes in (detour_past_b(), unsure, corner_cut(50, past_b(39.9))):
+        from_fixes = detect(facts_of(fixes), POLICY)
+        assert detect(measured_facts_of(fixes), POLICY) == from_fixes
+    assert [type(r) for r in detect(facts_of(detour_past_b()), POLICY)] == [Infraction]
+    assert [type(r) for r in detect(facts_of(unsure), POLICY)] == [InsufficientEvidence]

@@ -12,7 +12,10 @@ progress, y = 7815000 - offset), so that their steps are exact: 12 steps of 25 m
 300.0 m, not 299.99999. Ping ids are "v1@<seconds after 06:00>".
 """
 
-from tiny_trip import DATE, POLICY, S, at, facts_of, track
+from dataclasses import replace
+
+import numpy as np
+from tiny_trip import DATE, POLICY, S, at, facts_of, measured_facts_of, track
 
 from rules.d11 import detect
 from rules.model import Infraction, InsufficientEvidence
@@ -137,3 +140,20 @@ def test_600_m_in_60_s_off_route_over_only_2_pings_yields_insufficient_evidence(
     [record] = detect(facts_of(fixes), POLICY)
     assert isinstance(record, InsufficientEvidence)
     assert (record.evidence["pings"], record.evidence["min_consecutive_pings"]) == (2, 3)
+
+
+def test_the_distance_the_engine_measured_is_the_one_read():
+    # the engine hands D-11 each fix's distance to the shape as its track memo took it when
+    # the fix came (trips.memo.Along): the rule reads that, it does not measure again. The
+    # same detour gives the same record either way; a track on the shape whose measures say
+    # 80 m off from 100 s to 220 s (1200 m at 10 m/s) is read as off it
+    fixes = detour_run(1000, 600, 120)
+    assert detect(measured_facts_of(fixes), POLICY) == detect(facts_of(fixes), POLICY) != []
+    on_shape = measured_facts_of(track([(-70, 0), (-10, 0), (0, 100), (690, 7000), (750, 7000)]))
+    assert detect(on_shape, POLICY) == []
+    along = on_shape.measured
+    seconds = along.t - S
+    told = replace(along, distance=np.where((seconds >= 100) & (seconds <= 220), 80.0, along.distance))
+    [record] = detect(replace(on_shape, measured=told), POLICY)
+    assert isinstance(record, Infraction)
+    assert record.evidence["episodes"][0]["max_distance_m"] == 80.0

@@ -10,6 +10,7 @@ and go through the real trip detection and matching; ping ids are
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from kernel.policy import load_policy
 from rules.facts import TripFacts
 from trips import Fix, detect_trips
 from trips.matching import match_service_day_full
+from trips.memo import TrackMemo, measured
 
 FEED = load_feed(Path(__file__).resolve().parents[1] / "gtfs" / "fixtures" / "tiny")
 POLICY = load_policy()
@@ -63,6 +65,13 @@ def track(knots, *, off=(), drop=(), every=10.0) -> list[Fix]:
     lon, lat = PROJECTOR.to_lonlat(x, y)
     return [Fix(S + ti, xi, yi, 36.0, "T", f"v1@{ti:g}", float(la), float(lo))
             for ti, xi, yi, la, lo in zip(t, x, y, lat, lon)]
+
+
+def measured_facts_of(fixes) -> TripFacts:
+    """`facts_of`, with the fixes' measures as the engine hands them: taken from a track
+    memo over the fixes (trips.memo.Along), not measured by the rule."""
+    facts = facts_of(fixes)
+    return replace(facts, measured=measured(facts.fixes, GEOFENCES, TrackMemo(GEOFENCES)).along(ITINERARY))
 
 
 def facts_of(fixes) -> TripFacts:

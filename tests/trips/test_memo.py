@@ -14,7 +14,7 @@ from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix
-from trips.memo import TrackMemo, measured
+from trips.memo import Along, TrackMemo, measured
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 GEOFENCES = build_geofences(FEED, load_policy())
@@ -90,3 +90,55 @@ def test_the_measures_it_shares_cannot_be_written_to():
         pass
     else:
         raise AssertionError("a reader could change what every other reader of the track sees")
+
+
+def test_along_an_itinerary_is_every_fix_measured_as_afresh_and_slices_as_one():
+    track = wander(60, seed=11)
+    memo = measured(track[:25], GEOFENCES, None)
+    memo.along(ITINERARIES[0])
+    memo = measured(track, GEOFENCES, memo)  # grown: only the new fixes measured
+    for itinerary in ITINERARIES:
+        along = memo.along(itinerary)
+        expected = fresh(track)
+        np.testing.assert_array_equal(along.t, [f.t for f in track])
+        np.testing.assert_array_equal(along.progress, expected[("progress", itinerary.pattern.key)])
+        np.testing.assert_array_equal(along.distance, expected[("distance", itinerary.pattern.key)])
+        # a slice or a mask of it is the same fixes' measures in every field
+        mask = along.distance <= itinerary.corridor_m
+        assert 0 < mask.sum() < len(track)
+        for part, fixes in ((along[7:31], track[7:31]), (along[mask], [f for f, m in zip(track, mask) if m])):
+            assert isinstance(part, Along) and len(part) == len(fixes)
+            again = fresh(fixes)
+            np.testing.assert_array_equal(part.x, [f.x for f in fixes])
+            np.testing.assert_array_equal(part.y, [f.y for f in fixes])
+            np.testing.assert_array_equal(part.progress, again[("progress", itinerary.pattern.key)])
+            np.testing.assert_array_equal(part.distance, again[("distance", itinerary.pattern.key)])
+
+
+def test_corridors_and_progress_read_each_other_s_locates_in_either_order_and_match_a_fresh_look():
+    # a fix on a corridor is located once: by `corridors` or by a progress column, whichever
+    # reads it first; the other takes the number it found. Either order gives the numbers a
+    # fresh look gives, however the track grew or was cut
+    track = wander(90, seed=13)
+    calls = [track[:12], track[:30], track[5:31], track[5:60], track[20:90]]
+    for progress_first in (True, False):
+        memo = TrackMemo(GEOFENCES)
+        for k, fixes in enumerate(calls):
+            memo = measured(fixes, GEOFENCES, memo)
+            if progress_first == (k % 2 == 0):
+                progress = {it.pattern.key: memo.progress(it) for it in ITINERARIES}
+                corridors = memo.corridors()
+            else:
+                corridors = memo.corridors()
+                progress = {it.pattern.key: memo.progress(it) for it in ITINERARIES}
+            expected = fresh(fixes)
+            x, y = np.array([f.x for f in fixes]), np.array([f.y for f in fixes])
+            on = {it.pattern.key: mask for it, mask in GEOFENCES.on_corridors(x, y)}
+            assert set(corridors) == set(on) and on
+            for it in ITINERARIES:
+                key = it.pattern.key
+                np.testing.assert_array_equal(progress[key], expected[("progress", key)])
+                if key in on:
+                    np.testing.assert_array_equal(corridors[key][0], on[key])
+                    np.testing.assert_array_equal(corridors[key][1],
+                                                  np.where(on[key], expected[("progress", key)], np.nan))
