@@ -296,16 +296,23 @@ def without(bundle: Bundle, removed: Sequence[Reading]) -> dict[str, tuple[bytes
     return lines
 
 
-def ordered_messages(lines: Mapping[str, Sequence[bytes]], max_bytes: int) -> tuple[list[Message], int]:
+def ordered_messages(lines: Mapping[str, Sequence[bytes]], max_bytes: int,
+                     decoded: dict | None = None) -> tuple[list[Message], int]:
     """The lines as the replay feeds them to the engine (fiscaliza.replay.SortedInput): in
     event-time order, occurrences first among equal times, then by vehicle and input order;
-    each located `source.jsonl:n`. Also the count of lines read."""
+    each located `source.jsonl:n`. Also the count of lines read. `decoded` keeps each
+    line's decoded message from one call to the next (a leave-one-out decodes once)."""
     entries, count, read = [], 0, 0
+    decoded = {} if decoded is None else decoded
     for source in ("tachograph", "catraca", "occurrences"):
         for number, line in enumerate(lines.get(source, ()), start=1):
             read += 1
             location = f"{source}.jsonl:{number}"
-            body = decode(source, line, location, max_bytes)
+            body = decoded.get((source, line))
+            if body is None:  # a rejection names its location: decoded again each time
+                body = decode(source, line, location, max_bytes)
+                if not isinstance(body, Rejection):
+                    decoded[source, line] = body
             if isinstance(body, Rejection):
                 continue
             epoch = body.start_epoch if source == "occurrences" else body.epoch
@@ -319,8 +326,10 @@ def ordered_messages(lines: Mapping[str, Sequence[bytes]], max_bytes: int) -> tu
 def judge_with(context: Context) -> Judge:
     """The engine (the replay's and the workers' core) over a bundle's lines, in memory."""
 
+    decoded: dict = {}
+
     def judge(lines: Mapping[str, Sequence[bytes]]) -> Judged:
-        messages, read = ordered_messages(lines, context.policy.stream.max_message_bytes)
+        messages, read = ordered_messages(lines, context.policy.stream.max_message_bytes, decoded)
         engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if "catraca" in lines else set())))
         out = Emitted()
         stream = iter(messages)
@@ -496,6 +505,90 @@ def _d13(recorded: Mapping, again: Mapping | None) -> list[str]:
 
 
 _MEASURES: dict[str, Callable[[Mapping, Mapping | None], list[str]]] = {"D-11": _d11, "C-01": _c01, "D-13": _d13}
+
+
+# --- leave-one-out: how many readings the verdict needs -------------------------------------
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """The auto judged again without each reading its finding cites, one at a time."""
+
+    cited: tuple[str, ...]  # locations of the readings the finding cites, in file and line order
+    checked: int  # how many of them were left out in turn within the budget
+    needed: tuple[str, ...]  # those without which the infraction does not stand
+    budget_s: float
+    cpu_s: float
+    scope: str  # "vehicle": the accused vehicle's readings alone reproduce the auto; "bundle": all
+
+    @property
+    def complete(self) -> bool:
+        return self.checked == len(self.cited)
+
+    def statement(self) -> str:
+        """What the auto's PDF says of it (pt-BR)."""
+        n = len(self.cited)
+        if not n:
+            return "a constatação não cita leituras individuais da telemetria"
+        if self.needed:
+            part = "" if self.complete else f"; verificadas {self.checked} das {n} citadas no limite de tempo"
+            return (f"depende das leituras {readings_named(self.needed)}: sem qualquer uma delas, a infração não "
+                    f"subsiste ({ptbr.plural(n, 'leitura citada', 'leituras citadas')}{part})")
+        if self.complete:
+            return (f"a infração subsiste sem qualquer leitura isolada (cada uma das "
+                    f"{ptbr.plural(n, 'leitura citada', 'leituras citadas')} retirada por vez)")
+        return (f"a infração subsiste sem cada uma das {self.checked} primeiras das {n} leituras citadas (limite de "
+                f"{ptbr.amount(self.budget_s)} s de processamento por auto; as demais não foram verificadas)")
+
+
+def readings_named(locations: Sequence[str]) -> str:
+    """Bundle lines as a reader names them: `10879–10887 e 10912 do tacógrafo` (runs of
+    consecutive lines joined)."""
+    parts = []
+    for source in DISPUTABLE:
+        numbers = sorted(int(loc.rsplit(":", 1)[1]) for loc in locations if loc.startswith(f"{source}.jsonl:"))
+        runs = []
+        for _, run in itertools.groupby(enumerate(numbers), key=lambda pair: pair[1] - pair[0]):
+            run = [n for _, n in run]
+            runs.append(str(run[0]) if len(run) == 1 else f"{run[0]}–{run[-1]}")
+        if runs:
+            listed = runs[0] if len(runs) == 1 else ", ".join(runs[:-1]) + " e " + runs[-1]
+            parts.append(f"{listed} do {'tacógrafo' if source == 'tachograph' else 'registro da catraca'} "
+                         f"({source}.jsonl)")
+    return "; ".join(parts)
+
+
+def leave_one_out(bundle: Bundle, bundle_sha256: str, judge: Judge, timezone: str, budget_s: float,
+                  clock: Callable[[], float]) -> LeaveOneOut:
+    """Each reading the finding cites left out in turn, until `budget_s` of `clock` is spent.
+
+    A finding about one vehicle is judged on that vehicle's readings alone when they
+    reproduce the auto exactly (what its infraction rests on: the other vehicles only make
+    the schedule's matching, which the auto then shows the same), four times faster on the
+    demo; otherwise, and for a line's or a day's findings, on the whole bundle."""
+    started = clock()
+    recorded = bundle.infraction
+    every = readings(bundle, timezone)
+    cited = cited_readings(bundle, recorded, timezone)
+    background: tuple[Reading, ...] = ()
+    scope, baseline = "bundle", None
+    if recorded.get("vehicle_id") and cited:
+        others = tuple(r for r in every if r.vehicle_id != recorded["vehicle_id"])
+        alone = judge(without(bundle, others))
+        whole = next((r for r in alone.infractions if r["infraction_id"] == recorded["infraction_id"]), None)
+        if whole is not None and not _changes(recorded, whole):
+            background, scope, baseline = others, "vehicle", alone
+    if cited and baseline is None:
+        baseline = judge(without(bundle, ()))
+    needed, checked = [], 0
+    for reading in cited:
+        if clock() - started >= budget_s:
+            break
+        result = rejudge_removed(bundle, bundle_sha256, (*background, reading), judge, timezone, baseline, cited)
+        checked += 1
+        if result.outcome != STANDS:
+            needed.append(reading.location)
+    return LeaveOneOut(cited=tuple(r.location for r in cited), checked=checked, needed=tuple(needed),
+                       budget_s=budget_s, cpu_s=round(clock() - started, 3), scope=scope)
 
 
 # --- the shell's part: the bundle's static inputs loaded --------------------------------------

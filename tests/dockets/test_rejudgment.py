@@ -153,3 +153,72 @@ def test_disputing_two_of_the_three_c01_pings_yields_its_fall(demo_bundles):
 def test_a_reading_the_bundle_does_not_hold_is_refused_in_words(jumped, disputed, message):
     with pytest.raises(DisputeError, match=message):
         _again(jumped, disputed)
+
+
+# --- leave-one-out: how many readings the verdict needs (issue 30 item 3) ---
+
+def _leave_one_out(data, budget_s=60.0, clock=None):
+    import time
+
+    from dockets.rejudgment import leave_one_out
+
+    bundle = read_bundle(data)
+    return leave_one_out(bundle, sha256(data), judge_with(bundle_context(bundle)), TZ, budget_s,
+                         clock or time.thread_time)
+
+
+def test_a_c01_of_three_pings_yields_a_verdict_without_any_single_reading(demo_bundles):
+    # 75,6, 80 and 70,9 km/h at 09:44:21, :31 and :41: without any one, two pings above
+    # 67 km/h remain, 10 or 20 s apart (≥ 10 s, ≤ 60 s between pings): still a C-01
+    result = _leave_one_out(demo_bundles["C-01"])
+    assert (len(result.cited), result.checked, result.needed) == (3, 3, ())
+    assert result.scope == "vehicle"
+    assert result.statement().startswith("a infração subsiste sem qualquer leitura isolada")
+
+
+@pytest.fixture(scope="module")
+def two_ping_c01(demo_day, tmp_path_factory):
+    """The demo day with the C-01's first ping read at 50 km/h: the episode rests on the two
+    pings left above the limit."""
+    import json
+
+    from fiscaliza.replay import replay
+    from telemetry import decode
+    from telemetry.contracts import message_id
+
+    first = demo_day.record("C-01")["evidence"]["pings"][0]["msg_id"]
+    lines = []
+    for line in demo_day.inputs.tachograph.read_bytes().splitlines():
+        body = decode("tachograph", line)
+        if getattr(body, "vehicle_id", None) and message_id(body) == first:
+            slower = json.loads(line)
+            slower["speed_kmh"] = 50.0
+            line = json.dumps(slower).encode()
+        lines.append(line)
+    root = tmp_path_factory.mktemp("two-ping-c01")
+    (root / "tachograph.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    inputs = ReplayInputs(demo_day.inputs.feed, demo_day.inputs.fleet, root / "tachograph.jsonl",
+                          demo_day.inputs.catraca)
+    record = next(infraction_record(i) for i in replay(inputs).infractions if i.code == "C-01")
+    maker = BundleMaker.for_files(inputs.static, inputs.telemetry, demo_day.context.fleet, TZ)
+    return maker.bundle(record)
+
+
+def test_a_c01_of_two_pings_yields_a_verdict_that_depends_on_both(two_ping_c01):
+    # 80 km/h at 09:44:31 and 70,9 km/h at 09:44:41, 10 s apart: without either, one ping
+    # above 67 km/h is left, fewer than the two consecutive pings a C-01 needs
+    bundle = read_bundle(two_ping_c01)
+    assert [p["speed_kmh"] for p in bundle.infraction["evidence"]["pings"]] == [80.0, 70.9]
+    result = _leave_one_out(two_ping_c01)
+    assert result.needed == result.cited and len(result.cited) == 2
+    first, second = (int(location.rsplit(":", 1)[1]) for location in result.cited)
+    assert result.statement().startswith(f"depende das leituras {first} e {second} do tacógrafo (tachograph.jsonl)")
+
+
+def test_a_leave_one_out_past_its_budget_says_how_many_readings_it_checked(jumped):
+    # a clock that moves 1 s each time it is read: read at the start, then before each of the
+    # 14 readings of the D-11 (checked while below 4 s) and once at the end
+    ticks = iter(range(1000))
+    result = _leave_one_out(jumped.data, budget_s=4, clock=lambda: next(ticks))
+    assert result.checked == 3 and len(result.cited) == 14 and not result.complete
+    assert "sem cada uma das 3 primeiras das 14 leituras citadas (limite de 4 s" in result.statement()
