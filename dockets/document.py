@@ -510,8 +510,13 @@ def leave_one_out_statement(bundle: bytes) -> str:
 
     from dockets.rejudgment import bundle_context, judge_with, leave_one_out
 
+    from kernel.errors import FiscalizaError
+
     read = read_bundle(bundle)
-    context = bundle_context(read)
+    try:
+        context = bundle_context(read)
+    except FiscalizaError as exc:  # the rule cannot run on it: say so rather than fail the auto
+        return f"não pôde ser verificado: a regra não pôde ser reexecutada sobre o pacote ({exc})"
     result = leave_one_out(read, sha256(bundle), judge_with(context), context.policy.policy.timezone,
                            context.policy.defence.leave_one_out_budget_s, time.thread_time)
     return result.statement()

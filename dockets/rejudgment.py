@@ -444,11 +444,22 @@ def _changes(recorded: Mapping, again: Mapping) -> tuple[Change, ...]:
         if key in ("art45", "policy_version", "engine_version") or old.get(key) == new.get(key):
             continue
         known = label(key)
-        before, after = _shown(old.get(key), key, evidence=True), _shown(new.get(key), key, evidence=True)
+        if key == "interval_epoch":  # instants, as the auto's reader reads them
+            before, after = _instants(old.get(key), recorded), _instants(new.get(key), recorded)
+        else:
+            before, after = _shown(old.get(key), key, evidence=True), _shown(new.get(key), key, evidence=True)
         if before == after:  # a list of as many items, or a value written alike: its content changed
             after += " (conteúdo alterado)"
         changes.append(Change(f"evidence.{key}", f"evidência: {known.text if known else key}", before, after))
     return tuple(changes)
+
+
+def _instants(value, recorded: Mapping) -> str:
+    """An [from, to] epoch pair in the offset the record's own time carries."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, (int, float)) for v in value):
+        return "—"
+    zone = dt.datetime.fromisoformat(recorded["occurred_at"]).tzinfo
+    return " a ".join(ptbr.time(dt.datetime.fromtimestamp(v, zone)) for v in value)
 
 
 def _reliance(recorded: Mapping, again: Mapping | None, cited: int, cited_disputed: int) -> tuple[str, ...]:

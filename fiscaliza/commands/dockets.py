@@ -155,6 +155,7 @@ def _spans_typed(extra: list[str]) -> list[tuple[str, str, str]]:
 
 def _rejudge(path: Path, data: bytes, without: list[str], spans: list[tuple[str, str, str]], trusted) -> None:
     """`verify --without`: the auto re-judged without the disputed readings, printed; exit 0."""
+    import shlex
     import time
 
     from rich.console import Console
@@ -170,6 +171,7 @@ def _rejudge(path: Path, data: bytes, without: list[str], spans: list[tuple[str,
         merged,
         parse_lines,
         parse_span,
+        readings_named,
         rejudge,
     )
     from dockets.signing import check
@@ -199,7 +201,9 @@ def _rejudge(path: Path, data: bytes, without: list[str], spans: list[tuple[str,
                   soft_wrap=True)
     console.print(f"  • Pacote inteiro reexecutado: {'reproduz' if result.reproduced else 'NÃO reproduz'} a "
                   "infração registrada.", soft_wrap=True)
-    console.print(f"  • Leituras contestadas: {ptbr.number(len(result.removed))} ({lines_argument(result.removed)}); "
+    named = readings_named(result.removed)
+    console.print(f"  • Leituras contestadas: {ptbr.number(len(result.removed))} "
+                  f"({named if len(named) <= 300 else named[:299] + '…'}); "
                   f"SHA-256 do conjunto {result.disputed_sha256}", soft_wrap=True)
     for said in result.reliance:
         console.print(f"  • {said}", soft_wrap=True)
@@ -215,9 +219,12 @@ def _rejudge(path: Path, data: bytes, without: list[str], spans: list[tuple[str,
     fine = f" (multa de {result.record['fine_ufir']} UFIR)" if result.record else ""
     console.print(f"RESULTADO: sem as leituras contestadas, {result.outcome_pt}{fine}. O sistema informa; quem "
                   "julga a defesa é o Órgão Gerencial.", soft_wrap=True)
+    typed = [*(f"--without {shlex.quote(text)}" for text in without),
+             *(f"--without-span {' '.join(map(shlex.quote, span))}" for span in spans)]
     console.print(f"Reexame de {ptbr.number(result.messages)} mensagens em "
                   f"{ptbr.amount(time.process_time() - started, 1)} s de CPU; para refazê-lo: fiscaliza verify "
-                  f"{path.name} --without {lines_argument(result.removed)}", soft_wrap=True)
+                  f"{path.name} {' '.join(typed)}" + (f" (ou --without {lines_argument(result.removed)})"
+                                                      if len(result.removed) <= 20 and spans else ""), soft_wrap=True)
     raise typer.Exit(0)
 
 

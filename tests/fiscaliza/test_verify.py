@@ -181,7 +181,8 @@ def test_verify_without_the_three_fixes_of_a_multipath_jump_yields_the_d11_stand
     assert "RESULTADO: sem as leituras contestadas, a infração subsiste (multa de 200 UFIR)" in result.stdout
     assert f"SHA-256 do conjunto {core.disputed_sha256}" in result.stdout
     assert "11 registros" in result.stdout and "Pacote inteiro reexecutado: reproduz" in result.stdout
-    assert f"--without {first},{second},{third}" in result.stdout
+    assert f"para refazê-lo: fiscaliza verify {jumped_day.path.name} --without {first},{second} --without {third}" \
+        in result.stdout
 
 
 def test_verify_without_the_span_of_the_episode_yields_what_the_core_yields(jumped_day):
