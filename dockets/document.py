@@ -448,6 +448,7 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
     route = None
     graphics = {}
     signer = None
+    robustness = None  # a telemetry bundle's leave-one-out, in words
     manual = _manual(bundle) if bundle is not None else None
     if manual is not None:
         signer = manual.signer
@@ -460,6 +461,7 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
             png = chart_png(docket, bundle, kind)
             if png is not None:
                 graphics[kind] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+        robustness = leave_one_out_statement(bundle)
     fine = fine_brl(docket.fine_ufir, docket.ufir_brl)
     words = wording(docket, bundle)
     return {
@@ -491,10 +493,33 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
         "vehicles": words.vehicles,
         "bundle_sha256": docket.bundle_sha256,
         "signer": signer,
+        "leave_one_out": robustness,
         # a manual infraction's files, listed as its bundle holds them (None: a telemetry bundle)
         "manual_attachments": manual.attachments if manual is not None else None,
         "audit_head": audit_head,
     }
+
+
+@lru_cache(maxsize=16)
+def leave_one_out_statement(bundle: bytes) -> str:
+    """What the auto says of how many readings its verdict needs (issue 30 item 3): each
+    reading the finding cites left out in turn and the rule run again on the bundle, within
+    the bundle policy's CPU budget per auto. Kept per bundle: the same bundle, the same words
+    (an auto lavrado again, a test's PDFs)."""
+    import time
+
+    from dockets.rejudgment import bundle_context, judge_with, leave_one_out
+
+    from kernel.errors import FiscalizaError
+
+    read = read_bundle(bundle)
+    try:
+        context = bundle_context(read)
+    except FiscalizaError as exc:  # the rule cannot run on it: say so rather than fail the auto
+        return f"não pôde ser verificado: a regra não pôde ser reexecutada sobre o pacote ({exc})"
+    result = leave_one_out(read, sha256(bundle), judge_with(context), context.policy.policy.timezone,
+                           context.policy.defence.leave_one_out_budget_s, time.thread_time)
+    return result.statement()
 
 
 def make_renderer(session, *, calendar: BusinessCalendar, issuer_name: str):

@@ -204,6 +204,13 @@ class Headway(_Section):
     gapped_min_ratio: float = 1.25
 
 
+class Defence(_Section):
+    """The defence's experiment on an auto (dockets.rejudgment)."""
+    # the CPU time an auto's leave-one-out may take (each reading its finding cites left out in
+    # turn, the rule re-run each time): beyond it the PDF says how many were checked
+    leave_one_out_budget_s: float = 15.0
+
+
 class Policy(_Section):
     policy: General
     trips: TripRules
@@ -226,6 +233,8 @@ class Policy(_Section):
     other_line: OtherLine | None = None
     terminal_crowding: TerminalCrowding | None = None
     interruption: Interruption | None = None
+    # a default: the policies inside evidence bundles made before it existed must still parse
+    defence: Defence = msgspec.field(default_factory=Defence)
 
     @property
     def version(self) -> str:

@@ -98,6 +98,50 @@ def demo_day(tmp_path_factory) -> DemoDay:
     return DemoDay(tmp_path_factory.mktemp("demo-day"))
 
 
+class JumpedDay:
+    """The demo day with a multipath jump inside its D-11 episode (issue 30's experiment):
+    three consecutive fixes of the episode's fourteen (the 6th to the 8th, 10 s apart)
+    thrown 0,0015° (~167 m) south, which carries them farther from the itinerary (246 m
+    instead of 155 m), the vehicle driving on. Its D-11's evidence bundle, signed, as bytes
+    and as a file."""
+
+    JUMP_DEGREES = -0.0015
+
+    def __init__(self, demo_day: DemoDay, root: Path, signer):
+        import json
+
+        from dockets.bundle import BundleMaker
+        from fiscaliza.replay import ReplayInputs, replay
+        from rules.model import infraction_record
+        from telemetry import decode
+        from telemetry.contracts import message_id
+
+        self.episode = tuple(demo_day.record("D-11")["evidence"]["episodes"][0]["pings"])
+        self.jump = self.episode[5:8]
+        lines = []
+        for line in demo_day.inputs.tachograph.read_bytes().splitlines():
+            body = decode("tachograph", line)
+            if getattr(body, "vehicle_id", None) and message_id(body) in self.jump:
+                moved = json.loads(line)
+                moved["lat"] += self.JUMP_DEGREES
+                line = json.dumps(moved).encode()
+            lines.append(line)
+        tachograph = root / "tachograph.jsonl"
+        tachograph.write_bytes(b"\n".join(lines) + b"\n")
+        inputs = ReplayInputs(demo_day.inputs.feed, demo_day.inputs.fleet, tachograph, demo_day.inputs.catraca)
+        self.record = next(infraction_record(i) for i in replay(inputs).infractions if i.code == "D-11")
+        maker = BundleMaker.for_files(inputs.static, inputs.telemetry, demo_day.context.fleet, "America/Sao_Paulo",
+                                      signer=signer)
+        self.data = maker.bundle(self.record)
+        self.path = root / "auto-D-11-evidencias.zip"
+        self.path.write_bytes(self.data)
+
+
+@pytest.fixture(scope="session")
+def jumped_day(demo_day, tmp_path_factory, signing_key) -> JumpedDay:
+    return JumpedDay(demo_day, tmp_path_factory.mktemp("jumped-day"), signing_key)
+
+
 # --- a throwaway PostgreSQL + PostGIS cluster (tests/support/pg_cluster.py) ---
 
 @pytest.fixture(scope="session")

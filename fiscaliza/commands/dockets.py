@@ -45,6 +45,7 @@ users_app = typer.Typer(help="Accounts of the web app.", no_args_is_help=True)
 
 
 def verify(
+    ctx: typer.Context,
     bundle: Annotated[Path, typer.Argument(help="evidence bundle (evidencias.zip) or PDF of an auto de infração")],
     public_key: Annotated[Optional[list[Path]], typer.Option(
         help="a public key the Órgão published (repeat for the keys it rotated out)")] = None,
@@ -55,12 +56,20 @@ def verify(
     auto: Annotated[Optional[Path], typer.Option(
         help="the auto's PDF (its signature beside it, or --signature): authentic, and the bundle the one it "
              "prints the SHA-256 of")] = None,
+    without: Annotated[Optional[list[str]], typer.Option(
+        "--without", help="readings the defence disputes: the bundle's tachograph line numbers (12,13,15-18), "
+                          "catraca:40-45, or message ids; repeatable")] = None,
 ) -> None:
     """Check an evidence bundle: integrity, authenticity (signed by a published key) and
     the rule re-run on the bundle alone. Exit 0 only if all three hold (and, with
     --sha256 or --auto, it is the bundle the auto names), 1 if not.
 
-    Given an auto's PDF, check that it is the one the Órgão signed (exit 0) or not (1)."""
+    Given an auto's PDF, check that it is the one the Órgão signed (exit 0) or not (1).
+
+    With --without LINES and/or --without-span VEHICLE FROM TO (after the bundle; VEHICLE
+    may read tachograph:V or catraca:V; ISO times, without an offset in the feed's zone;
+    repeatable), re-judge the auto without those readings instead: whether it stands,
+    becomes insufficient evidence or disappears, and what changed (exit 0 when it ran)."""
     import hashlib
 
     from dockets.bundle import BundleAltered, BundleError, verify_bundle
@@ -68,6 +77,7 @@ def verify(
     from fiscaliza.replay import rerun
     from kernel.errors import InputError
 
+    spans = _spans_typed(ctx.args)
     printed = _printed_digest(sha256)
     keys = [(path, load_public_key(path)) for path in public_key or []]
     trusted = {key_id(k): k for _, k in keys}
@@ -91,6 +101,8 @@ def verify(
         print(f"  • Identidade: o SHA-256 impresso no auto é {printed}: este não é o pacote do auto")
         print("RESULTADO: pacote DIFERENTE do que o auto identifica")
         raise typer.Exit(1)
+    if without or spans:
+        _rejudge(bundle, data, without or [], spans, trusted)
     try:
         verdict = verify_bundle(data, trusted, rerun=rerun)
     except BundleAltered as exc:  # checked, and found altered: the check's answer (exit 1)
@@ -124,6 +136,96 @@ def verify(
         print("RESULTADO: " + ("infração reproduzida, mas a autenticidade NÃO foi comprovada" if verdict.reproduced
                                else "infração NÃO reproduzida"))
     raise typer.Exit(0 if verdict.upheld else 1)
+
+
+def _spans_typed(extra: list[str]) -> list[tuple[str, str, str]]:
+    """The --without-span triples among the words click did not parse (typer takes no
+    repeatable option of three values); anything else there is a bad argument."""
+    spans, words = [], list(extra)
+    while words:
+        word = words.pop(0)
+        if word != "--without-span":
+            fail(f"unexpected argument {word!r}")
+        if len(words) < 3 or any(w.startswith("--") for w in words[:3]):
+            fail("--without-span takes three values: VEHICLE FROM TO")
+        spans.append(tuple(words[:3]))
+        del words[:3]
+    return spans
+
+
+def _rejudge(path: Path, data: bytes, without: list[str], spans: list[tuple[str, str, str]], trusted) -> None:
+    """`verify --without`: the auto re-judged without the disputed readings, printed; exit 0."""
+    import shlex
+    import time
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from dockets import ptbr
+    from dockets.bundle import BundleError, is_manual, read_bundle, sha256, signature_of
+    from dockets.rejudgment import (
+        DisputeError,
+        bundle_context,
+        judge_with,
+        lines_argument,
+        merged,
+        parse_lines,
+        parse_span,
+        readings_named,
+        rejudge,
+    )
+    from dockets.signing import check
+    from fiscaliza.reporting import print_table
+    from kernel.errors import InputError
+
+    started = time.process_time()
+    try:
+        bundle = read_bundle(data)
+    except BundleError as exc:
+        fail(f"{path}: {exc}")
+    if is_manual(bundle.manifest):
+        fail(f"{path}: registro manual do fiscal: não há regra da telemetria a reexecutar sem leituras")
+    try:
+        context = bundle_context(bundle)
+        timezone = context.policy.policy.timezone
+        disputed = merged([*(parse_lines(text) for text in without),
+                           *(parse_span(*span, timezone).as_disputed() for span in spans)])
+        result = rejudge(bundle, sha256(data), disputed, judge_with(context), timezone)
+    except (DisputeError, InputError) as exc:
+        fail(str(exc))
+    authentic, why = check(signature_of(bundle), bundle.members["manifest.json"], dict(trusted))
+    console = Console(soft_wrap=False)
+    console.print(f"Pacote {path.name} — SHA-256 {result.bundle_sha256}", soft_wrap=True)
+    console.print(f"Infração {result.code} {result.infraction_id}", soft_wrap=True)
+    console.print(f"  • Autenticidade: {why}." if authentic else f"  • Autenticidade NÃO comprovada: {why}.",
+                  soft_wrap=True)
+    console.print(f"  • Pacote inteiro reexecutado: {'reproduz' if result.reproduced else 'NÃO reproduz'} a "
+                  "infração registrada.", soft_wrap=True)
+    named = readings_named(result.removed)
+    console.print(f"  • Leituras contestadas: {ptbr.number(len(result.removed))} "
+                  f"({named if len(named) <= 300 else named[:299] + '…'}); "
+                  f"SHA-256 do conjunto {result.disputed_sha256}", soft_wrap=True)
+    for said in result.reliance:
+        console.print(f"  • {said}", soft_wrap=True)
+    if result.changes:
+        table = Table(title="O que mudou sem as leituras contestadas")
+        for header in ("campo", "no auto", "sem as leituras contestadas"):
+            table.add_column(header)
+        for change in result.changes:
+            table.add_row(change.label, change.before, change.after)
+        print_table(console, table)
+    if result.insufficient_reason:
+        console.print(f"  • Evidência insuficiente: {result.insufficient_reason}", soft_wrap=True)
+    fine = f" (multa de {result.record['fine_ufir']} UFIR)" if result.record else ""
+    console.print(f"RESULTADO: sem as leituras contestadas, {result.outcome_pt}{fine}. O sistema informa; quem "
+                  "julga a defesa é o Órgão Gerencial.", soft_wrap=True)
+    typed = [*(f"--without {shlex.quote(text)}" for text in without),
+             *(f"--without-span {' '.join(map(shlex.quote, span))}" for span in spans)]
+    console.print(f"Reexame de {ptbr.number(result.messages)} mensagens em "
+                  f"{ptbr.amount(time.process_time() - started, 1)} s de CPU; para refazê-lo: fiscaliza verify "
+                  f"{path.name} {' '.join(typed)}" + (f" (ou --without {lines_argument(result.removed)})"
+                                                      if len(result.removed) <= 20 and spans else ""), soft_wrap=True)
+    raise typer.Exit(0)
 
 
 def _digest_printed_on(auto: Path, signature: Path | None, trusted) -> tuple[str, str]:
@@ -487,7 +589,8 @@ def users_passwd(
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(verify)
+    # --without-span's three values are read from the words click leaves (`_spans_typed`)
+    app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(verify)
     app.add_typer(audit_app, name="audit")
     app.add_typer(keys_app, name="keys")
     app.add_typer(dockets_app, name="dockets")

@@ -95,3 +95,17 @@ def test_d13_names_the_vehicle_and_its_plate_and_computes_the_fine_in_words(ever
 def test_a_catraca_auto_charts_the_counter_and_seal(every_code_sessions, calendar, tmp_path, code):
     _, text = auto_text(every_code_sessions, code, calendar, tmp_path)
     assert "Registros da catraca no dia da infração: contador de passagens, estado do lacre" in _flat(text)
+
+
+def test_every_demo_auto_states_the_readings_its_verdict_needs(sessions, calendar, tmp_path):
+    # issue 30 item 3: leave-one-out over the readings each finding cites, in the PDF; the demo
+    # day's D-21 cites some 240 catraca readings, more than its CPU budget re-judges one by one
+    said = {}
+    for code in ("A-07", "C-01", "D-11", "D-13", "D-21"):
+        _, text = auto_text(sessions, code, calendar, tmp_path)
+        words = " ".join(text.split())
+        said[code] = words[words.index("Leituras de que depende a constatação"):][:400]
+    for code in ("A-07", "C-01", "D-11", "D-13"):
+        assert "a infração subsiste sem qualquer leitura isolada" in said[code], said[code]
+    assert re.search(r"a infração subsiste sem cada uma das \d+ primeiras das \d+ leituras citadas", said["D-21"]) \
+        or "a infração subsiste sem qualquer leitura isolada" in said["D-21"], said["D-21"]

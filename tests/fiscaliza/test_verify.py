@@ -148,3 +148,65 @@ def test_verify_takes_the_autos_pdf_and_compares_the_digest_it_prints(issued_aut
     assert refused.returncode == 1 and "a autenticidade do PDF do auto NÃO foi comprovada" in refused.stdout
     assert_bad_input(fiscaliza("verify", issued_auto / "auto-evidencias.zip", "--auto", issued_auto / "auto.pdf",
                                "--sha256", "0" * 64), "either --sha256 or --auto")
+
+
+# --- verify --without: the defence's own experiment (issue 30) ---
+
+def _jumped_core(jumped_day, disputed):
+    from dockets.bundle import read_bundle, sha256
+    from dockets.rejudgment import bundle_context, judge_with, rejudge
+
+    bundle = read_bundle(jumped_day.data)
+    return rejudge(bundle, sha256(jumped_day.data), disputed, judge_with(bundle_context(bundle)), "America/Sao_Paulo")
+
+
+def _lines_of(jumped_day, msg_ids) -> list[int]:
+    from dockets.bundle import read_bundle
+    from dockets.rejudgment import readings
+
+    numbers = {r.msg_id: r.number for r in readings(read_bundle(jumped_day.data), "America/Sao_Paulo")}
+    return [numbers[name] for name in msg_ids]
+
+
+def test_verify_without_the_three_fixes_of_a_multipath_jump_yields_the_d11_standing(jumped_day):
+    # the core's answer (tests/dockets/test_rejudgment.py), through the command line: 11 of 14
+    # fixes left off the itinerary, 130 s and > 300 m, the same 200 UFIR
+    from dockets.rejudgment import Disputed
+
+    first, second, third = _lines_of(jumped_day, jumped_day.jump)
+    result = fiscaliza("verify", jumped_day.path, "--without", f"{first},{second}", "--without", str(third))
+    assert result.returncode == 0, result.stderr
+    core = _jumped_core(jumped_day, Disputed(msg_ids=jumped_day.jump))
+    assert core.outcome == "stands"
+    assert "RESULTADO: sem as leituras contestadas, a infração subsiste (multa de 200 UFIR)" in result.stdout
+    assert f"SHA-256 do conjunto {core.disputed_sha256}" in result.stdout
+    assert "11 registros" in result.stdout and "Pacote inteiro reexecutado: reproduz" in result.stdout
+    assert f"para refazê-lo: fiscaliza verify {jumped_day.path.name} --without {first},{second} --without {third}" \
+        in result.stdout
+
+
+def test_verify_without_the_span_of_the_episode_yields_what_the_core_yields(jumped_day):
+    from dockets.rejudgment import Disputed
+
+    start, end = (name.split("/", 1)[1].split("#")[0] for name in (jumped_day.episode[0], jumped_day.episode[-1]))
+    # the span as typed, without an offset: read in the feed's zone (-03:00)
+    result = fiscaliza("verify", jumped_day.path, "--without-span", "tachograph:JN-2014", start[:19], end[:19])
+    assert result.returncode == 0, result.stderr
+    core = _jumped_core(jumped_day, Disputed(msg_ids=jumped_day.episode))
+    assert core.outcome in ("insufficient_evidence", "disappears")
+    words = {"insufficient_evidence": "passa a evidência insuficiente", "disappears": "a infração desaparece"}
+    assert f"RESULTADO: sem as leituras contestadas, {words[core.outcome]}." in result.stdout
+    assert f"SHA-256 do conjunto {core.disputed_sha256}" in result.stdout
+
+
+@pytest.mark.parametrize(("arguments", "needle"), [
+    (["--without", "99999999"], "fora do arquivo tachograph.jsonl"),
+    (["--without", "12,x"], "leitura inválida: 'x'"),
+    (["--without", "18-12"], "intervalo de linhas invertido"),
+    (["--without-span", "JN-2014", "ontem", "hoje"], "data e hora inválida: 'ontem'"),
+    (["--without-span", "JN-2014", "2026-12-01T10:00:00"], "--without-span takes three values"),
+    (["--without-span", "JN-9999", "2026-12-01T10:00:00", "2026-12-01T11:00:00"], "nenhuma leitura de JN-9999"),
+    (["--without", "12", "--no-such-option"], "unexpected argument '--no-such-option'"),
+])
+def test_verify_without_a_reading_the_bundle_does_not_hold_is_one_line_and_exit_2(jumped_day, arguments, needle):
+    assert_bad_input(fiscaliza("verify", jumped_day.path, *arguments), needle)
