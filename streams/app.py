@@ -18,6 +18,7 @@ from faust.sensors.prometheus import setup_prometheus_sensors
 from faust.stores.memory import Store as MemoryStore
 from prometheus_client import CollectorRegistry
 
+from engine.core import judge_again_from
 from engine.messages import DayMatched, Heartbeat, OperatorInput, ToVehicle
 from engine.operator import OperatorStage, OperatorState
 from engine.routing import EndOfInput, Matched, Sends, VehicleInbound, operator_step, vehicle_step
@@ -29,6 +30,7 @@ from kernel.settings import StreamSettings
 from rules.model import Infraction, InsufficientEvidence, infraction_record
 from streams.consumer import Transport
 from streams.metrics import WorkerMetrics
+from streams.readback import KafkaReadBack
 from streams.topics import END_OF_INPUT_KEY
 from telemetry import Occurrence, Rejection, decode, to_builtins
 from trips.model import trip_record
@@ -79,6 +81,9 @@ class Shell:
         # topic -> partitions this worker owns; the rebalance signals keep it current
         self.owned: dict[str, set[int]] = {topic: set() for topic in set(OWNER_TOPIC.values())}
         self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._hold_operator)
+        # a vehicle-day that late messages came for, judged again from the input topics (engine.late)
+        self.judge_again = judge_again_from(ctx, settings.inputs, KafkaReadBack(
+            settings.bootstrap, settings.inputs, ctx.policy.stream.max_message_bytes, settings.backfill))
 
     # --- ownership ------------------------------------------------------------------
 
@@ -156,7 +161,7 @@ class Shell:
         state = self._load(self.partitions, "partitions", key, self._partition_decoder) or PartitionState(partition)
         self._held[("partitions", key)] = state  # the stage updates it in place; written after the batch
         return VehicleStage(self.ctx, state, self._load_vehicle, self._hold_vehicle, self.settings.inputs,
-                            wall_clock=None if self.settings.backfill else time.time)
+                            wall_clock=None if self.settings.backfill else time.time, judge_again=self.judge_again)
 
 
 def vehicle_inbound(message, to_vehicle: msgspec.json.Decoder, max_message_bytes: int,
