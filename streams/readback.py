@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import time
+
 from kafka import KafkaConsumer, TopicPartition
 
 from engine.values import Message
@@ -14,21 +16,30 @@ from telemetry import Rejection, decode
 _CLOCK_SKEW_S = 3600
 
 
+class ReadBackTimeout(TimeoutError):
+    """The input topics did not give a vehicle-day back in time: its re-judgment is not
+    run on part of its input (the day stands as judged; the vehicle stage logs it)."""
+
+
 class KafkaReadBack:
     """`engine.core.ReadBack` over the input topics: one vehicle's messages dated in a
     window, from the partition its key hashes to, from the first record published after
     the window opened (a backfill's records were all published later than their events:
     read from the start) up to the partition's end when called."""
 
-    def __init__(self, bootstrap: str, inputs: frozenset[str], max_message_bytes: int, backfill: bool):
+    def __init__(self, bootstrap: str, inputs: frozenset[str], max_message_bytes: int, backfill: bool,
+                 deadline_s: float = 60.0):
         self.bootstrap, self.inputs, self.max_message_bytes, self.backfill = \
             bootstrap, inputs, max_message_bytes, backfill
+        # a broker that stops answering must not hold the vehicle agent for ever
+        self.deadline_s = deadline_s
 
     def __call__(self, vehicle_id: str, start: float, end: float) -> list[Message]:
         consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, group_id=None,
                                  client_id="fiscaliza-readback")
         key = vehicle_id.encode()
         found: list[Message] = []
+        deadline = time.monotonic() + self.deadline_s
         try:
             for topic in sorted(self.inputs):
                 partitions = sorted(consumer.partitions_for_topic(topic) or ())
@@ -41,6 +52,9 @@ class KafkaReadBack:
                     consumer.offsets_for_times({tp: int((start - _CLOCK_SKEW_S) * 1000)})[tp]
                 consumer.seek(tp, since.offset if since is not None else consumer.beginning_offsets([tp])[tp])
                 while consumer.position(tp) < last:
+                    if time.monotonic() >= deadline:
+                        raise ReadBackTimeout(f"{topic}/{tp.partition}: read back to offset "
+                                              f"{consumer.position(tp)} of {last} in {self.deadline_s:.0f} s")
                     for records in consumer.poll(timeout_ms=1000, max_records=5000).values():
                         for record in records:
                             if record.offset >= last or record.key != key or record.value is None:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from streams.admin import publish
-from streams.readback import KafkaReadBack
+from streams.readback import KafkaReadBack, ReadBackTimeout
 
 pytestmark = pytest.mark.kafka
 
@@ -55,3 +55,10 @@ def test_a_backfill_reads_without_receipts(published):
 def test_an_input_topic_without_the_vehicle_gives_nothing(published):
     read = KafkaReadBack(published, frozenset({"tachograph", "catraca"}), 65536, backfill=False)
     assert [m.body.seq for m in read("JN-1013", *window())] == [1]
+
+
+def test_a_read_back_past_its_deadline_raises_instead_of_judging_part_of_the_day(published):
+    # a deadline already spent before the first poll: the partition holds records to read
+    read = KafkaReadBack(published, frozenset({"tachograph"}), 65536, backfill=True, deadline_s=0.0)
+    with pytest.raises(ReadBackTimeout, match="read back to offset"):
+        read("JN-1011", *window())
