@@ -32,7 +32,10 @@ per setting and unit fault:
 
 Replay reads its input in event-time order: late_upload and shuffled_late change only the
 order of the lines, so they show here as nothing; a worker fed the files in their order
-(`fiscaliza publish`) sees them.
+(`fiscaliza publish`) sees them. `--worker` feeds each faulted day to the stages the Faust
+agents run in the files' own order (`fiscaliza.replay.replay_in_arrival_order`, 500
+messages a call, no broker), a late vehicle-day judged again (engine.late);
+`--worker --drop-late` without the re-judgment, late messages dead-lettered (as before it).
 
 Target: 0 false and 0 lost for every fault at every setting.
 """
@@ -50,7 +53,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from fiscaliza.replay import ReplayInputs, replay
+from fiscaliza.replay import ReplayInputs, replay, replay_in_arrival_order
 from gtfs import load_feed
 from kernel.fleet import load_fleet
 from samples import joao_neiva
@@ -115,16 +118,23 @@ INPUT_FAULT_KINDS = (*UNIT_FAULTS, "stray_minutes")
 ORDERED_DAY_FAULTS = ("speeding", "stop_bypass", "detour")
 
 
+WORKER_BATCH = 500  # messages per engine call on the worker path (--worker)
+
+
 def simulate_and_replay(feed, fleet, feed_path, fleet_path, interval: int, noise: float, jumps: int,
-                        faults: tuple, seed: int, out: Path, input_faults: tuple = (), receipts: bool = False):
-    """The injected faults' manifest entries, the replay's result and its accusing records."""
+                        faults: tuple, seed: int, out: Path, input_faults: tuple = (), receipts: bool = False,
+                        worker: str | None = None):
+    """The injected faults' manifest entries, the replay's result and its accusing records.
+    `worker`: "judge" or "drop", the files in their order through the workers' stages."""
     sim = simulate(feed, fleet, SimulationSettings(DAY, DAY, seed=seed, faults=faults, input_faults=input_faults,
                                                    ping_interval_s=interval, gps_noise_m=noise, receipts=receipts),
                    out)
     if jumps:
         add_jumps(sim.tachograph, jumps, random.Random(seed * 1000 + interval))
     injected = json.loads(sim.manifest.read_text())["faults"]
-    result = replay(ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca))
+    inputs = ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca)
+    result = replay(inputs) if worker is None else \
+        replay_in_arrival_order(inputs, WORKER_BATCH, judge_late=worker == "judge")
     return injected, result, [r for r in result.infractions if r.status in ACCUSING]
 
 
@@ -137,7 +147,8 @@ def run_day(feed, fleet, feed_path, fleet_path, interval: int, noise: float, jum
     return false, hits, len(injected), Counter(r.code for r in result.insufficient)
 
 
-def run_input_faults(feed, fleet, feed_path, fleet_path, interval: int, noise: float, seed: int, tmp: Path):
+def run_input_faults(feed, fleet, feed_path, fleet_path, interval: int, noise: float, seed: int, tmp: Path,
+                     worker: str | None = None):
     """Per unit fault: (kind, whether it was injected, false by code, lost by code, change in
     insufficient-evidence records), against the ordered day of the same setting."""
     detector_faults = ORDERED_DAY_FAULTS
@@ -150,7 +161,8 @@ def run_input_faults(feed, fleet, feed_path, fleet_path, interval: int, noise: f
     rows = []
     for kind in INPUT_FAULT_KINDS:
         manifest, result, faulted = simulate_and_replay(feed, fleet, feed_path, fleet_path, interval, noise, 0,
-                                                        detector_faults, seed, tmp / kind, (kind,), receipts=True)
+                                                        detector_faults, seed, tmp / kind, (kind,), receipts=True,
+                                                        worker=worker)
         now = {r.infraction_id: r.status for r in faulted}
         rows.append((kind, any(f["fault"] == kind for f in manifest),
                      Counter(r.code for r in faulted if r.infraction_id not in ordered_ids),
@@ -172,7 +184,8 @@ def main_input_faults(args, feed, fleet, feed_path, fleet_path) -> int:
             for noise in noises:
                 setting = Path(tmp) / f"{interval}-{noise:g}"
                 for kind, placed, false, lost, insufficient in run_input_faults(
-                        feed, fleet, feed_path, fleet_path, interval, noise, args.seed, setting):
+                        feed, fleet, feed_path, fleet_path, interval, noise, args.seed, setting,
+                        None if not args.worker else "drop" if args.drop_late else "judge"):
                     total_false += false
                     total_lost += lost
                     name = kind if placed else f"{kind} (not placed)"
@@ -190,6 +203,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="10 and 60 s, 3 and 25 m only (input faults: 3 m)")
     parser.add_argument("--input-faults", action="store_true",
                         help="the on-board unit faults (issue 33) against the ordered day, instead")
+    parser.add_argument("--worker", action="store_true",
+                        help="input faults: the files in their order through the workers' stages (no broker)")
+    parser.add_argument("--drop-late", action="store_true", help="with --worker: no re-judgment of late data")
     args = parser.parse_args(argv)
     feed_path, fleet_path = joao_neiva()
     feed, fleet = load_feed(feed_path), load_fleet(fleet_path)

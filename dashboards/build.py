@@ -76,6 +76,14 @@ def workers() -> dashboard.Dashboard:
                            "sum by (source, reason) (rate(fiscaliza_rejected_total[5m])) > 0",
                            "{{source}}: {{reason}}", "reqps",
                            "Mensagens enviadas ao tópico de rejeitadas (dead letters), por entrada e motivo."))
+        .with_panel(_panel("Mensagens atrasadas guardadas", "sum(increase(fiscaliza_late_messages_kept_total[1h]))",
+                           "mensagens", "short",
+                           "Mensagens chegadas além da tolerância de atraso, guardadas (não descartadas) para "
+                           "julgar de novo o dia do veículo, por hora."))
+        .with_panel(_panel("Dias de veículo julgados de novo",
+                           "sum(increase(fiscaliza_vehicle_days_rejudged_total[1h]))", "dias de veículo", "short",
+                           "Dias de veículo julgados de novo a partir da telemetria bruta depois de chegarem "
+                           "mensagens atrasadas, por hora."))
         .with_panel(_panel("Infrações emitidas por código e situação",
                            "sum by (code, status) (increase(fiscaliza_infractions_total[1h])) > 0",
                            "{{code}} {{status}}", "short",

@@ -131,10 +131,13 @@ def run_sink(sessions: sessionmaker[Session], context: Context, maker: BundleMak
             consumer.commit()
             total.created += report.created
             total.already += report.already
+            total.noted += report.noted
             total.not_confirmed += report.not_confirmed
             total.without_fine += report.without_fine
             if report.created:
                 log.info("autos em rascunho criados", extra={"dockets": report.created})
+            if report.noted:
+                log.info("novos dados após a lavratura", extra={"dockets": report.noted})
     finally:
         consumer.close()
         producer.close()

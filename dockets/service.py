@@ -91,6 +91,9 @@ def audit_docket(session: Session, actor: Actor, docket: Docket, action: str,
 class IngestReport:
     created: list[int] = field(default_factory=list)
     updated: list[int] = field(default_factory=list)  # drafts a newer record of theirs updated
+    # autos lavrados a newer record of theirs came for (a vehicle-day judged again on late
+    # data, engine.late): noted in their history, the auto unchanged
+    noted: list[int] = field(default_factory=list)
     already: int = 0
     not_confirmed: int = 0
     # confirmed records without a fine: findings for the Órgão (Canarana's art. 6º II, under
@@ -124,6 +127,8 @@ def ingest(session: Session, records: Iterable[Mapping], *, plates: Mapping[str,
         if existing is not None:
             if _update_draft(session, existing, record, plates, ufir_brl, bundle_for, place_for):
                 report.updated.append(existing.id)
+            elif _note_after_lavratura(session, existing, record):
+                report.noted.append(existing.id)
             else:
                 report.already += 1
             continue
@@ -178,6 +183,41 @@ def _update_draft(session: Session, docket: Docket, record: Mapping, plates, ufi
     audit_docket(session, SYSTEM, docket, "Atualizar registro",
                  {"infraction_id": docket.infraction_id, "changed": changed, "bundle_sha256": docket.bundle_sha256})
     return True
+
+
+NEW_DATA_AFTER_LAVRATURA = "NovosDadosAposLavratura"
+
+
+def _note_after_lavratura(session: Session, docket: Docket, record: Mapping) -> bool:
+    """A newer record of an automatic auto already lavrado (its day judged again on late
+    data): the auto stays as issued, changed only by the docket workflow, and its history
+    shows the fiscal what the new data say, against the record it was lavrado on. Once per
+    distinct record."""
+    if docket.source != AUTOMATIC or docket.stage == workflow.Stage.RASCUNHO.value or \
+            dict(record) == docket.infraction:
+        return False
+    digest = hashlib.sha256(json.dumps(dict(record), sort_keys=True).encode()).hexdigest()
+    noted = session.scalars(select(AuditEntry.payload).where(
+        AuditEntry.entity == "docket", AuditEntry.entity_id == str(docket.id),
+        AuditEntry.action == NEW_DATA_AFTER_LAVRATURA))
+    if any(payload.get("record_sha256") == digest for payload in noted):
+        return False
+    changed = {name: {"lavrado": docket.infraction.get(name), "novo": record.get(name)}
+               for name in sorted(set(record) | set(docket.infraction))
+               if name != "detected_at" and record.get(name) != docket.infraction.get(name)}
+    fields = ", ".join(f"{name}: {_shown(v['lavrado'])} → {_shown(v['novo'])}"
+                       for name, v in changed.items() if name != "evidence")
+    if "evidence" in changed:
+        fields = f"{fields}, evidências alteradas" if fields else "evidências alteradas"
+    audit_docket(session, SYSTEM, docket, NEW_DATA_AFTER_LAVRATURA, {
+        "infraction_id": docket.infraction_id, "record_sha256": digest, "changed": changed,
+        "note": f"Novos dados após a lavratura ({fields}). O auto lavrado não muda: só o rito do Código "
+                "Disciplinar o altera."})
+    return True
+
+
+def _shown(value) -> str:
+    return "—" if value is None else str(value)
 
 
 def _docket_from_record(record: Mapping, plates: Mapping[str, str], ufir_brl: float,

@@ -8,27 +8,39 @@ them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine.operator import OperatorStage, OperatorState
 from engine.messages import DayMatched
 from engine.routing import EndOfInput, Matched, Sends, operator_step, vehicle_step
 from engine.values import Context, Emitted, Message
-from engine.vehicle import PartitionState, VehicleStage, VehicleState
-from telemetry import Occurrence
+from engine.vehicle import JudgeAgain, PartitionState, VehicleStage, VehicleState
+from rules.model import Infraction
+from telemetry import Occurrence, TachographPing
+
+# A shell's raw input read back: (vehicle, start, end) -> the vehicle's telemetry messages
+# dated in [start, end), as its inputs hold them (topics, files), in any order
+ReadBack = Callable[[str, float, float], list[Message]]
 
 
 class Engine:
     """Replay's engine: one vehicle-stage partition, one operator stage, dict stores.
 
-    `sources` are the telemetry inputs present (the watermark waits for each of them)."""
+    `sources` are the telemetry inputs present (the watermark waits for each of them);
+    `read_back`, where the shell can read its input back, lets a vehicle-day that late
+    messages came for be judged again (engine.late)."""
 
-    def __init__(self, context: Context, sources: frozenset[str] = frozenset({"tachograph"})):
+    def __init__(self, context: Context, sources: frozenset[str] = frozenset({"tachograph"}),
+                 read_back: ReadBack | None = None):
         self.ctx = context
         self.sources = sources
         self._vehicles: dict[str, VehicleState] = {}
         self._operators: dict[str, OperatorState] = {}
         self.occurrences: list[Occurrence] = []
         self._vehicle_stage = VehicleStage(context, PartitionState(0), self._vehicles.get,
-                                           lambda s: self._vehicles.__setitem__(s.vehicle_id, s), sources)
+                                           lambda s: self._vehicles.__setitem__(s.vehicle_id, s), sources,
+                                           judge_again=None if read_back is None else
+                                           judge_again_from(context, sources, read_back))
         self._operator_stage = OperatorStage(context, 1, self._operators.get,
                                              lambda s: self._operators.__setitem__(s.operator_id, s))
         self._dates: set = set()
@@ -62,6 +74,8 @@ class Engine:
         out.insufficient += sends.insufficient
         out.trips += sends.trips
         out.months += sends.months
+        out.late_kept += sends.late_kept
+        out.rejudged += sends.rejudged
         for message in sends.to_operators:
             self._route(operator_step(self._operator_stage, message.operator_id, message, self.occurrences), out)
         if sends.to_vehicles:
@@ -75,3 +89,23 @@ class Engine:
 
     def covered_dates(self):
         return sorted(self._dates)
+
+
+def judged_again(context: Context, sources: frozenset[str], messages: list[Message],
+                 occurrences: list[Occurrence]) -> list[Infraction]:
+    """Every infraction record, final state, that the core finds in `messages` read as the
+    replay reads its input (event-time order; the input order among equal times): a
+    vehicle-day's raw input judged again (engine.late), in a fresh engine."""
+    engine = Engine(context, sources)
+    engine.occurrences = list(occurrences)
+    ordered = sorted(messages, key=lambda m: (m.body.epoch, 0 if isinstance(m.body, TachographPing) else 1))
+    out = engine.ingest(ordered)
+    out.extend(engine.close())
+    return list({record.infraction_id: record for record in out.infractions}.values())
+
+
+def judge_again_from(context: Context, sources: frozenset[str], read_back: ReadBack) -> JudgeAgain:
+    """The vehicle stage's re-judgment over the raw input `read_back` gives."""
+    def judge_again(vehicle_id: str, start: float, end: float, occurrences: list[Occurrence]) -> list[Infraction]:
+        return judged_again(context, sources, read_back(vehicle_id, start, end), occurrences)
+    return judge_again

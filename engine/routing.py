@@ -61,6 +61,8 @@ class Sends:
     trips: list[RealizedTrip] = field(default_factory=list)  # trips
     to_vehicles: list[ToVehicle] = field(default_factory=list)  # day-matched: days judged, buses ahead
     months: list[MonthEfficiency] = field(default_factory=list)  # month-efficiency: art. 45 as days close
+    late_kept: int = 0  # messages beyond the allowed lateness kept for a re-judgment (a metric)
+    rejudged: int = 0  # vehicle-days judged again (a metric)
 
     @property
     def infractions(self) -> list[Infraction]:
@@ -104,12 +106,15 @@ def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurre
         sends.statuses += result.statuses
         # a departure before the arrival after it
         sends.to_operators += [*result.departed, *result.unfollowed, *result.cut_short, *result.detected]
+        sends.late_kept += result.late_kept
+        sends.rejudged += result.rejudged
     for message in ahead:
         sends.statuses += stage.on_ahead(message)
     for day in matched:
         judged = stage.judge_day(day.message, occurrences, day.location)
         sends.rejected += judged.rejected
         sends.findings += judged.findings
+        sends.rejudged += judged.rejudged
     return sends
 
 

@@ -49,6 +49,8 @@ class Emitted:
     rejected: list[Rejection] = field(default_factory=list)
     statuses: list = field(default_factory=list)  # engine.status.VehicleStatus, latest last
     months: list = field(default_factory=list)  # engine.status.MonthEfficiency, latest last
+    late_kept: int = 0  # messages beyond the allowed lateness kept for a re-judgment (engine.late)
+    rejudged: int = 0  # vehicle-days judged again
 
     def extend(self, other: "Emitted") -> None:
         self.trips.extend(other.trips)
@@ -57,3 +59,5 @@ class Emitted:
         self.rejected.extend(other.rejected)
         self.statuses.extend(other.statuses)
         self.months.extend(other.months)
+        self.late_kept += other.late_kept
+        self.rejudged += other.rejudged

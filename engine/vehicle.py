@@ -26,6 +26,7 @@ from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change, settle
 from engine.clocks import ClockFault, clock_passes, judge_clock, received_epoch, with_fault
 from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, over_episodes
+from engine.late import LateDay, keeps, rejudged_changes, with_late
 from engine.messages import (
     DayMatched,
     Heartbeat,
@@ -122,6 +123,11 @@ class VehicleState(msgspec.Struct):
     clock_faults: list[ClockFault] = msgspec.field(default_factory=list)
     # what the operations room sees, moved at each ping's arrival (engine.live): never evidence
     live: LiveView = msgspec.field(default_factory=LiveView)
+    # operating date -> the late messages kept for it (engine.late), while it may be judged again
+    late: dict[str, LateDay] = msgspec.field(default_factory=dict)
+    # service date -> this vehicle's records of that day as last sent (id -> record), while a
+    # late message may still have it judged again (only where a re-judgment is wired)
+    sent: dict[str, dict[str, Infraction]] = msgspec.field(default_factory=dict)
 
 
 class PartitionState(msgspec.Struct):
@@ -154,6 +160,17 @@ class VehicleOutput:
     cut_short: list[TripCutShort] = field(default_factory=list)  # told with their track rule's record
     findings: list[Finding] = field(default_factory=list)
     statuses: list[VehicleStatus] = field(default_factory=list)
+    late_kept: int = 0  # messages beyond the allowed lateness kept for their day's re-judgment
+    rejudged: int = 0  # vehicle-days judged again
+
+
+# A vehicle-day judged again from its raw input (engine.late): (vehicle, [start, end) of its
+# operating day in epoch s, occurrences) -> every infraction record the core finds in it
+JudgeAgain = Callable[[str, float, float, list[Occurrence]], list[Infraction]]
+# _admit's verdict on a late message kept for its vehicle-day's re-judgment (not a rejection)
+_KEPT_LATE = Rejection(source="", reason="kept_late", detail="", location=None, raw="")
+# the scopes of the rules the vehicle stage judges (the operator stage judges "service_day")
+_VEHICLE_SCOPES = frozenset({"trip", "matched_trip", "vehicle_day", "track"})
 
 
 _STATE = msgspec.msgpack.Encoder()
@@ -239,8 +256,11 @@ class VehicleStage:
     def __init__(self, ctx: Context, partition: PartitionState,
                  load: Callable[[str], VehicleState | None], save: Callable[[VehicleState], None],
                  sources: frozenset[str] = frozenset({"tachograph", "catraca"}),
-                 wall_clock: Callable[[], float] | None = None):
+                 wall_clock: Callable[[], float] | None = None, judge_again: JudgeAgain | None = None):
         self.ctx = ctx
+        # the core over a vehicle-day's raw input, where the shell can read it back (engine.late);
+        # without it a message beyond the allowed lateness is rejected as `late`
+        self._judge_again = judge_again
         self.partition = partition
         self.sources = sources  # the inputs the watermark waits for
         # the processing clock (epoch s) of a live worker: a message dated further ahead of
@@ -263,6 +283,7 @@ class VehicleStage:
             any("other_line" in rule.requires for rule in pack.catalogue.values())
         self._operator_lines: dict[str, tuple[str, ...]] = {}
         self._live_map = LiveMap(ctx.geofences)
+        self._vehicle_codes = frozenset(rule.code for rule in pack.catalogue.values() if rule.scope in _VEHICLE_SCOPES)
 
     @property
     def watermark(self) -> float | None:
@@ -322,6 +343,8 @@ class VehicleStage:
         out.cut_short += released.cut_short
         out.findings += released.findings
         out.rejected += released.rejected
+        out.findings += self._judge_late_days(sorted(touched), occurrences, out)
+        self._note_sent(out.findings)
         return out
 
     def _take(self, state: VehicleState, message: Message, rejection: Rejection | None, out: VehicleOutput,
@@ -337,6 +360,10 @@ class VehicleStage:
                                       reason="engine_error", detail=f"{type(exc).__name__}: {exc}",
                                       location=message.location,
                                       raw=message.raw if message.raw is not None else encode(body).decode())
+        if rejection is _KEPT_LATE:
+            touched[body.vehicle_id] = state
+            out.late_kept += 1
+            return
         if rejection is not None:
             out.rejected.append(rejection)
             if rejection.reason == "conflicting_duplicate":
@@ -493,12 +520,19 @@ class VehicleStage:
             return [(suspect, None)], None
         newest = state.max_events.get(source)
         before = dt.datetime.fromtimestamp(newest, suspect.body.ts.tzinfo).isoformat() if newest else "?"
-        return [(suspect, Rejection(
+        future = Rejection(
             source=source, reason="future", location=held.location, raw=held.raw,
             detail=(f"event time {suspect.body.ts.isoformat()} is {(suspect.body.epoch - (newest or 0)) / 60:.0f} min "
                     f"ahead of the vehicle's message before it ({before}) and the one after it "
-                    f"({body.ts.isoformat()}) came back: the device clock jumped (policy stream.max_clock_jump_s)")))], \
-            None
+                    f"({body.ts.isoformat()}) came back: the device clock jumped (policy stream.max_clock_jump_s)"))
+        if self._operating_date(suspect.body.epoch) == self._operating_date(body.epoch):
+            # A unit back from a coverage loss sends its first live message before its stored
+            # backlog (store and forward), which looks like a clock that jumped and came back.
+            # Within one operating day, where a re-judgment is wired, the held message is kept
+            # as late: the day judged again in event-time order takes it where the replay
+            # does, jumped clock or not (engine.late); a jump across days stays `future`.
+            return [(suspect, self._late(state, suspect.body, future))], None
+        return [(suspect, future)], None
 
     def _copy_of_held(self, state: VehicleState, held: Message, message: Message) -> Rejection:
         body = message.body
@@ -599,19 +633,21 @@ class VehicleStage:
             # restart or a rebalance is behind its vehicle's newest one, and is a duplicate
             return reject("duplicate", f"same vehicle, time and seq as an earlier message ({message_id(body)})")
         if limit is not None and epoch < limit:
-            return reject("late", f"event time {body.ts.isoformat()} is more than "
-                                  f"{self._lateness:.0f} s behind the vehicle's newest event")
+            return self._late(state, body, reject("late", f"event time {body.ts.isoformat()} is more than "
+                                                          f"{self._lateness:.0f} s behind the vehicle's newest event"))
         released = state.released.get(source)
         # a reading at the very instant of one released shares its order (counter) too late
         if released is not None and (epoch < released or (epoch == released and source == "catraca")):
-            return reject("late", f"event time {body.ts.isoformat()} is behind this vehicle's {source} messages "
-                                  "already taken into the day's facts (its stream runs behind the partition's)")
+            return self._late(state, body, reject(
+                "late", f"event time {body.ts.isoformat()} is behind this vehicle's {source} messages "
+                        "already taken into the day's facts (its stream runs behind the partition's)"))
         watermark = self.watermark
         horizon = self.ctx.policy.trips.max_trip_duration_s
         if watermark is not None and epoch < watermark - horizon:
             # its service day may already be closed and judged
-            return reject("late", f"event time {body.ts.isoformat()} is more than {horizon:.0f} s behind "
-                                  "the stream's progress: its service day may be closed")
+            return self._late(state, body, reject("late", f"event time {body.ts.isoformat()} is more than "
+                                                          f"{horizon:.0f} s behind the stream's progress: its "
+                                                          "service day may be closed"))
         state.seen[key] = epoch
         state.digests[key] = digest
         if message.offset is not None:
@@ -626,6 +662,90 @@ class VehicleStage:
         if not minutes or minutes[-1] != minute:
             minutes.append(minute)
         return None
+
+    def _late(self, state: VehicleState, body: TachographPing | CatracaReading, rejection: Rejection) -> Rejection:
+        """A message too late for the day's compact facts: kept for its vehicle-day's
+        re-judgment (engine.late) when one is wired and the policy's bounds allow, else
+        rejected as `late`, saying which bound."""
+        if self._judge_again is None:
+            return rejection
+        rules = self.ctx.policy.stream
+        date = self._operating_date(body.epoch).isoformat()
+        day = state.late.get(date)
+        why = keeps(day, body.epoch, state.max_events.get(_source(body)), rules.rejudge_max_late_s,
+                    rules.rejudge_max_times)
+        if why is not None:
+            return msgspec.structs.replace(rejection, detail=f"{rejection.detail}; not judged again: {why}")
+        state.late = {**state.late, date: with_late(day, body.epoch)}
+        return _KEPT_LATE
+
+    def _judge_late_days(self, vehicle_ids, occurrences, out: VehicleOutput) -> list[Finding]:
+        """The vehicle-days already judged that late messages wait for, judged again."""
+        found: list[Finding] = []
+        for vehicle_id in vehicle_ids:
+            state = self._load(vehicle_id)
+            if state is None or not state.late:
+                continue
+            for date, day in sorted(state.late.items()):
+                if not (day.waiting and date in state.judged):
+                    continue
+                try:
+                    found += self._judge_again_day(state, date, occurrences)
+                except Exception:  # noqa: BLE001 - the day stands as judged; the stream goes on
+                    log.exception("judging %s's %s again failed", vehicle_id, date)
+                    state.late = {**state.late, date: msgspec.structs.replace(day, waiting=False,
+                                                                              rejudged=day.rejudged + 1)}
+                    self._save(state)
+                    continue
+                out.rejudged += 1
+        return found
+
+    def _judge_again_day(self, state: VehicleState, date: str, occurrences) -> list[Infraction]:
+        """One vehicle-day judged again from its raw input through the same core; what
+        changed against what was sent for it (engine.late.rejudged_changes)."""
+        day = dt.date.fromisoformat(date)
+        cutover = self.ctx.policy.trips.service_day_cutover_s
+        start = self._day(day).start_epoch + cutover
+        end = self._day(day + dt.timedelta(days=1)).start_epoch + cutover
+        found = [r for r in self._judge_again(state.vehicle_id, start, end, list(occurrences))
+                 if r.vehicle_id == state.vehicle_id and r.service_date == day and r.code in self._vehicle_codes]
+        late = state.late[date]
+        watermark = self.watermark
+        changed, sent = rejudged_changes(state.sent.get(date, {}), found,
+                                         late.newest if watermark is None else max(watermark, late.newest),
+                                         self.ctx.feed.timezone)
+        state.sent = {**state.sent, date: sent}
+        state.late = {**state.late, date: msgspec.structs.replace(late, waiting=False, rejudged=late.rejudged + 1)}
+        self._save(state)
+        return changed
+
+    def _note_sent(self, findings: list[Finding]) -> None:
+        """The vehicle-stage records sent, as last sent per vehicle-day: what a re-judgment
+        compares with (only where one is wired)."""
+        if self._judge_again is None:
+            return
+        by_vehicle: dict[str, list[Infraction]] = {}
+        for record in findings:
+            if isinstance(record, Infraction) and record.vehicle_id in self.ctx.fleet and \
+                    record.code in self._vehicle_codes:
+                by_vehicle.setdefault(record.vehicle_id, []).append(record)
+        for vehicle_id, records in by_vehicle.items():
+            state = self._state(vehicle_id)
+            sent = dict(state.sent)
+            for record in records:
+                date = record.service_date.isoformat()
+                sent[date] = {**sent.get(date, {}), record.infraction_id: record}
+            state.sent = sent
+            self._save(state)
+
+    def _forget_late(self, state: VehicleState, date: dt.date) -> None:
+        """Days no message can be late enough for any more (policy stream.rejudge_max_late_s)
+        are forgotten when a later one is judged."""
+        days = int(np.ceil(self.ctx.policy.stream.rejudge_max_late_s / 86400)) + 1
+        oldest = (date - dt.timedelta(days=days)).isoformat()
+        if any(d < oldest for d in (*state.sent, *state.late)):
+            state.sent = {d: r for d, r in state.sent.items() if d >= oldest}
+            state.late = {d: r for d, r in state.late.items() if d >= oldest}
 
     def _buffer(self, pings: list[tuple[VehicleState, TachographPing]]) -> list[tuple[VehicleState, Fix]]:
         """The admitted pings as fixes, into their vehicles' pending messages (for release)."""
@@ -1261,6 +1381,8 @@ class VehicleStage:
         released = self.release(np.inf, occurrences)
         released.rejected[:0] = out.rejected
         released.statuses[:0] = out.statuses  # the held pings' live views
+        released.late_kept += out.late_kept
+        self._note_sent(released.findings)
         return released
 
     # --- a closed service day comes back from the operator stage --------------------
@@ -1270,7 +1392,11 @@ class VehicleStage:
         as it was and the message is dead-lettered (`engine_error`); the stream goes on."""
         before = _STATE.encode(self._state(message.vehicle_id))
         try:
-            return VehicleOutput(findings=self.on_day_matched(message, occurrences))
+            out = VehicleOutput(findings=self.on_day_matched(message, occurrences))
+            self._note_sent(out.findings)
+            # the day's late messages: the day judged again now, from its raw input
+            out.findings += self._judge_late_days([message.vehicle_id], occurrences, out)
+            return out
         except Exception as exc:  # noqa: BLE001 - one message must not stop the stream
             log.exception("dead-lettering %s: the engine failed on it", location or f"day-matched {message.vehicle_id}")
             self._save(_STATE_DECODER.decode(before))
@@ -1303,6 +1429,7 @@ class VehicleStage:
         state.trips = [log for log in state.trips if log.service_date != date]
         state.days = [log for log in state.days if log.date != date]
         state.judged = state.judged[-7:]
+        self._forget_late(state, message.service_date)
         self._save(state)
         return findings
 

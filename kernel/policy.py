@@ -74,6 +74,11 @@ class StreamRules(_Section):
     # a message's time against its receipt (received_at, the Kafka record's time): more than
     # this ahead, or a whole number of hours behind to within this, is a clock fault (engine.clocks)
     max_clock_offset_s: float = 120.0  # a default: policies inside older evidence bundles
+    # a message behind its vehicle's newest by more than the allowed lateness is kept and its
+    # vehicle-day judged again (engine.late): up to this far behind, at most this many times
+    # per vehicle-day; defaults, for the policies inside older evidence bundles
+    rejudge_max_late_s: float = 2 * 86400.0
+    rejudge_max_times: int = 3
 
 
 class D11(_Section):

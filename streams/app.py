@@ -8,9 +8,11 @@ a global table. Nothing is built at import time: `create_app` makes everything.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 
 import faust
 import msgspec
@@ -18,6 +20,7 @@ from faust.sensors.prometheus import setup_prometheus_sensors
 from faust.stores.memory import Store as MemoryStore
 from prometheus_client import CollectorRegistry
 
+from engine.core import judge_again_from
 from engine.messages import DayMatched, Heartbeat, OperatorInput, ToVehicle
 from engine.operator import OperatorStage, OperatorState
 from engine.routing import EndOfInput, Matched, Sends, VehicleInbound, operator_step, vehicle_step
@@ -29,6 +32,7 @@ from kernel.settings import StreamSettings
 from rules.model import Infraction, InsufficientEvidence, infraction_record
 from streams.consumer import Transport
 from streams.metrics import WorkerMetrics
+from streams.readback import KafkaReadBack
 from streams.topics import END_OF_INPUT_KEY
 from telemetry import Occurrence, Rejection, decode, to_builtins
 from trips.model import trip_record
@@ -79,6 +83,9 @@ class Shell:
         # topic -> partitions this worker owns; the rebalance signals keep it current
         self.owned: dict[str, set[int]] = {topic: set() for topic in set(OWNER_TOPIC.values())}
         self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._hold_operator)
+        # a vehicle-day that late messages came for, judged again from the input topics (engine.late)
+        self.judge_again = judge_again_from(ctx, settings.inputs, KafkaReadBack(
+            settings.bootstrap, settings.inputs, ctx.policy.stream.max_message_bytes, settings.backfill))
 
     # --- ownership ------------------------------------------------------------------
 
@@ -94,7 +101,7 @@ class Shell:
         for tp in revoked:
             if tp.topic in self.owned:
                 self.owned[tp.topic].discard(tp.partition)
-        dropped = [k for k in self._held if not self._owns_key(*k)]
+        dropped = [k for k in list(self._held) if not self._owns_key(*k)]
         for k in dropped:
             del self._held[k]
         return dropped
@@ -140,7 +147,8 @@ class Shell:
         """After a batch's outputs were sent: its state changes go to the tables, for
         the partitions this worker still owns."""
         tables = {"vehicles": self.vehicles, "operators": self.operators, "partitions": self.partitions}
-        for (name, key) in [k for k in self._held if k[0] in names]:
+        # a copy of the keys: the vehicle step's thread may hold a state meanwhile
+        for (name, key) in [k for k in list(self._held) if k[0] in names]:
             state = self._held.pop((name, key))
             if self._owns_key(name, key):
                 tables[name][key.encode()] = pack(state)
@@ -156,7 +164,7 @@ class Shell:
         state = self._load(self.partitions, "partitions", key, self._partition_decoder) or PartitionState(partition)
         self._held[("partitions", key)] = state  # the stage updates it in place; written after the batch
         return VehicleStage(self.ctx, state, self._load_vehicle, self._hold_vehicle, self.settings.inputs,
-                            wall_clock=None if self.settings.backfill else time.time)
+                            wall_clock=None if self.settings.backfill else time.time, judge_again=self.judge_again)
 
 
 def vehicle_inbound(message, to_vehicle: msgspec.json.Decoder, max_message_bytes: int,
@@ -239,6 +247,8 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
     occurrences = app.GlobalTable("occurrences-table", partitions=settings.partitions, use_partitioner=True,
                                   key_type=bytes, value_type=bytes)
     shell = Shell(ctx, settings, vehicles, operators, partitions, occurrences)
+    # the core's steps, off the event loop (a vehicle step may read a day back: seconds)
+    core_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fiscaliza-core")
     # a registry per app: tests build several apps in one process
     registry = CollectorRegistry()
     metrics = WorkerMetrics(registry, ctx, settings.partitions,
@@ -297,7 +307,11 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
                 stages.append(stage)
                 inbound = [vehicle_inbound(event.message, to_vehicle_decoder, max_message_bytes, settings.backfill)
                            for event in batch]
-                await send(vehicle_step(stage, inbound, shell.current_occurrences(), settings.inputs))
+                # the step runs off the event loop: a re-judgment reads its day back from the
+                # input topics (seconds), and a loop held that long misses the group's
+                # heartbeats and starts a rebalance
+                await send(await asyncio.get_running_loop().run_in_executor(
+                    core_thread, vehicle_step, stage, inbound, shell.current_occurrences(), settings.inputs))
                 metrics.observe_watermarks(partition, stage.partition.max_events)
             shell.write_state("vehicles", "partitions")
             await app.producer.flush()
@@ -322,8 +336,10 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
                 decoded = operator_decoder.decode(message.value)
                 if isinstance(decoded, Heartbeat) and occurrences_now is None:
                     occurrences_now = shell.current_occurrences()
-                await send(operator_step(shell.operator_stage, message.key.decode(), decoded, occurrences_now or [],
-                                         location))
+                # on the vehicle step's thread: the core runs on one thread, never two at once
+                await send(await asyncio.get_running_loop().run_in_executor(
+                    core_thread, operator_step, shell.operator_stage, message.key.decode(), decoded,
+                    occurrences_now or [], location))
             shell.write_state("operators")
 
     @app.agent(occurrence_topic)

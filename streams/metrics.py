@@ -98,6 +98,13 @@ class WorkerMetrics:
                                  "Wall clock at emission minus the event time that made the output possible "
                                  "(an infraction at its first emission only)",
                                  ["output"], buckets=LATENCY_BUCKETS, registry=registry)
+        # late data judged, not dropped (engine.late): how much comes late, how often a day is judged again
+        self.late_kept = Counter("fiscaliza_late_messages_kept",
+                                 "Messages beyond the allowed lateness kept for their vehicle-day's re-judgment",
+                                 registry=registry)
+        self.rejudged = Counter("fiscaliza_vehicle_days_rejudged",
+                                "Vehicle-days judged again from their raw input after late messages came",
+                                registry=registry)
         for partition in range(partitions):
             for source in INPUTS:
                 self.watermark.labels(str(partition), source)
@@ -134,6 +141,8 @@ class WorkerMetrics:
 
     def observe(self, sends: Sends, now: float | None = None) -> None:
         now = self._clock() if now is None else now
+        self.late_kept.inc(sends.late_kept)
+        self.rejudged.inc(sends.rejudged)
         for rejection in sends.rejected:
             self.rejected.labels(rejection.source, rejection.reason).inc()
         for finding in sends.findings:

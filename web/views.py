@@ -44,6 +44,7 @@ CHART_ALTS = {
 EXTRA_ACTION_LABELS = {
     "Registrar": "Infração registrada (detecção automática)",
     "RegistrarManual": "Infração registrada pelo fiscal",
+    "NovosDadosAposLavratura": "Novos dados após a lavratura",
 }
 ACTION_NAME_LABELS = {kind.__name__: label for kind, label in workflow.ACTION_LABELS.items()} | EXTRA_ACTION_LABELS
 STATUS_DATES = (

@@ -323,8 +323,19 @@ def test_a_lavrado_auto_stays_as_issued_whatever_record_comes_later(sessions, de
         perform(session, FISCAL, docket_id, workflow.Lavrar(on=D(2026, 12, 2)), calendar)
     record = dict(demo_day.record("D-11"), trip_id="101-DU-9-9999")
     report = ingest_replay(sessions, demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context, [record])
-    assert (report.updated, report.already) == ([], 1)
-    assert _draft(sessions, "D-11").trip_id == demo_day.record("D-11")["trip_id"]
+    assert (report.updated, report.noted, report.already) == ([], [docket_id], 0)
+    lavrado = _draft(sessions, "D-11")
+    assert (lavrado.trip_id, lavrado.infraction) == (demo_day.record("D-11")["trip_id"], demo_day.record("D-11"))
+    # the fiscal sees it in the auto's history, with the difference (engine.late: a day judged again)
+    with sessions() as session:
+        [entry] = [e for e in history(session, FISCAL, docket_id) if e.action == "NovosDadosAposLavratura"]
+    assert entry.payload["changed"] == {"trip_id": {"lavrado": demo_day.record("D-11")["trip_id"],
+                                                    "novo": "101-DU-9-9999"}}
+    assert entry.payload["note"].startswith("Novos dados após a lavratura (trip_id: ")
+    assert "101-DU-9-9999" in entry.payload["note"]
+    # the same record again is noted once
+    again = ingest_replay(sessions, demo_day.inputs.static, demo_day.inputs.telemetry, demo_day.context, [record])
+    assert (again.noted, again.already) == ([], 1)
 
 
 def test_a_draft_whose_record_turned_justified_is_not_lavrado(sessions, demo_day, calendar):

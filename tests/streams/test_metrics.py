@@ -270,3 +270,14 @@ def test_realized_and_scheduled_so_far_are_per_service_day_in_event_time(demo_da
         operator = demo_day.context.feed.routes[route].agency_id
         assert value(registry, "fiscaliza_trips_scheduled_so_far", operator=operator, route=route,
                      direction=direction) == count
+
+
+def test_late_messages_kept_and_vehicle_days_judged_again_are_counted(fresh):
+    # engine.late: the ops room sees how much came late and how often a day was judged again
+    registry, metrics, _ = fresh
+    assert value(registry, "fiscaliza_late_messages_kept_total") == 0
+    assert value(registry, "fiscaliza_vehicle_days_rejudged_total") == 0
+    metrics.observe(Sends(late_kept=120))
+    metrics.observe(Sends(late_kept=30, rejudged=1))
+    assert value(registry, "fiscaliza_late_messages_kept_total") == 150
+    assert value(registry, "fiscaliza_vehicle_days_rejudged_total") == 1

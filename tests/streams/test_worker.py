@@ -24,6 +24,7 @@ from kafka import KafkaAdminClient, KafkaConsumer
 from fiscaliza.replay import ReplayInputs, replay
 from gtfs import load_feed
 from kernel.fleet import load_fleet
+from late_input import lose_coverage
 from rules.model import infraction_record
 from samples import joao_neiva
 from simulator import SimulationSettings, simulate
@@ -330,3 +331,52 @@ def test_two_workers_sharing_four_partitions_give_the_same_result_as_one(kafka_b
         codes = [stop(worker) for worker in workers]
         log.close()
     assert codes == [0, 0]
+
+
+LATE_FAULTS = ("speeding", "stop_bypass", "detour")  # a C-01, two A-07 and a D-11 (seed 7, a fix every 10 s)
+ACCUSING = ("confirmed", "provisional", "exempt_art45")
+
+
+def accusing_records(records: dict[str, dict]) -> dict[str, dict]:
+    """The accusing records, but for when each was first sent (engine.late: a record a
+    re-judgment finds first is detected then)."""
+    return {i: {k: v for k, v in r.items() if k != "detected_at"} for i, r in records.items()
+            if r["status"] in ACCUSING}
+
+
+@pytest.mark.parametrize("late", ["coverage_lost", "shuffled"])
+def test_a_day_uploaded_late_is_judged_again_to_the_replays_infractions(late, kafka_bootstrap, reset_topics, tmp_path):
+    # issue 33: each bus silent up to 30 min, then its backlog after its first live message
+    # (store and forward; the worker lost two A-07 and a D-11, its live messages `future`);
+    # or 3 % of the lines each 11-30 min late (simulator input fault `shuffled_late`: here an
+    # A-07 and a D-11 lost, and found again under other ids, without the re-judgment)
+    sim = simulate(load_feed(FEED_PATH), load_fleet(FLEET_PATH),
+                   SimulationSettings(DAY, DAY, seed=7, faults=LATE_FAULTS, ping_interval_s=10, gps_noise_m=3.0,
+                                      input_faults=("shuffled_late",) if late == "shuffled" else ()),
+                   tmp_path / "sim")
+    reference = replay(ReplayInputs(FEED_PATH, FLEET_PATH, sim.tachograph, sim.catraca))  # in event-time order
+    expected = accusing_records(replays_records(reference))
+    assert sorted(r["code"] for r in expected.values()) == ["A-07", "A-07", "C-01", "D-11"]
+    if late == "coverage_lost":
+        _, buses = lose_coverage(sim.tachograph)
+        assert buses >= 5
+    reset_topics(kafka_bootstrap)
+    publish(kafka_bootstrap, "tachograph", sim.tachograph)
+    publish(kafka_bootstrap, "catraca", sim.catraca)
+    publish_end_of_input(kafka_bootstrap)
+    log = open(tmp_path / "worker.log", "w")
+    worker = start_worker(kafka_bootstrap, f"late-{uuid.uuid4().hex[:8]}", log, tmp_path / "worker-data")
+    try:
+        settled = wait_for(lambda: accusing_records(topic_records(kafka_bootstrap)) == expected, timeout=420)
+        log.flush()
+        assert settled, f"worker log:\n{(tmp_path / 'worker.log').read_text()[-3000:]}\n" \
+                         f"{record_difference(expected, accusing_records(topic_records(kafka_bootstrap)))}"
+        reasons = {json.loads(r.value)["reason"] for r in read_topic(kafka_bootstrap, "rejected")}
+        assert not reasons & {"late", "future"}
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+        log.close()
