@@ -233,7 +233,7 @@ def test_unauthenticated_requests_get_nothing(kit, browser):
     for url in ("/ocorrencias", "/infracoes/nova", "/sair"):
         assert anonymous.post(url, {"csrf_token": "x"}).status_code == 303
     # a forged session cookie is no session
-    anonymous.client.cookies.set("__Host-fiscaliza_sessao", "forjado", domain="testserver")
+    anonymous.client.cookies.set("__Host-fiscaliza_sessao", "forjado", domain="testserver.local")  # the jar's name for a dotless host
     assert anonymous.get("/autos").status_code == 303
     assert anonymous.get(f"/autos/{trd[0]}/auto.pdf").status_code == 401
     assert kit.snapshot() == before
@@ -454,13 +454,17 @@ def test_logout_ends_the_session(kit, browser):
     (row,) = kit.web_sessions()
     assert row.token_sha256 == hashlib.sha256(cookie.encode()).hexdigest()  # only the hash is stored
     assert cookie not in (row.token_sha256, row.csrf_token)
+    # the cookie set by hand in another client reaches the server (so the replay below tests it)
+    borrowed = browser()
+    borrowed.client.cookies.set("__Host-fiscaliza_sessao", cookie, domain="testserver.local")  # the jar's name for a dotless host
+    assert borrowed.get("/autos").status_code == 200
     response = fiscal.post("/sair")
     assert response.status_code == 303 and response.headers["location"] == "/entrar"
     assert "Max-Age=0" in response.headers["set-cookie"]
     assert kit.web_sessions() == []
     # the old cookie, replayed, is worth nothing
     replay = browser()
-    replay.client.cookies.set("__Host-fiscaliza_sessao", cookie, domain="testserver")
+    replay.client.cookies.set("__Host-fiscaliza_sessao", cookie, domain="testserver.local")  # the jar's name for a dotless host
     assert replay.get("/autos").status_code == 303
     assert replay.get(f"/autos/{kit.dockets_of('TRD')[0]}/auto.pdf").status_code == 401
 
