@@ -293,16 +293,18 @@ def live() -> dashboard.Dashboard:
         .with_panel(_sql_table("Sem transmitir", "silent",
                                "Tacógrafo sem posição 10 min antes da posição mais nova recebida de qualquer ônibus, "
                                "ou catraca além do limite do D-19.", 8))
-        # per service day in event time: each worker counts its own vehicles' trips of the
-        # day the newest event is in; every worker gives the same due count (before:
-        # increase() of trips detected by the wall clock, 846 % in a backfill)
+        # per service day in event time, up to the watermark: each worker counts its own
+        # vehicles' trips seen arriving; every worker gives the same due count (before:
+        # increase() of trips detected by the wall clock, 846 % in a backfill; then trips
+        # due at the newest event, 10 min ahead of the trips seen: 8 of 9 with every trip run)
         .with_panel(_panel("Viagens realizadas / programadas até agora (hoje)",
                            f"sum by (route, direction) (fiscaliza_trips_realized_so_far{LINE_MATCH}) "
                            f"/ max by (route, direction) (fiscaliza_trips_scheduled_so_far{LINE_MATCH} > 0)",
                            "linha {{route}} sentido {{direction}}", "percentunit",
                            "Viagens do dia de serviço reconhecidas ao chegar ao terminal, sobre as viagens do dia "
-                           "programadas para ter partido até agora (linhas por frequência: as partidas esperadas), "
-                           "contadas pelo horário dos eventos, não pelo relógio."))
+                           "programadas para ter chegado até então (linhas por frequência: as partidas esperadas), "
+                           "contadas pelo horário dos eventos, não pelo relógio, até a marca d'água (10 min atrás "
+                           "da telemetria mais nova): uma viagem em curso ainda não conta de nenhum lado."))
         .with_panel(_sql_table("Viagens do último dia fechado", "trips_closed",
                                "O casamento final de cada viagem com a programação, feito no fechamento do dia: "
                                "quantas casaram e o desvio médio na partida.", 8))
