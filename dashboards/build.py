@@ -77,7 +77,8 @@ def workers() -> dashboard.Dashboard:
                            "{{source}}: {{reason}}", "reqps",
                            "Mensagens enviadas ao tópico de rejeitadas (dead letters), por entrada e motivo."))
         .with_panel(_panel("Infrações emitidas por código e situação",
-                           "sum by (code, status) (increase(fiscaliza_infractions_total[1h])) > 0",
+                           # round: increase() extrapolates past the scrapes (1.01 for one infraction)
+                           "round(sum by (code, status) (increase(fiscaliza_infractions_total[1h]))) > 0",
                            "{{code}} {{status}}", "short",
                            "Registros de infração emitidos pelo motor na última hora (provisória, confirmada, "
                            "justificada, isenta pelo art. 45, retirada)."))
