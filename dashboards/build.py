@@ -189,6 +189,9 @@ BY_LINE = "coalesce(route_id, '') ~ '^(${route:regex})$'"
 # the engine's reading of the headway (engine.status, the policy's [headway] bounds)
 HEADWAY_CASE = ("CASE headway_state WHEN 'bunched' THEN 'agrupado' WHEN 'gapped' THEN 'buraco' "
                 "WHEN 'regular' THEN 'regular' END")
+STATUS_CASE = ("CASE status WHEN 'provisional' THEN 'provisória' WHEN 'confirmed' THEN 'confirmada' "
+               "WHEN 'justified' THEN 'justificada' WHEN 'exempt_art45' THEN 'isenta (art. 45)' "
+               "WHEN 'withdrawn' THEN 'retirada' ELSE status END")
 LIVE_QUERIES = {
     "map": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, coalesce(route_id, '—') AS linha, "
            "lat AS latitude, lon AS longitude, round((schedule_deviation_s / 60.0)::numeric, 1) AS \"atraso (min)\", "
@@ -212,6 +215,14 @@ LIVE_QUERIES = {
                "round((scheduled_headway_s / 60.0)::numeric, 1) AS \"programado (min)\" FROM live_vehicle_status "
                f"WHERE headway_state IN ('bunched', 'gapped') AND ts > {NEWEST} - interval '10 minutes' "
                f"AND {BY_OPERATOR} AND {BY_LINE} ORDER BY route_id, direction_id, departed_at",
+    # detected_at is the event time of the watermark at the record's first emission: how
+    # long after the act the engine could say it (DESIGN.md, Timing)
+    "last_hour": f"SELECT code AS \"código\", {STATUS_CASE} AS \"situação\", operator_id AS operadora, "
+                 "coalesce(route_id, '—') AS linha, coalesce(vehicle_id, '—') AS \"veículo\", "
+                 "occurred_at AS \"ocorrida em\", detected_at AS \"emitida em\", "
+                 "round((extract(epoch FROM detected_at - occurred_at) / 60)::numeric, 1) AS \"minutos após o fato\" "
+                 f"FROM live_infractions WHERE detected_at > {NEWEST} - interval '1 hour' AND {BY_OPERATOR} "
+                 f"AND {BY_LINE} ORDER BY detected_at DESC, code",
     "trips_closed": "SELECT service_date AS dia, route_id AS linha, direction_id AS sentido, count(*) AS realizadas, "
                     "count(trip_id) AS \"casadas com a programação\", "
                     "round(avg(departure_deviation_s / 60.0)::numeric, 1) AS \"desvio médio na partida (min)\" "
@@ -291,6 +302,10 @@ def live() -> dashboard.Dashboard:
                                f"Ônibus em viagem cujo intervalo para o da frente está {_bounds(headway)}.", 8))
         .with_panel(_sql_table("Fora do itinerário agora", "off_route",
                                "Ônibus além da distância do D-11 do traçado da linha, e desde quando.", 8))
+        .with_panel(_sql_table("Infrações da última hora", "last_hour",
+                               "Infrações emitidas na hora antes da posição mais nova recebida, e quantos minutos "
+                               "depois do fato cada uma saiu (o motor espera a telemetria atrasada: até 10 min "
+                               "depois do fim da prova; a D-22, 30 min depois da partida programada).", 12))
         .with_panel(_sql_table("Sem transmitir", "silent",
                                "Tacógrafo sem posição 10 min antes da posição mais nova recebida de qualquer ônibus, "
                                "ou catraca além do limite do D-19.", 8))
@@ -316,10 +331,6 @@ def live() -> dashboard.Dashboard:
 # a day of the feed's clock, as the engine dates everything, not of the session's UTC
 # (date_trunc on a timestamptz alone put 1 Dec's 22:07 on 2 Dec).
 FEED_TIMEZONE = "(SELECT timezone FROM live_feed)"
-
-STATUS_CASE = ("CASE status WHEN 'provisional' THEN 'provisória' WHEN 'confirmed' THEN 'confirmada' "
-               "WHEN 'justified' THEN 'justificada' WHEN 'exempt_art45' THEN 'isenta (art. 45)' "
-               "WHEN 'withdrawn' THEN 'retirada' ELSE status END")
 
 COMPLIANCE_QUERIES = {
     "by_code": f"SELECT date_trunc('day', occurred_at, {FEED_TIMEZONE}) AS time, code AS metric, "
