@@ -85,7 +85,8 @@ def workers() -> dashboard.Dashboard:
                            "Dias de veículo julgados de novo a partir da telemetria bruta depois de chegarem "
                            "mensagens atrasadas, por hora."))
         .with_panel(_panel("Infrações emitidas por código e situação",
-                           "sum by (code, status) (increase(fiscaliza_infractions_total[1h])) > 0",
+                           # round: increase() extrapolates past the scrapes (1.01 for one infraction)
+                           "round(sum by (code, status) (increase(fiscaliza_infractions_total[1h]))) > 0",
                            "{{code}} {{status}}", "short",
                            "Registros de infração emitidos pelo motor na última hora (provisória, confirmada, "
                            "justificada, isenta pelo art. 45, retirada)."))
@@ -196,6 +197,9 @@ BY_LINE = "coalesce(route_id, '') ~ '^(${route:regex})$'"
 # the engine's reading of the headway (engine.status, the policy's [headway] bounds)
 HEADWAY_CASE = ("CASE headway_state WHEN 'bunched' THEN 'agrupado' WHEN 'gapped' THEN 'buraco' "
                 "WHEN 'regular' THEN 'regular' END")
+STATUS_CASE = ("CASE status WHEN 'provisional' THEN 'provisória' WHEN 'confirmed' THEN 'confirmada' "
+               "WHEN 'justified' THEN 'justificada' WHEN 'exempt_art45' THEN 'isenta (art. 45)' "
+               "WHEN 'withdrawn' THEN 'retirada' ELSE status END")
 LIVE_QUERIES = {
     "map": "SELECT vehicle_id AS \"veículo\", operator_id AS operadora, coalesce(route_id, '—') AS linha, "
            "lat AS latitude, lon AS longitude, round((schedule_deviation_s / 60.0)::numeric, 1) AS \"atraso (min)\", "
@@ -219,6 +223,14 @@ LIVE_QUERIES = {
                "round((scheduled_headway_s / 60.0)::numeric, 1) AS \"programado (min)\" FROM live_vehicle_status "
                f"WHERE headway_state IN ('bunched', 'gapped') AND ts > {NEWEST} - interval '10 minutes' "
                f"AND {BY_OPERATOR} AND {BY_LINE} ORDER BY route_id, direction_id, departed_at",
+    # detected_at is the event time of the watermark at the record's first emission: how
+    # long after the act the engine could say it (DESIGN.md, Timing)
+    "last_hour": f"SELECT code AS \"código\", {STATUS_CASE} AS \"situação\", operator_id AS operadora, "
+                 "coalesce(route_id, '—') AS linha, coalesce(vehicle_id, '—') AS \"veículo\", "
+                 "occurred_at AS \"ocorrida em\", detected_at AS \"emitida em\", "
+                 "round((extract(epoch FROM detected_at - occurred_at) / 60)::numeric, 1) AS \"minutos após o fato\" "
+                 f"FROM live_infractions WHERE detected_at > {NEWEST} - interval '1 hour' AND {BY_OPERATOR} "
+                 f"AND {BY_LINE} ORDER BY detected_at DESC, code",
     "trips_closed": "SELECT service_date AS dia, route_id AS linha, direction_id AS sentido, count(*) AS realizadas, "
                     "count(trip_id) AS \"casadas com a programação\", "
                     "round(avg(departure_deviation_s / 60.0)::numeric, 1) AS \"desvio médio na partida (min)\" "
@@ -298,19 +310,25 @@ def live() -> dashboard.Dashboard:
                                f"Ônibus em viagem cujo intervalo para o da frente está {_bounds(headway)}.", 8))
         .with_panel(_sql_table("Fora do itinerário agora", "off_route",
                                "Ônibus além da distância do D-11 do traçado da linha, e desde quando.", 8))
+        .with_panel(_sql_table("Infrações da última hora", "last_hour",
+                               "Infrações emitidas na hora antes da posição mais nova recebida, e quantos minutos "
+                               "depois do fato cada uma saiu (o motor espera a telemetria atrasada: até 10 min "
+                               "depois do fim da prova; a D-22, 30 min depois da partida programada).", 12))
         .with_panel(_sql_table("Sem transmitir", "silent",
                                "Tacógrafo sem posição 10 min antes da posição mais nova recebida de qualquer ônibus, "
                                "ou catraca além do limite do D-19.", 8))
-        # per service day in event time: each worker counts its own vehicles' trips of the
-        # day the newest event is in; every worker gives the same due count (before:
-        # increase() of trips detected by the wall clock, 846 % in a backfill)
+        # per service day in event time, up to the watermark: each worker counts its own
+        # vehicles' trips seen arriving; every worker gives the same due count (before:
+        # increase() of trips detected by the wall clock, 846 % in a backfill; then trips
+        # due at the newest event, 10 min ahead of the trips seen: 8 of 9 with every trip run)
         .with_panel(_panel("Viagens realizadas / programadas até agora (hoje)",
                            f"sum by (route, direction) (fiscaliza_trips_realized_so_far{LINE_MATCH}) "
                            f"/ max by (route, direction) (fiscaliza_trips_scheduled_so_far{LINE_MATCH} > 0)",
                            "linha {{route}} sentido {{direction}}", "percentunit",
                            "Viagens do dia de serviço reconhecidas ao chegar ao terminal, sobre as viagens do dia "
-                           "programadas para ter partido até agora (linhas por frequência: as partidas esperadas), "
-                           "contadas pelo horário dos eventos, não pelo relógio."))
+                           "programadas para ter chegado até então (linhas por frequência: as partidas esperadas), "
+                           "contadas pelo horário dos eventos, não pelo relógio, até a marca d'água (10 min atrás "
+                           "da telemetria mais nova): uma viagem em curso ainda não conta de nenhum lado."))
         .with_panel(_sql_table("Viagens do último dia fechado", "trips_closed",
                                "O casamento final de cada viagem com a programação, feito no fechamento do dia: "
                                "quantas casaram e o desvio médio na partida.", 8))
@@ -321,10 +339,6 @@ def live() -> dashboard.Dashboard:
 # a day of the feed's clock, as the engine dates everything, not of the session's UTC
 # (date_trunc on a timestamptz alone put 1 Dec's 22:07 on 2 Dec).
 FEED_TIMEZONE = "(SELECT timezone FROM live_feed)"
-
-STATUS_CASE = ("CASE status WHEN 'provisional' THEN 'provisória' WHEN 'confirmed' THEN 'confirmada' "
-               "WHEN 'justified' THEN 'justificada' WHEN 'exempt_art45' THEN 'isenta (art. 45)' "
-               "WHEN 'withdrawn' THEN 'retirada' ELSE status END")
 
 COMPLIANCE_QUERIES = {
     "by_code": f"SELECT date_trunc('day', occurred_at, {FEED_TIMEZONE}) AS time, code AS metric, "

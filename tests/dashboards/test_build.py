@@ -101,8 +101,8 @@ def test_every_sql_panel_runs_on_the_migrated_postgis_store(pg_sessions):
 @pytest.mark.postgres
 def test_every_live_sql_panel_returns_rows_on_fresh_live_tables(pg_sessions, demo_day):
     """The live dashboard's SQL on the migrated live tables holding a moment of service:
-    buses that reported a minute ago (one off its itinerary), one silent for 20 min, and
-    today's trips."""
+    buses that reported a minute ago (one off its itinerary), one silent for 20 min,
+    today's trips, and the demo day's infractions as if out 5 min ago."""
     import datetime as dt
 
     import msgspec
@@ -125,13 +125,19 @@ def test_every_live_sql_panel_returns_rows_on_fresh_live_tables(pg_sessions, dem
     silent = msgspec.structs.replace(statuses[0], ts=(now - dt.timedelta(minutes=20)).isoformat())
     trips = [msgspec.structs.replace(t, service_date=local_today, departed_at=now - dt.timedelta(hours=1, minutes=i),
                                      arrived_at=now - dt.timedelta(minutes=i)) for i, t in enumerate(demo_day.result.trips)]
+    from rules.model import infraction_record
     from trips.model import trip_record
 
+    infractions = [msgspec.structs.replace(i, occurred_at=now - dt.timedelta(minutes=15),
+                                           detected_at=now - dt.timedelta(minutes=5))
+                   for i in demo_day.result.infractions]
     write_batch(engine, {
         "vehicle-status": [row_of("vehicle-status", msgspec.json.encode(s), "x", {}) for s in [*fresh, silent]],
-        "trips": [row_of("trips", msgspec.json.encode(trip_record(t)), "x", {}) for t in trips]})
+        "trips": [row_of("trips", msgspec.json.encode(trip_record(t)), "x", {}) for t in trips],
+        "infractions": [row_of("infractions", msgspec.json.encode(infraction_record(i)), "x", {})
+                        for i in infractions]})
     panels = [p for p in json.loads(build()["fiscaliza-live.json"])["panels"] if p["datasource"]["uid"] == "dockets"]
-    assert len(panels) == 5
+    assert len(panels) == 6
     from grafana import interpolate
 
     with engine.connect() as connection:

@@ -167,7 +167,7 @@ def test_trips_seen_arriving_are_counted_live_against_those_due_so_far(demo_day)
     assert value(registry, "fiscaliza_trips_detected_total", operator="TRD", route="201", direction="1") == 2
     due = {}
     for trip in scheduled_trips(demo_day.context.feed, dt.date(2026, 12, 1)):
-        if trip.departure_s <= 8 * 3600:  # 08:00 on the service date
+        if trip.arrival_s <= 8 * 3600 - 600:  # arrived by the watermark: 08:00 less the allowed lateness
             key = (trip.route_id, str(trip.direction_id))
             due[key] = due.get(key, 0) + 1
     assert due
@@ -262,7 +262,7 @@ def test_realized_and_scheduled_so_far_are_per_service_day_in_event_time(demo_da
     due = {}
     date = dt.date(2026, 12, 2)
     for trip in (*scheduled_trips(demo_day.context.feed, date), *expected_trips(demo_day.context.feed, date)):
-        if trip.departure_s <= 8 * 3600:
+        if trip.arrival_s <= 8 * 3600 - 600:  # arrived by the watermark
             key = (trip.route_id, str(trip.direction_id))
             due[key] = due.get(key, 0) + 1
     assert due[("101", "0")] and due[("201", "0")]  # the frequency-based line is due too
@@ -281,3 +281,33 @@ def test_late_messages_kept_and_vehicle_days_judged_again_are_counted(fresh):
     metrics.observe(Sends(late_kept=30, rejudged=1))
     assert value(registry, "fiscaliza_late_messages_kept_total") == 150
     assert value(registry, "fiscaliza_vehicle_days_rejudged_total") == 1
+
+
+def test_a_line_whose_every_trip_ran_is_at_its_due_count(demo_day):
+    # before: due counted at the newest event (10:00) and trips seen as the watermark (09:50)
+    # passed their arrival: at 10:00 of the demo day, every trip run, the live-data test saw
+    # 8 of 9 trips of line 101 and 14 of 15 of line 201
+    from zoneinfo import ZoneInfo
+
+    from engine.messages import TripDetected
+    from trips.model import DetectedTrip
+
+    tz = ZoneInfo("America/Sao_Paulo")
+    newest = dt.datetime(2026, 12, 1, 9, 59, 59, tzinfo=tz).timestamp()
+    watermark = newest - 600  # the slowest input's newest event less the allowed lateness
+    registry = CollectorRegistry()
+    metrics = WorkerMetrics(registry, demo_day.context, 4, clock=None)
+    metrics.observe_watermarks(0, {"tachograph": newest, "catraca": newest + 30})
+    seen = [t for t in demo_day.result.trips if t.arrived_at.timestamp() <= watermark]
+    metrics.observe(Sends(to_operators=[TripDetected(
+        demo_day.context.feed.routes[t.route_id].agency_id,
+        DetectedTrip(t.vehicle_id, t.route_id, t.direction_id, t.shape_id, t.departed_at.timestamp(),
+                     t.arrived_at.timestamp(), t.coverage, "a", "b")) for t in seen]))
+    lines = {(t.route_id, str(t.direction_id)) for t in seen}
+    assert len(lines) == 4 and len(seen) == 2 * 8 + 2 * 14  # 101: 8 a direction; 201: 14
+    for route, direction in lines:
+        operator = demo_day.context.feed.routes[route].agency_id
+        labels = {"operator": operator, "route": route, "direction": direction}
+        realized = value(registry, "fiscaliza_trips_realized_so_far", **labels)
+        assert realized == sum((t.route_id, str(t.direction_id)) == (route, direction) for t in seen)
+        assert value(registry, "fiscaliza_trips_scheduled_so_far", **labels) == realized
