@@ -374,9 +374,5 @@ def test_a_day_uploaded_late_is_judged_again_to_the_replays_infractions(late, ka
         reasons = {json.loads(r.value)["reason"] for r in read_topic(kafka_bootstrap, "rejected")}
         assert not reasons & {"late", "future"}
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        stop(worker)
         log.close()
