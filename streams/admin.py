@@ -164,22 +164,37 @@ class _Acknowledgements:
     """The brokers' answers to the records sent, as the producer's sender thread reports them."""
 
     def __init__(self):
-        self._lock = threading.Lock()
+        self._answered = threading.Condition()
+        self.tracked = 0
         self.written = 0
         self.failed = 0
         self.first_error: BaseException | None = None
+        self.last_sent = 0.0  # time.monotonic() of the last record tracked
 
     def track(self, future) -> None:
+        self.tracked += 1
+        self.last_sent = time.monotonic()
         future.add_callback(self._written).add_errback(self._failed)
 
     def _written(self, _metadata) -> None:
-        with self._lock:
+        with self._answered:
             self.written += 1
+            self._answered.notify_all()
 
     def _failed(self, error: BaseException) -> None:
-        with self._lock:
+        with self._answered:
             self.failed += 1
             self.first_error = self.first_error or error
+            self._answered.notify_all()
+
+    def await_all(self, ack_timeout_s: float) -> None:
+        """Until every record tracked is answered, or `ack_timeout_s` (and a little more
+        for the sender thread to report its expiry) after the last was sent: our own bound,
+        whatever state the producer is in; what is unanswered then counts as not written."""
+        deadline = self.last_sent + ack_timeout_s + _CLOSE_S
+        with self._answered:
+            self._answered.wait_for(lambda: self.written + self.failed >= self.tracked,
+                                    timeout=max(deadline - time.monotonic(), 0))
 
 
 def publish(bootstrap: str, topic: str, path: Path, speed: float | None = None,
@@ -218,29 +233,28 @@ def publish(bootstrap: str, topic: str, path: Path, speed: float | None = None,
             acks.track(producer.send(topic, value=line, key=key.encode() if key else None))
             if progress and (n % 2000 == 0 or n == len(lines)):
                 progress(n, len(lines))
-        _flush(producer, ack_timeout_s)
     except KafkaError as exc:
         # send() found no metadata or buffer space within the timeout: the line was not sent
         acks.first_error = acks.first_error or exc
-        _flush(producer, ack_timeout_s)
     finally:
-        producer.close(timeout=_CLOSE_S)
+        acks.await_all(ack_timeout_s)
+        _close(producer)
     result.sent = acks.written
     if acks.written < len(lines):
         raise PublishError(_not_written(bootstrap, topic, acks, len(lines), ack_timeout_s), acks.written, len(lines))
     return result
 
 
-_CLOSE_S = 5.0  # closing after a failure: what is pending already failed, nothing to wait for
+_CLOSE_S = 5.0  # beyond the delivery timeout, for the sender thread to report or close
 
 
-def _flush(producer: KafkaProducer, ack_timeout_s: float) -> None:
-    """Wait for every record sent to be acknowledged or failed (the delivery timeout
-    bounds both; a little more for the sender thread to report it)."""
+def _close(producer: KafkaProducer) -> None:
+    """Close, never raising: kafka-python's close() first flushes and raises if a record is
+    still pending; such a record was counted not written already."""
     try:
-        producer.flush(timeout=ack_timeout_s + _CLOSE_S)
+        producer.close(timeout=_CLOSE_S)
     except KafkaError:
-        pass  # the records still pending count as not written
+        pass
 
 
 def _not_written(bootstrap: str, topic: str, acks: _Acknowledgements, total: int, ack_timeout_s: float) -> str:
@@ -256,6 +270,7 @@ def _unreached(bootstrap: str, topic: str, within_s: float = 3.0) -> str:
     is listed by no live one: its address is known only if the bootstrap names it)."""
     addresses = [a.strip().removeprefix("kafka://") for a in bootstrap.split(",") if a.strip()]
     offline: set[int] = set()
+    missing = False
     try:
         admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin",
                                  request_timeout_ms=int(within_s * 1000), bootstrap_timeout_ms=int(within_s * 1000))
@@ -265,7 +280,8 @@ def _unreached(bootstrap: str, topic: str, within_s: float = 3.0) -> str:
         try:
             listed = [f"{b['host']}:{b['port']}" for b in admin.describe_cluster()["brokers"]]
             addresses += [a for a in listed if a not in addresses]
-            for described in admin.describe_topics([topic]):
+            missing = topic not in admin.list_topics()
+            for described in [] if missing else admin.describe_topics([topic]):
                 for partition in described["partitions"]:
                     offline.update(partition["offline_replicas"])
         except KafkaError:
@@ -273,6 +289,8 @@ def _unreached(bootstrap: str, topic: str, within_s: float = 3.0) -> str:
         finally:
             admin.close()
     unreached = [a for a in addresses if not _answers(a, within_s / max(len(addresses), 1))]
+    if missing:
+        return f"the topic {topic} does not exist (fiscaliza topics create)"
     if not unreached and not offline:
         return "every broker answers (see the brokers' logs)"
     parts = [f"brokers not reached: {', '.join(unreached)}"] if unreached else []
@@ -291,8 +309,14 @@ def _answers(address: str, timeout_s: float) -> bool:
 
 
 def _producer(bootstrap: str, ack_timeout_s: float, **options) -> KafkaProducer:
+    """acks=all, not idempotent: an idempotent producer first asks a broker for a producer
+    id, which a cluster that lost its controller quorum (2 of 3 nodes down) cannot give,
+    and kafka-python then retries forever without expiring a record. A retry may write a
+    message twice, which the workers take as the same message (same content); one request
+    in flight per broker keeps a vehicle's messages in order across retries."""
     try:
         return KafkaProducer(bootstrap_servers=bootstrap, acks="all", client_id="fiscaliza-publish",
+                             enable_idempotence=False, max_in_flight_requests_per_connection=1,
                              **producer_timeouts(ack_timeout_s, options.get("linger_ms", 0)), **options)
     except KafkaError as exc:
         raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
@@ -327,11 +351,11 @@ def publish_end_of_input(bootstrap: str, topics: Iterable[str] = ("tachograph", 
                 acks.track(producer.send(topic, key=END_OF_INPUT_KEY, value=b'{"control": "end_of_input"}',
                                          partition=partition))
                 marks += 1
-        _flush(producer, ack_timeout_s)
     except KafkaError as exc:
         raise StreamError(f"marking the end of input at {bootstrap} failed: {exc}") from None
     finally:
-        producer.close(timeout=_CLOSE_S)
+        acks.await_all(ack_timeout_s)
+        _close(producer)
     if acks.written < marks:
         raise PublishError(f"the end of input was marked on {acks.written} of {marks} partitions "
                            f"(not acknowledged within {ack_timeout_s:g} s); {_unreached(bootstrap, topics[0])}",

@@ -37,13 +37,23 @@ def written(bootstrap: str, topic: str) -> int:
         consumer.close()
 
 
+def topic_config(admin: KafkaAdminClient, topic: str) -> dict:
+    """The topic's effective configuration. A broker the new topic has not reached yet
+    answers with an error, which kafka-python gives as an empty configuration: ask again."""
+    deadline = time.monotonic() + 10
+    while not (config := admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)],
+                                                config_filter="all")["topic"][topic]):
+        assert time.monotonic() < deadline, f"no broker describes {topic}"
+        time.sleep(0.2)
+    return config
+
+
 def test_publish_writes_everything_with_one_broker_down_and_names_the_two_down(kafka_cluster, tmp_path):
     bootstrap = kafka_cluster.bootstrap
     assert create_topics(bootstrap, 4, 3, names=["tachograph"]) == {"tachograph": "created"}
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        config = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "tachograph")], config_filter="all")
-        assert config["topic"]["tachograph"]["min.insync.replicas"]["value"] == "2"
+        assert topic_config(admin, "tachograph")["min.insync.replicas"]["value"] == "2"
         replicas = {len(p["replica_nodes"]) for p in admin.describe_topics(["tachograph"])[0]["partitions"]}
         assert replicas == {3}
     finally:
