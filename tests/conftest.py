@@ -93,6 +93,11 @@ class KafkaCluster:
         stopped = self._run("stop-node", str(node))
         assert stopped.returncode == 0, stopped.stderr
 
+    def start_node(self, node: int) -> None:
+        """Start a stopped node again: it rejoins with its data."""
+        started = self._run("start-node", str(node))
+        assert started.returncode == 0, started.stderr
+
     def stop(self) -> None:
         self._run("stop")
 
