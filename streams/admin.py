@@ -295,7 +295,8 @@ def _unreached(bootstrap: str, topic: str, within_s: float = 3.0) -> str:
         return "every broker answers (see the brokers' logs)"
     parts = [f"brokers not reached: {', '.join(unreached)}"] if unreached else []
     if offline:
-        parts.append(f"offline: brokers {', '.join(map(str, sorted(offline)))}, replicas of {topic}")
+        ids = ", ".join(map(str, sorted(offline)))
+        parts.append(f"offline: broker{'s' if len(offline) > 1 else ''} {ids}, replicas of {topic}")
     return "; ".join(parts)
 
 
