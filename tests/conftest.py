@@ -76,17 +76,19 @@ class KafkaCluster:
         started = self._run("start")
         if started.returncode != 0:
             pytest.fail(f"could not start the Kafka cluster: {started.stderr.strip()[-2000:]}")
-        # a node serves its port before it registered with the controllers: a topic of
-        # replication factor 3 needs all three in the cluster
-        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap)
-        try:
-            deadline = time.monotonic() + 30
-            while len(admin.describe_cluster()["brokers"]) < self.NODES:
-                if time.monotonic() > deadline:
-                    pytest.fail("the Kafka cluster's nodes did not all register within 30 s")
-                time.sleep(0.2)
-        finally:
-            admin.close()
+        # a node serves its port before it registered with the controllers, and each node
+        # learns of the others on its own: a topic of replication factor 3 needs every node
+        # to list all three (a client asking one that does not fails, UnknownBrokerIdError)
+        deadline = time.monotonic() + 30
+        for address in self.addresses:
+            admin = KafkaAdminClient(bootstrap_servers=address)
+            try:
+                while len(admin.describe_cluster()["brokers"]) < self.NODES:
+                    if time.monotonic() > deadline:
+                        pytest.fail(f"the Kafka node at {address} did not list all {self.NODES} within 30 s")
+                    time.sleep(0.2)
+            finally:
+                admin.close()
 
     def stop_node(self, node: int) -> None:
         """Stop node 1..3 cleanly (SIGTERM: its partitions' leadership moves first)."""
