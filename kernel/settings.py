@@ -54,6 +54,9 @@ class StreamSettings:
     # exactly_once (Kafka transactions) produced no visible output with faust-streaming 0.15.3
     processing_guarantee: str = "at_least_once"
     session_timeout_s: float = 60.0
+    # the longest a published message waits for the brokers' acknowledgement (kafka-python's
+    # delivery, request and blocking timeouts derive from it): brokers down, publish says so
+    publish_timeout_s: float = 20.0
     web_port: int = 0
     inputs: frozenset[str] = VEHICLE_INPUTS
     datadir: str = ""
@@ -186,6 +189,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("FISCALIZA_GUARANTEE", "stream.processing_guarantee", _guarantee, "Faust's processing guarantee"),
     Variable("FISCALIZA_SESSION_TIMEOUT_S", "stream.session_timeout_s", _seconds,
              "how long a silent (crashed) worker keeps its partitions"),
+    Variable("FISCALIZA_PUBLISH_TIMEOUT_S", "stream.publish_timeout_s", _seconds,
+             "how long a published message may wait for the brokers' acknowledgement"),
     Variable("FISCALIZA_WEB_PORT", "stream.web_port", _port, "a worker's HTTP port for health and /metrics"),
     Variable("FISCALIZA_INPUTS", "stream.inputs", _vehicle_inputs, "the inputs every partition's watermark waits for"),
     Variable("FISCALIZA_DATADIR", "stream.datadir", str, "a worker's local data directory"),

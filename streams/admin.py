@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ from kafka.admin import NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 from kernel.errors import FiscalizaError
+from kernel.settings import StreamSettings
 from streams.topics import END_OF_INPUT_KEY, TOPICS, Topic
 
 
@@ -126,14 +129,81 @@ class _Keyed(msgspec.Struct):
 
 @dataclass
 class PublishResult:
-    sent: int = 0
+    sent: int = 0  # acknowledged by the brokers (acks=all: by min.insync.replicas replicas)
     unkeyed: int = 0  # lines without a key (malformed): sent anyway, the workers dead-letter them
+
+
+class PublishError(StreamError):
+    """The brokers did not acknowledge every message: how many were written is in the
+    message (and in `written`), the rest were not, and it names the brokers not reached."""
+
+    def __init__(self, message: str, written: int, total: int):
+        super().__init__(message)
+        self.written, self.total = written, total
+
+
+def producer_timeouts(ack_timeout_s: float, linger_ms: int = 0) -> dict[str, int]:
+    """kafka-python's waits, all bounded by the longest a message may wait for its
+    acknowledgement (the setting stream.publish_timeout_s). Left at their defaults they add
+    up: send() blocks up to max_block_ms (60 s) for metadata or buffer space, each request
+    waits request_timeout_ms (30 s) and is retried (NotEnoughReplicas, a leader that moved)
+    until delivery_timeout_ms (120 s) after send(), and the producer then fails the record's
+    future, which nobody read: with 2 of 3 brokers down, 200 "sent" after 2 minutes and none
+    written."""
+    delivery_ms = int(ack_timeout_s * 1000)
+    return {
+        "delivery_timeout_ms": delivery_ms,
+        # at least one retry of a request that got no answer fits in the delivery timeout
+        # (kafka-python requires delivery >= request + linger)
+        "request_timeout_ms": max(1, min(30_000, (delivery_ms - linger_ms) // 2)),
+        "max_block_ms": delivery_ms,
+    }
+
+
+class _Acknowledgements:
+    """The brokers' answers to the records sent, as the producer's sender thread reports them."""
+
+    def __init__(self):
+        self._answered = threading.Condition()
+        self.tracked = 0
+        self.written = 0
+        self.failed = 0
+        self.first_error: BaseException | None = None
+        self.last_sent = 0.0  # time.monotonic() of the last record tracked
+
+    def track(self, future) -> None:
+        self.tracked += 1
+        self.last_sent = time.monotonic()
+        future.add_callback(self._written).add_errback(self._failed)
+
+    def _written(self, _metadata) -> None:
+        with self._answered:
+            self.written += 1
+            self._answered.notify_all()
+
+    def _failed(self, error: BaseException) -> None:
+        with self._answered:
+            self.failed += 1
+            self.first_error = self.first_error or error
+            self._answered.notify_all()
+
+    def await_all(self, ack_timeout_s: float) -> None:
+        """Until every record tracked is answered, or `ack_timeout_s` (and a little more
+        for the sender thread to report its expiry) after the last was sent: our own bound,
+        whatever state the producer is in; what is unanswered then counts as not written."""
+        deadline = self.last_sent + ack_timeout_s + _CLOSE_S
+        with self._answered:
+            self._answered.wait_for(lambda: self.written + self.failed >= self.tracked,
+                                    timeout=max(deadline - time.monotonic(), 0))
 
 
 def publish(bootstrap: str, topic: str, path: Path, speed: float | None = None,
             progress: Callable[[int, int], None] | None = None,
-            clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> PublishResult:
-    """Send every line of a JSON Lines file to `topic`, keyed as the topic says.
+            clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+            ack_timeout_s: float = StreamSettings.publish_timeout_s) -> PublishResult:
+    """Send every line of a JSON Lines file to `topic`, keyed as the topic says, and
+    return once the brokers acknowledged each. A message not acknowledged within
+    `ack_timeout_s` of its sending stops the run: PublishError says how many were written.
 
     speed None: as fast as possible. speed F: at the recorded pace (from `ts`, or an
     occurrence's `start`) compressed F times.
@@ -145,11 +215,13 @@ def publish(bootstrap: str, topic: str, path: Path, speed: float | None = None,
     except OSError as exc:
         raise StreamError(f"cannot read {path}: {exc.strerror}") from None
     decoder = msgspec.json.Decoder(_Keyed)
-    producer = _producer(bootstrap, linger_ms=20, batch_size=256 * 1024)
-    result = PublishResult()
+    producer = _producer(bootstrap, ack_timeout_s, linger_ms=20, batch_size=256 * 1024)
+    result, acks = PublishResult(), _Acknowledgements()
     started_wall, started_event = clock(), None
     try:
         for n, line in enumerate(lines, start=1):
+            if acks.first_error is not None:
+                break  # the brokers refuse: what follows would wait as long, and fail the same
             key, event = _key_and_time(decoder, line)
             if key is None:
                 result.unkeyed += 1
@@ -158,21 +230,95 @@ def publish(bootstrap: str, topic: str, path: Path, speed: float | None = None,
                 delay = (event - started_event) / speed - (clock() - started_wall)
                 if delay > 0:
                     sleep(delay)
-            producer.send(topic, value=line, key=key.encode() if key else None)
-            result.sent += 1
+            acks.track(producer.send(topic, value=line, key=key.encode() if key else None))
             if progress and (n % 2000 == 0 or n == len(lines)):
                 progress(n, len(lines))
-        producer.flush()
     except KafkaError as exc:
-        raise StreamError(f"publishing to {topic} at {bootstrap} failed: {exc}") from None
+        # send() found no metadata or buffer space within the timeout: the line was not sent
+        acks.first_error = acks.first_error or exc
     finally:
-        producer.close()
+        acks.await_all(ack_timeout_s)
+        _close(producer)
+    result.sent = acks.written
+    if acks.written < len(lines):
+        raise PublishError(_not_written(bootstrap, topic, acks, len(lines), ack_timeout_s), acks.written, len(lines))
     return result
 
 
-def _producer(bootstrap: str, **options) -> KafkaProducer:
+_CLOSE_S = 5.0  # beyond the delivery timeout, for the sender thread to report or close
+
+
+def _close(producer: KafkaProducer) -> None:
+    """Close, never raising: kafka-python's close() first flushes and raises if a record is
+    still pending; such a record was counted not written already."""
     try:
-        return KafkaProducer(bootstrap_servers=bootstrap, acks="all", client_id="fiscaliza-publish", **options)
+        producer.close(timeout=_CLOSE_S)
+    except KafkaError:
+        pass
+
+
+def _not_written(bootstrap: str, topic: str, acks: _Acknowledgements, total: int, ack_timeout_s: float) -> str:
+    reason = type(acks.first_error).__name__ if acks.first_error is not None else "no answer"
+    return (f"{acks.written} of {total} messages written to {topic}: {total - acks.written} not acknowledged "
+            f"within {ack_timeout_s:g} s ({reason}); {_unreached(bootstrap, topic)}")
+
+
+def _unreached(bootstrap: str, topic: str, within_s: float = 3.0) -> str:
+    """Which brokers the publisher could not reach: the addresses (bootstrap, and the
+    brokers the cluster lists) that refuse a connection, and the ids of brokers holding
+    replicas of `topic` that the cluster shows offline (a broker gone from the cluster
+    is listed by no live one: its address is known only if the bootstrap names it)."""
+    addresses = [a.strip().removeprefix("kafka://") for a in bootstrap.split(",") if a.strip()]
+    offline: set[int] = set()
+    missing = False
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin",
+                                 request_timeout_ms=int(within_s * 1000), bootstrap_timeout_ms=int(within_s * 1000))
+    except KafkaError:
+        admin = None
+    if admin is not None:
+        try:
+            listed = [f"{b['host']}:{b['port']}" for b in admin.describe_cluster()["brokers"]]
+            addresses += [a for a in listed if a not in addresses]
+            missing = topic not in admin.list_topics()
+            for described in [] if missing else admin.describe_topics([topic]):
+                for partition in described["partitions"]:
+                    offline.update(partition["offline_replicas"])
+        except KafkaError:
+            pass
+        finally:
+            admin.close()
+    unreached = [a for a in addresses if not _answers(a, within_s / max(len(addresses), 1))]
+    if missing:
+        return f"the topic {topic} does not exist (fiscaliza topics create)"
+    if not unreached and not offline:
+        return "every broker answers (see the brokers' logs)"
+    parts = [f"brokers not reached: {', '.join(unreached)}"] if unreached else []
+    if offline:
+        ids = ", ".join(map(str, sorted(offline)))
+        parts.append(f"offline: broker{'s' if len(offline) > 1 else ''} {ids}, replicas of {topic}")
+    return "; ".join(parts)
+
+
+def _answers(address: str, timeout_s: float) -> bool:
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=max(timeout_s, 0.1)):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def _producer(bootstrap: str, ack_timeout_s: float, **options) -> KafkaProducer:
+    """acks=all, not idempotent: an idempotent producer first asks a broker for a producer
+    id, which a cluster that lost its controller quorum (2 of 3 nodes down) cannot give,
+    and kafka-python then retries forever without expiring a record. A retry may write a
+    message twice, which the workers take as the same message (same content); one request
+    in flight per broker keeps a vehicle's messages in order across retries."""
+    try:
+        return KafkaProducer(bootstrap_servers=bootstrap, acks="all", client_id="fiscaliza-publish",
+                             enable_idempotence=False, max_in_flight_requests_per_connection=1,
+                             **producer_timeouts(ack_timeout_s, options.get("linger_ms", 0)), **options)
     except KafkaError as exc:
         raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
 
@@ -191,22 +337,31 @@ def _key_and_time(decoder, line: bytes) -> tuple[str | None, float | None]:
     return key, event
 
 
-def publish_end_of_input(bootstrap: str, topics: Iterable[str] = ("tachograph", "catraca")) -> int:
+def publish_end_of_input(bootstrap: str, topics: Iterable[str] = ("tachograph", "catraca"),
+                         ack_timeout_s: float = StreamSettings.publish_timeout_s) -> int:
     """Mark the end of a finite input (a backfill) on every partition of the input
-    topics: the workers then close every period the input covered, as the replay does."""
-    producer = _producer(bootstrap)
-    sent = 0
+    topics: the workers then close every period the input covered, as the replay does.
+    Returns the partitions marked; a mark not acknowledged within `ack_timeout_s` is a
+    PublishError."""
+    topics = list(topics)
+    producer = _producer(bootstrap, ack_timeout_s)
+    acks, marks = _Acknowledgements(), 0
     try:
         for topic in topics:
             for partition in sorted(producer.partitions_for(topic) or ()):
-                producer.send(topic, key=END_OF_INPUT_KEY, value=b'{"control": "end_of_input"}', partition=partition)
-                sent += 1
-        producer.flush()
+                acks.track(producer.send(topic, key=END_OF_INPUT_KEY, value=b'{"control": "end_of_input"}',
+                                         partition=partition))
+                marks += 1
     except KafkaError as exc:
         raise StreamError(f"marking the end of input at {bootstrap} failed: {exc}") from None
     finally:
-        producer.close()
-    return sent
+        acks.await_all(ack_timeout_s)
+        _close(producer)
+    if acks.written < marks:
+        raise PublishError(f"the end of input was marked on {acks.written} of {marks} partitions "
+                           f"(not acknowledged within {ack_timeout_s:g} s); {_unreached(bootstrap, topics[0])}",
+                           acks.written, marks)
+    return marks
 
 
 @dataclass(frozen=True)

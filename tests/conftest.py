@@ -49,6 +49,76 @@ def kafka_bootstrap():
         subprocess.run([str(root / "scripts" / "kafka"), "stop"], env=env, capture_output=True)
 
 
+class KafkaCluster:
+    """Three KRaft nodes (each broker and controller) on 127.0.0.1, started by
+    `KAFKA_NODES=3 scripts/kafka` with replication factor 3 and min.insync.replicas 2."""
+
+    NODES = 3
+
+    def __init__(self, root: Path, port: int):
+        self._script = root / "scripts" / "kafka"
+        self._env = {"KAFKA_PORT": str(port), "KAFKA_NODES": str(self.NODES)}
+        self.addresses = [f"127.0.0.1:{port + 2 * n}" for n in range(self.NODES)]
+        self.bootstrap = ",".join(self.addresses)
+
+    def _run(self, *args: str):
+        import os
+        import subprocess
+
+        return subprocess.run([str(self._script), *args], env={**os.environ, **self._env},
+                              capture_output=True, text=True, timeout=120)
+
+    def start(self) -> None:
+        import time
+
+        from kafka import KafkaAdminClient
+
+        started = self._run("start")
+        if started.returncode != 0:
+            pytest.fail(f"could not start the Kafka cluster: {started.stderr.strip()[-2000:]}")
+        # a node serves its port before it registered with the controllers, and each node
+        # learns of the others on its own: a topic of replication factor 3 needs every node
+        # to list all three (a client asking one that does not fails, UnknownBrokerIdError)
+        deadline = time.monotonic() + 30
+        for address in self.addresses:
+            admin = KafkaAdminClient(bootstrap_servers=address)
+            try:
+                while len(admin.describe_cluster()["brokers"]) < self.NODES:
+                    if time.monotonic() > deadline:
+                        pytest.fail(f"the Kafka node at {address} did not list all {self.NODES} within 30 s")
+                    time.sleep(0.2)
+            finally:
+                admin.close()
+
+    def stop_node(self, node: int) -> None:
+        """Stop node 1..3 cleanly (SIGTERM: its partitions' leadership moves first)."""
+        stopped = self._run("stop-node", str(node))
+        assert stopped.returncode == 0, stopped.stderr
+
+    def start_node(self, node: int) -> None:
+        """Start a stopped node again: it rejoins with its data."""
+        started = self._run("start-node", str(node))
+        assert started.returncode == 0, started.stderr
+
+    def stop(self) -> None:
+        self._run("stop")
+
+
+@pytest.fixture
+def kafka_cluster():
+    """A `KafkaCluster` of the test's own (it stops nodes), on FISCALIZA_TEST_KAFKA_CLUSTER_PORT
+    .. +5 (default 19292), torn down after the test whatever its outcome."""
+    import os
+
+    root = Path(__file__).resolve().parents[1]
+    cluster = KafkaCluster(root, int(os.environ.get("FISCALIZA_TEST_KAFKA_CLUSTER_PORT", "19292")))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 def fresh_topics(bootstrap: str) -> None:
     """Delete fiscaliza's topics on the test broker and create them again, empty."""
     from streams.admin import create_topics, delete_topics

@@ -76,10 +76,11 @@ def publish(
     from streams.admin import publish as send
     from streams.admin import publish_end_of_input
 
-    bootstrap = bootstrap or stream_settings().bootstrap
+    settings = stream_settings()
+    bootstrap = bootstrap or settings.bootstrap
     if end_of_input:
         require_broker(bootstrap)
-        count = publish_end_of_input(bootstrap)
+        count = publish_end_of_input(bootstrap, ack_timeout_s=settings.publish_timeout_s)
         print(f"end of input marked on {count} partitions")
         return
     if file is None or topic is None:
@@ -88,7 +89,7 @@ def publish(
         fail("--speed must be positive")
     require_broker(bootstrap)
     with Progress(f"Publicando em {topic}") as progress:
-        result = send(bootstrap, topic, file, speed, progress.update)
+        result = send(bootstrap, topic, file, speed, progress.update, ack_timeout_s=settings.publish_timeout_s)
     print(f"{result.sent} messages sent to {topic}"
           + (f" ({result.unkeyed} without a key: malformed, the workers dead-letter them)" if result.unkeyed else ""))
 

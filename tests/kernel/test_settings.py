@@ -18,8 +18,10 @@ def test_nothing_set_gives_the_documented_defaults():
 
 def test_each_variable_lands_in_its_field():
     env = {"FISCALIZA_FEED": "/srv/feed", "FISCALIZA_PARTITIONS": "12", "FISCALIZA_SESSION_TIMEOUT_S": "7.5",
-           "FISCALIZA_INPUTS": "tachograph", "FISCALIZA_DB": "postgresql://x/y", "FISCALIZA_AUDIT_KEY": "/k/audit"}
+           "FISCALIZA_INPUTS": "tachograph", "FISCALIZA_DB": "postgresql://x/y", "FISCALIZA_AUDIT_KEY": "/k/audit",
+           "FISCALIZA_PUBLISH_TIMEOUT_S": "4"}
     settings = Settings.from_env(env)
+    assert settings.stream.publish_timeout_s == 4
     assert settings.static.feed == Path("/srv/feed")
     assert settings.stream.partitions == 12 and settings.stream.session_timeout_s == 7.5
     assert settings.stream.inputs == frozenset({"tachograph"})
@@ -40,6 +42,7 @@ def test_a_worker_is_live_unless_told_it_is_backfilling():
 @pytest.mark.parametrize(("name", "value"), [
     ("FISCALIZA_PARTITIONS", "0"), ("FISCALIZA_PARTITIONS", "four"), ("FISCALIZA_WEB_PORT", "70000"),
     ("FISCALIZA_SESSION_TIMEOUT_S", "-1"), ("FISCALIZA_INPUTS", "catraca"), ("FISCALIZA_GUARANTEE", "maybe"),
+    ("FISCALIZA_PUBLISH_TIMEOUT_S", "0"),
 ])
 def test_an_unusable_value_is_refused_naming_its_variable(name, value):
     with pytest.raises(SettingsError, match=f"^{name}: "):

@@ -8,7 +8,8 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.structs import OffsetAndMetadata
 
-from streams.admin import GroupProgress, StreamError, create_topics, group_progress, publish
+from streams.admin import (GroupProgress, PublishError, StreamError, create_topics, group_progress, producer_timeouts,
+                           publish)
 from streams.topics import TOPICS
 
 pytestmark = pytest.mark.kafka
@@ -77,6 +78,38 @@ def test_publish_at_recorded_pace_waits_the_event_gaps_divided_by_speed(tmp_path
     publish(kafka_bootstrap, "tachograph", path, speed=10, clock=lambda: now[0], sleep=sleep)
     # events at 0, 10, 30 s at 10× speed: wait 1 s, then 2 s more (3 s since the start)
     assert sleeps == pytest.approx([1.0, 2.0])
+
+
+def test_the_producer_waits_no_longer_than_the_publish_timeout(kafka_bootstrap):
+    # left at kafka-python's defaults, a record could wait 60 s in send() and 120 s more for
+    # its acknowledgement; kafka-python refuses a delivery timeout under request + linger
+    options = producer_timeouts(2.5, linger_ms=20)
+    assert (options["delivery_timeout_ms"], options["max_block_ms"]) == (2500, 2500)
+    assert options["request_timeout_ms"] + 20 <= 2500
+    KafkaProducer(bootstrap_servers=kafka_bootstrap, linger_ms=20, **options).close()
+
+
+def test_what_the_brokers_do_not_take_is_counted_not_written_and_the_reason_named(kafka_bootstrap, tmp_path):
+    import time
+
+    create_topics(kafka_bootstrap, 4, 1)
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    admin.delete_topics(["occurrences"])
+    while "occurrences" in admin.list_topics():
+        time.sleep(0.2)
+    path = tmp_path / "occurrences.jsonl"
+    path.write_text('{"id": "o1", "kind": "other", "start": "2026-12-01T08:00:00-03:00"}\n'
+                    '{"id": "o2", "kind": "other", "start": "2026-12-01T09:00:00-03:00"}\n')
+    try:
+        started = time.monotonic()
+        with pytest.raises(PublishError, match=r"^0 of 2 messages written to occurrences: 2 not acknowledged within "
+                           r"2 s \(KafkaTimeoutError\); the topic occurrences does not exist") as failure:
+            publish(kafka_bootstrap, "occurrences", path, ack_timeout_s=2)
+        assert (failure.value.written, failure.value.total) == (0, 2)
+        assert time.monotonic() - started < 10  # not kafka-python's 60 s wait for the topic's metadata
+    finally:
+        create_topics(kafka_bootstrap, 4, 1)
+        admin.close()
 
 
 def test_unreachable_broker_is_a_clear_error(tmp_path):
