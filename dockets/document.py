@@ -503,11 +503,9 @@ def document_context(docket: Docket, bundle: bytes | None, *, calendar: Business
 @lru_cache(maxsize=16)
 def leave_one_out_statement(bundle: bytes) -> str:
     """What the auto says of how many readings its verdict needs (issue 30 item 3): each
-    reading the finding cites left out in turn and the rule run again on the bundle, within
-    the bundle policy's CPU budget per auto. Kept per bundle: the same bundle, the same words
-    (an auto lavrado again, a test's PDFs)."""
-    import time
-
+    reading the finding cites left out in turn and the rule run again on the bundle, at most
+    the bundle policy's count of them, evenly spaced. Kept per bundle (an auto lavrado again,
+    a test's PDFs); the same words anyway, on any machine."""
     from dockets.rejudgment import bundle_context, judge_with, leave_one_out
 
     from kernel.errors import FiscalizaError
@@ -518,7 +516,7 @@ def leave_one_out_statement(bundle: bytes) -> str:
     except FiscalizaError as exc:  # the rule cannot run on it: say so rather than fail the auto
         return f"não pôde ser verificado: a regra não pôde ser reexecutada sobre o pacote ({exc})"
     result = leave_one_out(read, sha256(bundle), judge_with(context), context.policy.policy.timezone,
-                           context.policy.defence.leave_one_out_budget_s, time.thread_time)
+                           context.policy.defence.leave_one_out_max_runs)
     return result.statement()
 
 

@@ -522,13 +522,12 @@ _MEASURES: dict[str, Callable[[Mapping, Mapping | None], list[str]]] = {"D-11": 
 
 @dataclass(frozen=True)
 class LeaveOneOut:
-    """The auto judged again without each reading its finding cites, one at a time."""
+    """The auto judged again without each of the readings its finding cites, one at a time
+    (at most the policy's count of them, evenly spaced)."""
 
     cited: tuple[str, ...]  # locations of the readings the finding cites, in file and line order
-    checked: int  # how many of them were left out in turn within the budget
+    checked: int  # how many of them were left out in turn
     needed: tuple[str, ...]  # those without which the infraction does not stand
-    budget_s: float
-    cpu_s: float
     scope: str  # "vehicle": the accused vehicle's readings alone reproduce the auto; "bundle": all
 
     @property
@@ -540,15 +539,27 @@ class LeaveOneOut:
         n = len(self.cited)
         if not n:
             return "a constatação não cita leituras individuais da telemetria"
+        sampled = f"verificadas {self.checked} de {n} leituras citadas, igualmente espaçadas"
         if self.needed:
-            part = "" if self.complete else f"; verificadas {self.checked} das {n} citadas no limite de tempo"
+            part = "" if self.complete else f"; {sampled}"
             return (f"depende das leituras {readings_named(self.needed)}: sem qualquer uma delas, a infração não "
                     f"subsiste ({ptbr.plural(n, 'leitura citada', 'leituras citadas')}{part})")
         if self.complete:
             return (f"a infração subsiste sem qualquer leitura isolada (cada uma das "
                     f"{ptbr.plural(n, 'leitura citada', 'leituras citadas')} retirada por vez)")
-        return (f"a infração subsiste sem cada uma das {self.checked} primeiras das {n} leituras citadas (limite de "
-                f"{ptbr.amount(self.budget_s)} s de processamento por auto; as demais não foram verificadas)")
+        return (f"a infração subsiste sem cada leitura verificada ({sampled}, a primeira e a última "
+                f"incluídas, cada uma retirada por vez; as demais não foram verificadas)")
+
+
+def evenly_spaced(count: int, runs: int) -> tuple[int, ...]:
+    """The indexes of `runs` of `count` items spread evenly, the first and the last included
+    (all of them when `runs` covers them): integer arithmetic, the same on every machine."""
+    if runs >= count:
+        return tuple(range(count))
+    if runs <= 1:
+        return (0,)[:max(runs, 0)]
+    # round(i * (count - 1) / (runs - 1)), half up, without floats
+    return tuple((2 * i * (count - 1) + runs - 1) // (2 * (runs - 1)) for i in range(runs))
 
 
 def readings_named(locations: Sequence[str]) -> str:
@@ -568,15 +579,16 @@ def readings_named(locations: Sequence[str]) -> str:
     return "; ".join(parts)
 
 
-def leave_one_out(bundle: Bundle, bundle_sha256: str, judge: Judge, timezone: str, budget_s: float,
-                  clock: Callable[[], float]) -> LeaveOneOut:
-    """Each reading the finding cites left out in turn, until `budget_s` of `clock` is spent.
+def leave_one_out(bundle: Bundle, bundle_sha256: str, judge: Judge, timezone: str,
+                  max_runs: int) -> LeaveOneOut:
+    """Each reading the finding cites left out in turn; when it cites more than `max_runs`,
+    that many of them evenly spaced (`evenly_spaced`). A count, never a clock: the same
+    bundle gives the same words on any machine.
 
     A finding about one vehicle is judged on that vehicle's readings alone when they
     reproduce the auto exactly (what its infraction rests on: the other vehicles only make
     the schedule's matching, which the auto then shows the same), four times faster on the
     demo; otherwise, and for a line's or a day's findings, on the whole bundle."""
-    started = clock()
     recorded = bundle.infraction
     every = readings(bundle, timezone)
     cited = cited_readings(bundle, recorded, timezone)
@@ -590,16 +602,12 @@ def leave_one_out(bundle: Bundle, bundle_sha256: str, judge: Judge, timezone: st
             background, scope, baseline = others, "vehicle", alone
     if cited and baseline is None:
         baseline = judge(without(bundle, ()))
-    needed, checked = [], 0
-    for reading in cited:
-        if clock() - started >= budget_s:
-            break
-        result = rejudge_removed(bundle, bundle_sha256, (*background, reading), judge, timezone, baseline, cited)
-        checked += 1
-        if result.outcome != STANDS:
-            needed.append(reading.location)
-    return LeaveOneOut(cited=tuple(r.location for r in cited), checked=checked, needed=tuple(needed),
-                       budget_s=budget_s, cpu_s=round(clock() - started, 3), scope=scope)
+    chosen = [cited[i] for i in evenly_spaced(len(cited), max_runs)]
+    needed = [reading.location for reading in chosen
+              if rejudge_removed(bundle, bundle_sha256, (*background, reading), judge, timezone, baseline,
+                                 cited).outcome != STANDS]
+    return LeaveOneOut(cited=tuple(r.location for r in cited), checked=len(chosen), needed=tuple(needed),
+                       scope=scope)
 
 
 # --- the shell's part: the bundle's static inputs loaded --------------------------------------

@@ -10,6 +10,7 @@ import datetime as dt
 import re
 from importlib import resources
 from pathlib import Path
+from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
@@ -211,9 +212,12 @@ class Headway(_Section):
 
 class Defence(_Section):
     """The defence's experiment on an auto (dockets.rejudgment)."""
-    # the CPU time an auto's leave-one-out may take (each reading its finding cites left out in
-    # turn, the rule re-run each time): beyond it the PDF says how many were checked
-    leave_one_out_budget_s: float = 15.0
+    # how many of the readings an auto's finding cites its leave-one-out leaves out in turn (the
+    # rule re-run each time); beyond it, that many evenly spaced over them, first and last
+    # included. A count, not a time: the signed PDF must say the same on any machine.
+    leave_one_out_max_runs: Annotated[int, msgspec.Meta(ge=2)] = 16
+    # the CPU budget that bound it before (bundles signed then still parse); not read
+    leave_one_out_budget_s: float | None = None
 
 
 class Policy(_Section):

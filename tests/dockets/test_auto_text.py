@@ -99,7 +99,8 @@ def test_a_catraca_auto_charts_the_counter_and_seal(every_code_sessions, calenda
 
 def test_every_demo_auto_states_the_readings_its_verdict_needs(sessions, calendar, tmp_path):
     # issue 30 item 3: leave-one-out over the readings each finding cites, in the PDF; the demo
-    # day's D-21 cites some 240 catraca readings, more than its CPU budget re-judges one by one
+    # day's D-21 cites some 240 catraca readings, more than the policy's 16 runs: 16 of them,
+    # evenly spaced, the same on any machine
     said = {}
     for code in ("A-07", "C-01", "D-11", "D-13", "D-21"):
         _, text = auto_text(sessions, code, calendar, tmp_path)
@@ -107,5 +108,5 @@ def test_every_demo_auto_states_the_readings_its_verdict_needs(sessions, calenda
         said[code] = words[words.index("Leituras de que depende a constatação"):][:400]
     for code in ("A-07", "C-01", "D-11", "D-13"):
         assert "a infração subsiste sem qualquer leitura isolada" in said[code], said[code]
-    assert re.search(r"a infração subsiste sem cada uma das \d+ primeiras das \d+ leituras citadas", said["D-21"]) \
-        or "a infração subsiste sem qualquer leitura isolada" in said["D-21"], said["D-21"]
+    assert re.search(r"a infração subsiste sem cada leitura verificada \(verificadas 16 de \d+ leituras citadas, "
+                     r"igualmente espaçadas, a primeira e a última incluídas", said["D-21"]), said["D-21"]

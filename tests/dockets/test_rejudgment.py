@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
@@ -157,14 +158,11 @@ def test_a_reading_the_bundle_does_not_hold_is_refused_in_words(jumped, disputed
 
 # --- leave-one-out: how many readings the verdict needs (issue 30 item 3) ---
 
-def _leave_one_out(data, budget_s=60.0, clock=None):
-    import time
-
+def _leave_one_out(data, max_runs=64):
     from dockets.rejudgment import leave_one_out
 
     bundle = read_bundle(data)
-    return leave_one_out(bundle, sha256(data), judge_with(bundle_context(bundle)), TZ, budget_s,
-                         clock or time.thread_time)
+    return leave_one_out(bundle, sha256(data), judge_with(bundle_context(bundle)), TZ, max_runs)
 
 
 def test_a_c01_of_three_pings_yields_a_verdict_without_any_single_reading(demo_bundles):
@@ -215,10 +213,45 @@ def test_a_c01_of_two_pings_yields_a_verdict_that_depends_on_both(two_ping_c01):
     assert result.statement().startswith(f"depende das leituras {first} e {second} do tacógrafo (tachograph.jsonl)")
 
 
-def test_a_leave_one_out_past_its_budget_says_how_many_readings_it_checked(jumped):
-    # a clock that moves 1 s each time it is read: read at the start, then before each of the
-    # 14 readings of the D-11 (checked while below 4 s) and once at the end
-    ticks = iter(range(1000))
-    result = _leave_one_out(jumped.data, budget_s=4, clock=lambda: next(ticks))
-    assert result.checked == 3 and len(result.cited) == 14 and not result.complete
-    assert "sem cada uma das 3 primeiras das 14 leituras citadas (limite de 4 s" in result.statement()
+def test_a_leave_one_out_past_its_count_checks_readings_evenly_spaced_and_says_so(jumped):
+    # the D-11 cites 14 readings; 4 runs leave out the 1st, 5th, 10th and 14th
+    result = _leave_one_out(jumped.data, max_runs=4)
+    assert result.checked == 4 and len(result.cited) == 14 and not result.complete
+    assert "verificadas 4 de 14 leituras citadas, igualmente espaçadas" in result.statement()
+
+
+def test_a_leave_one_out_says_the_same_on_two_runs_without_reading_a_clock(jumped, monkeypatch):
+    import time
+
+    first = _leave_one_out(jumped.data, max_runs=3)
+
+    def no_clock(*_):
+        raise AssertionError("leave-one-out read a clock")
+
+    for name in ("time", "monotonic", "perf_counter", "process_time", "thread_time"):
+        monkeypatch.setattr(time, name, no_clock)
+    second = _leave_one_out(jumped.data, max_runs=3)
+    assert second == first and second.statement() == first.statement()
+
+
+@pytest.mark.parametrize(("count", "runs", "chosen"), [
+    (14, 4, (0, 4, 9, 13)),
+    (238, 16, (0, 16, 32, 47, 63, 79, 95, 111, 126, 142, 158, 174, 190, 205, 221, 237)),
+    (5, 2, (0, 4)),
+    (3, 16, (0, 1, 2)),
+    (0, 16, ()),
+])
+def test_evenly_spaced_readings_include_the_first_and_the_last(count, runs, chosen):
+    from dockets.rejudgment import evenly_spaced
+
+    assert evenly_spaced(count, runs) == chosen
+
+
+def test_a_policy_signed_with_the_old_cpu_budget_still_loads_and_a_count_below_two_is_refused():
+    from kernel.policy import PolicyError, parse_policy
+
+    text = (Path(__file__).parents[2] / "kernel/policies/joao-neiva.toml").read_text()
+    old = text.replace("leave_one_out_max_runs = 16", "leave_one_out_budget_s = 15")
+    assert parse_policy(old).defence.leave_one_out_max_runs == 16
+    with pytest.raises(PolicyError, match="leave_one_out_max_runs"):
+        parse_policy(text.replace("leave_one_out_max_runs = 16", "leave_one_out_max_runs = 1"))
