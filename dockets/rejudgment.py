@@ -30,7 +30,7 @@ from dockets.bundle import Bundle, sha256
 from engine import Context, Emitted, Engine, Message
 from kernel.errors import FiscalizaError
 from rules.model import InsufficientEvidence, infraction_record
-from telemetry import Rejection, decode
+from telemetry import Rejection, decode, event_order
 from telemetry.contracts import message_id
 
 STANDS = "stands"
@@ -41,7 +41,6 @@ OUTCOME_PT = {STANDS: "a infração subsiste", INSUFFICIENT: "passa a evidência
 # The readings a defence may dispute: the vehicles' own telemetry, never the occurrences.
 DISPUTABLE = ("tachograph", "catraca")
 SOURCE_PT = {"tachograph": "tacógrafo", "catraca": "catraca"}
-_SOURCE_RANK = {"occurrences": 0, "tachograph": 1, "catraca": 2}  # as the replay's (fiscaliza.replay)
 _BATCH = 2000  # messages per engine call, as the replay's; results do not depend on it
 
 
@@ -315,9 +314,8 @@ def ordered_messages(lines: Mapping[str, Sequence[bytes]], max_bytes: int,
                     decoded[source, line] = body
             if isinstance(body, Rejection):
                 continue
-            epoch = body.start_epoch if source == "occurrences" else body.epoch
-            entries.append((epoch, _SOURCE_RANK[source], getattr(body, "vehicle_id", None) or "", count,
-                            Message(body, location, line.decode("utf-8", errors="replace"))))
+            entries.append(event_order(source, body, count) +
+                           (Message(body, location, line.decode("utf-8", errors="replace")),))
             count += 1
     entries.sort(key=lambda e: e[:4])
     return [e[4] for e in entries], read

@@ -28,7 +28,7 @@ from kernel.fleet import Vehicle
 from kernel.inputs import StaticInputs
 from kernel.policy import Policy, load_policy
 from rules.model import Infraction, InsufficientEvidence, infraction_record
-from telemetry import Rejection, decode
+from telemetry import SOURCE_ORDER, Rejection, decode, event_order
 from telemetry.validation import INVALID_JSON
 from telemetry.files import TelemetryFiles, numbered_lines
 from trips.model import RealizedTrip, trip_record
@@ -123,7 +123,6 @@ class ReplayResult:
     rejudged: int = 0
 
 
-_SOURCE_RANK = {"occurrences": 0, "tachograph": 1, "catraca": 2}
 RUN = 20_000  # messages sorted in memory before they are spilled to a temporary file
 _FRAME = struct.Struct("<I")
 
@@ -170,12 +169,10 @@ class SortedInput:
                         self.rejected.append(body)
                         not_json += body.reason == INVALID_JSON
                         continue
-                    epoch = body.start_epoch if source == "occurrences" else body.epoch
-                    vehicle = getattr(body, "vehicle_id", None) or ""
                     # the input order breaks ties (a stable sort): of two versions of one message
                     # (same vehicle, time and seq, other content) the first received counts, as in
                     # the workers
-                    entry = (epoch, _SOURCE_RANK[source], vehicle, self.count, line, source, location)
+                    entry = event_order(source, body, self.count) + (line, source, location)
                     buffer.append(entry + (body,) if self.count < keep else entry)
                     self.count += 1
                     if self.count == keep:  # a large input: lines only, the ones kept so far too
@@ -289,7 +286,7 @@ def read_in_arrival_order(inputs: ReplayInputs) -> tuple[list[Message], list[Rej
                 continue
             epoch = body.start_epoch if source == "occurrences" else body.epoch
             clock = max(clock, epoch) if source != "occurrences" else -float("inf")
-            entries.append((clock, _SOURCE_RANK[source], len(entries), Message(body, location, line.decode())))
+            entries.append((clock, SOURCE_ORDER[source], len(entries), Message(body, location, line.decode())))
         streams.append(entries)
     return [entry[-1] for entry in heapq.merge(*streams, key=lambda e: e[:3])], rejected
 

@@ -54,6 +54,8 @@ from telemetry.contracts import (
     OccurrenceKind,
     TachographPing,
     geometry_problem,
+    SOURCE_ORDER,
+    event_order,
     message_id,
 )
 from telemetry.validation import (
@@ -90,6 +92,8 @@ __all__ = [
     "SOURCES",
     "Source",
     "TachographPing",
+    "SOURCE_ORDER",
+    "event_order",
     "message_id",
     "decode",
     "decode_catraca",

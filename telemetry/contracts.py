@@ -142,6 +142,19 @@ class CatracaReading(
         return self.ts.timestamp()
 
 
+# Among messages of one time: an occurrence first (it may justify what happens then), then
+# the tachograph, then the catraca
+SOURCE_ORDER = {"occurrences": 0, "tachograph": 1, "catraca": 2}
+
+
+def event_order(source: str, body: "TachographPing | CatracaReading | Occurrence", index: int) -> tuple:
+    """A decoded message's place in the replay's input order: event time, SOURCE_ORDER, vehicle,
+    then `index` (its place in the input). The replay sorts its files by it, and a bundle's
+    re-judgment (dockets.rejudgment) its lines, so that both feed the engine alike."""
+    epoch = body.start_epoch if source == "occurrences" else body.epoch
+    return epoch, SOURCE_ORDER[source], getattr(body, "vehicle_id", None) or "", index
+
+
 def message_id(message: TachographPing | CatracaReading, tz: tzinfo | None = None) -> str:
     """Content-based id of a telemetry message (the same message always gets it): the
     vehicle, the event time as sent (or in `tz`, for a message whose offset was not kept,
