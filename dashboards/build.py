@@ -26,6 +26,10 @@ OUT = Path(__file__).parent / "provisioning" / "dashboards" / "json"
 PROMETHEUS = DataSourceRef(type_val="prometheus", uid="prometheus")
 # the docket store (PostgreSQL + PostGIS), provisioned as uid "dockets"
 DOCKETS = DataSourceRef(type_val="grafana-postgresql-datasource", uid="dockets")
+# Grafana's "default" time zone: the server's [date_formats] default_timezone, which the
+# stack sets to the feed's agency_timezone (docker-compose.yml, FISCALIZA_TIMEZONE). Not a
+# literal here: Canarana's feed runs on America/Cuiaba, an hour behind São Paulo.
+CITY_TIME = ""
 
 
 def _panel(title: str, expr: str, legend: str, unit: str, description: str) -> timeseries.Panel:
@@ -49,7 +53,7 @@ def workers() -> dashboard.Dashboard:
         .tags(["fiscaliza"])
         .refresh("30s")
         .time("now-6h", "now")
-        .timezone("America/Sao_Paulo")
+        .timezone(CITY_TIME)
         .with_panel(_panel("Processos no ar", 'sum by (job) (up{job=~"fiscaliza-.*"})', "{{job}}", "short",
                            "Workers, sink de operação e sink dos autos respondendo à coleta do Prometheus."))
         .with_panel(_panel("Mensagens recebidas por tópico",
@@ -127,6 +131,10 @@ STAGE_CASE = ("CASE stage " + " ".join(f"WHEN '{stage.value}' THEN '{label}'" fo
               + " ELSE stage END")
 AUTO_NUMBER = "CASE WHEN number IS NULL THEN 'rascunho ' || id ELSE lpad(number::text, 4, '0') || '/' || year END"
 
+# Today in the feed's timezone: the deadlines are business days of the city, and the
+# session's current_date is UTC's (from 21:00 in São Paulo it is already tomorrow).
+FEED_TODAY = "(now() AT TIME ZONE coalesce((SELECT timezone FROM live_feed), current_setting('TimeZone')))::date"
+
 QUERIES = {
     "stages": f"SELECT {STAGE_CASE} AS \"situação\", count(*) AS autos, sum(fine_ufir) AS \"multa (UFIR)\" "
               "FROM dashboard_dockets WHERE $__timeFilter(occurred_at) GROUP BY stage ORDER BY autos DESC",
@@ -139,7 +147,8 @@ QUERIES = {
              "GROUP BY d.operator_name ORDER BY d.operator_name",
     "deadlines": f"SELECT {AUTO_NUMBER} AS auto, code AS \"código\", operator_id AS operadora, "
                  f"next_deadline_label AS prazo, next_deadline AS \"vence em\", {STAGE_CASE} AS \"situação\" "
-                 "FROM dashboard_dockets WHERE next_deadline IS NOT NULL AND next_deadline <= current_date + 7 "
+                 "FROM dashboard_dockets WHERE next_deadline IS NOT NULL "
+                 f"AND next_deadline <= {FEED_TODAY} + 7 "
                  "ORDER BY next_deadline, id",
     "map": f"SELECT {AUTO_NUMBER} AS auto, code AS \"código\", operator_id AS operadora, lat AS latitude, "
            "lon AS longitude, occurred_at AS \"ocorrida em\" FROM dashboard_dockets "
@@ -157,7 +166,7 @@ def autos() -> dashboard.Dashboard:
         .tags(["fiscaliza"])
         .refresh("1m")
         .time("now-30d", "now")
-        .timezone("America/Sao_Paulo")
+        .timezone(CITY_TIME)
         .with_panel(table.Panel().title("Autos por situação").datasource(DOCKETS).with_target(Sql(QUERIES["stages"]))
                     .description("Autos de infração ocorridos no período, por etapa do processo (arts. 5º a 8º).")
                     .height(8).span(8))
@@ -287,7 +296,7 @@ def live() -> dashboard.Dashboard:
         .tags(["fiscaliza"])
         .refresh("30s")
         .time("now/d", "now")
-        .timezone("America/Sao_Paulo")
+        .timezone(CITY_TIME)
         .with_panel(geomap.Panel().title("Ônibus agora").datasource(DOCKETS).with_target(Sql(LIVE_QUERIES["map"]))
                     .view(geomap.MapViewConfig().id("coords").lat(-19.76).lon(-40.39).zoom(13))
                     .layers([common.MapLayerOptions().type("markers").name("Ônibus")
@@ -385,7 +394,7 @@ def compliance() -> dashboard.Dashboard:
         .tags(["fiscaliza"])
         .refresh("5m")
         .time("now-30d", "now")
-        .timezone("America/Sao_Paulo")
+        .timezone(CITY_TIME)
         .with_panel(timeseries.Panel().title("Infrações por dia e código").datasource(DOCKETS)
                     .with_target(Sql(COMPLIANCE_QUERIES["by_code"], "time_series"))
                     .description("Infrações provisórias e confirmadas, pelo dia em que ocorreram.")

@@ -79,7 +79,9 @@ def test_every_sql_panel_runs_on_the_migrated_postgis_store(pg_sessions):
     import sqlalchemy as sa
 
     from dockets.service import ensure_operators, ingest
+    from ops.db import migrate
 
+    migrate(pg_sessions.kw["bind"])  # as `fiscaliza dockets migrate` does: the live tables too
     record = {"infraction_id": "a" * 32, "code": "D-11", "group": "D", "fine_ufir": 200, "status": "confirmed",
               "operator_id": "TRD", "route_id": "201", "direction_id": 1, "trip_id": "201-DU-1-FREQ",
               "vehicle_id": "JN-2014", "service_date": "2026-12-01", "occurred_at": "2026-12-01T13:25:49-03:00",
@@ -295,3 +297,30 @@ def test_the_headway_panel_draws_the_policys_bunched_and_gapped_bounds():
     assert [s["value"] for s in steps] == [None, headway.bunched_max_ratio, headway.gapped_min_ratio]
     assert (headway.bunched_max_ratio, headway.gapped_min_ratio) == (0.75, 1.25)
     assert "75 %" in panel["description"] and "125 %" in panel["description"]
+
+
+@pytest.mark.postgres
+def test_deadlines_fall_due_on_the_feeds_day_not_utcs(pg_sessions):
+    """'Prazos vencendo' counts a week from today in the feed's timezone: a zone whose date
+    differs from UTC's right now (UTC+14 from 10:00 UTC, UTC-12 before) gives the zone's date
+    (before: the session's current_date, UTC's)."""
+    import datetime as dt
+    import zoneinfo
+
+    import sqlalchemy as sa
+
+    from dashboards.build import FEED_TODAY
+    from ops.db import migrate
+    from ops.sink import record_feed
+
+    engine = pg_sessions.kw["bind"]
+    migrate(engine)
+    utc_now = dt.datetime.now(dt.UTC)
+    zone = "Etc/GMT-14" if utc_now.hour >= 10 else "Etc/GMT+12"
+    record_feed(engine, zone)
+    with engine.connect() as connection:
+        today = connection.execute(sa.text(f"SELECT {FEED_TODAY}")).scalar()
+    zone_today = dt.datetime.now(zoneinfo.ZoneInfo(zone)).date()
+    assert today == zone_today != dt.datetime.now(dt.UTC).date()
+    deadlines = next(p for p in json.loads(build()["fiscaliza-autos.json"])["panels"] if p["title"].startswith("Prazos"))
+    assert f"next_deadline <= {FEED_TODAY} + 7" in deadlines["targets"][0]["rawSql"]

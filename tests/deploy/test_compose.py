@@ -172,3 +172,14 @@ def test_published_ports_listen_on_the_loopback_only():
 def test_the_web_app_trusts_forwarded_headers_from_the_proxy_only():
     # before: unset, so behind the proxy every client shared one login-throttle bucket
     assert SERVICES["web"]["environment"]["FISCALIZA_TRUSTED_PROXY"].startswith("${PROXY_ADDRESS:?")
+
+
+def test_grafana_keeps_the_feeds_clock_that_the_dashboards_leave_to_it():
+    """The dashboards carry no time zone of their own (Canarana runs on America/Cuiaba):
+    Grafana's default one is the city's, set in .env, and the stack refuses to start without it."""
+    import json
+
+    for name in (ROOT / "dashboards/provisioning/dashboards/json").glob("*.json"):
+        assert json.loads(name.read_text())["timezone"] == "", name.name
+    setting = SERVICES["grafana"]["environment"]["GF_DATE_FORMATS_DEFAULT_TIMEZONE"]
+    assert setting.startswith("${FISCALIZA_TIMEZONE:?"), setting
