@@ -55,7 +55,7 @@ def main(argv=None) -> int:
         best = float("inf")
         for _ in range(args.repeat):
             started = time.process_time()
-            records = judged_again(context, sources, mine, [])
+            records, _told = judged_again(context, sources, mine, [])
             best = min(best, time.process_time() - started)
         own = [r for r in records if r.vehicle_id == vehicle_id]
         costs.append((best, len(mine)))

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from engine.late import Rejudged, revised_day
 from engine.operator import OperatorStage, OperatorState
-from engine.messages import DayMatched
+from engine.messages import DayMatched, OperatorInput
 from engine.routing import EndOfInput, Matched, Sends, operator_step, vehicle_step
 from engine.values import Context, Emitted, Message
 from engine.vehicle import JudgeAgain, PartitionState, VehicleStage, VehicleState
@@ -44,6 +45,9 @@ class Engine:
         self._operator_stage = OperatorStage(context, 1, self._operators.get,
                                              lambda s: self._operators.__setitem__(s.operator_id, s))
         self._dates: set = set()
+        # every message the vehicle stage told the operator stage, heartbeats included, when
+        # a list (a vehicle-day judged again reads its facts from them: engine.late.revised_day)
+        self.told: list[OperatorInput] | None = None
 
     def ingest(self, messages: list[Message]) -> Emitted:
         telemetry = []
@@ -62,6 +66,8 @@ class Engine:
         out = Emitted()
         self._route(vehicle_step(self._vehicle_stage, inbound, self.occurrences, self.sources), out)
         beat = self._vehicle_stage.heartbeat(final=self._vehicle_stage.partition.final)
+        if self.told is not None:
+            self.told.append(beat)
         for operator_id in sorted(self.ctx.feed.agencies):
             self._route(operator_step(self._operator_stage, operator_id, beat, self.occurrences), out)
         return out
@@ -73,9 +79,12 @@ class Engine:
         out.infractions += sends.infractions
         out.insufficient += sends.insufficient
         out.trips += sends.trips
+        out.trips_withdrawn += sends.trips_withdrawn
         out.months += sends.months
         out.late_kept += sends.late_kept
         out.rejudged += sends.rejudged
+        if self.told is not None:
+            self.told += sends.to_operators
         for message in sends.to_operators:
             self._route(operator_step(self._operator_stage, message.operator_id, message, self.occurrences), out)
         if sends.to_vehicles:
@@ -92,20 +101,26 @@ class Engine:
 
 
 def judged_again(context: Context, sources: frozenset[str], messages: list[Message],
-                 occurrences: list[Occurrence]) -> list[Infraction]:
+                 occurrences: list[Occurrence]) -> tuple[list[Infraction], list[OperatorInput]]:
     """Every infraction record, final state, that the core finds in `messages` read as the
     replay reads its input (event-time order; the input order among equal times): a
-    vehicle-day's raw input judged again (engine.late), in a fresh engine."""
+    vehicle-day's raw input judged again (engine.late), in a fresh engine; and what its
+    vehicle stage told the operator stage on the way."""
     engine = Engine(context, sources)
     engine.occurrences = list(occurrences)
+    engine.told = []
     ordered = sorted(messages, key=lambda m: (m.body.epoch, 0 if isinstance(m.body, TachographPing) else 1))
     out = engine.ingest(ordered)
     out.extend(engine.close())
-    return list({record.infraction_id: record for record in out.infractions}.values())
+    return list({record.infraction_id: record for record in out.infractions}.values()), engine.told
 
 
 def judge_again_from(context: Context, sources: frozenset[str], read_back: ReadBack) -> JudgeAgain:
     """The vehicle stage's re-judgment over the raw input `read_back` gives."""
-    def judge_again(vehicle_id: str, start: float, end: float, occurrences: list[Occurrence]) -> list[Infraction]:
-        return judged_again(context, sources, read_back(vehicle_id, start, end), occurrences)
+    def judge_again(vehicle_id: str, start: float, end: float, occurrences: list[Occurrence]) -> Rejudged:
+        records, told = judged_again(context, sources, read_back(vehicle_id, start, end), occurrences)
+        vehicle = context.fleet.get(vehicle_id)
+        revised = None if vehicle is None else revised_day(
+            vehicle.operator_id, vehicle_id, start, end, told, context.policy.trips.max_coverage_gap_s)
+        return Rejudged(records, revised)
     return judge_again

@@ -16,6 +16,12 @@ vehicle stage sent for that day: a record with the same id and other content is 
 (its first `detected_at` kept), a new one is sent, one the re-judgment no longer finds is
 sent `withdrawn`, and an unchanged one is not sent again.
 
+The re-judgment's trips, the passes its telemetry could not follow, when its sensors were
+heard and the minutes it reported go to the operator stage as the day's `VehicleDayRevised`
+(`revised_day`), in place of what the live stream told of that vehicle-day: the service
+days it touches are judged again (D-12, D-13, D-22, art. 45), so a trip the backlog proves
+is a trip run there too.
+
 Bounded by the policy: a message later than `stream.rejudge_max_late_s` behind its
 vehicle's newest is `late` as before, and a vehicle-day is judged again at most
 `stream.rejudge_max_times` times (a late message past that is `late`).
@@ -25,8 +31,12 @@ Pure functions over frozen values.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import msgspec
 
+from engine.messages import Heartbeat, OperatorInput, TripCutShort, TripDetected, TripUnfollowed, VehicleDayRevised
+from rules.facts import SensorRuns
 from rules.model import WITHDRAWN, Infraction, localized, plain, stamped
 
 
@@ -38,6 +48,41 @@ class LateDay(msgspec.Struct, frozen=True):
     newest: float = 0.0
     waiting: bool = False
     rejudged: int = 0
+
+
+class Rejudged(msgspec.Struct, frozen=True):
+    """A vehicle-day judged again: every infraction record the core found in its raw input,
+    and what it tells the operator stage (None: a vehicle not in the fleet)."""
+
+    records: list[Infraction]
+    revised: VehicleDayRevised | None
+
+
+def revised_day(operator_id: str, vehicle_id: str, start: float, end: float, told: Iterable[OperatorInput],
+                gap_s: float) -> VehicleDayRevised:
+    """The vehicle-day [start, end) as a fresh engine's vehicle stage told it to its
+    operator stage (`told`, in order): its detected trips, the latest version of each pass
+    not followed, the passes cut short, its sensors' runs merged (`gap_s`: the policy's
+    trips.max_coverage_gap_s) and the minutes it reported."""
+    trips, unfollowed, cut_short = [], {}, []
+    coverage, minutes, conflicted = SensorRuns(), set(), set()
+    for message in told:
+        if isinstance(message, TripDetected) and message.trip.vehicle_id == vehicle_id \
+                and start <= message.trip.departed_at < end and message.trip not in trips:
+            trips.append(message.trip)
+            conflicted.update(message.conflicted)
+        elif isinstance(message, TripUnfollowed) and message.passage.vehicle_id == vehicle_id \
+                and start <= message.passage.first_t < end:
+            unfollowed[message.passage.key] = message.passage  # a later version of a pass replaces it
+        elif isinstance(message, TripCutShort) and message.passage.vehicle_id == vehicle_id \
+                and start <= message.passage.departed_at < end and message.passage not in cut_short:
+            cut_short.append(message.passage)
+        elif isinstance(message, Heartbeat):
+            coverage = coverage.merged(message.coverage.get(vehicle_id, SensorRuns()), gap_s)
+            minutes.update(m for m in message.reporting.get(operator_id, ()) if start <= m * 60 < end)
+    return VehicleDayRevised(operator_id, vehicle_id, start, end, sorted(trips, key=lambda t: t.departed_at),
+                             sorted(unfollowed.values(), key=lambda p: p.key), cut_short, coverage,
+                             sorted(minutes), sorted(conflicted))
 
 
 def with_late(day: LateDay | None, epoch: float) -> LateDay:

@@ -75,6 +75,28 @@ class Heartbeat(msgspec.Struct, frozen=True, tag="heartbeat"):
     coverage: dict[str, SensorRuns] = {}  # vehicle -> its sensors' runs released since the last heartbeat
 
 
+class VehicleDayRevised(msgspec.Struct, frozen=True, tag="vehicle_day_revised"):
+    """A vehicle's operating day [start, end) judged again from its raw input because late
+    messages came for it (engine.late): what the operator stage hears of a vehicle-day, as
+    the re-judgment found it — its trips, the passes its telemetry could not follow or a
+    track rule cut short, when its sensors were heard, the minutes it reported, and its
+    departure pings that came in two versions. These replace what the live stream told of
+    that vehicle in [start, end); the service days they touch are judged again (D-12, D-13,
+    D-22, art. 45), so a trip the backlog proves is a trip run, whatever order the
+    messages came in."""
+
+    operator_id: str
+    vehicle_id: str
+    start: float
+    end: float
+    trips: list[DetectedTrip]
+    unfollowed: list[UnfollowedPass]
+    cut_short: list[CutShortPass]
+    coverage: SensorRuns
+    reporting: list[int]  # epoch minutes
+    conflicted: list[str] = []
+
+
 class MatchRecord(msgspec.Struct, frozen=True):
     detected: DetectedTrip
     realized: RealizedTrip
@@ -110,5 +132,5 @@ class VehicleAhead(msgspec.Struct, frozen=True, tag="vehicle_ahead"):
     scheduled_headway_s: int  # the frequency window's headway_secs, or the timetable's gap
 
 
-OperatorInput = TripDetected | TripDeparted | TripUnfollowed | TripCutShort | Heartbeat
+OperatorInput = TripDetected | TripDeparted | TripUnfollowed | TripCutShort | Heartbeat | VehicleDayRevised
 ToVehicle = DayMatched | VehicleAhead  # the operator stage to the vehicle stage (day-matched topic)

@@ -24,6 +24,7 @@ import msgspec
 
 from engine.assemble import day_km, match_record, month_of, operator_day, service_date_of, service_day_facts
 from engine.changelog import at_most_provisional, emit_change, settle
+from engine.late import rejudged_changes
 from engine.messages import (
     DayMatched,
     Heartbeat,
@@ -33,6 +34,7 @@ from engine.messages import (
     TripDetected,
     TripUnfollowed,
     VehicleAhead,
+    VehicleDayRevised,
 )
 from engine.status import MonthEfficiency, month_efficiency
 from engine.values import Context
@@ -41,9 +43,9 @@ from gtfs.schedule import ServiceDay, service_day
 from rules.art45 import MonthKm, close_month
 from rules.d13 import is_off_schedule
 from rules.evaluate import evaluate_service_day, safe_detect
-from rules.facts import CutShortPass, LineService, SensorRuns
+from rules.facts import CutShortPass, LineService, SensorRuns, ServiceDayFacts
 from rules.line_interruption import advance_lines
-from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
+from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, localized, plain, stamped
 from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, scheduled_headway
 from trips.matching import live_matches, match_service_day_full
@@ -58,6 +60,37 @@ class MonthTotals(msgspec.Struct):
     # closed days with service scheduled but no telemetry at all from the operator's fleet:
     # no evidence either way, so left out of art. 45's efficiency (and listed)
     without_telemetry: list[str] = msgspec.field(default_factory=list)
+
+
+class ClosedDay(msgspec.Struct, frozen=True):
+    """A closed service day as it was judged: its inputs, and each record as last sent.
+    Kept while a late message may still have one of its vehicle-days judged again
+    (stream.rejudge_max_late_s): a `VehicleDayRevised` then swaps that vehicle's part of
+    the inputs and the day is judged again (`OperatorStage.on_revised`)."""
+
+    detected: list[DetectedTrip]
+    unfollowed: list[UnfollowedPass]
+    cut_short: list[CutShortPass]
+    conflicted: list[str]
+    coverage: dict[str, SensorRuns]  # by vehicle, as at the close
+    reporting: list[int]  # epoch minutes, as at the close
+    lines: dict[str, LineService]  # each line's service before the day (Canarana's art. 6º II)
+    settled: dict[str, Infraction]  # id -> as last sent (withdrawn ones included)
+    km: tuple[float, float]  # what the day added to its month: (programmed, realized) metres
+    without_telemetry: bool  # a day the month counts apart (MonthTotals.without_telemetry)
+    closed_at: float
+
+
+@dataclass(frozen=True)
+class DayJudged:
+    """A service day judged from its inputs (`OperatorStage._judged`)."""
+
+    day: ServiceDay
+    matches: list
+    facts: ServiceDayFacts
+    verdicts: list[Finding]
+    km: tuple[float, float]
+    without_telemetry: bool
 
 
 class OperatorState(msgspec.Struct):
@@ -88,11 +121,15 @@ class OperatorState(msgspec.Struct):
     # each line's service across closed days, by route (Canarana's art. 6º II): a few numbers
     # per line, never the days' trips; empty where the policy sets no [interruption]
     lines: dict[str, LineService] = msgspec.field(default_factory=dict)
+    # by service date: the closed days a late message may still have judged again (ClosedDay)
+    reopenable: dict[str, ClosedDay] = msgspec.field(default_factory=dict)
 
 
 @dataclass
 class OperatorOutput:
     trips: list[RealizedTrip] = field(default_factory=list)
+    # trips sent before that a day judged again no longer finds (their departure read anew)
+    trips_withdrawn: list[RealizedTrip] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     day_matched: list[DayMatched] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
@@ -153,6 +190,8 @@ class OperatorStage:
             if isinstance(message, TripCutShort):
                 self.on_cut_short(message)
                 return OperatorOutput()
+            if isinstance(message, VehicleDayRevised):
+                return self.on_revised(message, occurrences)
             return self.on_heartbeat(operator_id, message, occurrences)
         except Exception as exc:  # noqa: BLE001 - one message must not stop the stream
             log.exception("dead-lettering %s: the operator stage failed on it", location or type(message).__name__)
@@ -431,67 +470,213 @@ class OperatorStage:
     def _close_day(self, state: OperatorState, date: dt.date, occurrences, out: OperatorOutput,
                    closed_at: float) -> None:
         state.closed = [*state.closed, date.isoformat()]
-        day = self._operator_day(date, state.operator_id)
         detected, state.detected = _popped(state.detected, date.isoformat(), [])
         # a vehicle that never arrived: the day's matching has settled it
         state.running = {vehicle: departed for vehicle, departed in state.running.items()
                          if service_date_of(departed.trip, self.ctx, self._day) > date}
-        matches = match_service_day_full(detected, day, self.ctx.feed.timezone, self.ctx.policy.trips)
-        out.trips += [m.realized for m in matches]
-        reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
         unfollowed, state.unfollowed = _popped(state.unfollowed, date.isoformat(), [])
         cut_short_passes, state.cut_short = _popped(state.cut_short, date.isoformat(), [])
-        facts = service_day_facts(day, matches, self.ctx, reporting, occurrences, unfollowed, cut_short_passes,
-                                  state.coverage)
-        if self.ctx.policy.interruption is not None:  # an interruption spans days: the lines' memory
-            facts = dataclasses.replace(facts, line_service=dict(state.lines))
-            state.lines = advance_lines(state.lines, facts, self.ctx.policy)
-        tz = self.ctx.feed.timezone
         conflicted, state.conflicted = _popped(state.conflicted, date.isoformat(), [])
-        verdicts = [at_most_provisional(v, conflicted)
-                    for v in evaluate_service_day(facts, self.ctx.pack, self.ctx.policy, self._projector)]
+        inputs = ClosedDay(detected, unfollowed, cut_short_passes, conflicted, state.coverage, state.reporting,
+                           state.lines, {}, (0.0, 0.0), False, closed_at)
+        judged = self._judged(state.operator_id, date, inputs, occurrences)
+        out.trips += [m.realized for m in judged.matches]
+        if self.ctx.policy.interruption is not None:  # an interruption spans days: the lines' memory
+            state.lines = advance_lines(state.lines, judged.facts, self.ctx.policy)
+        tz = self.ctx.feed.timezone
         first_seen = {k: localized(r, tz).detected_at.timestamp() for k, r in state.emitted.items()}
         emitted = dict(state.emitted)  # settle forgets the day's records in it
-        out.findings += settle(emitted, verdicts, date, closed_at, tz)
+        changes = settle(emitted, judged.verdicts, date, closed_at, tz)
+        out.findings += changes
         state.emitted = emitted
+        settled = {**{r.infraction_id: r for r in changes if isinstance(r, Infraction) and r.status == WITHDRAWN},
+                   **{v.infraction_id: _as_sent(v, first_seen.get(v.infraction_id, closed_at), tz)
+                      for v in judged.verdicts if isinstance(v, Infraction)}}
         month = month_of(date)
         # the month's close (art. 45) judges every D-22 of the day, whether it changed now or not
         state.suppressions = {**state.suppressions, month: [
             *state.suppressions.get(month, []),
-            *(stamped(v, first_seen.get(v.infraction_id, closed_at), tz) for v in verdicts
+            *(stamped(v, first_seen.get(v.infraction_id, closed_at), tz) for v in judged.verdicts
               if isinstance(v, Infraction) and v.code == "D-22")]}
-        programmed, realized = day_km(day, matches, self.ctx, facts).get(state.operator_id, (0.0, 0.0))
-        # its fields are reassigned below, never changed in place: a shallow copy keeps the stored one
-        totals = copy.copy(state.months[month]) if month in state.months else MonthTotals()
-        state.months = {**state.months, month: totals}
-        if day.trips and not matches and programmed == 0:
-            totals.without_telemetry = sorted(set(totals.without_telemetry) | {date.isoformat()})
-        else:
-            totals.programmed_m += programmed
-            totals.realized_m += realized
-            totals.service_dates = sorted(set(totals.service_dates) | {date.isoformat()})
-        out.months.append(month_efficiency(state.operator_id, month, totals.programmed_m, totals.realized_m,
-                                           totals.service_dates, totals.without_telemetry, date,
-                                           self.ctx.policy.art45.min_efficiency, month_closed=False))
+        out.months.append(self._count_day(state, date, judged.km, judged.without_telemetry))
+        state.reopenable = self._reopenable(state, date, msgspec.structs.replace(
+            inputs, detected=_in_order(detected, _departure), unfollowed=_in_order(unfollowed, _first_fix),
+            cut_short=_in_order(cut_short_passes, _departure), settled=settled, km=judged.km,
+            without_telemetry=judged.without_telemetry))
         by_vehicle: dict[str, list] = {}
-        for m in matches:
+        for m in judged.matches:
             by_vehicle.setdefault(m.detected.vehicle_id, []).append(match_record(m))
-        trip_of = {t.key: t for t in day.trips}
+        trip_of = {t.key: t for t in judged.day.trips}
         cut_short: dict[str, list[tuple[CutShortPass, str, float]]] = {}
-        for key, passage in sorted(facts.cut_short_trips(self.ctx.policy).items()):
+        for key, passage in sorted(judged.facts.cut_short_trips(self.ctx.policy).items()):
             cut_short.setdefault(passage.vehicle_id, []).append(
-                (passage, trip_of[key].trip_id, day.departure_epoch(trip_of[key])))
+                (passage, trip_of[key].trip_id, judged.day.departure_epoch(trip_of[key])))
         for vehicle in sorted(v.vehicle_id for v in self.ctx.fleet.values() if v.operator_id == state.operator_id):
             out.day_matched.append(DayMatched(vehicle, state.operator_id, date, by_vehicle.get(vehicle, []), closed_at,
                                               cut_short.get(vehicle, [])))
         # Reporting minutes and sensor runs before the day cannot matter to a later day.
-        horizon = int((day.start_epoch - self.ctx.policy.trips.match_window_s) // 60)
+        horizon = int((judged.day.start_epoch - self.ctx.policy.trips.match_window_s) // 60)
         state.reporting = state.reporting[bisect.bisect_left(state.reporting, horizon):]
         state.coverage = {v: kept for v, runs in state.coverage.items()
                           if (kept := runs.since(horizon * 60)).tachograph or kept.boarding}
 
+    def _judged(self, operator_id: str, date: dt.date, inputs: ClosedDay, occurrences) -> DayJudged:
+        """A service day of the operator judged from its inputs: the trips matched to the
+        schedule, the service-day rules' verdicts and what the day adds to art. 45."""
+        day = self._operator_day(date, operator_id)
+        matches = match_service_day_full(inputs.detected, day, self.ctx.feed.timezone, self.ctx.policy.trips)
+        reporting = {operator_id: [minute * 60.0 for minute in inputs.reporting]}
+        facts = service_day_facts(day, matches, self.ctx, reporting, occurrences, inputs.unfollowed,
+                                  inputs.cut_short, inputs.coverage)
+        if self.ctx.policy.interruption is not None:
+            facts = dataclasses.replace(facts, line_service=dict(inputs.lines))
+        verdicts = [at_most_provisional(v, inputs.conflicted)
+                    for v in evaluate_service_day(facts, self.ctx.pack, self.ctx.policy, self._projector)]
+        programmed, realized = day_km(day, matches, self.ctx, facts).get(operator_id, (0.0, 0.0))
+        return DayJudged(day, matches, facts, verdicts, (programmed, realized),
+                         bool(day.trips and not matches and programmed == 0))
+
+    def _count_day(self, state: OperatorState, date: dt.date, km: tuple[float, float], without_telemetry: bool,
+                   replaced: ClosedDay | None = None) -> MonthEfficiency:
+        """The day's km into its month's totals for art. 45 (in place of what `replaced`
+        added, when the day is judged again), and the month as it stands."""
+        month = month_of(date)
+        # its fields are reassigned below, never changed in place: a shallow copy keeps the stored one
+        totals = copy.copy(state.months[month]) if month in state.months else MonthTotals()
+        state.months = {**state.months, month: totals}
+        if replaced is not None:
+            if replaced.without_telemetry:
+                totals.without_telemetry = [d for d in totals.without_telemetry if d != date.isoformat()]
+            else:
+                totals.programmed_m -= replaced.km[0]
+                totals.realized_m -= replaced.km[1]
+                totals.service_dates = [d for d in totals.service_dates if d != date.isoformat()]
+        if without_telemetry:
+            totals.without_telemetry = sorted(set(totals.without_telemetry) | {date.isoformat()})
+        else:
+            totals.programmed_m += km[0]
+            totals.realized_m += km[1]
+            totals.service_dates = sorted(set(totals.service_dates) | {date.isoformat()})
+        return month_efficiency(state.operator_id, month, totals.programmed_m, totals.realized_m,
+                                totals.service_dates, totals.without_telemetry, date,
+                                self.ctx.policy.art45.min_efficiency, month_closed=month in state.closed_months)
+
+    def _reopenable(self, state: OperatorState, date: dt.date, closed: ClosedDay) -> dict[str, ClosedDay]:
+        """The closed days kept for a re-judgment, `closed` among them: those a message may
+        still be late enough for (stream.rejudge_max_late_s, and a day for the cutover)."""
+        oldest = (date - dt.timedelta(days=self._days_kept())).isoformat()
+        return {**{d: c for d, c in state.reopenable.items() if d >= oldest}, date.isoformat(): closed}
+
+    def _days_kept(self) -> int:
+        return int(-(-self.ctx.policy.stream.rejudge_max_late_s // 86400)) + 1
+
+    # --- a vehicle-day judged again (late data) ----------------------------------------
+
+    def on_revised(self, message: VehicleDayRevised, occurrences: list[Occurrence]) -> OperatorOutput:
+        """A vehicle-day judged again from its raw input (engine.late): what the vehicle
+        stage told of it before, in [start, end), is replaced by what the re-judgment
+        found. An open day takes it as any other input; a closed day kept for it is judged
+        again, and what changed goes out: its records (same ids, first `detected_at` kept,
+        `withdrawn` where no longer found), its realized trips, its month's art. 45 figure
+        and, if the month is closed, its D-22 judged again under art. 45."""
+        state = self._state(message.operator_id)
+        out = OperatorOutput()
+        revised = self._by_service_date(message)
+        for date in sorted(set(state.detected) | set(state.unfollowed) | set(state.cut_short) | set(revised)):
+            if date in state.closed:
+                continue
+            trips, unfollowed, cut_short = revised.get(date, ([], [], []))
+            state.detected = {**state.detected, date: _swapped(state.detected.get(date, []), message, trips,
+                                                               _departure)}
+            state.unfollowed = {**state.unfollowed, date: _swapped(state.unfollowed.get(date, []), message,
+                                                                   unfollowed, _first_fix)}
+            state.cut_short = {**state.cut_short, date: _swapped(state.cut_short.get(date, []), message, cut_short,
+                                                                 _departure)}
+            self._note_conflicted(state, date, tuple(message.conflicted))
+            state.live = sorted(set(state.live) | {date})
+        gap = self.ctx.policy.trips.max_coverage_gap_s
+        state.coverage = _with_runs(state.coverage, message, gap)
+        state.reporting = sorted(set(state.reporting).union(message.reporting))
+        for date in sorted(set(revised) | set(state.reopenable)):
+            if date not in state.closed:
+                continue
+            if date not in state.reopenable:
+                log.warning("%s's %s judged again came after its day %s was forgotten", message.vehicle_id,
+                            dt.date.fromtimestamp(message.start), date)
+                continue
+            before = state.reopenable[date]
+            trips, unfollowed, cut_short = revised.get(date, ([], [], []))
+            after = msgspec.structs.replace(
+                before,
+                detected=_swapped(before.detected, message, trips, _departure),
+                unfollowed=_swapped(before.unfollowed, message, unfollowed, _first_fix),
+                cut_short=_swapped(before.cut_short, message, cut_short, _departure),
+                conflicted=sorted(set(before.conflicted) | set(message.conflicted)),
+                coverage=_with_runs(before.coverage, message, gap),
+                reporting=sorted(set(before.reporting).union(message.reporting)))
+            if after != before:
+                self._judge_again(state, dt.date.fromisoformat(date), before, after, occurrences, out)
+        self._save(state)
+        return out
+
+    def _by_service_date(self, message: VehicleDayRevised) -> dict[str, tuple[list, list, list]]:
+        """The re-judged vehicle-day's trips, passes not followed and passes cut short, by
+        the service date each belongs to (as the live stream's were filed)."""
+        found: dict[str, tuple[list, list, list]] = {}
+        for trip in message.trips:
+            found.setdefault(service_date_of(trip, self.ctx, self._day).isoformat(), ([], [], []))[0].append(trip)
+        for passage in message.unfollowed:
+            found.setdefault(self._service_date_of(passage, passage.latest_departure), ([], [], []))[1].append(passage)
+        for passage in message.cut_short:
+            found.setdefault(self._service_date_of(passage, passage.departed_at), ([], [], []))[2].append(passage)
+        return found
+
+    def _judge_again(self, state: OperatorState, date: dt.date, before: ClosedDay, after: ClosedDay,
+                     occurrences, out: OperatorOutput) -> None:
+        """A closed day judged again on `after`, its inputs revised: what changed since
+        `before` goes out."""
+        tz = self.ctx.feed.timezone
+        was = self._judged(state.operator_id, date, before, occurrences)
+        now = self._judged(state.operator_id, date, after, occurrences)
+        # a trip is one per vehicle and departure (the trips output's identity): the ones
+        # that changed go out again, the ones no longer found go out withdrawn
+        sent = {(m.realized.vehicle_id, m.realized.departed_at): m.realized for m in was.matches}
+        found = {(m.realized.vehicle_id, m.realized.departed_at): m.realized for m in now.matches}
+        out.trips += [trip for key, trip in found.items() if sent.get(key) != trip]
+        out.trips_withdrawn += [trip for key, trip in sent.items() if key not in found]
+        watermark = self._watermark(state)
+        moment = before.closed_at if watermark is None else max(before.closed_at, watermark)
+        changes, settled = rejudged_changes(before.settled, [v for v in now.verdicts if isinstance(v, Infraction)],
+                                            moment, tz)
+        out.findings += changes
+        month = month_of(date)
+        month_closed = month in state.closed_months and month in state.suppressions
+        closed = {r.infraction_id: r for r in self._month_verdicts(state, month, state.suppressions[month])} \
+            if month_closed else {}
+        d22 = [r for r in settled.values() if r.code == "D-22" and r.status != WITHDRAWN]
+        suppressions = [*(s for s in state.suppressions.get(month, []) if s.service_date != date), *d22]
+        state.suppressions = {**state.suppressions, month: sorted(suppressions, key=lambda s: s.service_date)}
+        out.months.append(self._count_day(state, date, now.km, now.without_telemetry, replaced=before))
+        if month_closed:
+            # the month's art. 45 judged again: each D-22 whose status or figures changed
+            out.findings += [r for r in self._month_verdicts(state, month, state.suppressions[month])
+                             if closed.get(r.infraction_id) != r]
+        state.reopenable = {**state.reopenable, date.isoformat(): msgspec.structs.replace(
+            after, settled=settled, km=now.km, without_telemetry=now.without_telemetry)}
+
     def _close_month(self, state: OperatorState, month: str) -> list[Infraction]:
         state.closed_months = [*state.closed_months, month]
+        verdicts = self._month_verdicts(state, month, state.suppressions.get(month, []))
+        # the month's D-22 stay while a day of it may still be judged again (on_revised)
+        year, number = map(int, month.split("-"))
+        last = dt.date(year, number, calendar.monthrange(year, number)[1])
+        oldest = (last - dt.timedelta(days=self._days_kept())).isoformat()[:7]
+        state.suppressions = {m: s for m, s in state.suppressions.items()
+                              if m not in state.closed_months or m >= oldest}
+        return verdicts
+
+    def _month_verdicts(self, state: OperatorState, month: str, kept: list[Infraction]) -> list[Infraction]:
+        """The final state of the month's D-22 (art. 45) on its totals as they stand."""
         year, number = map(int, month.split("-"))
         days = sum(1 for d in range(1, calendar.monthrange(year, number)[1] + 1)
                    if self._operator_day(dt.date(year, number, d), state.operator_id).scheduled_span()[0]
@@ -499,9 +684,41 @@ class OperatorStage:
         totals = state.months[month]
         km = MonthKm(totals.programmed_m, totals.realized_m, tuple(totals.service_dates),
                      tuple(totals.without_telemetry))
-        kept, state.suppressions = _popped(state.suppressions, month, [])
         suppressions = [localized(s, self.ctx.feed.timezone) for s in kept]
         return close_month(suppressions, km, month, days, self.ctx.policy)
+
+
+def _as_sent(record: Infraction, detected_at: float, tz) -> Infraction:
+    """A record as the change log holds it once sent: plain evidence, stamped."""
+    return stamped(msgspec.structs.replace(record, evidence=plain(record.evidence), detected_at=None), detected_at, tz)
+
+
+def _swapped(items: list, message: VehicleDayRevised, revised: list, time_of) -> list:
+    """`items` with the re-judged vehicle-day's own (its vehicle, dated in [start, end))
+    replaced by `revised`, in time order."""
+    kept = [i for i in items if i.vehicle_id != message.vehicle_id or not message.start <= time_of(i) < message.end]
+    return _in_order([*kept, *revised], time_of)
+
+
+def _in_order(items: list, time_of) -> list:
+    """A day's trips or passes in one order whatever order they came in: a day whose
+    inputs a re-judgment leaves as they were is seen unchanged."""
+    return sorted(items, key=lambda i: (time_of(i), i.vehicle_id, msgspec.json.encode(i)))
+
+
+def _departure(item: DetectedTrip | CutShortPass) -> float:
+    return item.departed_at
+
+
+def _first_fix(passage: UnfollowedPass) -> float:
+    return passage.first_t
+
+
+def _with_runs(coverage: dict[str, SensorRuns], message: VehicleDayRevised, gap_s: float) -> dict[str, SensorRuns]:
+    """The vehicles' sensor runs with the re-judged vehicle-day's merged in (late readings
+    only add to when a sensor was heard)."""
+    runs = coverage.get(message.vehicle_id, SensorRuns()).merged(message.coverage, gap_s)
+    return {**coverage, message.vehicle_id: runs}
 
 
 def _same_trip(a: DetectedTrip, b: DetectedTrip) -> bool:

@@ -21,6 +21,7 @@ from engine.messages import (
     TripDetected,
     TripUnfollowed,
     VehicleAhead,
+    VehicleDayRevised,
 )
 from engine.operator import OperatorStage
 from engine.status import MonthEfficiency, VehicleStatus
@@ -56,9 +57,10 @@ class Sends:
     rejected: list[Rejection] = field(default_factory=list)  # dead-letter topic
     findings: list[Finding] = field(default_factory=list)  # infractions / insufficient-evidence
     statuses: list[VehicleStatus] = field(default_factory=list)  # vehicle-status
-    to_operators: list[TripDeparted | TripUnfollowed | TripCutShort | TripDetected] = \
+    to_operators: list[TripDeparted | TripUnfollowed | TripCutShort | TripDetected | VehicleDayRevised] = \
         field(default_factory=list)  # operator-events
     trips: list[RealizedTrip] = field(default_factory=list)  # trips
+    trips_withdrawn: list[RealizedTrip] = field(default_factory=list)  # trips, withdrawn: a day judged again
     to_vehicles: list[ToVehicle] = field(default_factory=list)  # day-matched: days judged, buses ahead
     months: list[MonthEfficiency] = field(default_factory=list)  # month-efficiency: art. 45 as days close
     late_kept: int = 0  # messages beyond the allowed lateness kept for a re-judgment (a metric)
@@ -105,7 +107,8 @@ def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurre
         sends.findings += result.findings
         sends.statuses += result.statuses
         # a departure before the arrival after it
-        sends.to_operators += [*result.departed, *result.unfollowed, *result.cut_short, *result.detected]
+        sends.to_operators += [*result.departed, *result.unfollowed, *result.cut_short, *result.detected,
+                               *result.revised]
         sends.late_kept += result.late_kept
         sends.rejudged += result.rejudged
     for message in ahead:
@@ -115,13 +118,14 @@ def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurre
         sends.rejected += judged.rejected
         sends.findings += judged.findings
         sends.rejudged += judged.rejudged
+        sends.to_operators += judged.revised
     return sends
 
 
 def operator_step(stage: OperatorStage, operator_id: str, message: OperatorInput, occurrences: list[Occurrence],
                   location: str | None = None) -> Sends:
     """One message of the operator stage: a trip, a departure, a trip not followed or cut
-    short, or a heartbeat."""
+    short, a heartbeat, or a vehicle-day judged again."""
     out = stage.handle(operator_id, message, occurrences, location)
-    return Sends(rejected=out.rejected, findings=out.findings, trips=out.trips,
+    return Sends(rejected=out.rejected, findings=out.findings, trips=out.trips, trips_withdrawn=out.trips_withdrawn,
                  to_vehicles=[*out.ahead, *out.day_matched], months=out.months)

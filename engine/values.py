@@ -43,6 +43,8 @@ class Message:
 @dataclass
 class Emitted:
     trips: list[RealizedTrip] = field(default_factory=list)
+    # trips sent before that a day judged again no longer finds (engine.late)
+    trips_withdrawn: list[RealizedTrip] = field(default_factory=list)
     # A change log: a later record with the same infraction_id supersedes an earlier one.
     infractions: list[Infraction] = field(default_factory=list)
     insufficient: list[InsufficientEvidence] = field(default_factory=list)
@@ -54,6 +56,7 @@ class Emitted:
 
     def extend(self, other: "Emitted") -> None:
         self.trips.extend(other.trips)
+        self.trips_withdrawn.extend(other.trips_withdrawn)
         self.infractions.extend(other.infractions)
         self.insufficient.extend(other.insufficient)
         self.rejected.extend(other.rejected)

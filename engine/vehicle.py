@@ -26,7 +26,7 @@ from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change, settle
 from engine.clocks import ClockFault, clock_passes, judge_clock, received_epoch, with_fault
 from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, over_episodes
-from engine.late import LateDay, keeps, rejudged_changes, with_late
+from engine.late import LateDay, Rejudged, keeps, rejudged_changes, with_late
 from engine.messages import (
     DayMatched,
     Heartbeat,
@@ -36,6 +36,7 @@ from engine.messages import (
     TripDetected,
     TripUnfollowed,
     VehicleAhead,
+    VehicleDayRevised,
 )
 from engine.live import LiveMap, LiveView, advance, measure
 from engine.status import VehicleStatus, live_match, live_status, open_trip
@@ -162,11 +163,13 @@ class VehicleOutput:
     statuses: list[VehicleStatus] = field(default_factory=list)
     late_kept: int = 0  # messages beyond the allowed lateness kept for their day's re-judgment
     rejudged: int = 0  # vehicle-days judged again
+    revised: list[VehicleDayRevised] = field(default_factory=list)  # those days, to the operator stage
 
 
 # A vehicle-day judged again from its raw input (engine.late): (vehicle, [start, end) of its
-# operating day in epoch s, occurrences) -> every infraction record the core finds in it
-JudgeAgain = Callable[[str, float, float, list[Occurrence]], list[Infraction]]
+# operating day in epoch s, occurrences) -> every infraction record the core finds in it, and
+# the day as the operator stage is to hear it again
+JudgeAgain = Callable[[str, float, float, list[Occurrence]], Rejudged]
 # _admit's verdict on a late message kept for its vehicle-day's re-judgment (not a rejection)
 _KEPT_LATE = Rejection(source="", reason="kept_late", detail="", location=None, raw="")
 # the scopes of the rules the vehicle stage judges (the operator stage judges "service_day")
@@ -690,25 +693,29 @@ class VehicleStage:
                 if not (day.waiting and date in state.judged):
                     continue
                 try:
-                    found += self._judge_again_day(state, date, occurrences)
+                    changed, revised = self._judge_again_day(state, date, occurrences)
                 except Exception:  # noqa: BLE001 - the day stands as judged; the stream goes on
                     log.exception("judging %s's %s again failed", vehicle_id, date)
                     state.late = {**state.late, date: msgspec.structs.replace(day, waiting=False,
                                                                               rejudged=day.rejudged + 1)}
                     self._save(state)
                     continue
+                found += changed
+                out.revised += [revised] if revised is not None else []
                 out.rejudged += 1
         return found
 
-    def _judge_again_day(self, state: VehicleState, date: str, occurrences) -> list[Infraction]:
+    def _judge_again_day(self, state: VehicleState, date: str,
+                         occurrences) -> tuple[list[Infraction], VehicleDayRevised | None]:
         """One vehicle-day judged again from its raw input through the same core; what
-        changed against what was sent for it (engine.late.rejudged_changes)."""
+        changed against what was sent for it (engine.late.rejudged_changes), and the day as
+        the operator stage is to hear it again."""
         day = dt.date.fromisoformat(date)
         cutover = self.ctx.policy.trips.service_day_cutover_s
         start = self._day(day).start_epoch + cutover
         end = self._day(day + dt.timedelta(days=1)).start_epoch + cutover
-        found = [r for r in self._judge_again(state.vehicle_id, start, end, list(occurrences))
-                 if r.vehicle_id == state.vehicle_id and r.service_date == day and r.code in self._vehicle_codes]
+        rejudged = self._judge_again(state.vehicle_id, start, end, list(occurrences))
+        found = [r for r in rejudged.records if r.vehicle_id == state.vehicle_id and r.service_date == day and r.code in self._vehicle_codes]
         late = state.late[date]
         watermark = self.watermark
         changed, sent = rejudged_changes(state.sent.get(date, {}), found,
@@ -717,7 +724,7 @@ class VehicleStage:
         state.sent = {**state.sent, date: sent}
         state.late = {**state.late, date: msgspec.structs.replace(late, waiting=False, rejudged=late.rejudged + 1)}
         self._save(state)
-        return changed
+        return changed, rejudged.revised
 
     def _note_sent(self, findings: list[Finding]) -> None:
         """The vehicle-stage records sent, as last sent per vehicle-day: what a re-judgment

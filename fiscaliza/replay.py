@@ -307,17 +307,28 @@ def replay_in_arrival_order(inputs: ReplayInputs, batch: int = BATCH, judge_late
     engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if inputs.catraca else set())),
                     read_back if judge_late else None)
     out = Emitted()
+    trips: dict = {}  # the trips as they stand: the latest per vehicle and departure
+
+    def take(emitted: Emitted) -> None:
+        # a day judged again sends its trips that changed again, and withdraws the ones it
+        # no longer finds (sent in an earlier call)
+        trips.update({(t.vehicle_id, t.departed_at): t for t in emitted.trips})
+        for trip in emitted.trips_withdrawn:
+            trips.pop((trip.vehicle_id, trip.departed_at), None)
+        out.extend(emitted)
+
     for start in range(0, len(messages), batch):
         chunk = messages[start: start + batch]
         for message in chunk:
             vehicle_id = getattr(message.body, "vehicle_id", None)
             if vehicle_id is not None:
                 delivered.setdefault(vehicle_id, []).append(message)
-        out.extend(engine.ingest(chunk))
-    out.extend(engine.close())
+        take(engine.ingest(chunk))
+    take(engine.close())
     return ReplayResult(
         feed=context.feed, policy=context.policy, fleet=context.fleet,
-        trips=sorted(out.trips, key=_trip_order), infractions=final_state(out.infractions),
+        trips=sorted(trips.values(), key=_trip_order),
+        infractions=final_state(out.infractions),
         insufficient=out.insufficient, rejected=RejectionLog([*rejected, *out.rejected]),
         statuses=sorted({s.vehicle_id: s for s in out.statuses}.values(), key=lambda s: s.vehicle_id),
         months=sorted({(m.operator_id, m.month): m for m in out.months}.values(), key=lambda m: (m.operator_id, m.month)),

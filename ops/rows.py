@@ -22,6 +22,8 @@ class _Trip(msgspec.Struct, kw_only=True):
     arrived_at: dt.datetime
     departure_deviation_s: float | None
     coverage: float
+    # a trip a day judged again no longer finds (its departure read anew from late data)
+    withdrawn: bool = False
 
 
 class _Infraction(msgspec.Struct, kw_only=True):

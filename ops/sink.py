@@ -81,7 +81,8 @@ def _upsert(engine: Engine, model, rows: list[dict]) -> None:
 
 
 def write_batch(engine: Engine, rows_by_topic: Mapping[str, list[dict]]) -> None:
-    """Upsert each topic's rows, the last one of a key winning within the batch."""
+    """Upsert each topic's rows, the last one of a key winning within the batch; a trip
+    withdrawn (a day judged again no longer finds it) is deleted."""
     for topic, rows in rows_by_topic.items():
         model = MODELS[topic]
         keys = [c.name for c in model.__table__.primary_key.columns]
@@ -91,7 +92,18 @@ def write_batch(engine: Engine, rows_by_topic: Mapping[str, list[dict]]) -> None
             if model is LiveVehicle and key in latest and latest[key]["ts"] > row["ts"]:
                 continue
             latest[key] = row
-        _upsert(engine, model, list(latest.values()))
+        withdrawn = [key for key, row in latest.items() if row.pop("withdrawn", False)]
+        _delete(engine, model, keys, withdrawn)
+        _upsert(engine, model, [row for key, row in latest.items() if key not in set(withdrawn)])
+
+
+def _delete(engine: Engine, model, keys: list[str], withdrawn: list[tuple]) -> None:
+    if not withdrawn:
+        return
+    table = model.__table__
+    with engine.begin() as connection:
+        for key in withdrawn:
+            connection.execute(table.delete().where(*(table.c[k] == v for k, v in zip(keys, key))))
 
 
 def record_feed(engine: Engine, timezone: str) -> None:

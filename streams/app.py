@@ -281,6 +281,9 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
             await out["operator-events"].send(key=message.operator_id.encode(), value=json_encoder.encode(message))
         for trip in sends.trips:
             await out["trips"].send(key=trip.vehicle_id.encode(), value=json_encoder.encode(trip_record(trip)))
+        for trip in sends.trips_withdrawn:  # a day judged again: a trip it no longer finds
+            await out["trips"].send(key=trip.vehicle_id.encode(),
+                                    value=json_encoder.encode({**trip_record(trip), "withdrawn": True}))
         for message in sends.to_vehicles:
             await out["day-matched"].send(key=message.vehicle_id.encode(), value=json_encoder.encode(message))
 

@@ -1,10 +1,10 @@
 """The operator stage's verdicts while the day runs (DESIGN.md, Timing): D-13 and D-22
 provisional, D-12 at the end of its frequency window, each settled at day close.
 
-The stage is driven directly with the messages the vehicle stage sends it (trips
-departed and arrived, heartbeats with the watermark), on the sample network's
-schedule: line 101 leaves every 30 min in each direction (blocks alternating), line
-201 runs by headway (06:00-09:00 every 15 min).
+The stage is driven directly with the messages the vehicle stage sends it
+(tests/support/operator_run.py: trips departed and arrived, heartbeats with the
+watermark), on the sample network's schedule: line 101 leaves every 30 min in each
+direction (blocks alternating), line 201 runs by headway (06:00-09:00 every 15 min).
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from engine.loading import load_context
 from engine.messages import Heartbeat, TripDeparted, TripDetected
 from engine.operator import OperatorStage, OperatorState
 from fiscaliza.replay import ReplayInputs
+from operator_run import DAY, Run, at, trip
 from rules.facts import SensorRuns
-from rules.model import Infraction
 from samples import joao_neiva
 
 FEED_PATH, FLEET_PATH = joao_neiva()
-DAY = dt.date(2026, 12, 1)
 
 
 @pytest.fixture(scope="module")
@@ -31,45 +30,6 @@ def context(tmp_path_factory):
     empty = tmp_path_factory.mktemp("live") / "t.jsonl"
     empty.write_text("")
     return load_context(ReplayInputs(FEED_PATH, FLEET_PATH, empty))
-
-
-def at(context, hh: int, mm: int, ss: float = 0.0) -> float:
-    return dt.datetime.combine(DAY, dt.time(hh, mm), context.feed.timezone).timestamp() + ss
-
-
-def trip(vehicle: str, route: str, direction: int, departed: float, arrived: float | None = None):
-    from trips.model import DetectedTrip
-    arrived = departed if arrived is None else arrived
-    return DetectedTrip(vehicle, route, direction, f"{route}-{direction}", departed, arrived, 1.0, "", "",
-                        departure_gap_s=10.0, exit_msg_ids=("a", "b"), left_at=departed + 10)
-
-
-class Run:
-    """One operator stage, its state in a dict, and every record it sent."""
-
-    def __init__(self, context, operator: str):
-        self.operator = operator
-        self.vehicles = [v.vehicle_id for v in context.fleet.values() if v.operator_id == operator]
-        self.states: dict = {}
-        self.stage = OperatorStage(context, 1, self.states.get, lambda s: self.states.__setitem__(s.operator_id, s))
-        self.sent: list = []
-        self.first = None
-
-    def beat(self, watermark: float, reporting_from: float | None = None, final: bool = False):
-        """Up to `watermark`; with `reporting_from`, every vehicle of the operator reported
-        (its tachograph seen) from then on."""
-        minutes = [] if reporting_from is None else list(range(int(reporting_from // 60), int(watermark // 60) + 1))
-        seen = {} if reporting_from is None else \
-            {v: SensorRuns(tachograph=((reporting_from, watermark),)) for v in self.vehicles}
-        self.first = self.first if self.first is not None else (reporting_from or watermark)
-        out = self.stage.on_heartbeat(self.operator, Heartbeat(0, watermark, self.first, watermark + 600,
-                                                               {self.operator: minutes}, final, seen), [])
-        self.sent += [(f, watermark) for f in out.findings if isinstance(f, Infraction)]
-        return [f for f in out.findings]
-
-    def records(self, code: str, trip_id: str | None = None, direction: int | None = None):
-        return [(r, w) for r, w in self.sent if r.code == code and (trip_id is None or r.trip_id == trip_id)
-                and (direction is None or r.direction_id == direction)]
 
 
 def test_a_scheduled_trip_without_a_departure_yields_a_provisional_d22_once_its_match_window_passed(context):

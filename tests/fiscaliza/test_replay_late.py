@@ -10,7 +10,8 @@ same telemetry then arrives late in two ways real units send it:
   stored backlog after its first live message (store and forward). With receipts the live
   message is taken and the backlog is late; without (a backfill) the clock-jump guard
   holds the live message and the backlog seems to show its clock jumped and came back.
-Judged again, either gives the ordered day's infractions: none lost, none extra.
+Judged again, either gives the ordered day's infractions, trips and art. 45 figures: none
+lost, none extra.
 """
 
 from __future__ import annotations
@@ -93,6 +94,10 @@ def test_judged_again_the_late_day_gives_the_ordered_days_infractions(case, requ
     ordered, inputs = request.getfixturevalue(case)
     judged = replay_in_arrival_order(inputs, BATCH)
     assert accusing(judged) == accusing(ordered)  # none lost, none extra, the same facts
+    # the trips the backlogs prove are realized trips, matched as in the ordered day, and
+    # art. 45 counts them (the operator stage judged the day again: VehicleDayRevised)
+    assert judged.trips == ordered.trips
+    assert judged.months == ordered.months
     assert not (judged.rejected.reasons["late"] or judged.rejected.reasons["future"])
     assert judged.late_kept >= 5 and judged.rejudged >= 1
     # never the same version of a record sent twice in a row

@@ -105,6 +105,26 @@ def test_the_rows_land_in_postgis_and_again_change_nothing(pg_sessions, demo_day
 
 
 @pytest.mark.postgres
+def test_a_trip_withdrawn_by_a_day_judged_again_leaves_the_live_table(pg_sessions, demo_day):
+    # late data read a trip's departure anew: the trip as first read is withdrawn, the trip
+    # as read again is a new row (its key is the vehicle and its departure)
+    engine = pg_sessions.kw["bind"]
+    migrate(engine)
+    first = demo_day.result.trips[0]
+    again = msgspec.structs.replace(first, departed_at=first.departed_at + dt.timedelta(seconds=40))
+
+    def row(trip, **extra):
+        return row_of("trips", msgspec.json.encode({**trip_record(trip), **extra}), "trips/0/0", _operators(demo_day))
+
+    write_batch(engine, {"trips": [row(first)]})
+    write_batch(engine, {"trips": [row(again), row(first, withdrawn=True)]})
+    with engine.connect() as connection:
+        departures = connection.execute(sa.text("SELECT departed_at FROM live_trips WHERE vehicle_id = :v"),
+                                        {"v": first.vehicle_id}).scalars().all()
+    assert departures == [again.departed_at.replace(microsecond=0)]
+
+
+@pytest.mark.postgres
 def test_an_older_status_never_replaces_a_newer_one(pg_sessions, demo_day):
     engine = pg_sessions.kw["bind"]
     migrate(engine)

@@ -373,6 +373,18 @@ def test_a_day_uploaded_late_is_judged_again_to_the_replays_infractions(late, ka
                          f"{record_difference(expected, accusing_records(topic_records(kafka_bootstrap)))}"
         reasons = {json.loads(r.value)["reason"] for r in read_topic(kafka_bootstrap, "rejected")}
         assert not reasons & {"late", "future"}
+        # the trips the backlogs prove are trips run (VehicleDayRevised: the operator stage
+        # judged the day again): the latest per vehicle and departure, as the ops sink keeps them
+        expected_trips = {(r["vehicle_id"], r["departed_at"]): r for r in map(trip_record, reference.trips)}
+        assert wait_for(lambda: latest_trips(kafka_bootstrap) == expected_trips, timeout=120), \
+            record_difference(expected_trips, latest_trips(kafka_bootstrap))
     finally:
         stop(worker)
         log.close()
+
+
+def latest_trips(bootstrap: str) -> dict[tuple[str, str], dict]:
+    """The trips topic as the ops sink keeps it: the latest record per vehicle and departure
+    (a day judged again sends the trips that changed again)."""
+    records = (json.loads(r.value) for r in read_topic(bootstrap, "trips"))
+    return {(r["vehicle_id"], r["departed_at"]): r for r in records}
