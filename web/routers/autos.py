@@ -9,8 +9,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from dockets import service, workflow
+from dockets import disputes, service, workflow
 from dockets.document import PDF_CHART_KINDS, wording
+from dockets.rejudgment import DisputeError, parse_span
 from dockets.service import Forbidden, NotFound
 from dockets.store import Docket, EvidenceBundle, Operator
 from web import auth, views
@@ -58,13 +59,27 @@ class RefusedPleading:
     text: str
 
 
+@dataclass(frozen=True)
+class RefusedMarks:
+    """Disputed readings the server refused: the form again with the reason and what was typed."""
+
+    message: str
+    fields: dict[str, str]
+
+    @property
+    def checked(self) -> frozenset[str]:
+        return frozenset(v for v in self.fields.get("leituras", "").split(",") if v)
+
+
 @router.get("/autos/{docket_id}", response_class=HTMLResponse)
 def docket_page(request: Request, docket_id: DocketId, user: PageUser, web: State, feito: str = ""):
-    return docket_page_response(web, request, user, docket_id, done=ACTION_FORMS.get(feito))
+    return docket_page_response(web, request, user, docket_id, done=ACTION_FORMS.get(feito),
+                                marked=feito == MARKS_SLUG)
 
 
 def docket_page_response(web: AppState, request: Request, user: auth.Principal, docket_id: int, *,
                          done: ActionForm | None = None, refused: RefusedPleading | None = None,
+                         refused_marks: RefusedMarks | None = None, marked: bool = False,
                          status: int = 200) -> HTMLResponse | None:
     """The docket's page; None when `refused` names a form the page does not show (the
     act is not open to the user now): the caller then answers with the refusal's page."""
@@ -77,7 +92,11 @@ def docket_page_response(web: AppState, request: Request, user: auth.Principal, 
                                        today=web.today(), tz=web.tz, charts=web.available_charts(docket, bundle),
                                        wording=wording(docket, bundle.data if bundle else None),
                                        law=config.pack.law)
+        context |= views.disputes_context(session, docket, actor=user.actor, calendar=config.calendar,
+                                          today=web.today(), tz=web.tz, bundle=bundle.data if bundle else None)
     if refused is not None and refused.kind not in context["allowed"]:
+        return None
+    if refused_marks is not None and not context["can_mark"]:
         return None
     return web.render(request, "auto.html", {
         **context, "has_pdf": has_pdf, "pdf_signed": pdf_signed, "has_bundle": bundle is not None,
@@ -86,7 +105,7 @@ def docket_page_response(web: AppState, request: Request, user: auth.Principal, 
         "ciencia_means": CIENCIA_MEANS, "max_files": MAX_FILES,
         "max_upload_mib": config.max_upload_bytes // (1024 * 1024) or 1,
         "done": workflow.ACTION_LABELS[done.kind] if done else None,
-        "refused": refused,
+        "refused": refused, "refused_marks": refused_marks, "marked": marked,
     }, status)
 
 
@@ -223,3 +242,49 @@ def perform(web: AppState, principal: auth.Principal, docket_id: int, slug: str,
 
         service.perform(session, actor, docket.id, action, config.calendar, note=note, attachments=files,
                         renderer=renderer, signer=config.signer, late_registration=late is not None)
+
+
+MARKS_SLUG = "leituras-contestadas"
+
+
+@router.post("/autos/{docket_id}/leituras-contestadas")
+async def docket_marks(request: Request, docket_id: DocketId, web: State):
+    """The defence marks readings of its evidence as disputed; the auto is re-judged without
+    them (seconds of CPU, off the event loop) and the page shows the result."""
+    principal, fields, _ = await read_post(request)
+    try:
+        await run_in_threadpool(mark, web, principal, docket_id, fields)
+    except disputes.MarkRefused as exc:
+        # nothing was registered: the form again, as typed
+        page = await run_in_threadpool(docket_page_response, web, request, principal, docket_id,
+                                       refused_marks=RefusedMarks(str(exc), fields), status=400)
+        if page is None:
+            raise
+        return page
+    return RedirectResponse(f"/autos/{docket_id}?feito={MARKS_SLUG}#contestadas", status_code=303)
+
+
+def mark(web: AppState, principal: auth.Principal, docket_id: int, fields: dict[str, str]) -> None:
+    """Parse the marks form and hand it to the service (which checks who, when, and what);
+    who and when first, as for any act (404, 403), then the form."""
+    with web.config.sessions.begin() as session:
+        disputes.check_may_mark(session, principal.actor, docket_id, web.config.calendar, web.today())
+        marks = _marks_typed(fields, web.tz.key)
+        disputes.mark_readings(session, principal.actor, docket_id, marks, web.config.calendar, web.today(),
+                               web.tz)
+
+
+def _marks_typed(fields: dict[str, str], timezone: str) -> disputes.Marks:
+    lines = disputes.parse_line_values([v for v in fields.get("leituras", "").split(",") if v])
+    typed = [fields.get(name, "").strip() for name in ("veiculo", "inicio", "fim")]
+    spans = ()
+    if any(typed[1:]):
+        vehicle, start, end = typed
+        if not all(typed):
+            raise disputes.MarkRefused("Para contestar um intervalo, informe o veículo, o início e o fim.")
+        source = fields.get("fonte", "tachograph")
+        try:
+            spans = (parse_span(f"{source}:{vehicle}", start, end, timezone),)
+        except DisputeError as exc:
+            raise disputes.MarkRefused(f"{exc}.") from None
+    return disputes.Marks(lines=lines, spans=spans, reason=fields.get("motivo", ""))
