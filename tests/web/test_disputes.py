@@ -8,6 +8,7 @@ import datetime as dt
 import html
 import re
 import shutil
+import subprocess
 
 import pytest
 from sqlalchemy import insert, select
@@ -105,6 +106,18 @@ def test_the_operator_marks_the_three_fixes_of_the_jump_and_the_d11_stands(brows
     assert "Reexame sem as leituras que a defesa contesta" in judged
     assert "Sem as leituras contestadas, a infração subsiste (multa de 200 UFIR)." in judged
     assert "Julgar defesa" in judged
+    # the gestor judges; the judgment's PDF carries the same re-judgment
+    gestor = browser("gestor")
+    assert gestor.post(f"/autos/{auto}/acoes/julgar-defesa", {
+        "decisao": "procedente", "fundamentacao": "O desvio subsiste sem as leituras contestadas."}).status_code == 303
+    pdf = gestor.get(f"/autos/{auto}/julgamento.pdf")
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF-")
+    printed = re.sub(r"\s+", " ", subprocess.run([shutil.which("pdftotext"), "-", "-"], input=pdf.content,
+                                                 capture_output=True, check=True).stdout.decode())
+    assert "Auto julgado procedente" in printed and "O desvio subsiste sem as leituras contestadas." in printed
+    assert "Sem as leituras contestadas, a infração subsiste (multa de 200 UFIR)." in printed
+    assert "3 leituras contestadas são citadas pela constatação, de 14 leituras citadas." in printed
+    assert "Salto de multipercurso" in printed and "--without" in printed
     # the marks are an act of the audit chain, which verifies
     with store() as session:
         entry = session.scalars(select(AuditEntry).where(AuditEntry.action == "MarcarLeituras")).one()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from dockets.store import Docket, EvidenceBundle, Operator
 from web import auth, views
 from web.dependencies import DocketId, FileUser, PageUser, State, attachment_header, read_post
 from web.errors import upload_refusal
-from web.format import ROLE_LABELS
+from web.format import ROLE_LABELS, date_br
 from web.forms import ACTION_FORMS, CIENCIA_MEANS, SLUG_OF, ActionForm, FormError, build_action, late_registration
 from web.security import MAX_FILES, Upload, UploadRefused, check_upload
 from web.state import AppState
@@ -131,6 +132,38 @@ def docket_pdf_signature(docket_id: DocketId, user: FileUser, web: State):
         name = f"{docket.file_stem}.pdf.assinatura.json"
         data = json.dumps(pdf.signature, indent=1) + "\n"
     return Response(data, media_type="application/json", headers={"Content-Disposition": attachment_header(name)})
+
+
+@router.get("/autos/{docket_id}/julgamento.pdf")
+def judgment_pdf(docket_id: DocketId, user: FileUser, web: State):
+    """The judgment of the defence, with the readings it disputed and the re-judgment without
+    them, rendered from what the audit chain certifies."""
+    from dockets.document import render_judgment_pdf
+
+    config = web.config
+    with config.sessions() as session:
+        docket = service.get_docket(session, user.actor, docket_id)
+        entries = service.history(session, user.actor, docket.id)
+        judged = next((e for e in reversed(entries) if e.action == workflow.JulgarDefesa.__name__), None)
+        if judged is None:
+            raise NotFound("A defesa deste auto ainda não foi julgada.")
+        names = views.actor_names(session, entries)
+        attachments = views.attachment_views(session, docket.id, web.tz)
+        action = judged.payload["action"]
+        operator = session.get(Operator, docket.operator_id)
+        disputed = views.disputes_context(session, docket, actor=user.actor, calendar=config.calendar,
+                                          today=web.today(), tz=web.tz, bundle=None)
+        pdf = render_judgment_pdf(
+            docket, issuer_name=config.issuer_name, operator_name=operator.name if operator else docket.operator_id,
+            decision="Auto julgado procedente: a multa é mantida" if action["procedente"]
+            else "Auto julgado improcedente: o processo é arquivado",
+            judged_on=date_br(dt.date.fromisoformat(action["on"])),
+            judge=names.get(judged.actor_id, ROLE_LABELS.get(judged.actor_role, judged.actor_role)),
+            fundamentacao=action["fundamentacao"],
+            defence=views.pleading(entries, attachments, workflow.ApresentarDefesa, names),
+            marks=disputed["marks"], rejudgment=disputed["rejudgment"])
+        name = f"{docket.file_stem}-julgamento.pdf"
+    return Response(pdf, media_type="application/pdf", headers={"Content-Disposition": attachment_header(name)})
 
 
 @router.get("/autos/{docket_id}/evidencias.zip")
