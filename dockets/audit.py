@@ -32,8 +32,8 @@ from sqlalchemy import func, inspect, select
 from sqlalchemy.orm import Session
 
 from dockets.signing import write_secret
-from dockets.store import (Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle, Occurrence, User,
-                           occurrence_record)
+from dockets.store import (Attachment, AuditEntry, DisputedReading, Docket, DocketPdf, EvidenceBundle, Occurrence,
+                           Rejudgment, User, occurrence_record)
 from kernel.errors import FiscalizaError
 from rules.model import join_legal_basis, split_legal_basis
 
@@ -152,7 +152,7 @@ def docket_state(session: Session, docket: Docket) -> dict[str, Any]:
     bundle_sha256 = session.scalar(select(EvidenceBundle.sha256).where(EvidenceBundle.docket_id == docket.id))
     attachments = session.scalars(select(Attachment.sha256).where(Attachment.docket_id == docket.id)
                                   .order_by(Attachment.id)).all()
-    return {
+    return {**_disputes_state(session, docket),
         "infraction_id": docket.infraction_id, "source": docket.source, "code": docket.code,
         "group": docket.group, "fine_ufir": int(docket.fine_ufir), "ufir_brl": f"{float(docket.ufir_brl):.4f}",
         "operator_id": docket.operator_id, "vehicle_id": docket.vehicle_id, "plate": docket.plate,
@@ -171,6 +171,25 @@ def docket_state(session: Session, docket: Docket) -> dict[str, Any]:
         "pdf_sha256": pdf_sha256,
         "attachments_sha256": list(attachments),
     }
+
+
+def _disputes_state(session: Session, docket: Docket) -> dict[str, Any]:
+    """The readings its defence disputes and the re-judgment without them (issue 30), by
+    digest; absent while there are none, as the entries before them certified (and in a
+    store not yet migrated to 0008, as the migrations' tests write one)."""
+    if not inspect(session.connection()).has_table(DisputedReading.__tablename__):
+        return {}
+    marks = session.execute(select(DisputedReading.source, DisputedReading.line, DisputedReading.vehicle_id,
+                                   DisputedReading.span_start, DisputedReading.span_end, DisputedReading.reason,
+                                   DisputedReading.created_by)
+                            .where(DisputedReading.docket_id == docket.id).order_by(DisputedReading.id)).all()
+    if not marks:
+        return {}
+    rejudged = session.scalar(select(Rejudgment.result).where(Rejudgment.docket_id == docket.id))
+    return {"disputed_sha256": _digest([[m.source, m.line, m.vehicle_id, _instant(m.span_start),
+                                          _instant(m.span_end), m.reason,
+                                          m.created_by] for m in marks]),
+            "rejudgment_sha256": _digest(rejudged) if rejudged is not None else None}
 
 
 def user_state(user: User) -> dict[str, Any]:
@@ -325,6 +344,8 @@ def _differing(current: Mapping[str, Any], recorded: Mapping[str, Any], docket: 
     record's joined legal_basis: the two columns must be its halves, which also names the
     one changed (and catches the same words cut elsewhere between them)."""
     differing = [name for name in current if name != "legal_basis" and current[name] != recorded.get(name)]
+    # the defence's marks and their re-judgment, certified and since deleted
+    differing += [name for name in ("disputed_sha256", "rejudgment_sha256") if name in recorded and name not in current]
     certified = recorded.get("legal_basis")
     halves = split_legal_basis(certified) if isinstance(certified, str) else (None, None)
     differing += [name for name, now, then in zip(("legal_basis", "legal_text"),

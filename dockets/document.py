@@ -548,3 +548,16 @@ def render_pdf(docket: Docket, bundle: bytes | None, *, calendar: BusinessCalend
     html = render_html(docket, bundle, calendar=calendar, issuer_name=issuer_name, fiscal_name=fiscal_name,
                        fiscal_registration=fiscal_registration, operator_name=operator_name, audit_head=audit_head)
     return HTML(string=html).write_pdf()
+
+
+def render_judgment_pdf(docket: Docket, *, issuer_name: str, operator_name: str, decision: str, judged_on: str,
+                        judge: str, fundamentacao: str, defence, marks: list[tuple[str, str]], rejudgment) -> bytes:
+    """The judgment of the defence as a document: the decision and its grounds, the defence,
+    and the readings it disputed with the auto re-judged without them (`disputes.RejudgmentView`),
+    from what the audit chain certifies."""
+    from weasyprint import HTML  # heavy import, only when a PDF is made
+
+    html = _templates().get_template("julgamento.html").render(
+        docket=docket, issuer_name=issuer_name, operator_name=operator_name, decision=decision, judged_on=judged_on,
+        judge=judge, fundamentacao=fundamentacao, defence=defence, marks=marks, rejudgment=rejudgment)
+    return HTML(string=html).write_pdf()

@@ -26,7 +26,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from dockets import ptbr
-from dockets.bundle import Bundle, sha256
+from dockets.bundle import Bundle, read_bundle, sha256
 from engine import Context, Emitted, Engine, Message
 from kernel.errors import FiscalizaError
 from rules.model import InsufficientEvidence, infraction_record
@@ -625,3 +625,11 @@ def bundle_context(bundle: Bundle) -> Context:
         return load_context(StaticInputs(
             feed=root / "feed", fleet=root / "fleet.csv", policy=root / "policy.toml",
             geofences=(root / "geofences.geojson") if "geofences.geojson" in bundle.members else None))
+
+
+def rejudge_bundle(data: bytes, disputed: Disputed) -> Rejudgment:
+    """The auto of the bundle `data` re-judged without `disputed`, on the bundle's own static
+    inputs and policy (what `fiscaliza verify --without` prints, and the web app caches)."""
+    bundle = read_bundle(data)
+    context = bundle_context(bundle)
+    return rejudge(bundle, sha256(data), disputed, judge_with(context), context.policy.policy.timezone)

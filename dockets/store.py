@@ -191,6 +191,39 @@ class Attachment(Base):
     uploaded_at: Mapped[dt.datetime]
 
 
+class DisputedReading(Base):
+    """A reading of its own evidence the operator disputes in its defence (issue 30): one
+    line of the bundle's tachograph or catraca (`line`), or a time span of one vehicle's
+    (`vehicle_id`, `span_start`, `span_end`), with the reason. Kept: the bundle is never
+    changed, the auto is re-judged without them (`Rejudgment`)."""
+
+    __tablename__ = "disputed_readings"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    docket_id: Mapped[int] = mapped_column(ForeignKey("dockets.id"), index=True)
+    audit_id: Mapped[int | None] = mapped_column(ForeignKey("audit_log.id"))  # the act that marked it
+    source: Mapped[str] = mapped_column(String(16))  # "tachograph" | "catraca"
+    line: Mapped[int | None] = mapped_column(Integer)  # the bundle's line number (from 1), or a span:
+    vehicle_id: Mapped[str | None] = mapped_column(String(64))
+    span_start: Mapped[dt.datetime | None]
+    span_end: Mapped[dt.datetime | None]
+    reason: Mapped[str] = mapped_column(Text)
+    created_by: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[dt.datetime]
+
+
+class Rejudgment(Base):
+    """The auto re-judged on its bundle without every reading its defence disputes
+    (`dockets.rejudgment.Rejudgment` as JSON), computed when the marks are saved: seconds
+    of CPU, never per page view. Its inputs are named by digest."""
+
+    __tablename__ = "rejudgments"
+    docket_id: Mapped[int] = mapped_column(ForeignKey("dockets.id"), primary_key=True)
+    bundle_sha256: Mapped[str] = mapped_column(String(64))
+    disputed_sha256: Mapped[str] = mapped_column(String(64))
+    result: Mapped[dict[str, Any]]
+    computed_at: Mapped[dt.datetime]
+
+
 class Occurrence(Base):
     """An occurrence registered by a fiscal (the `occurrences` contract of DESIGN.md)."""
 

@@ -55,9 +55,14 @@ FileUser = Annotated[auth.Principal, Depends(file_user)]
 DocketId = Annotated[int, PathParam(ge=1, le=MAX_ID)]
 
 
+# fields a form repeats (a checkbox per row), read as their values joined by commas; of any
+# other field the first value counts
+MULTI_FIELDS = frozenset({"leituras"})
+
+
 async def read_form(request: Request) -> tuple[dict[str, str], list[Upload]]:
     try:
-        form = await request.form(max_files=MAX_FILES * 2, max_fields=100)
+        form = await request.form(max_files=MAX_FILES * 2, max_fields=400)  # a checkbox per cited reading
     except BodyTooLarge:
         raise UploadRefused("Envio grande demais.", 413) from None
     except StarletteHTTPException:
@@ -69,6 +74,8 @@ async def read_form(request: Request) -> tuple[dict[str, str], list[Upload]]:
             if isinstance(value, UploadFile):
                 if name == "anexos" and value.filename:
                     uploads.append(Upload(value.filename, value.content_type or "", await value.read()))
+            elif name in MULTI_FIELDS:  # checkboxes of one name: every value checked
+                fields[name] = f"{fields[name]},{value}" if name in fields else value
             elif name not in fields:
                 fields[name] = value
         return fields, uploads

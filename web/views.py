@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dockets import ptbr, service, workflow
+from dockets import disputes, ptbr, service, workflow
 from dockets.calendar import BusinessCalendar
 from dockets.store import Attachment, AuditEntry, Docket, Operator, User
 from rules.law import Law
@@ -45,6 +45,7 @@ EXTRA_ACTION_LABELS = {
     "Registrar": "Infração registrada (detecção automática)",
     "RegistrarManual": "Infração registrada pelo fiscal",
     "NovosDadosAposLavratura": "Novos dados após a lavratura",
+    disputes.ACTION: "Leituras contestadas pela defesa",
 }
 ACTION_NAME_LABELS = {kind.__name__: label for kind, label in workflow.ACTION_LABELS.items()} | EXTRA_ACTION_LABELS
 STATUS_DATES = (
@@ -236,8 +237,13 @@ def _payload_details(payload: Mapping) -> tuple[str, list[str]]:
         details.append(f"Processo judicial nº {action['processo']}")
     if action.get("ato"):
         details.append(f"Ato do Prefeito: {action['ato']}")
+    if payload.get("marked"):
+        details.append("Leituras contestadas: " + "; ".join(map(str, payload["marked"])))
     if payload.get("note"):
         details.append(str(payload["note"]))
+    if payload.get("outcome") in disputes.OUTCOME_PT:
+        details.append(f"Reexame sem todas as leituras contestadas: {disputes.OUTCOME_PT[payload['outcome']]} "
+                       f"(SHA-256 das leituras retiradas {payload.get('disputed_sha256')})")
     on = action.get("on")
     act_date = "—"
     if isinstance(on, str):
@@ -382,4 +388,29 @@ def docket_context(session: Session, docket: Docket, *, actor: service.Actor, ca
         "vehicles": wording.vehicles,
         "evidence_rows": wording.evidence_rows,
         "fine_explanation": wording.fine_explanation,
+    }
+
+
+# Rows of cited readings offered as checkboxes; beyond them, the span form marks the rest.
+MAX_CITED_ROWS = 300
+
+
+def disputes_context(session: Session, docket: Docket, *, actor: service.Actor, calendar: BusinessCalendar,
+                     today: dt.date, tz: ZoneInfo, bundle: bytes | None) -> dict:
+    """The readings its defence disputes and the auto re-judged without them (issue 30), for
+    whoever sees the auto; for its operator while the defence term runs, the form to mark
+    more: the readings the finding cites (decoded from the bundle only then)."""
+    marks = disputes.marks_of(session, docket.id)
+    cached = disputes.rejudgment_of(session, docket.id)
+    can_mark = bundle is not None and disputes.may_mark(actor, docket, calendar, today)
+    cited = disputes.cited_rows(bundle, docket.infraction, tz) if can_mark else []
+    return {
+        "marks": [(disputes.mark_text(m, tz), m.reason) for m in marks],
+        "rejudgment": disputes.rejudgment_view(cached, docket.file_stem) if cached else None,
+        "can_mark": can_mark,
+        "cited": cited[:MAX_CITED_ROWS],
+        "cited_more": max(0, len(cited) - MAX_CITED_ROWS),
+        "marked_lines": {f"{m.source}:{m.line}" for m in marks if m.line is not None},
+        "disputable_sources": disputes.SOURCE_PT,
+        "span_day": docket.service_date.isoformat(),
     }

@@ -395,3 +395,29 @@ def test_the_whole_contest_on_the_demo_store_today(demo, serve, page):
     assert {status.lavrado_em, status.notificado_em, status.defesa_em, status.julgado_em, status.recurso_em,
             status.recurso_julgado_em, status.pago_em} == {today}
     assert errors == []
+
+
+def test_the_operator_marks_disputed_readings_and_reads_the_rejudgment(live_server, page, kit):
+    """The defence ticks three cited readings of its D-11 in the evidence table, gives the
+    reason, and reads the auto re-judged without them (issue 30), under the app's CSP."""
+    from playwright.sync_api import expect
+
+    base, d11 = live_server
+    errors = _watch(page)
+    _log_in(page, base, "op-trd", kit.PASSWORD)
+    page.goto(f"{base}/autos/{d11}")
+    form = page.locator("#form-contestadas")
+    boxes = form.locator('input[name="leituras"]')
+    assert boxes.count() >= 3
+    for n in (0, 1, 2):
+        boxes.nth(n).check()
+    form.get_by_label("Motivo da contestação").fill("Posições com erro de GPS na saída do terminal.")
+    form.get_by_role("button", name="Contestar e reexaminar").click()
+    page.wait_for_url(f"{base}/autos/{d11}?feito=leituras-contestadas#contestadas", timeout=60_000)
+    block = page.get_by_role("region", name="Reexame sem as leituras contestadas")
+    expect(block).to_contain_text("Sem as leituras contestadas, ")
+    expect(block).to_contain_text("3 leituras contestadas são citadas pela constatação")
+    expect(block).to_contain_text("fiscaliza verify")
+    expect(page.locator("table.history")).to_contain_text("Leituras contestadas pela defesa")
+    page.screenshot(path="/tmp/fiscaliza-browser-contestadas.png", full_page=True)
+    assert errors == []

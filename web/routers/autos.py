@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 
@@ -9,14 +10,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from dockets import service, workflow
+from dockets import disputes, service, workflow
 from dockets.document import PDF_CHART_KINDS, wording
+from dockets.rejudgment import DisputeError, parse_span
 from dockets.service import Forbidden, NotFound
 from dockets.store import Docket, EvidenceBundle, Operator
 from web import auth, views
 from web.dependencies import DocketId, FileUser, PageUser, State, attachment_header, read_post
 from web.errors import upload_refusal
-from web.format import ROLE_LABELS
+from web.format import ROLE_LABELS, date_br
 from web.forms import ACTION_FORMS, CIENCIA_MEANS, SLUG_OF, ActionForm, FormError, build_action, late_registration
 from web.security import MAX_FILES, Upload, UploadRefused, check_upload
 from web.state import AppState
@@ -58,13 +60,27 @@ class RefusedPleading:
     text: str
 
 
+@dataclass(frozen=True)
+class RefusedMarks:
+    """Disputed readings the server refused: the form again with the reason and what was typed."""
+
+    message: str
+    fields: dict[str, str]
+
+    @property
+    def checked(self) -> frozenset[str]:
+        return frozenset(v for v in self.fields.get("leituras", "").split(",") if v)
+
+
 @router.get("/autos/{docket_id}", response_class=HTMLResponse)
 def docket_page(request: Request, docket_id: DocketId, user: PageUser, web: State, feito: str = ""):
-    return docket_page_response(web, request, user, docket_id, done=ACTION_FORMS.get(feito))
+    return docket_page_response(web, request, user, docket_id, done=ACTION_FORMS.get(feito),
+                                marked=feito == MARKS_SLUG)
 
 
 def docket_page_response(web: AppState, request: Request, user: auth.Principal, docket_id: int, *,
                          done: ActionForm | None = None, refused: RefusedPleading | None = None,
+                         refused_marks: RefusedMarks | None = None, marked: bool = False,
                          status: int = 200) -> HTMLResponse | None:
     """The docket's page; None when `refused` names a form the page does not show (the
     act is not open to the user now): the caller then answers with the refusal's page."""
@@ -77,7 +93,11 @@ def docket_page_response(web: AppState, request: Request, user: auth.Principal, 
                                        today=web.today(), tz=web.tz, charts=web.available_charts(docket, bundle),
                                        wording=wording(docket, bundle.data if bundle else None),
                                        law=config.pack.law)
+        context |= views.disputes_context(session, docket, actor=user.actor, calendar=config.calendar,
+                                          today=web.today(), tz=web.tz, bundle=bundle.data if bundle else None)
     if refused is not None and refused.kind not in context["allowed"]:
+        return None
+    if refused_marks is not None and not context["can_mark"]:
         return None
     return web.render(request, "auto.html", {
         **context, "has_pdf": has_pdf, "pdf_signed": pdf_signed, "has_bundle": bundle is not None,
@@ -86,7 +106,7 @@ def docket_page_response(web: AppState, request: Request, user: auth.Principal, 
         "ciencia_means": CIENCIA_MEANS, "max_files": MAX_FILES,
         "max_upload_mib": config.max_upload_bytes // (1024 * 1024) or 1,
         "done": workflow.ACTION_LABELS[done.kind] if done else None,
-        "refused": refused,
+        "refused": refused, "refused_marks": refused_marks, "marked": marked,
     }, status)
 
 
@@ -112,6 +132,38 @@ def docket_pdf_signature(docket_id: DocketId, user: FileUser, web: State):
         name = f"{docket.file_stem}.pdf.assinatura.json"
         data = json.dumps(pdf.signature, indent=1) + "\n"
     return Response(data, media_type="application/json", headers={"Content-Disposition": attachment_header(name)})
+
+
+@router.get("/autos/{docket_id}/julgamento.pdf")
+def judgment_pdf(docket_id: DocketId, user: FileUser, web: State):
+    """The judgment of the defence, with the readings it disputed and the re-judgment without
+    them, rendered from what the audit chain certifies."""
+    from dockets.document import render_judgment_pdf
+
+    config = web.config
+    with config.sessions() as session:
+        docket = service.get_docket(session, user.actor, docket_id)
+        entries = service.history(session, user.actor, docket.id)
+        judged = next((e for e in reversed(entries) if e.action == workflow.JulgarDefesa.__name__), None)
+        if judged is None:
+            raise NotFound("A defesa deste auto ainda não foi julgada.")
+        names = views.actor_names(session, entries)
+        attachments = views.attachment_views(session, docket.id, web.tz)
+        action = judged.payload["action"]
+        operator = session.get(Operator, docket.operator_id)
+        disputed = views.disputes_context(session, docket, actor=user.actor, calendar=config.calendar,
+                                          today=web.today(), tz=web.tz, bundle=None)
+        pdf = render_judgment_pdf(
+            docket, issuer_name=config.issuer_name, operator_name=operator.name if operator else docket.operator_id,
+            decision="Auto julgado procedente: a multa é mantida" if action["procedente"]
+            else "Auto julgado improcedente: o processo é arquivado",
+            judged_on=date_br(dt.date.fromisoformat(action["on"])),
+            judge=names.get(judged.actor_id, ROLE_LABELS.get(judged.actor_role, judged.actor_role)),
+            fundamentacao=action["fundamentacao"],
+            defence=views.pleading(entries, attachments, workflow.ApresentarDefesa, names),
+            marks=disputed["marks"], rejudgment=disputed["rejudgment"])
+        name = f"{docket.file_stem}-julgamento.pdf"
+    return Response(pdf, media_type="application/pdf", headers={"Content-Disposition": attachment_header(name)})
 
 
 @router.get("/autos/{docket_id}/evidencias.zip")
@@ -223,3 +275,49 @@ def perform(web: AppState, principal: auth.Principal, docket_id: int, slug: str,
 
         service.perform(session, actor, docket.id, action, config.calendar, note=note, attachments=files,
                         renderer=renderer, signer=config.signer, late_registration=late is not None)
+
+
+MARKS_SLUG = "leituras-contestadas"
+
+
+@router.post("/autos/{docket_id}/leituras-contestadas")
+async def docket_marks(request: Request, docket_id: DocketId, web: State):
+    """The defence marks readings of its evidence as disputed; the auto is re-judged without
+    them (seconds of CPU, off the event loop) and the page shows the result."""
+    principal, fields, _ = await read_post(request)
+    try:
+        await run_in_threadpool(mark, web, principal, docket_id, fields)
+    except disputes.MarkRefused as exc:
+        # nothing was registered: the form again, as typed
+        page = await run_in_threadpool(docket_page_response, web, request, principal, docket_id,
+                                       refused_marks=RefusedMarks(str(exc), fields), status=400)
+        if page is None:
+            raise
+        return page
+    return RedirectResponse(f"/autos/{docket_id}?feito={MARKS_SLUG}#contestadas", status_code=303)
+
+
+def mark(web: AppState, principal: auth.Principal, docket_id: int, fields: dict[str, str]) -> None:
+    """Parse the marks form and hand it to the service (which checks who, when, and what);
+    who and when first, as for any act (404, 403), then the form."""
+    with web.config.sessions.begin() as session:
+        disputes.check_may_mark(session, principal.actor, docket_id, web.config.calendar, web.today())
+        marks = _marks_typed(fields, web.tz.key)
+        disputes.mark_readings(session, principal.actor, docket_id, marks, web.config.calendar, web.today(),
+                               web.tz)
+
+
+def _marks_typed(fields: dict[str, str], timezone: str) -> disputes.Marks:
+    lines = disputes.parse_line_values([v for v in fields.get("leituras", "").split(",") if v])
+    typed = [fields.get(name, "").strip() for name in ("veiculo", "inicio", "fim")]
+    spans = ()
+    if any(typed[1:]):
+        vehicle, start, end = typed
+        if not all(typed):
+            raise disputes.MarkRefused("Para contestar um intervalo, informe o veículo, o início e o fim.")
+        source = fields.get("fonte", "tachograph")
+        try:
+            spans = (parse_span(f"{source}:{vehicle}", start, end, timezone),)
+        except DisputeError as exc:
+            raise disputes.MarkRefused(f"{exc}.") from None
+    return disputes.Marks(lines=lines, spans=spans, reason=fields.get("motivo", ""))

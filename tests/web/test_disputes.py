@@ -1,0 +1,194 @@
+"""The defence marks readings of its own evidence as disputed on the auto's page, and the auto
+is re-judged without them (issue 30 items 1-2): the jumped day's D-11 (tests/conftest.py
+JumpedDay: three fixes of its fourteen thrown ~167 m south), lavrado and notified to TRD."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+import shutil
+import subprocess
+
+import pytest
+from sqlalchemy import insert, select
+from stores import open_test_store, verified_entries
+
+from dockets import service, workflow
+from dockets.audit import AuditError
+from dockets.bundle import read_bundle
+from dockets.rejudgment import readings
+from dockets.store import AuditEntry, DisputedReading, Docket, User
+
+TZ = "America/Sao_Paulo"
+ON = dt.date(2026, 12, 14)  # lavrado and notified: the defence term runs to 28/12, past the tests' clock (16/12)
+
+
+@pytest.fixture(scope="module")
+def jumped_db(demo_db, jumped_day, tmp_path_factory):
+    """The web tests' store with the jumped day's D-11 as an auto, lavrado and notified."""
+    from dockets.calendar import BusinessCalendar
+    from kernel.fleet import load_fleet
+    from kernel.policy import load_policy
+    from rules.joao_neiva.anexo_i import LAW
+    from samples import joao_neiva
+
+    calendar = BusinessCalendar.for_municipality(subdivision="ES", law=LAW,
+                                                 municipal_holidays=load_policy().policy.municipal_holidays)
+    path = tmp_path_factory.mktemp("web-jumped") / "dockets.sqlite3"
+    shutil.copyfile(demo_db, path)
+    sessions = open_test_store(f"sqlite:///{path}", upgrade=False)
+    plates = {v.vehicle_id: v.plate for v in load_fleet(joao_neiva()[1]).values()}
+    with sessions.begin() as session:
+        service.ingest(session, [jumped_day.record], plates=plates, ufir_brl=1.0641,
+                       bundle_for=lambda record: jumped_day.data)
+        docket_id = session.scalar(select(Docket.id).where(Docket.infraction_id == jumped_day.record["infraction_id"]))
+        fiscal = service.Actor.of(session.scalar(select(User).where(User.username == "fiscal")))
+        for action in (workflow.Lavrar(on=ON), workflow.Notificar(on=ON)):
+            service.perform(session, fiscal, docket_id, action, calendar)
+    sessions.kw["bind"].dispose()
+    return path
+
+
+@pytest.fixture
+def base_db(jumped_db):
+    return jumped_db
+
+
+@pytest.fixture
+def auto(store, jumped_day) -> int:
+    with store() as session:
+        docket = session.scalar(select(Docket).where(Docket.infraction_id == jumped_day.record["infraction_id"]))
+        assert docket.operator_id == "TRD" and docket.stage == "notificado"
+        return docket.id
+
+
+@pytest.fixture(scope="module")
+def lines(jumped_day) -> dict[str, str]:
+    """The bundle's line of each cited fix, as the evidence table's checkbox names it."""
+    return {r.msg_id: f"{r.source}:{r.number}" for r in readings(read_bundle(jumped_day.data), TZ)}
+
+
+def _text(page) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.text)))
+
+
+def _mark(browser, auto, data):
+    return browser.post(f"/autos/{auto}/leituras-contestadas", data)
+
+
+def test_the_operator_marks_the_three_fixes_of_the_jump_and_the_d11_stands(browser, auto, jumped_day, lines,
+                                                                           store):
+    op = browser("op-trd")
+    page = op.get(f"/autos/{auto}")
+    # the evidence table offers each of the fourteen cited fixes, by its line in the bundle
+    for name in jumped_day.episode:
+        assert f'name="leituras" value="{lines[name]}"' in page.text
+    jump = [lines[name] for name in jumped_day.jump]
+    response = op.client.post(f"/autos/{auto}/leituras-contestadas",
+                              data={"csrf_token": op.csrf, "leituras": jump,
+                                    "motivo": "Salto de multipercurso: o veículo seguia na via."})
+    assert response.status_code == 303, response.text
+    text = _text(op.get(response.headers["location"]))
+    assert "Sem as leituras contestadas, a infração subsiste (multa de 200 UFIR)." in text
+    assert "3 leituras contestadas são citadas pela constatação, de 14 leituras citadas." in text
+    assert "Trecho mais longo fora do itinerário que resta" in text and "11 registros" in text
+    assert "evidência:" in text  # each changed evidence field, before and after
+    assert "O sistema informa; quem decide é o gestor" in text
+    # the three fixes, 10 s apart, among the other vehicles' lines: named one by one
+    numbers = sorted(int(value.split(":")[1]) for value in jump)
+    assert f"evidencias.zip --without {','.join(map(str, numbers))}" in text
+    assert "Salto de multipercurso" in text
+    # the defence is filed; the gestor reads the same re-judgment beside it
+    filed = op.post(f"/autos/{auto}/acoes/defesa", {"texto": "Ver as leituras contestadas."})
+    assert filed.status_code == 303, filed.text
+    judged = _text(browser("gestor").get(f"/autos/{auto}"))
+    assert "Reexame sem as leituras que a defesa contesta" in judged
+    assert "Sem as leituras contestadas, a infração subsiste (multa de 200 UFIR)." in judged
+    assert "Julgar defesa" in judged
+    # the gestor judges; the judgment's PDF carries the same re-judgment
+    gestor = browser("gestor")
+    assert gestor.post(f"/autos/{auto}/acoes/julgar-defesa", {
+        "decisao": "procedente", "fundamentacao": "O desvio subsiste sem as leituras contestadas."}).status_code == 303
+    pdf = gestor.get(f"/autos/{auto}/julgamento.pdf")
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF-")
+    printed = re.sub(r"\s+", " ", subprocess.run([shutil.which("pdftotext"), "-", "-"], input=pdf.content,
+                                                 capture_output=True, check=True).stdout.decode())
+    assert "Auto julgado procedente" in printed and "O desvio subsiste sem as leituras contestadas." in printed
+    assert "Sem as leituras contestadas, a infração subsiste (multa de 200 UFIR)." in printed
+    assert "3 leituras contestadas são citadas pela constatação, de 14 leituras citadas." in printed
+    assert "Salto de multipercurso" in printed and "--without" in printed
+    # the marks are an act of the audit chain, which verifies
+    with store() as session:
+        entry = session.scalars(select(AuditEntry).where(AuditEntry.action == "MarcarLeituras")).one()
+        assert entry.entity_id == str(auto) and entry.payload["outcome"] == "stands"
+        assert len(entry.payload["marked"]) == 3 and entry.payload["state"]["disputed_sha256"]
+        assert verified_entries(session) > 0
+        marks = session.scalars(select(DisputedReading)).all()
+        assert {m.audit_id for m in marks} == {entry.id}
+
+
+def test_the_operator_marks_the_episode_as_a_span_and_the_d11_falls(browser, auto, jumped_day):
+    first, last = (jumped_day.episode[i].split("/", 1)[1].split("#")[0] for i in (0, -1))
+    op = browser("op-trd")
+    response = _mark(op, auto, {"veiculo": "JN-2014", "fonte": "tachograph",
+                                "inicio": dt.datetime.fromisoformat(first).strftime("%Y-%m-%dT%H:%M:%S"),
+                                "fim": dt.datetime.fromisoformat(last).strftime("%Y-%m-%dT%H:%M:%S"),
+                                "motivo": "GPS sem sinal de qualidade neste trecho."})
+    assert response.status_code == 303, response.text
+    text = _text(op.get(f"/autos/{auto}"))
+    assert re.search(r"Sem as leituras contestadas, (passa a evidência insuficiente|a infração desaparece)\.", text)
+    assert "14 leituras contestadas são citadas pela constatação, de 14 leituras citadas." in text
+    assert "Nenhum trecho fora do itinerário que baste resta" in text
+    assert "tacógrafo do veículo JN-2014 de" in text
+
+
+def test_another_operator_and_a_fiscal_cannot_mark(browser, auto, jumped_day, lines, kit):
+    before = kit.snapshot()
+    data = {"leituras": lines[jumped_day.jump[0]], "motivo": "tentativa"}
+    assert _mark(browser("op-vnv"), auto, data).status_code == 404
+    assert _mark(browser("fiscal"), auto, data).status_code == 403
+    assert _mark(browser("gestor"), auto, data).status_code == 403
+    assert kit.snapshot() == before
+    assert 'name="leituras"' not in browser("fiscal").get(f"/autos/{auto}").text
+
+
+def test_a_mark_without_a_reason_comes_back_with_what_was_typed(browser, auto, jumped_day, lines, kit):
+    before = kit.snapshot()
+    op = browser("op-trd")
+    chosen = lines[jumped_day.jump[1]]
+    response = _mark(op, auto, {"leituras": chosen, "motivo": "  ", "inicio": "2026-12-01T13:20:00", "fim": ""})
+    assert response.status_code == 400
+    text = _text(response)
+    assert "Corrija o formulário." in text and "informe o veículo, o início e o fim" in text
+    assert f'value="{chosen}" id' in response.text and re.search(rf'value="{chosen}" id="[^"]+" checked', response.text)
+    assert 'value="2026-12-01T13:20:00"' in response.text
+    response = _mark(op, auto, {"leituras": chosen, "motivo": " "})
+    assert response.status_code == 400 and "Informe o motivo da contestação." in _text(response)
+    assert kit.snapshot() == before
+
+
+def test_marks_are_refused_once_the_defence_is_filed_or_its_term_has_ended(browser, auto, jumped_day, lines, kit,
+                                                                            clock):
+    data = {"leituras": lines[jumped_day.jump[0]], "motivo": "fora do prazo"}
+    clock.advance(days=30)  # the defence term (10 dias úteis from 14/12) ended
+    op = browser("op-trd")
+    response = _mark(op, auto, data)
+    assert response.status_code == 409 and "Prazo de defesa encerrado em" in _text(response)
+    assert 'name="leituras"' not in op.get(f"/autos/{auto}").text
+    clock.advance(days=-30)
+    kit.act("op-trd", auto, workflow.ApresentarDefesa(on=ON + dt.timedelta(days=1)), note="Defesa.")
+    response = _mark(browser("op-trd"), auto, data)
+    assert response.status_code == 409 and "só podem ser marcadas enquanto corre o prazo de defesa" in _text(response)
+
+
+def test_a_mark_inserted_behind_the_app_breaks_the_audit_chain(browser, auto, jumped_day, lines, store):
+    assert _mark(browser("op-trd"), auto, {"leituras": lines[jumped_day.jump[0]],
+                                           "motivo": "uma leitura"}).status_code == 303
+    with store.begin() as session:
+        assert verified_entries(session) > 0
+        session.execute(insert(DisputedReading).values(
+            docket_id=auto, source="tachograph", line=1, reason="inserida", created_by=1,
+            created_at=dt.datetime(2026, 12, 16, tzinfo=dt.UTC)))
+    with store() as session, pytest.raises(AuditError, match="disputed_sha256"):
+        verified_entries(session)
