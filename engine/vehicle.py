@@ -25,7 +25,7 @@ import numpy as np
 from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change, settle
 from engine.clocks import ClockFault, clock_passes, judge_clock, received_epoch, with_fault
-from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, over_episodes
+from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, other_catraca, over_episodes
 from engine.late import LateDay, keeps, rejudged_changes, with_late
 from engine.messages import (
     DayMatched,
@@ -60,7 +60,15 @@ from rules.facts import (
 )
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from rules.unmarked_stop import standing_with_doors_open
-from rules.versions import OtherVersion, judged_on_both_versions, kept_version, version_key
+from rules.versions import (
+    CatracaVersion,
+    OtherVersion,
+    judged_on_both_catraca_versions,
+    judged_on_both_versions,
+    kept_reading,
+    kept_version,
+    version_key,
+)
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode, message_id
 from trips.detection import departure_time
 from trips.matching import live_matches, unmatched_realization
@@ -108,6 +116,9 @@ class VehicleState(msgspec.Struct):
     # tachograph messages in two versions, until their day is judged (rules.versions): by
     # instant and seq, the version not in the facts and both versions' digests
     versions: dict[str, OtherVersion] = msgspec.field(default_factory=dict)
+    # catraca readings in two versions received before the first was released, until their
+    # day is judged (rules.versions): by dedup key, both versions
+    catraca_versions: dict[str, CatracaVersion] = msgspec.field(default_factory=dict)
     # input -> a message dated far ahead of the vehicle's newest, waiting for the next one
     held: dict[str, Held] = msgspec.field(default_factory=dict)
     # "shape_id|first fix" -> (last fix, silent after) of the unfollowed passes told, while the track holds them
@@ -370,6 +381,8 @@ class VehicleStage:
                 touched[body.vehicle_id] = state
                 if isinstance(body, TachographPing):
                     self._keep_versions(state, body, pings)
+                else:
+                    self._keep_catraca_versions(state, body)
                 out.findings += self._at_most_provisional(state)
             if rejection.reason in ("clock_offset", "future") and state.clock_faults:
                 touched[body.vehicle_id] = state
@@ -444,6 +457,23 @@ class VehicleStage:
             state.pending = pending
         state.versions = {**state.versions, vkey: OtherVersion(other, (kept_digest, other_digest))}
 
+    @staticmethod
+    def _keep_catraca_versions(state: VehicleState, body: CatracaReading) -> None:
+        """A second version of a catraca reading while the first still waits for the
+        watermark: the one the day's facts take is chosen by content
+        (rules.versions.kept_reading), the other is accumulated beside them (DayLog.other),
+        so the order of arrival decides nothing. One already released stays as it was."""
+        key = _dedup_key(body)
+        i = next((i for i, r in enumerate(state.pending_catraca) if _dedup_key(r) == key), None)
+        if key not in state.digests or key in state.catraca_versions or i is None:
+            return  # a copy of a held message, a third version, or the first already released
+        version = kept_reading(state.pending_catraca[i], state.digests[key], body, _digest(body))
+        if version.kept is body:
+            pending = state.pending_catraca[:i] + state.pending_catraca[i + 1:]
+            bisect.insort(pending, body, key=_reading_order)
+            state.pending_catraca = pending
+        state.catraca_versions = {**state.catraca_versions, key: version}
+
     def _xy(self, ping: TachographPing) -> tuple[float, float]:
         x, y = self._projector.to_xy(np.array([ping.lon]), np.array([ping.lat]))
         return float(x[0]), float(y[0])
@@ -458,6 +488,33 @@ class VehicleStage:
             findings, facts, state.versions, rules, policy,
             finish=lambda records: finish(records, occurrences, self.ctx.pack, policy, self._projector),
             detect=lambda rule, other: safe_detect(rule, other, policy, other.date))
+
+    def _catraca_versions_of(self, state: VehicleState, date: dt.date) -> list[CatracaVersion]:
+        return [v for v in state.catraca_versions.values() if self._operating_date(v.kept.epoch) == date]
+
+    @staticmethod
+    def _other_catraca_facts(facts: VehicleDayFacts | None, day_log: DayLog | None) -> VehicleDayFacts | None:
+        """The day's facts with its catraca as the other versions tell it; None if none came."""
+        if facts is None or day_log is None or day_log.other is None:
+            return None
+        return replace(facts, catraca=day_log.other.log.catraca())
+
+    def _on_both_catraca_versions(self, state: VehicleState, findings: list[Finding], facts: VehicleDayFacts | None,
+                                  day_log: DayLog | None, occurrences) -> list[Finding]:
+        """The vehicle-day rules' records judged on both versions of the day's catraca
+        readings that came in two (rules.versions); the other records pass."""
+        other = self._other_catraca_facts(facts, day_log)
+        versions = self._catraca_versions_of(state, facts.date) if other is not None else []
+        if not versions:
+            return findings
+        rules = self.ctx.pack.rules_for("vehicle_day")
+        codes = {rule.code for rule in rules}
+        policy = self.ctx.policy
+        theirs = finish([r for rule in rules for r in safe_detect(rule, other, policy, other.date)], occurrences,
+                        self.ctx.pack, policy, self._projector)
+        judged = judged_on_both_catraca_versions([f for f in findings if f.code in codes], theirs, versions,
+                                                 self.ctx.feed.timezone)
+        return [f for f in findings if f.code not in codes] + [record for record, _ in judged]
 
     def _note_clock_fault(self, state: VehicleState, source: str, body, received: float, offset_s: float) -> None:
         """A message a faulty clock dated, rejected: its stretch of the vehicle's day grows."""
@@ -1111,13 +1168,19 @@ class VehicleStage:
                 i += 1
             else:
                 reading = readings[j]
+                into = day_log(reading.epoch)
+                version = state.catraca_versions.get(_dedup_key(reading))
+                if version is not None and into.other is None:
+                    into.other = other_catraca(into, state.last_reading)
+                if into.other is not None:
+                    self._add_other_reading(into, version.other if version is not None else reading)
                 why = d21.implausible(state.last_reading, reading.epoch, reading.counter, self.ctx.policy)
                 state.last_reading = (reading.epoch, reading.counter)
                 if why is not None:
                     rejected.append(Rejection(source="catraca", reason="implausible", detail=why,
                                               location=None, raw=encode(reading).decode()))
                 else:
-                    add_reading(day_log(reading.epoch), reading, silence)
+                    add_reading(into, reading, silence)
                     if state.last_counter is not None and reading.counter > state.last_counter:
                         boardings.append(reading.epoch)
                     state.last_counter = reading.counter
@@ -1127,6 +1190,21 @@ class VehicleStage:
         if self._reads_trip_catraca:
             state.trip_readings = trip_readings
         self._note_coverage(state.vehicle_id, [f.t for f in batch], boardings)
+
+    def _add_other_reading(self, log: DayLog, reading: CatracaReading) -> None:
+        """A reading into the day's catraca as the other versions tell it (DayLog.other),
+        judged plausible there as the day's own are; an event only it shows keeps the fixes
+        around it in the day's facts, as one of the day's own does (its record's place)."""
+        other = log.other
+        why = d21.implausible(other.last_reading, reading.epoch, reading.counter, self.ctx.policy)
+        other.last_reading = (reading.epoch, reading.counter)
+        if why is not None:
+            return
+        notable = len(other.log.notable)
+        add_reading(other.log, reading, self.ctx.policy.d19.max_silence_s)
+        if len(other.log.notable) > notable:
+            keep(log, [log.last] if log.last is not None else [])
+            log.keep_next = True
 
     def _note_coverage(self, vehicle_id: str, fixes: list[float], boardings: list[float]) -> None:
         """When the vehicle's sensors were heard, for the next heartbeat (rules.facts.SensorRuns)."""
@@ -1194,13 +1272,19 @@ class VehicleStage:
             trips = [(self._live_trip(state.vehicle_id, log), log) for log in logs]
             in_service = in_service_from([(tf, log.standing) for tf, log in trips], terminal)
             facts = self._vehicle_day_from(state, date, day_log, trips, in_service)
-            moments_by_live = (("catraca_silence", self._d19_moments(facts)),
-                               ("catraca_fault", self._d21_moments(facts, self.ctx.policy)))
-            for live, moments in moments_by_live:
-                records = [r for r in self._detect_live(live, facts, date)
-                           if isinstance(r, Infraction)]
-                for record in finish(records, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
-                    complete = min(self._proven_at(logs, moment) for moment in moments)
+            # the day's facts, and those its catraca readings in two versions tell (rules.versions)
+            worlds = [f for f in (facts, self._other_catraca_facts(facts, day_log)) if f is not None]
+            versions = self._catraca_versions_of(state, date) if len(worlds) > 1 else []
+            for live, moments_of in (("catraca_silence", self._d19_moments),
+                                     ("catraca_fault", lambda f: self._d21_moments(f, self.ctx.policy))):
+                found = [finish([r for r in self._detect_live(live, f, date) if isinstance(r, Infraction)],
+                                occurrences, self.ctx.pack, self.ctx.policy, self._projector) for f in worlds]
+                judged = judged_on_both_catraca_versions(*found, versions, self.ctx.feed.timezone) \
+                    if versions else [(record, 0) for record in found[0]]
+                for record, world in judged:
+                    if not isinstance(record, Infraction):
+                        continue  # only one version supports it: settled at the day's close
+                    complete = min(self._proven_at(logs, moment) for moment in moments_of(worlds[world]))
                     record = at_most_provisional(record, state.conflicted)
                     changed += emit_change(state.emitted, record, complete, self.ctx.feed.timezone)
         return changed
@@ -1417,6 +1501,8 @@ class VehicleStage:
         facts = self._vehicle_day(state, message.service_date, trips)
         settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.pack,
                                        self.ctx.policy, self._projector)
+        settled = self._on_both_catraca_versions(state, settled, facts, next(
+            (log for log in state.days if log.date == date), None), occurrences)
         settled = self._on_both_versions(state, settled, facts, self.ctx.pack.rules_for("vehicle_day"), occurrences)
         settled = [at_most_provisional(f, state.conflicted) for f in settled]
         settled += self._settle_passes(state, message, occurrences)
@@ -1426,6 +1512,8 @@ class VehicleStage:
                             if self._operating_date(t).isoformat() not in state.judged}
         state.versions = {k: v for k, v in state.versions.items()
                           if self._operating_date(v.fix.t).isoformat() not in state.judged}
+        state.catraca_versions = {k: v for k, v in state.catraca_versions.items()
+                                  if self._operating_date(v.kept.epoch).isoformat() not in state.judged}
         state.trips = [log for log in state.trips if log.service_date != date]
         state.days = [log for log in state.days if log.date != date]
         state.judged = state.judged[-7:]
