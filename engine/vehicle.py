@@ -379,10 +379,10 @@ class VehicleStage:
             out.rejected.append(rejection)
             if rejection.reason == "conflicting_duplicate":
                 touched[body.vehicle_id] = state
-                if isinstance(body, TachographPing):
-                    self._keep_versions(state, body, pings)
-                else:
-                    self._keep_catraca_versions(state, body)
+                released = self._keep_versions(state, body, pings) if isinstance(body, TachographPing) \
+                    else self._keep_catraca_versions(state, body)
+                if released:
+                    self._rejudge_version(state, body)
                 out.findings += self._at_most_provisional(state)
             if rejection.reason in ("clock_offset", "future") and state.clock_faults:
                 touched[body.vehicle_id] = state
@@ -427,14 +427,15 @@ class VehicleStage:
                     changed.append(after)
         return changed
 
-    def _keep_versions(self, state: VehicleState, body: TachographPing, pings: list) -> None:
+    def _keep_versions(self, state: VehicleState, body: TachographPing, pings: list) -> bool:
         """A second version of a ping: the one of the two the facts take is chosen by content
         (rules.versions.kept_version) while the first still waits for the watermark, so the
         order of arrival decides nothing; the other is kept beside the facts, to judge the
-        records that cite it on both. One already taken into the facts stays there."""
+        records that cite it on both. One already taken into the facts stays there: whether
+        it was (released), returned."""
         key = _dedup_key(body)
         if key not in state.digests:
-            return  # a copy of a message held by the clock-jump guard: not taken yet
+            return False  # a copy of a message held by the clock-jump guard: not taken yet
         this = _digest(body)
         new = self._fix_of(body, *self._xy(body))
         vkey = version_key(new.t, new.msg_id)
@@ -446,7 +447,7 @@ class VehicleStage:
             next((i for i, f in enumerate(state.pending) if f.t == new.t and version_key(f.t, f.msg_id) == vkey), None)
         if k is None and i is None:
             state.versions = {**state.versions, vkey: OtherVersion(new, (first, this))}
-            return
+            return True
         before = self._fix_of(pings[k][1], *self._xy(pings[k][1])) if k is not None else state.pending[i]
         kept, kept_digest, other, other_digest = kept_version(before, first, new, this)
         if kept is new and k is not None:
@@ -456,23 +457,36 @@ class VehicleStage:
             bisect.insort(pending, new, key=_fix_order)
             state.pending = pending
         state.versions = {**state.versions, vkey: OtherVersion(other, (kept_digest, other_digest))}
+        return False
 
     @staticmethod
-    def _keep_catraca_versions(state: VehicleState, body: CatracaReading) -> None:
+    def _keep_catraca_versions(state: VehicleState, body: CatracaReading) -> bool:
         """A second version of a catraca reading while the first still waits for the
         watermark: the one the day's facts take is chosen by content
         (rules.versions.kept_reading), the other is accumulated beside them (DayLog.other),
-        so the order of arrival decides nothing. One already released stays as it was."""
+        so the order of arrival decides nothing. Whether the first was released already
+        (it stays as it was), returned."""
         key = _dedup_key(body)
         i = next((i for i, r in enumerate(state.pending_catraca) if _dedup_key(r) == key), None)
         if key not in state.digests or key in state.catraca_versions or i is None:
-            return  # a copy of a held message, a third version, or the first already released
+            # a copy of a held message, a third version, or the first already released
+            return key in state.digests and key not in state.catraca_versions
         version = kept_reading(state.pending_catraca[i], state.digests[key], body, _digest(body))
         if version.kept is body:
             pending = state.pending_catraca[:i] + state.pending_catraca[i + 1:]
             bisect.insort(pending, body, key=_reading_order)
             state.pending_catraca = pending
         state.catraca_versions = {**state.catraca_versions, key: version}
+        return False
+
+    def _rejudge_version(self, state: VehicleState, body: TachographPing | CatracaReading) -> None:
+        """A second version of a message the day's facts took already (the watermark passed
+        it): they cannot take it any more, so its vehicle-day is judged again from its raw
+        input, which holds both versions, as for a late message (engine.late), where a
+        re-judgment is wired and the policy's bounds allow; else what cites it stays at
+        most provisional. The second version is dead-lettered all the same (counted)."""
+        if self._judge_again is not None:
+            self._keep_for_rejudgment(state, body)
 
     def _xy(self, ping: TachographPing) -> tuple[float, float]:
         x, y = self._projector.to_xy(np.array([ping.lon]), np.array([ping.lat]))
@@ -726,15 +740,22 @@ class VehicleStage:
         rejected as `late`, saying which bound."""
         if self._judge_again is None:
             return rejection
+        why = self._keep_for_rejudgment(state, body)
+        if why is not None:
+            return msgspec.structs.replace(rejection, detail=f"{rejection.detail}; not judged again: {why}")
+        return _KEPT_LATE
+
+    def _keep_for_rejudgment(self, state: VehicleState, body: TachographPing | CatracaReading) -> str | None:
+        """The message's vehicle-day to be judged again from its raw input, if the policy's
+        bounds allow; else why not."""
         rules = self.ctx.policy.stream
         date = self._operating_date(body.epoch).isoformat()
         day = state.late.get(date)
         why = keeps(day, body.epoch, state.max_events.get(_source(body)), rules.rejudge_max_late_s,
                     rules.rejudge_max_times)
-        if why is not None:
-            return msgspec.structs.replace(rejection, detail=f"{rejection.detail}; not judged again: {why}")
-        state.late = {**state.late, date: with_late(day, body.epoch)}
-        return _KEPT_LATE
+        if why is None:
+            state.late = {**state.late, date: with_late(day, body.epoch)}
+        return why
 
     def _judge_late_days(self, vehicle_ids, occurrences, out: VehicleOutput) -> list[Finding]:
         """The vehicle-days already judged that late messages wait for, judged again."""
