@@ -15,7 +15,7 @@ from engine.messages import DayMatched
 from engine.routing import EndOfInput, Matched, Sends, operator_step, vehicle_step
 from engine.values import Context, Emitted, Message
 from engine.vehicle import JudgeAgain, PartitionState, VehicleStage, VehicleState
-from rules.model import Infraction
+from rules.model import Finding
 from telemetry import Occurrence, TachographPing
 
 # A shell's raw input read back: (vehicle, start, end) -> the vehicle's telemetry messages
@@ -92,20 +92,21 @@ class Engine:
 
 
 def judged_again(context: Context, sources: frozenset[str], messages: list[Message],
-                 occurrences: list[Occurrence]) -> list[Infraction]:
+                 occurrences: list[Occurrence]) -> list[Finding]:
     """Every infraction record, final state, that the core finds in `messages` read as the
-    replay reads its input (event-time order; the input order among equal times): a
-    vehicle-day's raw input judged again (engine.late), in a fresh engine."""
+    replay reads its input (event-time order; the input order among equal times), then its
+    insufficient evidence: a vehicle-day's raw input judged again (engine.late), in a fresh
+    engine."""
     engine = Engine(context, sources)
     engine.occurrences = list(occurrences)
     ordered = sorted(messages, key=lambda m: (m.body.epoch, 0 if isinstance(m.body, TachographPing) else 1))
     out = engine.ingest(ordered)
     out.extend(engine.close())
-    return list({record.infraction_id: record for record in out.infractions}.values())
+    return [*{record.infraction_id: record for record in out.infractions}.values(), *out.insufficient]
 
 
 def judge_again_from(context: Context, sources: frozenset[str], read_back: ReadBack) -> JudgeAgain:
     """The vehicle stage's re-judgment over the raw input `read_back` gives."""
-    def judge_again(vehicle_id: str, start: float, end: float, occurrences: list[Occurrence]) -> list[Infraction]:
+    def judge_again(vehicle_id: str, start: float, end: float, occurrences: list[Occurrence]) -> list[Finding]:
         return judged_again(context, sources, read_back(vehicle_id, start, end), occurrences)
     return judge_again

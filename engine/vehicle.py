@@ -176,8 +176,9 @@ class VehicleOutput:
 
 
 # A vehicle-day judged again from its raw input (engine.late): (vehicle, [start, end) of its
-# operating day in epoch s, occurrences) -> every infraction record the core finds in it
-JudgeAgain = Callable[[str, float, float, list[Occurrence]], list[Infraction]]
+# operating day in epoch s, occurrences) -> every infraction record the core finds in it, then
+# its insufficient evidence
+JudgeAgain = Callable[[str, float, float, list[Occurrence]], list[Finding]]
 # _admit's verdict on a late message kept for its vehicle-day's re-judgment (not a rejection)
 _KEPT_LATE = Rejection(source="", reason="kept_late", detail="", location=None, raw="")
 # the scopes of the rules the vehicle stage judges (the operator stage judges "service_day")
@@ -778,15 +779,20 @@ class VehicleStage:
                 out.rejudged += 1
         return found
 
-    def _judge_again_day(self, state: VehicleState, date: str, occurrences) -> list[Infraction]:
+    def _judge_again_day(self, state: VehicleState, date: str, occurrences) -> list[Finding]:
         """One vehicle-day judged again from its raw input through the same core; what
-        changed against what was sent for it (engine.late.rejudged_changes)."""
+        changed against what was sent for it (engine.late.rejudged_changes), and the
+        insufficient evidence that names messages in two versions (rules.versions): what only
+        one version supports, which the day's first judgment, before the second version
+        came, could not know."""
         day = dt.date.fromisoformat(date)
         cutover = self.ctx.policy.trips.service_day_cutover_s
         start = self._day(day).start_epoch + cutover
         end = self._day(day + dt.timedelta(days=1)).start_epoch + cutover
         found = [r for r in self._judge_again(state.vehicle_id, start, end, list(occurrences))
                  if r.vehicle_id == state.vehicle_id and r.service_date == day and r.code in self._vehicle_codes]
+        doubted = [r for r in found if not isinstance(r, Infraction) and "conflicting_versions" in r.evidence]
+        found = [r for r in found if isinstance(r, Infraction)]
         late = state.late[date]
         watermark = self.watermark
         changed, sent = rejudged_changes(state.sent.get(date, {}), found,
@@ -795,7 +801,7 @@ class VehicleStage:
         state.sent = {**state.sent, date: sent}
         state.late = {**state.late, date: msgspec.structs.replace(late, waiting=False, rejudged=late.rejudged + 1)}
         self._save(state)
-        return changed
+        return [*changed, *doubted]
 
     def _note_sent(self, findings: list[Finding]) -> None:
         """The vehicle-stage records sent, as last sent per vehicle-day: what a re-judgment

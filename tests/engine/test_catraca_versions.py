@@ -160,33 +160,53 @@ class Topic:
 
 def test_a_second_version_after_its_original_was_released_yields_the_records_of_both_before(context, day):
     # the simulated broken seal's first reading (11:41) gets a second version with the seal
-    # intact. The bus's catraca runs behind the stream: the rest of the fleet is 15 min
-    # further on, so the watermark (15 - 10 min lateness = 5 min past it) has released the
-    # original into the day's facts, while the copy is still within the bus's own lateness
-    # (a conflicting duplicate, not late). Its vehicle-day is judged again from the input
-    # read back, which holds both versions: the D-21 stands on the later broken readings,
-    # as when both versions came before the release. Before, the original alone counted,
-    # at most provisional (no auto)
+    # intact, after the original was released (_released_then_version). Its vehicle-day is
+    # judged again from the input read back, which holds both versions: the D-21 stands on
+    # the later broken readings, as when both versions came before the release. Before, the
+    # original alone counted, at most provisional (no auto)
     messages, infractions, _, _ = day
     [truth] = [r for r in infractions if r.code == "D-21"]
     cited = truth.evidence["facts"][0]["msg_id"]
     k = next(k for k, m in enumerate(messages)
              if isinstance(m.body, CatracaReading) and message_id(m.body, truth.occurred_at.tzinfo) == cited)
-    original = messages[k].body
     both_before, _, _, _ = _run(context, _with_version(messages, k, False, seal_intact=True))
     [before] = [r for r in both_before if r.code == "D-21"]
     assert before.status == "confirmed" and before.occurred_at > truth.occurred_at  # on the next broken reading
+    outs = _released_then_version(context, messages, k, seal_intact=True)
+    assert [(r.source, r.reason) for o in outs for r in o.rejected] == [("catraca", "conflicting_duplicate")]
+    assert sum(o.rejudged for o in outs) == 1
+    assert final_state([r for o in outs for r in o.infractions]) == both_before
+
+
+def test_a_broken_seal_version_after_its_original_was_released_yields_insufficient_evidence_naming_both(context, day):
+    # an intact reading released, then its broken-seal version: no D-21 (one version only),
+    # recorded as insufficient evidence naming both, as when both came before the release.
+    # Before, the copy was only dead-lettered: nothing of it was recorded
+    messages, infractions, _, _ = day
+    k = _reading_in_service(day, {"D-21"})
+    _, doubted_before, _, _ = _run(context, _with_version(messages, k, False, seal_intact=False))
+    [before] = [r for r in doubted_before if r.code == "D-21" and r.vehicle_id == messages[k].body.vehicle_id]
+    outs = _released_then_version(context, messages, k, seal_intact=False)
+    assert final_state([r for o in outs for r in o.infractions]) == infractions
+    assert [r for o in outs for r in o.insufficient if r.code == "D-21" and r.vehicle_id == before.vehicle_id] == \
+        [before]
+
+
+def _released_then_version(context, messages, k, **changes):
+    """Message k's vehicle's catraca runs behind the stream: the rest of the fleet is 15 min
+    further on, so the watermark (15 - 10 min lateness = 5 min past it) has released message
+    k into the day's facts, while its second version (`changes`), delivered then, is still
+    within the vehicle's own lateness (a conflicting duplicate, not late); then the rest.
+    Every engine call's output, the input read back as delivered."""
+    original = messages[k].body
     behind = {id(m) for m in messages[k + 1:] if isinstance(m.body, CatracaReading)
               and m.body.vehicle_id == original.vehicle_id}
     ahead = [m for m in messages if m.body.epoch <= original.epoch + 900 and id(m) not in behind]
     sent = {id(m) for m in ahead}
-    rest = [m for m in messages if id(m) not in sent]
     topic = Topic()
     engine = Engine(context, SOURCES, read_back=topic)
     outs = topic.deliver(engine, ahead)
     assert engine._vehicle_stage.watermark > original.epoch  # released
-    [copy] = _with_version(messages, k, False, seal_intact=True)[k + 1:k + 2]
-    outs += topic.deliver(engine, [copy]) + topic.deliver(engine, rest) + [engine.close()]
-    assert [(r.source, r.reason) for o in outs for r in o.rejected] == [("catraca", "conflicting_duplicate")]
-    assert sum(o.rejudged for o in outs) == 1
-    assert final_state([r for o in outs for r in o.infractions]) == both_before
+    [copy] = _with_version(messages, k, False, **changes)[k + 1:k + 2]
+    return outs + topic.deliver(engine, [copy]) + topic.deliver(engine, [m for m in messages if id(m) not in sent]) \
+        + [engine.close()]
