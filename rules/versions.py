@@ -130,13 +130,10 @@ def _judged(record: Infraction, rule: Rule, facts: VehicleDayFacts, other: Vehic
     elif rule.version_refuted is not None and rule.version_refuted(other, record, facts, policy):
         verdict = "a outra versão é contrariada pelo deslocamento medido pelo GPS"
     else:
-        return InsufficientEvidence(
-            code=record.code, service_date=record.service_date, operator_id=record.operator_id,
-            route_id=record.route_id, trip_id=record.trip_id, vehicle_id=record.vehicle_id,
-            reason=("registro do tacógrafo recebido em duas versões divergentes (mesmo veículo, horário e "
-                    "sequência): só uma delas comprova a infração e nada nos dados indica qual é a verdadeira"),
-            evidence={**record.evidence, "infraction_id": record.infraction_id,
-                      **_described(facts, other, cited, counted, "só uma versão comprova a infração")})
+        return _doubted(record, "registro do tacógrafo recebido em duas versões divergentes (mesmo veículo, "
+                                "horário e sequência): só uma delas comprova a infração e nada nos dados indica "
+                                "qual é a verdadeira",
+                        _described(facts, other, cited, counted, "só uma versão comprova a infração"))
     return msgspec.structs.replace(record, evidence={**record.evidence,
                                                      **_described(facts, other, cited, counted, verdict)})
 
@@ -233,10 +230,15 @@ def judged_on_both_catraca_versions(found: Sequence[Finding], other: Sequence[Fi
 
 
 def _catraca_doubted(record: Infraction, versions: Sequence[CatracaVersion], tz) -> InsufficientEvidence:
+    return _doubted(record, "registro da catraca recebido em duas versões divergentes (mesmo veículo, horário e "
+                            "sequência): só uma delas comprova a infração e nenhum sensor independente indica qual "
+                            "é a verdadeira",
+                    _catraca_described(versions, tz, "só uma versão comprova a infração"))
+
+
+def _doubted(record: Infraction, reason: str, described: dict) -> InsufficientEvidence:
+    """A record only one version supports: insufficient evidence, naming both versions."""
     return InsufficientEvidence(
         code=record.code, service_date=record.service_date, operator_id=record.operator_id,
-        route_id=record.route_id, trip_id=record.trip_id, vehicle_id=record.vehicle_id,
-        reason=("registro da catraca recebido em duas versões divergentes (mesmo veículo, horário e sequência): "
-                "só uma delas comprova a infração e nenhum sensor independente indica qual é a verdadeira"),
-        evidence={**record.evidence, "infraction_id": record.infraction_id,
-                  **_catraca_described(versions, tz, "só uma versão comprova a infração")})
+        route_id=record.route_id, trip_id=record.trip_id, vehicle_id=record.vehicle_id, reason=reason,
+        evidence={**record.evidence, "infraction_id": record.infraction_id, **described})
