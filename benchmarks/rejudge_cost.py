@@ -22,6 +22,7 @@ from pathlib import Path
 from engine.core import judged_again
 from engine.loading import load_context
 from fiscaliza.replay import ReplayInputs, read_messages
+from rules.model import Infraction
 from gtfs import load_feed
 from kernel.fleet import load_fleet
 from samples import joao_neiva
@@ -57,7 +58,7 @@ def main(argv=None) -> int:
             started = time.process_time()
             records, _told = judged_again(context, sources, mine, [])
             best = min(best, time.process_time() - started)
-        own = [r for r in records if r.vehicle_id == vehicle_id]
+        own = [r for r in records if isinstance(r, Infraction) and r.vehicle_id == vehicle_id]
         costs.append((best, len(mine)))
         print(f"{vehicle_id:10} {len(mine):9d} {len(own):8d}  {best:7.3f}")
     seconds = [c for c, _ in costs]

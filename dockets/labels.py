@@ -226,6 +226,8 @@ LABELS: dict[str, Label] = {
     "conflicting_versions.speeds_kmh": _l("velocidade informada (versão considerada; a outra)",
                                           _list_of(_kmh)),
     "conflicting_versions.positions": _l("posições (versão considerada; a outra)", _text, hidden=True),
+    "conflicting_versions.digests": _l("resumo do conteúdo (versão considerada; a outra)", _list_of(_text)),
+    "conflicting_versions.differing": _l("campos divergentes (versão considerada / a outra)", _list_of(_text)),
     "conflicting_versions_counted": _l("versão considerada"),
     "conflicting_versions_verdict": _l("exame das duas versões"),
     "infraction_id": _l("identificador da infração"),

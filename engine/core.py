@@ -16,7 +16,7 @@ from engine.messages import DayMatched, OperatorInput
 from engine.routing import EndOfInput, Matched, Sends, operator_step, vehicle_step
 from engine.values import Context, Emitted, Message
 from engine.vehicle import JudgeAgain, PartitionState, VehicleStage, VehicleState
-from rules.model import Infraction
+from rules.model import Finding
 from telemetry import Occurrence, TachographPing
 
 # A shell's raw input read back: (vehicle, start, end) -> the vehicle's telemetry messages
@@ -101,18 +101,18 @@ class Engine:
 
 
 def judged_again(context: Context, sources: frozenset[str], messages: list[Message],
-                 occurrences: list[Occurrence]) -> tuple[list[Infraction], list[OperatorInput]]:
+                 occurrences: list[Occurrence]) -> tuple[list[Finding], list[OperatorInput]]:
     """Every infraction record, final state, that the core finds in `messages` read as the
-    replay reads its input (event-time order; the input order among equal times): a
-    vehicle-day's raw input judged again (engine.late), in a fresh engine; and what its
-    vehicle stage told the operator stage on the way."""
+    replay reads its input (event-time order; the input order among equal times), then its
+    insufficient evidence: a vehicle-day's raw input judged again (engine.late), in a fresh
+    engine; and what its vehicle stage told the operator stage on the way."""
     engine = Engine(context, sources)
     engine.occurrences = list(occurrences)
     engine.told = []
     ordered = sorted(messages, key=lambda m: (m.body.epoch, 0 if isinstance(m.body, TachographPing) else 1))
     out = engine.ingest(ordered)
     out.extend(engine.close())
-    return list({record.infraction_id: record for record in out.infractions}.values()), engine.told
+    return [*{record.infraction_id: record for record in out.infractions}.values(), *out.insufficient], engine.told
 
 
 def judge_again_from(context: Context, sources: frozenset[str], read_back: ReadBack) -> JudgeAgain:

@@ -59,6 +59,9 @@ class DayLog(msgspec.Struct):
     doors: list[DoorFix] = msgspec.field(default_factory=list)
     doors_next: bool = False
     doors_reported: bool = False
+    # the day's catraca as the other versions of its readings in two versions tell it
+    # (rules.versions), from the first such reading on; None while there is none
+    other: OtherCatraca | None = None
 
     def catraca(self) -> CatracaDay:
         return CatracaDay(self.readings, self.first_reading, self.last_reading, tuple(self.gaps),
@@ -69,6 +72,22 @@ class DayLog(msgspec.Struct):
         from it to the end of service)."""
         extra = [k for k in (self.last_reading_before, self.last_reading_after) if k is not None]
         return _merged(self.kept, extra)
+
+
+class OtherCatraca(msgspec.Struct):
+    """A day's catraca taking the other version of each reading in two versions: a DayLog
+    whose catraca fields only are used, and the time and counter of its newest reading,
+    plausible or not (what the implausibility check compares the next one with)."""
+
+    log: DayLog
+    last_reading: tuple[float, int] | None = None
+
+
+def other_catraca(log: DayLog, last_reading: tuple[float, int] | None) -> OtherCatraca:
+    """The day's catraca so far (the same in both versions until now), to go on apart."""
+    return OtherCatraca(DayLog(log.date, previous_counter=log.previous_counter, counter=log.counter,
+                               readings=log.readings, first_reading=log.first_reading, last_reading=log.last_reading,
+                               gaps=list(log.gaps), notable=list(log.notable), after=list(log.after)), last_reading)
 
 
 def _order(k: KeptFix) -> tuple[float, str]:

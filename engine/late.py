@@ -37,7 +37,7 @@ import msgspec
 
 from engine.messages import Heartbeat, OperatorInput, TripCutShort, TripDetected, TripUnfollowed, VehicleDayRevised
 from rules.facts import SensorRuns
-from rules.model import WITHDRAWN, Infraction, localized, plain, stamped
+from rules.model import WITHDRAWN, Finding, Infraction, localized, plain, stamped
 
 
 class LateDay(msgspec.Struct, frozen=True):
@@ -54,7 +54,7 @@ class Rejudged(msgspec.Struct, frozen=True):
     """A vehicle-day judged again: every infraction record the core found in its raw input,
     and what it tells the operator stage (None: a vehicle not in the fleet)."""
 
-    records: list[Infraction]
+    records: list[Finding]  # its infractions, then its insufficient evidence
     revised: VehicleDayRevised | None
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from engine.assemble import rebuild_match, service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change, settle
 from engine.clocks import ClockFault, clock_passes, judge_clock, received_epoch, with_fault
-from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, over_episodes
+from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, other_catraca, over_episodes
 from engine.late import LateDay, Rejudged, keeps, rejudged_changes, with_late
 from engine.messages import (
     DayMatched,
@@ -61,7 +61,15 @@ from rules.facts import (
 )
 from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
 from rules.unmarked_stop import standing_with_doors_open
-from rules.versions import OtherVersion, judged_on_both_versions, kept_version, version_key
+from rules.versions import (
+    CatracaVersion,
+    OtherVersion,
+    judged_on_both_catraca_versions,
+    judged_on_both_versions,
+    kept_reading,
+    kept_version,
+    version_key,
+)
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode, message_id
 from trips.detection import departure_time
 from trips.matching import live_matches, unmatched_realization
@@ -109,6 +117,9 @@ class VehicleState(msgspec.Struct):
     # tachograph messages in two versions, until their day is judged (rules.versions): by
     # instant and seq, the version not in the facts and both versions' digests
     versions: dict[str, OtherVersion] = msgspec.field(default_factory=dict)
+    # catraca readings in two versions received before the first was released, until their
+    # day is judged (rules.versions): by dedup key, both versions
+    catraca_versions: dict[str, CatracaVersion] = msgspec.field(default_factory=dict)
     # input -> a message dated far ahead of the vehicle's newest, waiting for the next one
     held: dict[str, Held] = msgspec.field(default_factory=dict)
     # "shape_id|first fix" -> (last fix, silent after) of the unfollowed passes told, while the track holds them
@@ -167,8 +178,8 @@ class VehicleOutput:
 
 
 # A vehicle-day judged again from its raw input (engine.late): (vehicle, [start, end) of its
-# operating day in epoch s, occurrences) -> every infraction record the core finds in it, and
-# the day as the operator stage is to hear it again
+# operating day in epoch s, occurrences) -> every infraction record the core finds in it, then
+# its insufficient evidence, and the day as the operator stage is to hear it again
 JudgeAgain = Callable[[str, float, float, list[Occurrence]], Rejudged]
 # _admit's verdict on a late message kept for its vehicle-day's re-judgment (not a rejection)
 _KEPT_LATE = Rejection(source="", reason="kept_late", detail="", location=None, raw="")
@@ -371,8 +382,10 @@ class VehicleStage:
             out.rejected.append(rejection)
             if rejection.reason == "conflicting_duplicate":
                 touched[body.vehicle_id] = state
-                if isinstance(body, TachographPing):
-                    self._keep_versions(state, body, pings)
+                released = self._keep_versions(state, body, pings) if isinstance(body, TachographPing) \
+                    else self._keep_catraca_versions(state, body)
+                if released:
+                    self._rejudge_version(state, body)
                 out.findings += self._at_most_provisional(state)
             if rejection.reason in ("clock_offset", "future") and state.clock_faults:
                 touched[body.vehicle_id] = state
@@ -417,14 +430,15 @@ class VehicleStage:
                     changed.append(after)
         return changed
 
-    def _keep_versions(self, state: VehicleState, body: TachographPing, pings: list) -> None:
+    def _keep_versions(self, state: VehicleState, body: TachographPing, pings: list) -> bool:
         """A second version of a ping: the one of the two the facts take is chosen by content
         (rules.versions.kept_version) while the first still waits for the watermark, so the
         order of arrival decides nothing; the other is kept beside the facts, to judge the
-        records that cite it on both. One already taken into the facts stays there."""
+        records that cite it on both. One already taken into the facts stays there: whether
+        it was (released), returned."""
         key = _dedup_key(body)
         if key not in state.digests:
-            return  # a copy of a message held by the clock-jump guard: not taken yet
+            return False  # a copy of a message held by the clock-jump guard: not taken yet
         this = _digest(body)
         new = self._fix_of(body, *self._xy(body))
         vkey = version_key(new.t, new.msg_id)
@@ -436,7 +450,7 @@ class VehicleStage:
             next((i for i, f in enumerate(state.pending) if f.t == new.t and version_key(f.t, f.msg_id) == vkey), None)
         if k is None and i is None:
             state.versions = {**state.versions, vkey: OtherVersion(new, (first, this))}
-            return
+            return True
         before = self._fix_of(pings[k][1], *self._xy(pings[k][1])) if k is not None else state.pending[i]
         kept, kept_digest, other, other_digest = kept_version(before, first, new, this)
         if kept is new and k is not None:
@@ -446,6 +460,36 @@ class VehicleStage:
             bisect.insort(pending, new, key=_fix_order)
             state.pending = pending
         state.versions = {**state.versions, vkey: OtherVersion(other, (kept_digest, other_digest))}
+        return False
+
+    @staticmethod
+    def _keep_catraca_versions(state: VehicleState, body: CatracaReading) -> bool:
+        """A second version of a catraca reading while the first still waits for the
+        watermark: the one the day's facts take is chosen by content
+        (rules.versions.kept_reading), the other is accumulated beside them (DayLog.other),
+        so the order of arrival decides nothing. Whether the first was released already
+        (it stays as it was), returned."""
+        key = _dedup_key(body)
+        i = next((i for i, r in enumerate(state.pending_catraca) if _dedup_key(r) == key), None)
+        if key not in state.digests or key in state.catraca_versions or i is None:
+            # a copy of a held message, a third version, or the first already released
+            return key in state.digests and key not in state.catraca_versions
+        version = kept_reading(state.pending_catraca[i], state.digests[key], body, _digest(body))
+        if version.kept is body:
+            pending = state.pending_catraca[:i] + state.pending_catraca[i + 1:]
+            bisect.insort(pending, body, key=_reading_order)
+            state.pending_catraca = pending
+        state.catraca_versions = {**state.catraca_versions, key: version}
+        return False
+
+    def _rejudge_version(self, state: VehicleState, body: TachographPing | CatracaReading) -> None:
+        """A second version of a message the day's facts took already (the watermark passed
+        it): they cannot take it any more, so its vehicle-day is judged again from its raw
+        input, which holds both versions, as for a late message (engine.late), where a
+        re-judgment is wired and the policy's bounds allow; else what cites it stays at
+        most provisional. The second version is dead-lettered all the same (counted)."""
+        if self._judge_again is not None:
+            self._keep_for_rejudgment(state, body)
 
     def _xy(self, ping: TachographPing) -> tuple[float, float]:
         x, y = self._projector.to_xy(np.array([ping.lon]), np.array([ping.lat]))
@@ -461,6 +505,33 @@ class VehicleStage:
             findings, facts, state.versions, rules, policy,
             finish=lambda records: finish(records, occurrences, self.ctx.pack, policy, self._projector),
             detect=lambda rule, other: safe_detect(rule, other, policy, other.date))
+
+    def _catraca_versions_of(self, state: VehicleState, date: dt.date) -> list[CatracaVersion]:
+        return [v for v in state.catraca_versions.values() if self._operating_date(v.kept.epoch) == date]
+
+    @staticmethod
+    def _other_catraca_facts(facts: VehicleDayFacts | None, day_log: DayLog | None) -> VehicleDayFacts | None:
+        """The day's facts with its catraca as the other versions tell it; None if none came."""
+        if facts is None or day_log is None or day_log.other is None:
+            return None
+        return replace(facts, catraca=day_log.other.log.catraca())
+
+    def _on_both_catraca_versions(self, state: VehicleState, findings: list[Finding], facts: VehicleDayFacts | None,
+                                  day_log: DayLog | None, occurrences) -> list[Finding]:
+        """The vehicle-day rules' records judged on both versions of the day's catraca
+        readings that came in two (rules.versions); the other records pass."""
+        other = self._other_catraca_facts(facts, day_log)
+        versions = self._catraca_versions_of(state, facts.date) if other is not None else []
+        if not versions:
+            return findings
+        rules = self.ctx.pack.rules_for("vehicle_day")
+        codes = {rule.code for rule in rules}
+        policy = self.ctx.policy
+        theirs = finish([r for rule in rules for r in safe_detect(rule, other, policy, other.date)], occurrences,
+                        self.ctx.pack, policy, self._projector)
+        judged = judged_on_both_catraca_versions([f for f in findings if f.code in codes], theirs, versions,
+                                                 self.ctx.feed.timezone)
+        return [f for f in findings if f.code not in codes] + [record for record, _ in judged]
 
     def _note_clock_fault(self, state: VehicleState, source: str, body, received: float, offset_s: float) -> None:
         """A message a faulty clock dated, rejected: its stretch of the vehicle's day grows."""
@@ -672,15 +743,22 @@ class VehicleStage:
         rejected as `late`, saying which bound."""
         if self._judge_again is None:
             return rejection
+        why = self._keep_for_rejudgment(state, body)
+        if why is not None:
+            return msgspec.structs.replace(rejection, detail=f"{rejection.detail}; not judged again: {why}")
+        return _KEPT_LATE
+
+    def _keep_for_rejudgment(self, state: VehicleState, body: TachographPing | CatracaReading) -> str | None:
+        """The message's vehicle-day to be judged again from its raw input, if the policy's
+        bounds allow; else why not."""
         rules = self.ctx.policy.stream
         date = self._operating_date(body.epoch).isoformat()
         day = state.late.get(date)
         why = keeps(day, body.epoch, state.max_events.get(_source(body)), rules.rejudge_max_late_s,
                     rules.rejudge_max_times)
-        if why is not None:
-            return msgspec.structs.replace(rejection, detail=f"{rejection.detail}; not judged again: {why}")
-        state.late = {**state.late, date: with_late(day, body.epoch)}
-        return _KEPT_LATE
+        if why is None:
+            state.late = {**state.late, date: with_late(day, body.epoch)}
+        return why
 
     def _judge_late_days(self, vehicle_ids, occurrences, out: VehicleOutput) -> list[Finding]:
         """The vehicle-days already judged that late messages wait for, judged again."""
@@ -706,16 +784,21 @@ class VehicleStage:
         return found
 
     def _judge_again_day(self, state: VehicleState, date: str,
-                         occurrences) -> tuple[list[Infraction], VehicleDayRevised | None]:
+                         occurrences) -> tuple[list[Finding], VehicleDayRevised | None]:
         """One vehicle-day judged again from its raw input through the same core; what
-        changed against what was sent for it (engine.late.rejudged_changes), and the day as
-        the operator stage is to hear it again."""
+        changed against what was sent for it (engine.late.rejudged_changes), and the
+        insufficient evidence that names messages in two versions (rules.versions): what only
+        one version supports, which the day's first judgment, before the second version
+        came, could not know; and the day as the operator stage is to hear it again."""
         day = dt.date.fromisoformat(date)
         cutover = self.ctx.policy.trips.service_day_cutover_s
         start = self._day(day).start_epoch + cutover
         end = self._day(day + dt.timedelta(days=1)).start_epoch + cutover
         rejudged = self._judge_again(state.vehicle_id, start, end, list(occurrences))
-        found = [r for r in rejudged.records if r.vehicle_id == state.vehicle_id and r.service_date == day and r.code in self._vehicle_codes]
+        found = [r for r in rejudged.records
+                 if r.vehicle_id == state.vehicle_id and r.service_date == day and r.code in self._vehicle_codes]
+        doubted = [r for r in found if not isinstance(r, Infraction) and "conflicting_versions" in r.evidence]
+        found = [r for r in found if isinstance(r, Infraction)]
         late = state.late[date]
         watermark = self.watermark
         changed, sent = rejudged_changes(state.sent.get(date, {}), found,
@@ -724,7 +807,7 @@ class VehicleStage:
         state.sent = {**state.sent, date: sent}
         state.late = {**state.late, date: msgspec.structs.replace(late, waiting=False, rejudged=late.rejudged + 1)}
         self._save(state)
-        return changed, rejudged.revised
+        return [*changed, *doubted], rejudged.revised
 
     def _note_sent(self, findings: list[Finding]) -> None:
         """The vehicle-stage records sent, as last sent per vehicle-day: what a re-judgment
@@ -1118,13 +1201,19 @@ class VehicleStage:
                 i += 1
             else:
                 reading = readings[j]
+                into = day_log(reading.epoch)
+                version = state.catraca_versions.get(_dedup_key(reading))
+                if version is not None and into.other is None:
+                    into.other = other_catraca(into, state.last_reading)
+                if into.other is not None:
+                    self._add_other_reading(into, version.other if version is not None else reading)
                 why = d21.implausible(state.last_reading, reading.epoch, reading.counter, self.ctx.policy)
                 state.last_reading = (reading.epoch, reading.counter)
                 if why is not None:
                     rejected.append(Rejection(source="catraca", reason="implausible", detail=why,
                                               location=None, raw=encode(reading).decode()))
                 else:
-                    add_reading(day_log(reading.epoch), reading, silence)
+                    add_reading(into, reading, silence)
                     if state.last_counter is not None and reading.counter > state.last_counter:
                         boardings.append(reading.epoch)
                     state.last_counter = reading.counter
@@ -1134,6 +1223,21 @@ class VehicleStage:
         if self._reads_trip_catraca:
             state.trip_readings = trip_readings
         self._note_coverage(state.vehicle_id, [f.t for f in batch], boardings)
+
+    def _add_other_reading(self, log: DayLog, reading: CatracaReading) -> None:
+        """A reading into the day's catraca as the other versions tell it (DayLog.other),
+        judged plausible there as the day's own are; an event only it shows keeps the fixes
+        around it in the day's facts, as one of the day's own does (its record's place)."""
+        other = log.other
+        why = d21.implausible(other.last_reading, reading.epoch, reading.counter, self.ctx.policy)
+        other.last_reading = (reading.epoch, reading.counter)
+        if why is not None:
+            return
+        notable = len(other.log.notable)
+        add_reading(other.log, reading, self.ctx.policy.d19.max_silence_s)
+        if len(other.log.notable) > notable:
+            keep(log, [log.last] if log.last is not None else [])
+            log.keep_next = True
 
     def _note_coverage(self, vehicle_id: str, fixes: list[float], boardings: list[float]) -> None:
         """When the vehicle's sensors were heard, for the next heartbeat (rules.facts.SensorRuns)."""
@@ -1201,13 +1305,19 @@ class VehicleStage:
             trips = [(self._live_trip(state.vehicle_id, log), log) for log in logs]
             in_service = in_service_from([(tf, log.standing) for tf, log in trips], terminal)
             facts = self._vehicle_day_from(state, date, day_log, trips, in_service)
-            moments_by_live = (("catraca_silence", self._d19_moments(facts)),
-                               ("catraca_fault", self._d21_moments(facts, self.ctx.policy)))
-            for live, moments in moments_by_live:
-                records = [r for r in self._detect_live(live, facts, date)
-                           if isinstance(r, Infraction)]
-                for record in finish(records, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
-                    complete = min(self._proven_at(logs, moment) for moment in moments)
+            # the day's facts, and those its catraca readings in two versions tell (rules.versions)
+            worlds = [f for f in (facts, self._other_catraca_facts(facts, day_log)) if f is not None]
+            versions = self._catraca_versions_of(state, date) if len(worlds) > 1 else []
+            for live, moments_of in (("catraca_silence", self._d19_moments),
+                                     ("catraca_fault", lambda f: self._d21_moments(f, self.ctx.policy))):
+                found = [finish([r for r in self._detect_live(live, f, date) if isinstance(r, Infraction)],
+                                occurrences, self.ctx.pack, self.ctx.policy, self._projector) for f in worlds]
+                judged = judged_on_both_catraca_versions(*found, versions, self.ctx.feed.timezone) \
+                    if versions else [(record, 0) for record in found[0]]
+                for record, world in judged:
+                    if not isinstance(record, Infraction):
+                        continue  # only one version supports it: settled at the day's close
+                    complete = min(self._proven_at(logs, moment) for moment in moments_of(worlds[world]))
                     record = at_most_provisional(record, state.conflicted)
                     changed += emit_change(state.emitted, record, complete, self.ctx.feed.timezone)
         return changed
@@ -1424,6 +1534,8 @@ class VehicleStage:
         facts = self._vehicle_day(state, message.service_date, trips)
         settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.pack,
                                        self.ctx.policy, self._projector)
+        settled = self._on_both_catraca_versions(state, settled, facts, next(
+            (log for log in state.days if log.date == date), None), occurrences)
         settled = self._on_both_versions(state, settled, facts, self.ctx.pack.rules_for("vehicle_day"), occurrences)
         settled = [at_most_provisional(f, state.conflicted) for f in settled]
         settled += self._settle_passes(state, message, occurrences)
@@ -1433,6 +1545,8 @@ class VehicleStage:
                             if self._operating_date(t).isoformat() not in state.judged}
         state.versions = {k: v for k, v in state.versions.items()
                           if self._operating_date(v.fix.t).isoformat() not in state.judged}
+        state.catraca_versions = {k: v for k, v in state.catraca_versions.items()
+                                  if self._operating_date(v.kept.epoch).isoformat() not in state.judged}
         state.trips = [log for log in state.trips if log.service_date != date]
         state.days = [log for log in state.days if log.date != date]
         state.judged = state.judged[-7:]

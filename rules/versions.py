@@ -26,8 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 import msgspec
 
 from kernel.policy import Policy
-from rules.facts import VehicleDayFacts
+from rules.facts import VehicleDayFacts, iso
 from rules.model import Finding, Infraction, InsufficientEvidence, Rule
+from telemetry import CatracaReading, message_id
 from trips.model import Fix
 
 
@@ -129,12 +130,115 @@ def _judged(record: Infraction, rule: Rule, facts: VehicleDayFacts, other: Vehic
     elif rule.version_refuted is not None and rule.version_refuted(other, record, facts, policy):
         verdict = "a outra versão é contrariada pelo deslocamento medido pelo GPS"
     else:
-        return InsufficientEvidence(
-            code=record.code, service_date=record.service_date, operator_id=record.operator_id,
-            route_id=record.route_id, trip_id=record.trip_id, vehicle_id=record.vehicle_id,
-            reason=("registro do tacógrafo recebido em duas versões divergentes (mesmo veículo, horário e "
-                    "sequência): só uma delas comprova a infração e nada nos dados indica qual é a verdadeira"),
-            evidence={**record.evidence, "infraction_id": record.infraction_id,
-                      **_described(facts, other, cited, counted, "só uma versão comprova a infração")})
+        return _doubted(record, "registro do tacógrafo recebido em duas versões divergentes (mesmo veículo, "
+                                "horário e sequência): só uma delas comprova a infração e nada nos dados indica "
+                                "qual é a verdadeira",
+                        _described(facts, other, cited, counted, "só uma versão comprova a infração"))
     return msgspec.structs.replace(record, evidence={**record.evidence,
                                                      **_described(facts, other, cited, counted, verdict)})
+
+
+# --- catraca readings in two versions ------------------------------------------------
+# A catraca reading received in two versions (same vehicle, time and seq: a seal intact in
+# one and broken in the other, `ok` and `fault`, two counters) is judged on both the same
+# way, with one difference: no independent sensor can set a catraca version aside. The
+# seal and the status are the turnstile's own report, seen by nothing else; the counter's
+# neighbours are the same sensor, and a counter going back between readings that agree
+# with the other version is exactly what a set-back looks like (the version with the
+# monotone count may be the forged one as well as the true one). So a record of the
+# catraca rules that only one version supports is insufficient evidence, naming both,
+# never an accusation and never nothing; one both versions support stands.
+#
+# The vehicle-day facts are compact (engine.daylog: the notable readings, the silences),
+# never the day's readings, so the catraca the other versions tell is accumulated beside
+# the day's own from the first reading in two versions on (`DayLog.other`); its facts are
+# the day's with that `CatracaDay` in place.
+
+
+class CatracaVersion(msgspec.Struct, frozen=True):
+    """A catraca reading in two versions: the one the facts take, the other, and both
+    versions' content digests (in that order)."""
+
+    kept: CatracaReading
+    other: CatracaReading
+    digests: tuple[str, str]
+
+
+def kept_reading(a: CatracaReading, digest_a: str, b: CatracaReading, digest_b: str) -> CatracaVersion:
+    """The version reporting a fault, else a broken seal, else the lower digest is the one
+    in the day's own facts (the live view of the catraca rules sees the fault while the
+    day runs); the other is judged beside it. The same whatever the order."""
+    if (a.status != "fault", a.seal_intact, digest_a) <= (b.status != "fault", b.seal_intact, digest_b):
+        return CatracaVersion(a, b, (digest_a, digest_b))
+    return CatracaVersion(b, a, (digest_b, digest_a))
+
+
+# the fields in which two versions of a reading may differ, as an auto names them
+_CATRACA_FIELDS = (("counter", "contador", str), ("seal_intact", "lacre", lambda ok: "intacto" if ok else "violado"),
+                   ("status", "situação", lambda status: "em falha" if status == "fault" else "normal"))
+
+
+def _catraca_described(versions: Sequence[CatracaVersion], tz, verdict: str) -> dict:
+    """Both versions of each reading of the day that came in two: its id, their digests
+    and the fields in which they differ (the bundle holds both lines)."""
+    described = []
+    for v in versions:
+        differing = [f"{name}: {words(getattr(v.kept, field))} / {words(getattr(v.other, field))}"
+                     for field, name, words in _CATRACA_FIELDS if getattr(v.kept, field) != getattr(v.other, field)]
+        described.append({"msg_id": message_id(v.kept, tz), "digests": list(v.digests), "differing": differing})
+    return {"conflicting_versions": described, "conflicting_versions_verdict": verdict}
+
+
+def _cites_catraca(record: Infraction, versions: Sequence[CatracaVersion], tz) -> bool:
+    """Whether the record's evidence names a reading in two versions (by id, or by its time
+    where a rule lists times: D-19's faults)."""
+    text = msgspec.json.encode(record.evidence)
+    return any(msgspec.json.encode(m) in text
+               for v in versions for m in (message_id(v.kept, tz), iso(v.kept.epoch, tz)))
+
+
+def judged_on_both_catraca_versions(found: Sequence[Finding], other: Sequence[Finding],
+                                    versions: Sequence[CatracaVersion], tz) -> list[tuple[Finding, int]]:
+    """`found` (the rules' records on the day's facts) and `other` (the same rules' on the
+    facts the other versions tell), judged together, each with the facts it comes from (0:
+    the day's own, 1: the other versions'):
+    - a record both find the same, citing no reading in two versions, passes unchanged;
+    - a record both find (same id) stands, naming both versions: as the facts that cite no
+      reading in two versions tell it if one of the two does, else as the day's own;
+    - a record only one finds is insufficient evidence, naming both versions.
+    Insufficient evidence of the day's own facts passes; the other's is not repeated."""
+    mine = {r.infraction_id: r for r in found if isinstance(r, Infraction)}
+    theirs = {r.infraction_id: r for r in other if isinstance(r, Infraction)}
+    out: list[tuple[Finding, int]] = []
+    for record in found:
+        if not isinstance(record, Infraction):
+            out.append((record, 0))
+            continue
+        twin = theirs.get(record.infraction_id)
+        if twin is None:
+            out.append((_catraca_doubted(record, versions, tz), 0))
+        elif twin == record and not _cites_catraca(record, versions, tz):
+            out.append((record, 0))
+        else:
+            world = 1 if _cites_catraca(record, versions, tz) and not _cites_catraca(twin, versions, tz) else 0
+            chosen = (record, twin)[world]
+            out.append((msgspec.structs.replace(chosen, evidence={
+                **chosen.evidence, **_catraca_described(versions, tz, "as duas versões comprovam a infração")}),
+                world))
+    out += [(_catraca_doubted(r, versions, tz), 1) for k, r in theirs.items() if k not in mine]
+    return out
+
+
+def _catraca_doubted(record: Infraction, versions: Sequence[CatracaVersion], tz) -> InsufficientEvidence:
+    return _doubted(record, "registro da catraca recebido em duas versões divergentes (mesmo veículo, horário e "
+                            "sequência): só uma delas comprova a infração e nenhum sensor independente indica qual "
+                            "é a verdadeira",
+                    _catraca_described(versions, tz, "só uma versão comprova a infração"))
+
+
+def _doubted(record: Infraction, reason: str, described: dict) -> InsufficientEvidence:
+    """A record only one version supports: insufficient evidence, naming both versions."""
+    return InsufficientEvidence(
+        code=record.code, service_date=record.service_date, operator_id=record.operator_id,
+        route_id=record.route_id, trip_id=record.trip_id, vehicle_id=record.vehicle_id, reason=reason,
+        evidence={**record.evidence, "infraction_id": record.infraction_id, **described})

@@ -72,6 +72,26 @@ def test_a_conflicting_duplicate_is_a_row_of_its_vehicle_and_other_dead_letters_
     assert isinstance(bad, Rejection) and bad.reason == "invalid_record"
 
 
+def test_a_catraca_reading_in_two_versions_is_a_row_of_its_vehicle_as_a_ping_is(tmp_path):
+    # the catraca's conflicts reach the operations room the same way (issue #33 item 4):
+    # one reading, its seal intact in one version and broken in the other
+    from fiscaliza.replay import ReplayInputs, replay
+    from samples import joao_neiva
+
+    feed, fleet = joao_neiva()
+    ping = {"vehicle_id": "JN-1011", "ts": "2026-12-01T10:00:00-03:00", "lat": -19.7574776, "lon": -40.3852385,
+            "speed_kmh": 0.0, "seq": 1}
+    genuine = {"vehicle_id": "JN-1011", "ts": "2026-12-01T10:00:00-03:00", "counter": 120, "seal_intact": True,
+               "status": "ok", "seq": 8}
+    (tmp_path / "t.jsonl").write_text(json.dumps(ping) + "\n")
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps(line) + "\n"
+                                              for line in (genuine, {**genuine, "seal_intact": False})))
+    [rejection] = replay(ReplayInputs(feed, fleet, tmp_path / "t.jsonl", tmp_path / "c.jsonl")).rejected
+    row = row_of("rejected", msgspec.json.encode(to_builtins(rejection)), "rejected/0/9", {})
+    assert (row["source"], row["vehicle_id"], row["seq"]) == ("catraca", "JN-1011", 8)
+    assert row["ts"] == dt.datetime(2026, 12, 1, 13, tzinfo=dt.UTC)
+
+
 @pytest.mark.postgres
 def test_a_message_in_two_versions_is_one_row_however_often_it_is_read(pg_sessions, tmp_path):
     engine = pg_sessions.kw["bind"]

@@ -9,13 +9,23 @@ differs from the GPS displacement by more than speed_agreement_kmh (20 km/h).
 import dataclasses
 
 import msgspec
+import test_d21
 from test_c01 import POLICY, facts, pings
 
-from rules import c01
+from rules import c01, d21
 from rules.evaluate import finish, safe_detect
 from rules.joao_neiva.pack import PACK
 from rules.model import Infraction, InsufficientEvidence
-from rules.versions import OtherVersion, judged_on_both_versions, kept_version, swapped, version_key
+from rules.versions import (
+    CatracaVersion,
+    OtherVersion,
+    judged_on_both_catraca_versions,
+    judged_on_both_versions,
+    kept_reading,
+    kept_version,
+    swapped,
+    version_key,
+)
 
 
 def _judged(day, versions):
@@ -99,3 +109,54 @@ def test_the_key_of_a_message_ignores_the_offset_its_time_was_written_with():
     assert version_key(1.0, "JN-1/2026-12-01T12:00:00-03:00#7") != version_key(1.0, "JN-1/2026-12-01T12:00:00-03:00#8")
     day = facts(pings((0, 50)))
     assert swapped(day, {}) is None and swapped(day, _other(pings((5, 50))[0])) is None
+
+
+# --- catraca readings in two versions (rules.versions: judged_on_both_catraca_versions) ---
+# D-21 over tests/rules/test_d21.py's hand-made readings, in service 06:00-07:00 local.
+
+def _catraca(readings_a, readings_b, version):
+    """Each version's D-21 records judged together (the day's own facts take `readings_a`)."""
+    policy = test_d21.POLICY
+    return judged_on_both_catraca_versions(d21.detect(test_d21.facts(readings_a), policy),
+                                           d21.detect(test_d21.facts(readings_b), policy), [version], test_d21.TZ)
+
+
+def test_a_counter_set_back_only_the_other_version_shows_yields_insufficient_evidence_naming_both():
+    # 100, then 120 or 150, then 130, 140: with 120 the count only rises; with 150 it falls
+    # to 130 and carries on below 150 (140 < 150), a confirmed D-21 on that version alone.
+    # Its neighbours agree with 120, but they are the same counter: nothing independent
+    # refutes 150, so the record is insufficient evidence, whichever version the facts took
+    reading = test_d21.reading
+    low, high = reading(600, 120), reading(600, 150)
+    common = [reading(0, 100), reading(1200, 130), reading(1800, 140)]
+    for kept, other in ((low, high), (high, low)):
+        [(record, world)] = _catraca([*common, kept], [*common, other], CatracaVersion(kept, other, ("aa", "bb")))
+        assert isinstance(record, InsufficientEvidence) and record.code == "D-21" and "duas versões" in record.reason
+        assert world == (1 if kept is low else 0)
+        assert record.evidence["conflicting_versions"] == [{
+            "msg_id": "V1/2026-12-01T06:10:00-03:00", "digests": ["aa", "bb"],
+            "differing": [f"contador: {kept.counter} / {other.counter}"]}]
+
+
+def test_a_seal_both_versions_show_broken_later_yields_infraction_told_as_both_versions_support_it():
+    # 06:10 broken in one version only, 06:30 broken in both: D-21 on both versions. The
+    # record published is the one that cites no reading in two versions (06:30, the other
+    # version's facts), confirmed, naming both
+    reading = test_d21.reading
+    broken, intact = reading(600, 110, seal_intact=False), reading(600, 110)
+    common = [reading(0, 100), reading(1800, 130, seal_intact=False)]
+    [(record, world)] = _catraca([*common, broken], [*common, intact], CatracaVersion(broken, intact, ("aa", "bb")))
+    assert isinstance(record, Infraction) and record.status == "confirmed" and world == 1
+    assert record.occurred_at.isoformat() == "2026-12-01T06:30:00-03:00"
+    assert record.evidence["conflicting_versions_verdict"] == "as duas versões comprovam a infração"
+    assert record.evidence["conflicting_versions"][0]["differing"] == ["lacre: violado / intacto"]
+
+
+def test_the_version_the_facts_take_is_the_same_whatever_the_order():
+    reading = test_d21.reading
+    fault, ok = reading(600, 110, status="fault"), reading(600, 110, seal_intact=False)
+    assert kept_reading(fault, "bb", ok, "aa") == kept_reading(ok, "aa", fault, "bb") == \
+        CatracaVersion(fault, ok, ("bb", "aa"))  # a fault first, then a broken seal, then the lower digest
+    low, high = reading(600, 110), reading(600, 111)
+    assert kept_reading(low, "bb", high, "aa") == kept_reading(high, "aa", low, "bb") == \
+        CatracaVersion(high, low, ("aa", "bb"))

@@ -377,7 +377,7 @@ def test_a_day_uploaded_late_is_judged_again_to_the_replays_infractions(late, ka
         # judged the day again): the latest per vehicle and departure, as the ops sink keeps them
         expected_trips = {(r["vehicle_id"], r["departed_at"]): r for r in map(trip_record, reference.trips)}
         assert wait_for(lambda: latest_trips(kafka_bootstrap) == expected_trips, timeout=120), \
-            record_difference(expected_trips, latest_trips(kafka_bootstrap))
+            trip_difference(expected_trips, latest_trips(kafka_bootstrap))
     finally:
         stop(worker)
         log.close()
@@ -385,6 +385,20 @@ def test_a_day_uploaded_late_is_judged_again_to_the_replays_infractions(late, ka
 
 def latest_trips(bootstrap: str) -> dict[tuple[str, str], dict]:
     """The trips topic as the ops sink keeps it: the latest record per vehicle and departure
-    (a day judged again sends the trips that changed again)."""
-    records = (json.loads(r.value) for r in read_topic(bootstrap, "trips"))
-    return {(r["vehicle_id"], r["departed_at"]): r for r in records}
+    (a day judged again sends the trips that changed again, and withdraws the ones it no
+    longer finds)."""
+    trips: dict[tuple[str, str], dict] = {}
+    for record in (json.loads(r.value) for r in read_topic(bootstrap, "trips")):
+        key = (record["vehicle_id"], record["departed_at"])
+        if record.get("withdrawn"):
+            trips.pop(key, None)
+        else:
+            trips[key] = record
+    return trips
+
+
+def trip_difference(expected: dict, got: dict) -> str:
+    """The trips only one side has, and the fields that differ on the others."""
+    return "replay vs worker, by vehicle and departure: " + json.dumps(
+        {" ".join(key): (expected.get(key), got.get(key)) for key in sorted(expected.keys() | got.keys())
+         if expected.get(key) != got.get(key)}, sort_keys=True, default=str)[:4000]
