@@ -10,6 +10,7 @@ import shapely
 from shapely import LineString, Polygon
 
 from geofences.linear import distance_to_line, locate_along
+from geofences.segments import SegmentIndex, measure_pairs, segment_index
 from gtfs.model import Pattern
 
 
@@ -210,6 +211,20 @@ class Geofences:
     def corridor_lines(self) -> np.ndarray:
         """The itineraries' shapes in the order `near_corridors` numbers them."""
         return self._corridor_index[1].geometries
+
+    @functools.cached_property
+    def segments(self) -> SegmentIndex:
+        """The itineraries' shapes cut into segments, numbered as `corridor_lines` (built on first use)."""
+        return segment_index([i.line for i in self.itineraries.values()])
+
+    def measure_pairs(self, x: np.ndarray, y: np.ndarray, position: np.ndarray,
+                      which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per (position, itinerary) pair, the itinerary numbered as `corridor_lines`: the
+        distance to its shape and the progress along it, exactly `Itinerary.distance` and
+        `Itinerary.locate`, for pairs of many itineraries at once: one segment-index query
+        for the pairs within the widest corridor (a bus on its itinerary), shapely pair by
+        pair for the others (geofences.segments.measure_pairs)."""
+        return measure_pairs(self.segments, x, y, position, which, self._corridor_index[2])
 
     def near_any_itinerary(self, x: np.ndarray, y: np.ndarray, metres: float) -> np.ndarray:
         """Which positions lie within `metres` of some itinerary's shape (one index query)."""
