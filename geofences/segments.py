@@ -50,7 +50,8 @@ def segment_index(lines: Sequence[LineString]) -> SegmentIndex:
     start_m = np.concatenate([np.concatenate(([0.0], np.cumsum(part)[:-1]))
                               for part in np.split(length, np.flatnonzero(np.diff(shape)) + 1) if len(part)] or
                              [np.empty(0)])
-    return SegmentIndex(a[:, 0], a[:, 1], b[:, 0], b[:, 1], start_m, shape, shapes,
+    ax, ay, bx, by = (np.ascontiguousarray(column) for column in (a[:, 0], a[:, 1], b[:, 0], b[:, 1]))
+    return SegmentIndex(ax, ay, bx, by, start_m, shape, shapes,
                         shapely.STRtree(shapely.linestrings(np.stack((a, b), axis=1))))
 
 
@@ -61,8 +62,9 @@ def within(index: SegmentIndex, x: np.ndarray, y: np.ndarray, radius: float
     progress along it (exactly `shapely.distance` and `shapely.line_locate_point`),
     sorted by position, then shape."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    none = np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp), np.empty(0), np.empty(0)
     if len(x) == 0 or len(index.ax) == 0:
-        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp), np.empty(0), np.empty(0)
+        return none
     # the candidates: segments whose bounds meet the square of the radius around a position
     # (a segment within the radius has its nearest point in both; a millimetre wider, so that
     # a bound rounded inwards leaves none out); the exact test follows
@@ -71,14 +73,20 @@ def within(index: SegmentIndex, x: np.ndarray, y: np.ndarray, radius: float
     distance, factor = _to_segments(x[position], y[position], index.ax[segment], index.ay[segment],
                                     index.bx[segment], index.by[segment])
     near = distance <= radius
+    if not near.any():
+        return none
     position, segment, distance, factor = position[near], segment[near], distance[near], factor[near]
+    # sorted by position, then segment: a (position, shape) pair's candidates are a run (a
+    # shape's segments are numbered in a row, in order along it)
+    order = np.argsort(position * len(index.ax) + segment)
+    position, segment, distance, factor = position[order], segment[order], distance[order], factor[order]
     shape = index.shape[segment]
-    # per pair, the nearest segment, the first along the shape among equals (GEOS keeps a
+    starts = np.flatnonzero(np.concatenate(([True], (position[1:] != position[:-1]) | (shape[1:] != shape[:-1]))))
+    pair = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(position))))
+    # per pair, its nearest segment, the first along the shape among equals (GEOS keeps a
     # segment only when strictly nearer than those before it)
-    order = np.lexsort((segment, distance, shape, position))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = (position[order][1:] != position[order][:-1]) | (shape[order][1:] != shape[order][:-1])
-    chosen = order[first]
+    nearest = np.flatnonzero(distance == np.minimum.reduceat(distance, starts)[pair])
+    chosen = nearest[np.concatenate(([True], pair[nearest][1:] != pair[nearest][:-1]))]
     segment = segment[chosen]
     length = _length(index.ax[segment], index.ay[segment], index.bx[segment], index.by[segment])
     progress = index.start_m[segment] + _clamped(factor[chosen]) * length
