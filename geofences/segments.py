@@ -97,8 +97,8 @@ def measure_pairs(index: SegmentIndex, x: np.ndarray, y: np.ndarray, position: n
                   shape: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Per (position, shape) pair asked, at any distance: the distance to the shape and the
     progress along it (exactly `shapely.distance` and `shapely.line_locate_point`). The
-    pairs within `radius` come from one index query (`within`); the others, farther than
-    any segment the query found, from shapely pair by pair (one call for all of them)."""
+    pairs within `radius` come from one index query (`within`); the others (no segment of
+    their shape that near) from shapely pair by pair, one call for all of them."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     position, shape = np.asarray(position, dtype=np.intp), np.asarray(shape, dtype=np.intp)
     distance, progress = np.full(len(position), np.nan), np.full(len(position), np.nan)
