@@ -113,6 +113,9 @@ def segment_query(network: Path, limit: int = 30_000, repeat: int = 5) -> dict:
     live_cpu = _best_cpu(live, takes, repeat)
     corridor_cpu = _best_cpu(corridors, positions, repeat)
     pairs = sum(len(p) for _, _, p, _ in takes)
+    # the live view's pairs no segment of their itinerary is within the widest corridor of:
+    # measured by shapely on whole lines in both ways
+    beyond = sum(int((live["per_itinerary"](x, y, p, w)[0] > widest).sum()) for x, y, p, w in takes)
     points = sum(len(x) for x, _ in positions)
     corridor_pairs = sum(len(_by_segments(geofences, widest, x, y)[0]) for x, y in positions)
     return {
@@ -120,6 +123,7 @@ def segment_query(network: Path, limit: int = 30_000, repeat: int = 5) -> dict:
         "segments": len(geofences.segments.ax), "messages": limit, "takes": len(takes),
         "positions_per_take": round(points / len(takes), 1),
         "live": {"pairs_per_take": round(pairs / len(takes), 1),
+                 "pairs_beyond_the_widest_corridor_per_take": round(beyond / len(takes), 1),
                  "us_per_take_per_itinerary": round(1e6 * live_cpu["per_itinerary"] / len(takes), 1),
                  "us_per_take_segment_index": round(1e6 * live_cpu["segment_index"] / len(takes), 1),
                  "ratio": round(live_cpu["segment_index"] / live_cpu["per_itinerary"], 3)},
