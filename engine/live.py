@@ -124,8 +124,9 @@ def measure(live_map: LiveMap, fixes: Sequence[Fix], vehicles: Sequence[int],
             following: Sequence[frozenset[str]]) -> list[Measured]:
     """The terminal zones of every fix (one index query) and each fix's distance and
     progress on the itineraries its vehicle may follow in this call: those it follows
-    (`following`, per vehicle) and those whose origin zone holds one of its fixes. One
-    vectorized call per itinerary over all the fixes asking for it, of every vehicle.
+    (`following`, per vehicle) and those whose origin zone holds one of its fixes. Every
+    (fix, itinerary) pair of every vehicle in one segment-index query
+    (`Geofences.measure_pairs`), not two shapely calls per itinerary.
     `vehicles`: per fix, its vehicle's index in `following`."""
     if not fixes:
         return []
@@ -139,18 +140,13 @@ def measure(live_map: LiveMap, fixes: Sequence[Fix], vehicles: Sequence[int],
     for i, v in enumerate(vehicles):
         for zone in zones[i]:
             asked[v].update(live_map.by_origin.get(zone, ()))
-    wanted: dict[str, list[int]] = {}
-    for i, v in enumerate(vehicles):
-        for key in asked[v]:
-            wanted.setdefault(key, []).append(i)
+    pairs = [(i, key) for i, v in enumerate(vehicles) for key in asked[v]]
+    position = np.fromiter((i for i, _ in pairs), np.intp, len(pairs))
+    which = np.fromiter((live_map.order[key] for _, key in pairs), np.intp, len(pairs))
+    distance, progress = live_map.geofences.measure_pairs(x, y, position, which)
     shapes: list[dict[str, tuple[float, float]]] = [{} for _ in fixes]
-    for key, where in wanted.items():
-        itinerary = live_map.itinerary(key)
-        at = np.array(where)
-        distance = itinerary.distance(x[at], y[at]).tolist()
-        progress = itinerary.locate(x[at], y[at]).tolist()
-        for i, d, p in zip(where, distance, progress):
-            shapes[i][key] = (d, p)
+    for (i, key), d, p in zip(pairs, distance.tolist(), progress.tolist()):
+        shapes[i][key] = (d, p)
     return [Measured(frozenset(z), s) for z, s in zip(zones, shapes)]
 
 

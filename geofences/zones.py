@@ -10,6 +10,7 @@ import shapely
 from shapely import LineString, Polygon
 
 from geofences.linear import distance_to_line, locate_along
+from geofences.segments import SegmentIndex, measure_pairs, segment_index, within
 from gtfs.model import Pattern
 
 
@@ -206,10 +207,20 @@ class Geofences:
         widest = max((i.corridor_m for i in itineraries), default=0.0)
         return itineraries, shapely.STRtree([i.line for i in itineraries]), widest
 
-    @property
-    def corridor_lines(self) -> np.ndarray:
-        """The itineraries' shapes in the order `near_corridors` numbers them."""
-        return self._corridor_index[1].geometries
+    @functools.cached_property
+    def segments(self) -> SegmentIndex:
+        """The itineraries' shapes cut into segments, numbered in the order of `itineraries`
+        (built on first use)."""
+        return segment_index([i.line for i in self.itineraries.values()])
+
+    def measure_pairs(self, x: np.ndarray, y: np.ndarray, position: np.ndarray,
+                      which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per (position, itinerary) pair, the itinerary numbered as `segments` numbers it: the
+        distance to its shape and the progress along it, exactly `Itinerary.distance` and
+        `Itinerary.locate`, for pairs of many itineraries at once: one segment-index query
+        for the pairs within the widest corridor (a bus on its itinerary), shapely pair by
+        pair for the others (geofences.segments.measure_pairs)."""
+        return measure_pairs(self.segments, x, y, position, which, self._corridor_index[2])
 
     def near_any_itinerary(self, x: np.ndarray, y: np.ndarray, metres: float) -> np.ndarray:
         """Which positions lie within `metres` of some itinerary's shape (one index query)."""
@@ -227,7 +238,7 @@ class Geofences:
         One spatial-index query instead of a distance to every itinerary: in a city of
         hundreds of itineraries a vehicle is near a handful."""
         x = np.asarray(x, dtype=float)
-        itineraries, position, which, inside = self.near_corridors(shapely.points(x, np.asarray(y, dtype=float)))
+        itineraries, position, which, inside, _ = self.near_corridors(x, y)
         found = []
         for index in np.unique(which):
             mask = np.zeros(len(x), dtype=bool)
@@ -235,22 +246,17 @@ class Geofences:
             found.append((itineraries[index], mask))
         return found
 
-    def near_corridors(self, points: np.ndarray) -> tuple[tuple[Itinerary, ...], np.ndarray, np.ndarray, np.ndarray]:
-        """Every pair of a position (shapely points) and an itinerary whose shape it lies
-        within the widest corridor of, from one spatial-index query: the itineraries, and
-        per pair the position's index, the itinerary's index and whether the position is
-        inside that itinerary's own corridor (a narrower corridor tested by its distance)."""
-        itineraries, tree, widest = self._corridor_index
-        if len(points) == 0 or not itineraries:
-            return itineraries, np.empty(0, dtype=int), np.empty(0, dtype=int), np.empty(0, dtype=bool)
-        position, which = tree.query(points, predicate="dwithin", distance=widest)
-        inside = np.ones(len(position), dtype=bool)
-        corridor = np.array([i.corridor_m for i in itineraries])[which]
-        narrower = corridor < widest
-        if narrower.any():
-            inside[narrower] = shapely.distance(tree.geometries[which[narrower]],
-                                                points[position[narrower]]) <= corridor[narrower]
-        return itineraries, position, which, inside
+    def near_corridors(self, x: np.ndarray, y: np.ndarray
+                       ) -> tuple[tuple[Itinerary, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every pair of a position and an itinerary whose shape it lies within the widest
+        corridor of, from one segment-index query: the itineraries, and per pair the
+        position's index, the itinerary's index, whether the position is inside that
+        itinerary's own corridor (a narrower corridor tested by its distance) and its
+        progress along the shape (exactly `Itinerary.locate`)."""
+        itineraries, _, widest = self._corridor_index
+        position, which, distance, progress = within(self.segments, x, y, widest)
+        inside = distance <= np.array([i.corridor_m for i in itineraries] or [0.0])[which]
+        return itineraries, position, which, inside, progress
 
     @functools.cached_property
     def _terminal_index(self) -> tuple[tuple[Zone, ...], shapely.STRtree]:

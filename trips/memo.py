@@ -9,8 +9,9 @@ fixes it has not seen. It is a cache held by the caller, never in the vehicle's 
 every answer is the one a fresh memo gives (the measures are per fix), and a track that
 is not the previous one cut at the front and grown at the end is measured anew.
 
-A (fix, itinerary) pair is located once: the corridors and the progress columns take
-each other's numbers, and each fix is made a shapely point once. The trip rules at an
+The corridors come from one segment-index query per beat (geofences.segments), which
+locates every (fix, itinerary) pair near a shape; a progress column takes their numbers
+and locates by shapely only the fixes off the corridor, each made a shapely point once. The trip rules at an
 arrival read the arrived trip's fixes as measured here (`Along`), so what the memo holds
 is bounded as the open track is: cut at the trip's end with it.
 """
@@ -177,24 +178,11 @@ class TrackMemo:
 
     def corridors(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per itinerary with a fix on its corridor: which fixes are, and their progress
-        along it (NaN off the corridor); one spatial query for the fixes not yet measured,
-        and one vectorized locate for all their (fix, itinerary) pairs that no progress
-        column holds already."""
+        along it (NaN off the corridor); one segment-index query for the fixes not yet
+        measured locates all their (fix, itinerary) pairs (`Geofences.near_corridors`)."""
         done, n = self._corridors_len, len(self.t)
         if done < n:
-            points = self._points_from(done)
-            itineraries, position, which, inside = self.geofences.near_corridors(points)
-            located = np.full(len(position), np.nan)
-            wanted = inside.copy()
-            for index in np.unique(which).tolist():
-                column = self._columns.get(("progress", id(itineraries[index])))
-                if column is not None and len(column) > done:
-                    pairs = np.flatnonzero((which == index) & inside & (position < len(column) - done))
-                    located[pairs] = column[done + position[pairs]]
-                    wanted[pairs] = False
-            if wanted.any():
-                located[wanted] = shapely.line_locate_point(self.geofences.corridor_lines[which[wanted]],
-                                                            points[position[wanted]])
+            itineraries, position, which, inside, located = self.geofences.near_corridors(self.x[done:], self.y[done:])
             fresh = {}
             for index in np.unique(which).tolist():
                 pairs = (which == index) & inside

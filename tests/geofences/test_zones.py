@@ -181,6 +181,24 @@ def test_on_corridors_gives_each_near_itinerary_with_exactly_its_corridor_test()
     assert fences.on_corridors(*_xy((500, 18 * c))) == []
 
 
+def test_measure_pairs_numbers_the_itineraries_in_their_order_and_measures_as_each_itinerary():
+    # T along y = 0 (x 0..1000), U along y = 300 from x = 1000 back to 0; one position near
+    # T, one near U, one far from both: near pairs come from the segment index, far ones
+    # from shapely, all as the itinerary's own distance and locate
+    import dataclasses
+
+    t = _itinerary("T")
+    u = dataclasses.replace(_itinerary("U"), line=LineString([(1000, 300), (0, 300)]))
+    fences = Geofences(itineraries={"T:0:L": t, "U:0:L": u}, speed_zones=(), default_speed_limit_kmh=LIMIT)
+    x, y = _xy((200, 10), (300, 290), (600, 5000))
+    position, which = np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 0, 1])
+    distance, progress = fences.measure_pairs(x, y, position, which)
+    expected = [(i.distance(x[p:p + 1], y[p:p + 1])[0], i.locate(x[p:p + 1], y[p:p + 1])[0])
+                for p, i in zip(position.tolist(), [(t, u)[w] for w in which.tolist()])]
+    assert list(zip(distance.tolist(), progress.tolist())) == expected
+    assert expected[:4] == [(10.0, 200.0), (290.0, 800.0), (290.0, 300.0), (10.0, 700.0)]
+
+
 def test_near_any_itinerary_is_a_distance_from_the_shapes_whatever_the_corridor():
     d = POLICY.trips.max_network_distance_m  # 20 km in the shipped policy
     fences = Geofences(itineraries={"T:0:L": _itinerary()}, speed_zones=(), default_speed_limit_kmh=60)
