@@ -117,8 +117,14 @@ def judged_again(context: Context, sources: frozenset[str], messages: list[Messa
 
 def judge_again_from(context: Context, sources: frozenset[str], read_back: ReadBack) -> JudgeAgain:
     """The vehicle stage's re-judgment over the raw input `read_back` gives."""
+    rules = context.policy.trips
+    # a trip across either end of the operating day (a night run over the 03:00 cutover) is
+    # read whole: it is the day's if it departed in it (revised_day), the other's if not
+    margin = rules.max_trip_duration_s + rules.max_coverage_gap_s
+
     def judge_again(vehicle_id: str, start: float, end: float, occurrences: list[Occurrence]) -> Rejudged:
-        records, told = judged_again(context, sources, read_back(vehicle_id, start, end), occurrences)
+        records, told = judged_again(context, sources, read_back(vehicle_id, start - margin, end + margin),
+                                     occurrences)
         vehicle = context.fleet.get(vehicle_id)
         revised = None if vehicle is None else revised_day(
             vehicle.operator_id, vehicle_id, start, end, told, context.policy.trips.max_coverage_gap_s)

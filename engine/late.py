@@ -91,11 +91,17 @@ def with_late(day: LateDay | None, epoch: float) -> LateDay:
     return msgspec.structs.replace(day, kept=day.kept + 1, newest=max(day.newest, epoch), waiting=True)
 
 
-def keeps(day: LateDay | None, epoch: float, newest: float | None, max_late_s: float, max_times: int) -> str | None:
+def keeps(day: LateDay | None, epoch: float, newest: float | None, max_late_s: float, max_times: int,
+          watermark: float | None = None) -> str | None:
     """Why a late message dated `epoch` cannot be judged with its vehicle-day (its
-    vehicle's newest event being `newest`), or None: it is kept for the re-judgment."""
+    vehicle's newest event being `newest`, the stream's watermark `watermark`), or None: it
+    is kept for the re-judgment. Bound by the watermark too: the operator stage keeps a
+    closed day's inputs for that long after the stream passed it (OperatorStage._reopenable),
+    so a bus back after days offline, its backlog oldest first, is not judged again past it."""
     if newest is not None and epoch < newest - max_late_s:
         return f"more than {max_late_s:.0f} s behind the vehicle's newest event (policy stream.rejudge_max_late_s)"
+    if watermark is not None and epoch < watermark - max_late_s:
+        return f"more than {max_late_s:.0f} s behind the stream's progress (policy stream.rejudge_max_late_s)"
     if day is not None and day.rejudged >= max_times:
         return f"its vehicle-day was judged again {day.rejudged} times already (policy stream.rejudge_max_times)"
     return None

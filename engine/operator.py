@@ -601,10 +601,14 @@ class OperatorStage:
             if date not in state.closed:
                 continue
             if date not in state.reopenable:
-                log.warning("%s's %s judged again came after its day %s was forgotten", message.vehicle_id,
-                            dt.date.fromtimestamp(message.start), date)
+                log.warning("%s's operating day from %s judged again came after its service day %s was forgotten",
+                            message.vehicle_id, dt.datetime.fromtimestamp(message.start, self.ctx.feed.timezone),
+                            date)
                 continue
             before = state.reopenable[date]
+            if date not in revised and not self._concerns(state.operator_id, dt.date.fromisoformat(date), before,
+                                                          message):
+                continue  # a day the vehicle-day cannot change: not judged again
             trips, unfollowed, cut_short = revised.get(date, ([], [], []))
             after = msgspec.structs.replace(
                 before,
@@ -618,6 +622,20 @@ class OperatorStage:
                 self._judge_again(state, dt.date.fromisoformat(date), before, after, occurrences, out)
         self._save(state)
         return out
+
+    def _concerns(self, operator_id: str, date: dt.date, closed: ClosedDay, message: VehicleDayRevised) -> bool:
+        """Whether a re-judged vehicle-day can change a closed day: the day holds something
+        the vehicle told of it then, or its schedule (with a match window and a trip's
+        length around it) overlaps the vehicle-day, whose sensor runs and reporting minutes
+        may then count for it."""
+        def told(items, time_of) -> bool:
+            return any(i.vehicle_id == message.vehicle_id and message.start <= time_of(i) < message.end for i in items)
+        if told(closed.detected, _departure) or told(closed.unfollowed, _first_fix) \
+                or told(closed.cut_short, _departure):
+            return True
+        first, last = self._operator_day(date, operator_id).scheduled_span()
+        reach = self.ctx.policy.trips.match_window_s + self.ctx.policy.trips.max_trip_duration_s
+        return first is not None and first - reach < message.end and message.start < last + reach
 
     def _by_service_date(self, message: VehicleDayRevised) -> dict[str, tuple[list, list, list]]:
         """The re-judged vehicle-day's trips, passes not followed and passes cut short, by

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from engine.messages import (
     DayMatched,
+    Heartbeat,
     OperatorInput,
     ToVehicle,
     TripCutShort,
@@ -120,6 +121,14 @@ def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurre
         sends.rejudged += judged.rejudged
         sends.to_operators += judged.revised
     return sends
+
+
+def judges_a_day(message: OperatorInput) -> bool:
+    """Whether an operator-stage message may judge a service day, and so must be handed
+    the occurrences registered now (a shell loads them only for those): a heartbeat that
+    closes days or reaches live verdicts, a vehicle-day judged again. Handed none, a
+    record an occurrence justifies would accuse."""
+    return isinstance(message, (Heartbeat, VehicleDayRevised))
 
 
 def operator_step(stage: OperatorStage, operator_id: str, message: OperatorInput, occurrences: list[Occurrence],

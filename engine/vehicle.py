@@ -755,7 +755,7 @@ class VehicleStage:
         date = self._operating_date(body.epoch).isoformat()
         day = state.late.get(date)
         why = keeps(day, body.epoch, state.max_events.get(_source(body)), rules.rejudge_max_late_s,
-                    rules.rejudge_max_times)
+                    rules.rejudge_max_times, self.watermark)
         if why is None:
             state.late = {**state.late, date: with_late(day, body.epoch)}
         return why

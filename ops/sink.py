@@ -92,9 +92,9 @@ def write_batch(engine: Engine, rows_by_topic: Mapping[str, list[dict]]) -> None
             if model is LiveVehicle and key in latest and latest[key]["ts"] > row["ts"]:
                 continue
             latest[key] = row
-        withdrawn = [key for key, row in latest.items() if row.pop("withdrawn", False)]
-        _delete(engine, model, keys, withdrawn)
-        _upsert(engine, model, [row for key, row in latest.items() if key not in set(withdrawn)])
+        withdrawn = {key for key, row in latest.items() if row.pop("withdrawn", False)}
+        _delete(engine, model, keys, sorted(withdrawn))
+        _upsert(engine, model, [row for key, row in latest.items() if key not in withdrawn])
 
 
 def _delete(engine: Engine, model, keys: list[str], withdrawn: list[tuple]) -> None:

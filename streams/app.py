@@ -21,9 +21,9 @@ from faust.stores.memory import Store as MemoryStore
 from prometheus_client import CollectorRegistry
 
 from engine.core import judge_again_from
-from engine.messages import DayMatched, Heartbeat, OperatorInput, ToVehicle
+from engine.messages import DayMatched, OperatorInput, ToVehicle
 from engine.operator import OperatorStage, OperatorState
-from engine.routing import EndOfInput, Matched, Sends, VehicleInbound, operator_step, vehicle_step
+from engine.routing import EndOfInput, Matched, Sends, VehicleInbound, judges_a_day, operator_step, vehicle_step
 from engine.stored import pack, unpack
 from engine.values import Context, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
@@ -337,7 +337,7 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
                     continue
                 location = f"{message.topic}/{message.partition}/{message.offset}"
                 decoded = operator_decoder.decode(message.value)
-                if isinstance(decoded, Heartbeat) and occurrences_now is None:
+                if judges_a_day(decoded) and occurrences_now is None:
                     occurrences_now = shell.current_occurrences()
                 # on the vehicle step's thread: the core runs on one thread, never two at once
                 await send(await asyncio.get_running_loop().run_in_executor(

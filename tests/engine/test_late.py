@@ -17,10 +17,12 @@ import msgspec
 import pytest
 
 from engine import Engine, Message
+from engine.core import judge_again_from
 from engine.late import LateDay, keeps, rejudged_changes, with_late
 from engine.loading import load_context
 from kernel.inputs import StaticInputs
 from kernel.policy import load_policy
+from live_buses import on_shape
 from rules.model import CONFIRMED, PROVISIONAL, WITHDRAWN, make_infraction
 from samples import joao_neiva
 from telemetry import decode_tachograph
@@ -58,6 +60,18 @@ def test_one_later_than_the_bound_is_not_kept_and_says_which_bound():
     newest = at(18, 0).timestamp()
     why = keeps(None, newest - 2 * 86400 - 1, newest, RULES.rejudge_max_late_s, RULES.rejudge_max_times)
     assert "stream.rejudge_max_late_s" in why
+
+
+def test_a_backlog_two_days_behind_the_stream_is_not_kept_though_it_comes_oldest_first():
+    # a bus back after three days offline sends its backlog oldest first: each message is its
+    # own newest, but the stream (the other buses) is three days ahead, past the closed days
+    # the operator stage keeps for a re-judgment
+    newest = at(9, 0).timestamp()
+    watermark = newest + 3 * 86400
+    why = keeps(None, newest, newest, RULES.rejudge_max_late_s, RULES.rejudge_max_times, watermark)
+    assert "stream's progress" in why and "stream.rejudge_max_late_s" in why
+    # one day behind the stream it is kept: 86,400 s < 172,800 s
+    assert keeps(None, newest, newest, RULES.rejudge_max_late_s, RULES.rejudge_max_times, newest + 86400) is None
 
 
 def test_a_day_judged_again_three_times_takes_no_more_late_messages():
@@ -161,9 +175,12 @@ def test_a_message_for_a_day_already_judged_has_it_judged_again_at_once(context)
     assert "2026-12-01" in engine.vehicle_states()[0].judged
     out = topic.deliver(engine, ping("2026-12-01T12:10:00-03:00", 5))
     assert (out.rejected, out.late_kept, out.rejudged) == ([], 1, 1)
-    # its operating day read back: 03:00 to 03:00 (the cutover)
-    assert topic.reads == [(BUS, dt.datetime(2026, 12, 1, 3, tzinfo=TZ).timestamp(),
-                            dt.datetime(2026, 12, 2, 3, tzinfo=TZ).timestamp())]
+    # its operating day read back: 03:00 to 03:00 (the cutover), and a trip's length and the
+    # longest silence a trip may hold on either side, so a night run across 03:00 is read whole
+    rules = context.policy.trips
+    margin = rules.max_trip_duration_s + rules.max_coverage_gap_s
+    assert topic.reads == [(BUS, dt.datetime(2026, 12, 1, 3, tzinfo=TZ).timestamp() - margin,
+                            dt.datetime(2026, 12, 2, 3, tzinfo=TZ).timestamp() + margin)]
     assert engine.vehicle_states()[0].late["2026-12-01"].rejudged == 1
 
 
@@ -186,3 +203,31 @@ def test_a_live_message_ahead_of_its_backlog_is_kept_a_jump_to_another_day_is_fu
     [future] = topic.deliver(engine, ping("2099-01-01T12:00:00-03:00", 4),
                              ping("2026-12-01T12:00:20-03:00", 5)).rejected
     assert future.reason == "future" and future.location == "t.jsonl:4"
+
+
+def test_a_night_run_across_the_cutover_is_read_whole_when_its_day_is_judged_again(context):
+    # JN-1011 stands 5 min at the origin of line 101 (direction 0), leaves at 02:55 on
+    # 2 December and drives the shape at 8 m/s (28.8 km/h), a fix every 10 s, arriving after
+    # the 03:00 cutover: the 1 December operating day's trip, its arrival in the next one
+    feed = context.feed
+    shape = feed.shapes["101-0"]
+    leave = dt.datetime(2026, 12, 2, 2, 55, tzinfo=TZ).timestamp()
+    times = [leave - 300 + 10 * k for k in range(30)]  # standing at the origin
+    along = [0.0] * len(times)
+    while along[-1] < shape.length_m:
+        times.append(times[-1] + 10)
+        along.append(min(along[-1] + 80, shape.length_m))
+    times += [times[-1] + 10 * k for k in range(1, 31)]  # standing at the destination
+    along += [shape.length_m] * 30
+    topic = Topic()
+    for seq, (t, metres) in enumerate(zip(times, along)):
+        lat, lon = on_shape(feed, "101-0", metres)
+        line = json.dumps({"vehicle_id": BUS, "ts": dt.datetime.fromtimestamp(t, TZ).isoformat(), "lat": lat,
+                           "lon": lon, "speed_kmh": 0.0 if metres in (0.0, shape.length_m) else 28.8, "seq": seq})
+        topic.messages.append(Message(decode_tachograph(line, f"t.jsonl:{seq}"), f"t.jsonl:{seq}", line))
+    start = dt.datetime(2026, 12, 1, 3, tzinfo=TZ).timestamp()
+    end = dt.datetime(2026, 12, 2, 3, tzinfo=TZ).timestamp()
+    assert times[0] < end < times[-1]
+    rejudged = judge_again_from(context, frozenset({"tachograph"}), topic)(BUS, start, end, [])
+    [trip] = rejudged.revised.trips
+    assert start <= trip.departed_at < end < trip.arrived_at

@@ -15,12 +15,14 @@ import datetime as dt
 import pytest
 
 from engine.loading import load_context
-from engine.messages import TripDetected, VehicleDayRevised
+from engine.messages import Heartbeat, TripDetected, VehicleDayRevised
+from engine.routing import judges_a_day
 from fiscaliza.replay import ReplayInputs
 from operator_run import DAY, Run, at, trip
 from rules.facts import SensorRuns
 from rules.model import Infraction
 from samples import joao_neiva
+from telemetry import Occurrence
 
 FEED_PATH, FLEET_PATH = joao_neiva()
 
@@ -159,3 +161,30 @@ def test_a_late_backlog_with_an_off_schedule_trip_yields_the_d13_it_proves(conte
     [d13] = [r for r, _ in run.records("D-13")]
     assert (d13.status, d13.fine_ufir) == ("confirmed", 1200)
     assert standing(run) == standing(line_101_day(context, [made(context, ON_TIME), made(context, OFF)]))
+
+
+def test_a_day_judged_again_keeps_what_an_occurrence_justifies(context):
+    # a road closure on line 101 from 05:50 to 06:40 justifies the 06:00 D-22s (nothing left
+    # for 06:00 in either direction); JN-1012's backlog then proves a trip at 09:20
+    closure = Occurrence(id="interdicao", kind="road_closure", route_id="101",
+                         start=dt.datetime.fromtimestamp(at(context, 5, 50), context.feed.timezone),
+                         end=dt.datetime.fromtimestamp(at(context, 6, 40), context.feed.timezone))
+    run = Run(context, "VNV")
+    run.occurrences = [closure]
+    run.beat(at(context, 5, 30), reporting_from=at(context, 5, 30))
+    run.beat(at(context, 10, 5), reporting_from=at(context, 5, 30), final=True)
+    justified = {r.trip_id for r, _ in run.records("D-22") if r.status == "justified"}
+    assert {"101-DU-0-0600", "101-DU-1-0600"} <= justified
+    late = trip("JN-1012", "101", 0, at(context, 9, 20), at(context, 9, 45))
+    out = run.stage.handle("VNV", revised(context, "VNV", "JN-1012", [late], at(context, 5, 30), at(context, 10, 5)),
+                           [closure])
+    # judged again with the occurrence, those stay justified: none is sent again accusing
+    assert not [r for r in out.findings if isinstance(r, Infraction) and r.trip_id in justified
+                and r.status != "justified"]
+
+
+def test_the_workers_hand_the_occurrences_to_a_day_judged_again_as_to_a_heartbeat(context):
+    start, end = operating_day(context)
+    assert judges_a_day(revised(context, "VNV", "JN-1012", [], start, start + 60))
+    assert judges_a_day(Heartbeat(0, end, start, end, {}))
+    assert not judges_a_day(TripDetected("VNV", trip("JN-1011", "101", 0, start + 3600)))

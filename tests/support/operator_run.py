@@ -36,6 +36,7 @@ class Run:
         self.stage = OperatorStage(context, 1, self.states.get, lambda s: self.states.__setitem__(s.operator_id, s))
         self.sent: list = []
         self.first = None
+        self.occurrences: list = []  # registered occurrences, as the heartbeats are handed them
 
     def beat(self, watermark: float, reporting_from: float | None = None, final: bool = False):
         """Up to `watermark`; with `reporting_from`, every vehicle of the operator reported
@@ -45,7 +46,8 @@ class Run:
             {v: SensorRuns(tachograph=((reporting_from, watermark),)) for v in self.vehicles}
         self.first = self.first if self.first is not None else (reporting_from or watermark)
         out = self.stage.on_heartbeat(self.operator, Heartbeat(0, watermark, self.first, watermark + 600,
-                                                               {self.operator: minutes}, final, seen), [])
+                                                               {self.operator: minutes}, final, seen),
+                                       self.occurrences)
         self.sent += [(f, watermark) for f in out.findings if isinstance(f, Infraction)]
         return [f for f in out.findings]
 
