@@ -14,22 +14,15 @@ import datetime as dt
 import msgspec
 import pytest
 
-from engine.loading import load_context
 from engine.messages import Heartbeat, TripDeparted, TripDetected
 from engine.operator import OperatorStage, OperatorState
-from fiscaliza.replay import ReplayInputs
-from operator_run import DAY, Run, at, trip
+from operator_run import DAY, Run, at, eleven_of_twelve, sample_context, trip
 from rules.facts import SensorRuns
-from samples import joao_neiva
-
-FEED_PATH, FLEET_PATH = joao_neiva()
 
 
 @pytest.fixture(scope="module")
 def context(tmp_path_factory):
-    empty = tmp_path_factory.mktemp("live") / "t.jsonl"
-    empty.write_text("")
-    return load_context(ReplayInputs(FEED_PATH, FLEET_PATH, empty))
+    return sample_context(tmp_path_factory.mktemp("live"))
 
 
 def test_a_scheduled_trip_without_a_departure_yields_a_provisional_d22_once_its_match_window_passed(context):
@@ -103,11 +96,7 @@ def test_nothing_is_provisional_while_departures_keep_to_the_schedule(context):
 def test_d12_comes_out_confirmed_when_its_frequency_window_ends_short(context):
     # line 201 direction 0, 06:00-09:00 every 15 min: ceil(10,800 / 900) = 12 departures
     # required; 11 run, one every 16 min from 06:00
-    run = Run(context, "TRD")
-    run.beat(at(context, 6, 0), reporting_from=at(context, 5, 55))
-    for k in range(11):
-        departed = at(context, 6, 0) + k * 16 * 60
-        run.stage.on_detected(TripDetected("TRD", trip("JN-2011", "201", 0, departed, departed + 900)))
+    run = eleven_of_twelve(context)
     run.beat(at(context, 8, 59, 59))
     assert not run.records("D-12")  # the window has not ended: a 12th departure may come
     run.beat(at(context, 9, 0, 30))

@@ -14,24 +14,17 @@ import datetime as dt
 
 import pytest
 
-from engine.loading import load_context
 from engine.messages import Heartbeat, TripDetected, VehicleDayRevised
 from engine.routing import judges_a_day
-from fiscaliza.replay import ReplayInputs
-from operator_run import DAY, Run, at, trip
+from operator_run import DAY, Run, at, eleven_of_twelve, sample_context, trip
 from rules.facts import SensorRuns
 from rules.model import Infraction
-from samples import joao_neiva
 from telemetry import Occurrence
-
-FEED_PATH, FLEET_PATH = joao_neiva()
 
 
 @pytest.fixture(scope="module")
 def context(tmp_path_factory):
-    empty = tmp_path_factory.mktemp("revised") / "t.jsonl"
-    empty.write_text("")
-    return load_context(ReplayInputs(FEED_PATH, FLEET_PATH, empty))
+    return sample_context(tmp_path_factory.mktemp("revised"))
 
 
 def operating_day(context) -> tuple[float, float]:
@@ -52,11 +45,7 @@ def short_window_day(context) -> tuple[Run, Infraction]:
     """Line 201 direction 0, 06:00-09:00 every 15 min: ceil(10,800 / 900) = 12 departures
     required; live, JN-2011's 11 (one every 16 min from 06:00) and nothing from JN-2012,
     whose tachograph's backlog is still on its way. The day closes with a D-12."""
-    run = Run(context, "TRD")
-    run.beat(at(context, 6, 0), reporting_from=at(context, 5, 55))
-    for k in range(11):
-        departed = at(context, 6, 0) + k * 16 * 60
-        run.stage.on_detected(TripDetected("TRD", trip("JN-2011", "201", 0, departed, departed + 900)))
+    run = eleven_of_twelve(context)
     run.beat(at(context, 9, 0, 30))
     run.beat(at(context, 9, 30), final=True)
     [(d12, _)] = run.records("D-12", direction=0)

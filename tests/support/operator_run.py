@@ -6,14 +6,27 @@ headway (06:00-09:00 every 15 min)."""
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
-from engine.messages import Heartbeat
+from engine.loading import load_context
+from engine.messages import Heartbeat, TripDetected
 from engine.operator import OperatorStage
 from rules.facts import SensorRuns
 from rules.model import Infraction
+from samples import joao_neiva
 from trips.model import DetectedTrip
 
 DAY = dt.date(2026, 12, 1)
+
+
+def sample_context(directory: Path):
+    """The sample network's context, with an empty tachograph file in `directory`."""
+    from fiscaliza.replay import ReplayInputs  # the replay's inputs: fiscaliza sits above the engine
+
+    feed, fleet = joao_neiva()
+    empty = directory / "t.jsonl"
+    empty.write_text("")
+    return load_context(ReplayInputs(feed, fleet, empty))
 
 
 def at(context, hh: int, mm: int, ss: float = 0.0) -> float:
@@ -54,3 +67,15 @@ class Run:
     def records(self, code: str, trip_id: str | None = None, direction: int | None = None):
         return [(r, w) for r, w in self.sent if r.code == code and (trip_id is None or r.trip_id == trip_id)
                 and (direction is None or r.direction_id == direction)]
+
+
+def eleven_of_twelve(context) -> Run:
+    """Line 201 direction 0, 06:00-09:00 every 15 min, so ceil(10,800 / 900) = 12 departures
+    required: JN-2011's 11, one every 16 min from 06:00, told as they arrived; the fleet
+    heard from 05:55 to 06:00."""
+    run = Run(context, "TRD")
+    run.beat(at(context, 6, 0), reporting_from=at(context, 5, 55))
+    for k in range(11):
+        departed = at(context, 6, 0) + k * 16 * 60
+        run.stage.on_detected(TripDetected("TRD", trip("JN-2011", "201", 0, departed, departed + 900)))
+    return run
