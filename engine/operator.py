@@ -49,7 +49,7 @@ from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, localized, 
 from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, scheduled_headway
 from trips.matching import live_matches, match_service_day_full
-from trips.model import DetectedTrip, RealizedTrip
+from trips.model import DetectedTrip, RealizedTrip, trip_key
 from trips.unfollowed import UnfollowedPass
 
 
@@ -656,10 +656,10 @@ class OperatorStage:
         tz = self.ctx.feed.timezone
         was = self._judged(state.operator_id, date, before, occurrences)
         now = self._judged(state.operator_id, date, after, occurrences)
-        # a trip is one per vehicle and departure (the trips output's identity): the ones
-        # that changed go out again, the ones no longer found go out withdrawn
-        sent = {(m.realized.vehicle_id, m.realized.departed_at): m.realized for m in was.matches}
-        found = {(m.realized.vehicle_id, m.realized.departed_at): m.realized for m in now.matches}
+        # a trip is one per vehicle and departure to the second (the trips output's identity):
+        # the ones that changed go out again, the ones no longer found go out withdrawn
+        sent = {trip_key(m.realized): m.realized for m in was.matches}
+        found = {trip_key(m.realized): m.realized for m in now.matches}
         out.trips += [trip for key, trip in found.items() if sent.get(key) != trip]
         out.trips_withdrawn += [trip for key, trip in sent.items() if key not in found]
         watermark = self._watermark(state)

@@ -31,7 +31,7 @@ from rules.model import Infraction, InsufficientEvidence, infraction_record
 from telemetry import SOURCE_ORDER, Rejection, decode, event_order
 from telemetry.validation import INVALID_JSON
 from telemetry.files import TelemetryFiles, numbered_lines
-from trips.model import RealizedTrip, trip_record
+from trips.model import RealizedTrip, trip_key, trip_record
 
 BATCH = 2000  # messages per engine call; results do not depend on it
 
@@ -307,14 +307,14 @@ def replay_in_arrival_order(inputs: ReplayInputs, batch: int = BATCH, judge_late
     engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if inputs.catraca else set())),
                     read_back if judge_late else None)
     out = Emitted()
-    trips: dict = {}  # the trips as they stand: the latest per vehicle and departure
+    trips: dict = {}  # the trips as they stand: the latest per vehicle and departure (trip_key)
 
     def take(emitted: Emitted) -> None:
         # a day judged again sends its trips that changed again, and withdraws the ones it
         # no longer finds (sent in an earlier call)
-        trips.update({(t.vehicle_id, t.departed_at): t for t in emitted.trips})
+        trips.update({trip_key(t): t for t in emitted.trips})
         for trip in emitted.trips_withdrawn:
-            trips.pop((trip.vehicle_id, trip.departed_at), None)
+            trips.pop(trip_key(trip), None)
         out.extend(emitted)
 
     for start in range(0, len(messages), batch):

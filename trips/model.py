@@ -79,6 +79,12 @@ class RealizedTrip(msgspec.Struct, frozen=True):
     scheduled_key: str | None = None  # which scheduled departure (exact_times=1 share trip_ids)
 
 
+def trip_key(trip: RealizedTrip) -> tuple[str, dt.datetime]:
+    """A realized trip's identity in the outputs: its vehicle and its departure to the
+    second, as `trip_record` writes it (and the live table keys it)."""
+    return trip.vehicle_id, trip.departed_at.replace(microsecond=0)
+
+
 def trip_record(trip: RealizedTrip) -> dict:
     """A trips.jsonl line, exactly the fields of the contract."""
     return {

@@ -177,3 +177,20 @@ def test_the_workers_hand_the_occurrences_to_a_day_judged_again_as_to_a_heartbea
     assert judges_a_day(revised(context, "VNV", "JN-1012", [], start, start + 60))
     assert judges_a_day(Heartbeat(0, end, start, end, {}))
     assert not judges_a_day(TripDetected("VNV", trip("JN-1011", "101", 0, start + 3600)))
+
+
+@pytest.mark.parametrize("read_anew_s, withdrawn", [(0.4, False), (5.0, True)])
+def test_a_trip_whose_departure_is_read_anew_is_sent_again_and_withdrawn_only_under_another_second(
+        context, read_anew_s, withdrawn):
+    # live, JN-2011's last departure was read at 08:40:00; its day judged again reads it
+    # 0.4 s or 5 s later. The trips output names a trip by its vehicle and its departure to
+    # the second: 08:40:00.4 is still 08:40:00, the same trip sent again (withdrawing it
+    # would delete the trip just sent); 08:40:05 is another, and 08:40:00 goes out withdrawn
+    run, _ = short_window_day(context)
+    departures = [at(context, 6, 0) + k * 16 * 60 for k in range(11)]
+    departures[-1] += read_anew_s
+    mine = [trip("JN-2011", "201", 0, departed, departed + 900) for departed in departures]
+    out = run.stage.handle("TRD", revised(context, "TRD", "JN-2011", mine, at(context, 5, 55), at(context, 6, 0)), [])
+    [again] = out.trips
+    assert again.departed_at.timestamp() == at(context, 8, 40, read_anew_s)
+    assert [t.departed_at.timestamp() for t in out.trips_withdrawn] == ([at(context, 8, 40)] if withdrawn else [])
