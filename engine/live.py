@@ -3,7 +3,11 @@ arrival (DESIGN.md, Timing: "The live view does not wait for the watermark").
 
 The watermark gates legal records only. Each admitted ping moves its vehicle's live view
 at once, in arrival order, and the `vehicle-status` record leaves in the same engine
-call, stamped with the ping's own time. The view is information, never evidence: no
+call, stamped with the ping's own time. An admitted catraca reading newer than the view's
+moves only what it shows of the catraca (`catraca_at`): when that changes the status (a
+catraca topic behind the tachograph's showed the bus "catraca muda" until its next ping),
+the status leaves again in the same call, at the position shown and its time
+(engine.vehicle, `_live_and_heard`). The view is information, never evidence: no
 record is derived from it, and nothing here reads the open track.
 
 It reads the ping as `engine.status.open_trip` reads the open track, incrementally: per
@@ -89,7 +93,7 @@ class LiveView(msgspec.Struct, frozen=True, array_like=True):
     running: str | None = None  # the leg it runs, at the newest position
     arrivals: tuple[Arrival, ...] = ()  # recent live arrivals, oldest first
     match: LiveMatch | None = None
-    catraca_at: float | None = None  # the newest catraca reading admitted
+    catraca_at: float | None = None  # the newest catraca reading admitted (an older one moves nothing)
 
 
 @dataclass(frozen=True)

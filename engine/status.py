@@ -6,7 +6,8 @@ it left last (the driver's console line first, when it names one), its progress 
 the shape, and its live match (the one D-13 uses while the day runs, not the day's final
 matching). Two readers of that one meaning:
 - `live_status`: the `vehicle-status` record, from the vehicle's live view
-  (engine.live), moved at each ping's arrival, never evidence;
+  (engine.live), moved at each ping's arrival (and given again when a catraca reading
+  changes what it shows of the catraca), never evidence;
 - `open_trip`: over the released open track, for the legal side (the departure told to
   the operator stage, B-04 while the trip runs).
 """

@@ -330,13 +330,14 @@ class VehicleStage:
         out = VehicleOutput()
         touched: dict[str, VehicleState] = {}
         pings: list[tuple[VehicleState, TachographPing]] = []
+        heard: dict[str, tuple[VehicleState, VehicleStatus | None]] = {}
         for message in messages:
             body = message.body
             state = touched.get(body.vehicle_id) or self._state(body.vehicle_id)
             if body.vehicle_id in self.ctx.fleet:
                 taken, copy = self._resolve_held(state, message)
                 for held, rejection in taken:
-                    self._take(state, held, rejection, out, touched, pings)
+                    self._take(state, held, rejection, out, touched, pings, heard)
                     touched[body.vehicle_id] = state
                 if copy is not None:  # of the message held: it stays held
                     out.rejected.append(copy)
@@ -345,8 +346,8 @@ class VehicleStage:
                 if self._holds(state, message):
                     touched[body.vehicle_id] = state
                     continue
-            self._take(state, message, None, out, touched, pings)
-        out.statuses += self._live(self._buffer(pings))
+            self._take(state, message, None, out, touched, pings, heard)
+        out.statuses += self._live_and_heard(pings, heard)
         self.partition.dirty = sorted(set(self.partition.dirty) | set(touched))
         for state in touched.values():
             self._save(state)
@@ -362,8 +363,10 @@ class VehicleStage:
         return out
 
     def _take(self, state: VehicleState, message: Message, rejection: Rejection | None, out: VehicleOutput,
-              touched: dict[str, VehicleState], pings: list) -> None:
-        """A message admitted (into the vehicle's pending messages) or dead-lettered."""
+              touched: dict[str, VehicleState], pings: list, heard: dict) -> None:
+        """A message admitted (into the vehicle's pending messages) or dead-lettered.
+        `heard`: the vehicles whose live view took a newer catraca reading in this call,
+        with the status their view showed before it (`_live_and_heard`)."""
         body = message.body
         if rejection is None:
             try:
@@ -399,6 +402,8 @@ class VehicleStage:
             bisect.insort(state.pending_catraca, body, key=_reading_order)
             live = state.live
             if live.catraca_at is None or body.epoch > live.catraca_at:
+                if state.vehicle_id not in heard:
+                    heard[state.vehicle_id] = (state, self._shown(state))
                 state.live = msgspec.structs.replace(live, catraca_at=body.epoch)
 
     # --- the clock-jump guard (DESIGN.md: a message dated beyond the frontier is `future`) ---
@@ -638,6 +643,7 @@ class VehicleStage:
         2099 never closes seventy years of service days."""
         touched: dict[str, VehicleState] = {}
         pings: list = []
+        heard: dict = {}
         frontier = self.partition.max_event
         bound = self.ctx.policy.stream.max_clock_jump_s
         for vehicle_id in list(self.partition.dirty):
@@ -655,9 +661,9 @@ class VehicleStage:
                                 f"{(message.body.epoch - frontier) / 60:.0f} min beyond the stream's event-time "
                                 f"frontier ({dt.datetime.fromtimestamp(frontier, message.body.ts.tzinfo).isoformat()}) "
                                 "at the end of the input (policy stream.max_clock_jump_s)"))
-                self._take(state, message, beyond, out, touched, pings)
+                self._take(state, message, beyond, out, touched, pings, heard)
             touched[vehicle_id] = state
-        out.statuses += self._live(self._buffer(pings))
+        out.statuses += self._live_and_heard(pings, heard)
         for state in touched.values():
             self._save(state)
 
@@ -854,6 +860,38 @@ class VehicleStage:
     def _fix_of(self, ping: TachographPing, x: float, y: float) -> Fix:
         return Fix(ping.epoch, x, y, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon,
                    ping.doors_open if self._reads_doors else None, ping.speed_source == "derived")
+
+    def _live_and_heard(self, pings: list[tuple[VehicleState, TachographPing]],
+                        heard: dict[str, tuple[VehicleState, VehicleStatus | None]]) -> list[VehicleStatus]:
+        """The statuses of a call: one per position its pings moved a view to (`_live`),
+        read with every catraca reading of the call; then, for a vehicle no ping of the call
+        moved, its status again if the call's catraca readings changed what it shows (a
+        catraca topic behind the tachograph's showed the bus's catraca silent until its next
+        ping). That status is stamped with the view's position, as shown: a reading moves
+        no position, and one older than the view's newest reading changed nothing
+        (`_take`). Never evidence: a failure here loses the status, never the call's legal work."""
+        statuses = self._live(self._buffer(pings))
+        moved = {status.vehicle_id for status in statuses}
+        for vehicle_id, (state, before) in heard.items():
+            if vehicle_id in moved:
+                continue
+            try:
+                now = live_status(state, self.ctx)
+            except Exception:  # noqa: BLE001 - the live view is information: the legal path goes on
+                log.exception("the live status of %s failed after a catraca reading", vehicle_id)
+                continue
+            if now is not None and now != before:
+                statuses.append(now)
+        return statuses
+
+    def _shown(self, state: VehicleState) -> VehicleStatus | None:
+        """The status the vehicle's live view shows now (its last one sent), None if it
+        cannot be read (`_live_and_heard` then sends the status it can read after)."""
+        try:
+            return live_status(state, self.ctx)
+        except Exception:  # noqa: BLE001 - the live view is information: the legal path goes on
+            log.exception("the live status of %s failed before a catraca reading", state.vehicle_id)
+            return None
 
     def _live(self, fixes: list[tuple[VehicleState, Fix]]) -> list[VehicleStatus]:
         """`_live_views`, guarded: the live view is information, so a failure in its

@@ -161,10 +161,11 @@ def room(kafka_bootstrap, reset_topics, postgres_cluster, tmp_path):
                                       input_faults=(*DEMO_INPUT_FAULTS, "conflicting_duplicate_after")), tmp_path)
     reset_topics(kafka_bootstrap)
     mornings, rest = {}, {}
-    # the catraca first: a bus's live status reads its catraca when a ping comes, and a
-    # catraca reading brings no new status, so a catraca published after the pings left the
-    # last status of every bus "catraca muda" (live, both arrive together)
-    for topic, path in (("catraca", sim.catraca), ("tachograph", sim.tachograph)):
+    # the catraca after the pings, as a catraca topic lagging the tachograph's brings it: a
+    # reading that changes what a bus's live status shows of its catraca sends the status
+    # again (#28; before, the last status of every bus stayed "catraca muda", and the test
+    # published the catraca first)
+    for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca)):
         mornings[topic], rest[topic] = _split(path, MOMENT, tmp_path)
 
     worker_port, ops_port, prometheus_port = _free_port(), _free_port(), _free_port()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import msgspec
 import pytest
 
 from engine.loading import load_context
@@ -132,3 +133,76 @@ def test_a_failure_of_the_live_view_loses_its_status_never_the_legal_path(stage,
     out = stage.ingest([ping(context, at, 0)])
     assert out.statuses == [] and out.rejected == []  # the ping is admitted all the same
     assert stage._load("JN-1012").pending[-1].t == at.timestamp()
+
+
+# --- a catraca reading in the live view (#28): the catraca topic behind the tachograph's ---
+
+@pytest.fixture
+def both(context):
+    """A stage whose watermark waits for the catraca too, as a worker's does."""
+    states = {}
+    return VehicleStage(context, PartitionState(0), states.get, lambda s: states.__setitem__(s.vehicle_id, s),
+                        frozenset({"tachograph", "catraca"}))
+
+
+def reading(at: dt.datetime, counter: int, vehicle: str = "JN-1012") -> Message:
+    raw = f'{{"vehicle_id":"{vehicle}","ts":"{at.isoformat()}","counter":{counter},"seal_intact":true,"status":"ok"}}'
+    location = f"c/{vehicle}/{at.timestamp():.0f}"
+    return Message(decode("catraca", raw.encode(), location), location, raw)
+
+
+def minute(m: float) -> dt.datetime:
+    return START + dt.timedelta(minutes=m)
+
+
+def lagging(stage, context) -> list:
+    """The catraca 15 min behind: its readings of 06:40-06:45 come with the first ping
+    (06:58), then none while the bus drives 40 pings (to 07:04:30): every status shows the
+    catraca silent since 06:45. The statuses of the drive."""
+    first = stage.ingest([reading(minute(-18 + k), 100 + k) for k in range(6)] + [ping(context, START, 0)])
+    return first.statuses + [s for _, statuses in drive(stage, context, 39, since=1) for s in statuses]
+
+
+def test_a_lagging_catraca_reading_shows_the_catraca_heard_without_a_new_ping(both, context):
+    drove = lagging(both, context)
+    last = drove[-1]
+    assert last.ts == (START + dt.timedelta(seconds=STEP_S * 39)).isoformat()
+    assert last.catraca_silent_since == minute(-13).isoformat()  # 06:45, 19.5 min before: "catraca muda"
+    # 06:50 comes, no ping with it: still silent (14.5 min), since 06:50 now
+    [since] = both.ingest([reading(minute(-8), 106)]).statuses
+    assert since.catraca_silent_since == minute(-8).isoformat()
+    # 06:58 comes: heard 6.5 min before the position shown, not silent any more
+    [heard] = both.ingest([reading(minute(0), 110)]).statuses
+    assert heard.catraca_silent_since is None
+    # the same status but for the catraca: a reading moves no position, stamped with the last ping's time
+    assert msgspec.structs.replace(heard, catraca_silent_since=last.catraca_silent_since) == last
+
+
+def test_a_catraca_reading_that_changes_nothing_shown_sends_no_status(both, context):
+    lagging(both, context)
+    both.ingest([reading(minute(0), 110)])  # heard: not silent
+    assert both.ingest([reading(minute(1), 111)]).statuses == []  # heard again: the same status
+    # no position yet: no status to give again
+    assert both.ingest([reading(minute(1), 5, "JN-1011")]).statuses == []
+    # a ping in the same call: its status reads the call's readings, one status, not two
+    at = START + dt.timedelta(seconds=STEP_S * 40)
+    [status] = both.ingest([reading(minute(2), 112), ping(context, at, 28 * STEP_M)]).statuses
+    assert status.ts == at.isoformat() and status.catraca_silent_since is None
+
+
+def test_a_catraca_reading_older_than_the_views_does_not_move_it_back(both, context):
+    lagging(both, context)
+    both.ingest([reading(minute(-8), 106)])
+    [heard] = both.ingest([reading(minute(0), 110)]).statuses
+    view = both._load("JN-1012").live
+    # 06:55 comes after 06:58: admitted for the legal path, but the view heard newer
+    out = both.ingest([reading(minute(-3), 108)])
+    assert out.statuses == [] and out.rejected == []
+    state = both._load("JN-1012")
+    assert state.live == view and state.live.catraca_at == minute(0).timestamp()
+    assert minute(-3).timestamp() in [r.epoch for r in state.pending_catraca]
+    # and the next ping's status still shows the catraca heard at 06:58
+    at = START + dt.timedelta(seconds=STEP_S * 40)
+    [status] = both.ingest([ping(context, at, 28 * STEP_M)]).statuses
+    assert heard.catraca_silent_since is None
+    assert status.catraca_silent_since is None  # 7.7 min after 06:58 (after 06:55 it would be 10.7: silent)

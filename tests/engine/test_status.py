@@ -175,3 +175,30 @@ def test_the_live_view_says_of_each_ping_what_the_release_said_of_it(statuses):
         now = [s.in_service, s.route_id, s.direction_id, s.trip_id, s.progress,
                s.departed_at[11:19] if s.departed_at else None, s.schedule_deviation_s, s.off_route_m]
         assert now == said, (vehicle, at)
+
+
+def test_a_catraca_topic_15_min_behind_leaves_each_bus_the_status_of_one_on_time(statuses):
+    # #28: the morning up to 09:00, once in event-time order and once with every catraca
+    # reading arriving 15 min late (a lagging catraca topic), 300 messages a call. A
+    # reading's status comes with the pings', and a lagging one without a ping: the last
+    # status of each bus says of its catraca what the on-time one says (before, every bus
+    # running at 09:00 stayed "catraca muda" since ~08:45 until its next ping).
+    from telemetry import CatracaReading
+
+    _, _, inputs, _ = statuses
+    context = load_context(inputs)
+    nine = dt.datetime.combine(DAY, dt.time(9), context.feed.timezone).timestamp()
+    messages = [m for m in read_messages(inputs)[0] if m.body.epoch < nine]
+
+    def last_statuses(ordered) -> dict:
+        engine = Engine(context, frozenset({"tachograph", "catraca"}))
+        seen = []
+        for start in range(0, len(ordered), 300):
+            seen += engine.ingest(ordered[start: start + 300]).statuses
+        return {s.vehicle_id: (s.ts, s.catraca_silent_since) for s in seen}
+
+    on_time = last_statuses(messages)
+    lagging = last_statuses(sorted(messages, key=lambda m: m.body.epoch + 900 * isinstance(m.body, CatracaReading)))
+    heard = [v for v, (_, silent) in on_time.items() if silent is None]
+    assert len(heard) >= 3  # buses whose catraca the on-time morning hears at their last ping
+    assert lagging == on_time
