@@ -45,7 +45,7 @@ from rules.d13 import is_off_schedule
 from rules.evaluate import evaluate_service_day, safe_detect
 from rules.facts import CutShortPass, LineService, SensorRuns, ServiceDayFacts
 from rules.line_interruption import advance_lines
-from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, Live, localized, plain, stamped
+from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, Live, interval_of, localized, plain, stamped
 from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, scheduled_headway
 from trips.matching import live_matches, match_service_day_full
@@ -390,9 +390,9 @@ class OperatorStage:
                                and is_off_schedule(m.realized.departure_deviation_s, self.ctx.policy)]
                         moment = min(off) if off else day.close_epoch
                     elif rule.live == Live.WINDOW_END:
-                        moment = record.evidence["interval_epoch"][1]  # the window's end
+                        moment = interval_of(record).end  # the window's end
                     else:
-                        moment = record.evidence["interval_epoch"][0] + window  # departure + match window
+                        moment = interval_of(record).start + window  # departure + match window
                     # an absence (no departure in the window) only once every partition is past it
                     if rule.live != Live.OFF_SCHEDULE_DEPARTURE and (absence is None or moment > absence):
                         continue  # not over yet: departures may still come

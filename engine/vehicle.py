@@ -59,7 +59,7 @@ from rules.facts import (
     runs_of,
     within,
 )
-from rules.model import PROVISIONAL, Finding, Infraction, Live, Scope, localized, stamped
+from rules.model import PROVISIONAL, Finding, Infraction, Live, Scope, interval_of, localized, stamped
 from rules.unmarked_stop import standing_with_doors_open
 from rules.versions import (
     CatracaVersion,
@@ -1117,7 +1117,7 @@ class VehicleStage:
         for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
             if isinstance(record, Infraction):
                 record = at_most_provisional(record, state.conflicted)
-                changed += emit_change(state.emitted, record, record.evidence["interval_epoch"][1], tz)
+                changed += emit_change(state.emitted, record, interval_of(record).end, tz)
             else:
                 changed.append(record)
         return changed
@@ -1282,9 +1282,9 @@ class VehicleStage:
                                              [r for r in self.ctx.pack.catalogue.values() if r.live == Live.EPISODE_OVER],
                                              ())
             for record in records:
-                if isinstance(record, Infraction) and record.evidence["interval_epoch"][1] in over:
+                if isinstance(record, Infraction) and interval_of(record).end in over:
                     record = at_most_provisional(record, state.conflicted)
-                    changed += emit_change(state.emitted, record, over[record.evidence["interval_epoch"][1]],
+                    changed += emit_change(state.emitted, record, over[interval_of(record).end],
                                            self.ctx.feed.timezone)
         return changed
 

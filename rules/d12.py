@@ -105,7 +105,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
                 "realized_departures": len(departures),
                 "departures": [iso(t, facts.tz) for t in departures],
                 "template_trip_id": window.trip_id,
-                "interval_epoch": [start, end],
+                "interval_epoch": [start, end],  # the window (interval_of): judged live at its end
             },
         ))
     return findings

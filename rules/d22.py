@@ -107,6 +107,7 @@ def detect(facts: ServiceDayFacts, policy: Policy, *, code: str = CODE,
                 "start_of_operation": start_of_operation,
                 "match_window_s": window,
                 "realized_trips_within_window": nearby,
+                # the scheduled trip (interval_of): judged live a match window past its departure
                 "interval_epoch": [departure, departure + (trip.arrival_s - trip.departure_s)],
             },
         ))

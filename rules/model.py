@@ -11,7 +11,7 @@ import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -67,6 +67,21 @@ class InsufficientEvidence(msgspec.Struct, frozen=True, kw_only=True):
 
 
 Finding = Infraction | InsufficientEvidence
+
+
+class Interval(NamedTuple):
+    """The [start, end] epochs (s) of the facts an infraction cites."""
+
+    start: float
+    end: float
+
+
+def interval_of(infraction: Infraction) -> Interval:
+    """The facts' interval an infraction cites: its evidence's "interval_epoch", which
+    every detector writes and says what it spans (D-12 its frequency window, D-22 the
+    scheduled trip). The engine dates live verdicts by it; the evidence keeps the list."""
+    start, end = infraction.evidence["interval_epoch"]
+    return Interval(start, end)
 
 
 def plain(value: Any) -> Any:
