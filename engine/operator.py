@@ -45,7 +45,7 @@ from rules.d13 import is_off_schedule
 from rules.evaluate import evaluate_service_day, safe_detect
 from rules.facts import CutShortPass, LineService, SensorRuns, ServiceDayFacts
 from rules.line_interruption import advance_lines
-from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, localized, plain, stamped
+from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, Live, interval_of, localized, plain, stamped
 from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, scheduled_headway
 from trips.matching import live_matches, match_service_day_full
@@ -378,25 +378,25 @@ class OperatorStage:
                                       state.coverage)
             window = self.ctx.policy.trips.match_window_s
             for rule in self.ctx.pack.catalogue.values():
-                if rule.live not in ("off_schedule_departure", "window_end", "departure_due"):
+                if rule.live not in (Live.OFF_SCHEDULE_DEPARTURE, Live.WINDOW_END, Live.DEPARTURE_DUE):
                     continue
                 for record in safe_detect(rule, facts, self.ctx.policy, day.date):
                     if not isinstance(record, Infraction):
                         continue
-                    if rule.live == "off_schedule_departure":
+                    if rule.live == Live.OFF_SCHEDULE_DEPARTURE:
                         # proven when the vehicle was first seen outside the origin zone
                         off = [m.detected.left_at or m.detected.arrived_at for m in matches if m.realized.route_id == record.route_id
                                and m.realized.departure_deviation_s is not None
                                and is_off_schedule(m.realized.departure_deviation_s, self.ctx.policy)]
                         moment = min(off) if off else day.close_epoch
-                    elif rule.live == "window_end":
-                        moment = record.evidence["interval_epoch"][1]  # the window's end
+                    elif rule.live == Live.WINDOW_END:
+                        moment = interval_of(record).end  # the window's end
                     else:
-                        moment = record.evidence["interval_epoch"][0] + window  # departure + match window
+                        moment = interval_of(record).start + window  # departure + match window
                     # an absence (no departure in the window) only once every partition is past it
-                    if rule.live != "off_schedule_departure" and (absence is None or moment > absence):
+                    if rule.live != Live.OFF_SCHEDULE_DEPARTURE and (absence is None or moment > absence):
                         continue  # not over yet: departures may still come
-                    if rule.live != "window_end":
+                    if rule.live != Live.WINDOW_END:
                         record = msgspec.structs.replace(record, status=PROVISIONAL)
                     record = at_most_provisional(record, state.conflicted.get(iso_date, []))
                     found += emit_change(emitted, record, moment, tz)

@@ -59,7 +59,7 @@ from rules.facts import (
     runs_of,
     within,
 )
-from rules.model import PROVISIONAL, Finding, Infraction, localized, stamped
+from rules.model import PROVISIONAL, Finding, Infraction, Live, Scope, interval_of, localized, stamped
 from rules.unmarked_stop import standing_with_doors_open
 from rules.versions import (
     CatracaVersion,
@@ -183,8 +183,8 @@ class VehicleOutput:
 JudgeAgain = Callable[[str, float, float, list[Occurrence]], Rejudged]
 # _admit's verdict on a late message kept for its vehicle-day's re-judgment (not a rejection)
 _KEPT_LATE = Rejection(source="", reason="kept_late", detail="", location=None, raw="")
-# the scopes of the rules the vehicle stage judges (the operator stage judges "service_day")
-_VEHICLE_SCOPES = frozenset({"trip", "matched_trip", "vehicle_day", "track"})
+# the scopes of the rules the vehicle stage judges (the operator stage judges Scope.SERVICE_DAY)
+_VEHICLE_SCOPES = frozenset({Scope.TRIP, Scope.MATCHED_TRIP, Scope.VEHICLE_DAY, Scope.TRACK})
 
 
 _STATE = msgspec.msgpack.Encoder()
@@ -290,7 +290,7 @@ class VehicleStage:
         self._track_memos: dict[str, TrackMemo] = {}
         pack = ctx.pack
         # rules only some packs list: nothing of theirs is measured or kept for the others
-        self._track_rules = pack.rules_for("track")
+        self._track_rules = pack.rules_for(Scope.TRACK)
         self._reads_doors = ctx.policy.unmarked_stop is not None and \
             any("unmarked_stop" in rule.requires for rule in pack.catalogue.values())
         self._reads_trip_catraca = ctx.policy.other_line is not None and \
@@ -529,7 +529,7 @@ class VehicleStage:
         versions = self._catraca_versions_of(state, facts.date) if other is not None else []
         if not versions:
             return findings
-        rules = self.ctx.pack.rules_for("vehicle_day")
+        rules = self.ctx.pack.rules_for(Scope.VEHICLE_DAY)
         codes = {rule.code for rule in rules}
         policy = self.ctx.policy
         theirs = finish([r for rule in rules for r in safe_detect(rule, other, policy, other.date)], occurrences,
@@ -1120,7 +1120,7 @@ class VehicleStage:
 
     def _judge_passes(self, state: VehicleState, fixes: list[Fix], batch: list[Fix], arrivals, occurrences,
                       cut_short: list[TripCutShort]) -> list[Finding]:
-        """The track rules (scope "track": a turn back before the terminal) over the passes
+        """The track rules (Scope.TRACK: a turn back before the terminal) over the passes
         along an itinerary in the open track (trips.passes). A record is told once, at the
         beat whose batch holds the fix that completes its evidence (the last of its
         `interval_epoch`, the last ping it cites): the same in replay and workers however
@@ -1155,7 +1155,7 @@ class VehicleStage:
         for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
             if isinstance(record, Infraction):
                 record = at_most_provisional(record, state.conflicted)
-                changed += emit_change(state.emitted, record, record.evidence["interval_epoch"][1], tz)
+                changed += emit_change(state.emitted, record, interval_of(record).end, tz)
             else:
                 changed.append(record)
         return changed
@@ -1300,7 +1300,7 @@ class VehicleStage:
                 doors[i] = DoorFix(batch[i], float(distance[k]), stop_ids[k], bool(excused[k]))
         return doors
 
-    def _detect_live(self, live: str, facts, date: dt.date) -> list[Finding]:
+    def _detect_live(self, live: Live, facts, date: dt.date) -> list[Finding]:
         """The pack's rules judged at this moment of the day (Rule.live), over `facts`."""
         return [record for rule in self.ctx.pack.catalogue.values() if rule.live == live
                 for record in safe_detect(rule, facts, self.ctx.policy, date)]
@@ -1316,13 +1316,13 @@ class VehicleStage:
             date = dt.date.fromisoformat(log.date)
             trips = [(self._live_trip(state.vehicle_id, t), t) for t in state.trips]
             facts = self._vehicle_day_from(state, date, log, trips, in_service=())
-            records = self._on_both_versions(state, self._detect_live("episode_over", facts, date), facts,
-                                             [r for r in self.ctx.pack.catalogue.values() if r.live == "episode_over"],
+            records = self._on_both_versions(state, self._detect_live(Live.EPISODE_OVER, facts, date), facts,
+                                             [r for r in self.ctx.pack.catalogue.values() if r.live == Live.EPISODE_OVER],
                                              ())
             for record in records:
-                if isinstance(record, Infraction) and record.evidence["interval_epoch"][1] in over:
+                if isinstance(record, Infraction) and interval_of(record).end in over:
                     record = at_most_provisional(record, state.conflicted)
-                    changed += emit_change(state.emitted, record, over[record.evidence["interval_epoch"][1]],
+                    changed += emit_change(state.emitted, record, over[interval_of(record).end],
                                            self.ctx.feed.timezone)
         return changed
 
@@ -1346,8 +1346,8 @@ class VehicleStage:
             # the day's facts, and those its catraca readings in two versions tell (rules.versions)
             worlds = [f for f in (facts, self._other_catraca_facts(facts, day_log)) if f is not None]
             versions = self._catraca_versions_of(state, date) if len(worlds) > 1 else []
-            for live, moments_of in (("catraca_silence", self._d19_moments),
-                                     ("catraca_fault", lambda f: self._d21_moments(f, self.ctx.policy))):
+            for live, moments_of in ((Live.CATRACA_SILENCE, self._d19_moments),
+                                     (Live.CATRACA_FAULT, lambda f: self._d21_moments(f, self.ctx.policy))):
                 found = [finish([r for r in self._detect_live(live, f, date) if isinstance(r, Infraction)],
                                 occurrences, self.ctx.pack, self.ctx.policy, self._projector) for f in worlds]
                 judged = judged_on_both_catraca_versions(*found, versions, self.ctx.feed.timezone) \
@@ -1450,7 +1450,7 @@ class VehicleStage:
             return []
         facts = replace(arrived, match=match, readings=(), licensed_lines=None)
         found = []
-        for rule in self.ctx.pack.rules_for("matched_trip"):
+        for rule in self.ctx.pack.rules_for(Scope.MATCHED_TRIP):
             found += [r for r in safe_detect(rule, facts, self.ctx.policy, date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
         for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
@@ -1482,7 +1482,7 @@ class VehicleStage:
         along = measured(state.track.fixes, self.ctx.geofences, self._memo(state)).along(itinerary)
         facts = TripFacts(match, itinerary, self.ctx.fleet[state.vehicle_id].operator_id, fixes,
                           self.ctx.feed.timezone, day.start_epoch, measured=along[exit_index:])
-        found = [r for r in self._detect_live("running_trip", facts, date) if isinstance(r, Infraction)]
+        found = [r for r in self._detect_live(Live.RUNNING_TRIP, facts, date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
         for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
             if record.status == "confirmed":
@@ -1574,7 +1574,7 @@ class VehicleStage:
                                        self.ctx.policy, self._projector)
         settled = self._on_both_catraca_versions(state, settled, facts, next(
             (log for log in state.days if log.date == date), None), occurrences)
-        settled = self._on_both_versions(state, settled, facts, self.ctx.pack.rules_for("vehicle_day"), occurrences)
+        settled = self._on_both_versions(state, settled, facts, self.ctx.pack.rules_for(Scope.VEHICLE_DAY), occurrences)
         settled = [at_most_provisional(f, state.conflicted) for f in settled]
         settled += self._settle_passes(state, message, occurrences)
         findings += settle(state.emitted, settled, message.service_date, message.closed_at, self.ctx.feed.timezone)

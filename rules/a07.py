@@ -25,7 +25,7 @@ import shapely
 
 from kernel.policy import Policy
 from rules.facts import TripFacts, iso, local, trip_identity
-from rules.model import Finding, InsufficientEvidence, Rule, make_infraction, number
+from rules.model import Finding, InsufficientEvidence, Rule, Scope, make_infraction, number
 from trips.detection import along_shape, without_noise
 
 CODE = "A-07"
@@ -128,7 +128,7 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
 
 RULE = Rule(
     code=CODE,
-    scope="trip",
+    scope=Scope.TRIP,
     detect=detect,
     justified_by=frozenset({"road_closure", "authorized_detour", "accident"}),
     summary=lambda p: (f"Viagem realizada cujo trajeto comprovadamente passou a mais de {number(p.a07.stop_radius_m)} m "

@@ -17,7 +17,7 @@ import numpy as np
 
 from kernel.policy import Policy
 from rules.facts import TripFacts, iso, local
-from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction
+from rules.model import Finding, InsufficientEvidence, Live, Rule, Scope, duration, make_infraction
 
 CODE = "B-04"
 
@@ -100,8 +100,8 @@ def _public(passages: list[dict]) -> list[dict]:
 
 RULE = Rule(
     code=CODE,
-    scope="matched_trip",
-    live="running_trip",
+    scope=Scope.MATCHED_TRIP,
+    live=Live.RUNNING_TRIP,
     detect=detect,
     justified_by=frozenset({"road_closure", "authorized_detour", "accident", "breakdown", "other"}),
     summary=lambda p: (f"Viagem que partiu no horário e passou num ponto de controle posterior mais de "

@@ -22,7 +22,7 @@ import numpy as np
 
 from kernel.policy import Policy
 from rules.facts import VehicleDayFacts, episode_fields, iso, kmh, local, trip_at
-from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
+from rules.model import Finding, InsufficientEvidence, Live, Rule, Scope, duration, make_infraction, number
 from trips.model import columns
 
 CODE = "C-01"
@@ -134,8 +134,8 @@ def version_refuted(other: VehicleDayFacts, record, facts: VehicleDayFacts, poli
 
 RULE = Rule(
     code=CODE,
-    scope="vehicle_day",
-    live="episode_over",
+    scope=Scope.VEHICLE_DAY,
+    live=Live.EPISODE_OVER,
     detect=detect,
     version_refuted=version_refuted,
     justified_by=frozenset(),

@@ -19,7 +19,7 @@ import numpy as np
 
 from kernel.policy import Policy
 from rules.facts import TripFacts, iso, local, trip_identity
-from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
+from rules.model import Finding, InsufficientEvidence, Rule, Scope, duration, make_infraction, number
 
 CODE = "D-11"
 
@@ -107,7 +107,7 @@ def detect(facts: TripFacts, policy: Policy) -> list[Finding]:
 
 RULE = Rule(
     code=CODE,
-    scope="trip",
+    scope=Scope.TRIP,
     detect=detect,
     justified_by=frozenset({"authorized_detour", "road_closure", "accident"}),
     summary=lambda p: (f"Mais de {number(p.d11.max_distance_m)} m fora do traçado da viagem por pelo menos "

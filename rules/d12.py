@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kernel.policy import Policy
 from rules.facts import ServiceDayFacts, iso, local, unfollowed_evidence
-from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, Live, Rule, Scope, make_infraction
 
 CODE = "D-12"
 
@@ -105,7 +105,7 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
                 "realized_departures": len(departures),
                 "departures": [iso(t, facts.tz) for t in departures],
                 "template_trip_id": window.trip_id,
-                "interval_epoch": [start, end],
+                "interval_epoch": [start, end],  # the window (interval_of): judged live at its end
             },
         ))
     return findings
@@ -113,8 +113,8 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
 
 RULE = Rule(
     code=CODE,
-    scope="service_day",
-    live="window_end",
+    scope=Scope.SERVICE_DAY,
+    live=Live.WINDOW_END,
     detect=detect,
     justified_by=frozenset({"road_closure", "accident", "breakdown", "other"}),
     summary=lambda p: "Partidas realizadas numa janela de frequência abaixo de ceil(duração / intervalo).",

@@ -16,7 +16,7 @@ from kernel.policy import Policy
 from rules.facts import ServiceDayFacts, iso, local
 from rules.justification import covering
 from rules.laws import law_of
-from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
+from rules.model import Finding, InsufficientEvidence, Live, Rule, Scope, duration, make_infraction, number
 
 CODE = "D-13"
 # Occurrence kinds that justify a trip off schedule (motivo justificado)
@@ -102,8 +102,8 @@ def _trip_evidence(tf, facts: ServiceDayFacts) -> dict:
 
 RULE = Rule(
     code=CODE,
-    scope="service_day",
-    live="off_schedule_departure",
+    scope=Scope.SERVICE_DAY,
+    live=Live.OFF_SCHEDULE_DEPARTURE,
     detect=detect,
     justified_by=JUSTIFIED_BY,
     summary=lambda p: (f"Partidas do terminal de origem mais de {duration(p.d13.max_early_s)} adiantadas ou "

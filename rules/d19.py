@@ -23,7 +23,7 @@ import numpy as np
 
 from kernel.policy import Policy
 from rules.facts import VehicleDayFacts, iso, local, within
-from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction
+from rules.model import Finding, InsufficientEvidence, Live, Rule, Scope, duration, make_infraction
 
 CODE = "D-19"
 RETENTION = "retenção do veículo (Lei 867/1998, art. 44, III)"
@@ -140,8 +140,8 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
 
 RULE = Rule(
     code=CODE,
-    scope="vehicle_day",
-    live="catraca_silence",
+    scope=Scope.VEHICLE_DAY,
+    live=Live.CATRACA_SILENCE,
     detect=detect,
     justified_by=frozenset(),
     summary=lambda p: (f"Em serviço, catraca silenciosa por mais de {duration(p.d19.max_silence_s)} ou em falha; "

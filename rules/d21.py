@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from kernel.policy import Policy
 from rules.facts import VehicleDayFacts, iso, local, within
-from rules.model import Finding, InsufficientEvidence, Rule, make_infraction
+from rules.model import Finding, InsufficientEvidence, Live, Rule, Scope, make_infraction
 from telemetry import message_id
 
 CODE = "D-21"
@@ -125,8 +125,8 @@ def detect(facts: VehicleDayFacts, policy: Policy) -> list[Finding]:
 
 RULE = Rule(
     code=CODE,
-    scope="vehicle_day",
-    live="catraca_fault",
+    scope=Scope.VEHICLE_DAY,
+    live=Live.CATRACA_FAULT,
     detect=detect,
     justified_by=frozenset(),
     summary=lambda p: "Em serviço, a catraca informa o lacre rompido ou o contador volta atrás.",

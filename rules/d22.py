@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from kernel.policy import Policy
 from rules.facts import ServiceDayFacts, iso, local, unfollowed_evidence
-from rules.model import PROVISIONAL, Finding, InsufficientEvidence, Rule, make_infraction, number
+from rules.model import PROVISIONAL, Finding, InsufficientEvidence, Live, Rule, Scope, make_infraction, number
 
 CODE = "D-22"
 # the occurrences that make a suppressed trip justified (a detour alone does not)
@@ -107,6 +107,7 @@ def detect(facts: ServiceDayFacts, policy: Policy, *, code: str = CODE,
                 "start_of_operation": start_of_operation,
                 "match_window_s": window,
                 "realized_trips_within_window": nearby,
+                # the scheduled trip (interval_of): judged live a match window past its departure
                 "interval_epoch": [departure, departure + (trip.arrival_s - trip.departure_s)],
             },
         ))
@@ -115,8 +116,8 @@ def detect(facts: ServiceDayFacts, policy: Policy, *, code: str = CODE,
 
 RULE = Rule(
     code=CODE,
-    scope="service_day",
-    live="departure_due",
+    scope=Scope.SERVICE_DAY,
+    live=Live.DEPARTURE_DUE,
     detect=detect,
     justified_by=JUSTIFIED_BY,
     summary=lambda p: ("Viagem programada (quadro de horários) sem viagem realizada casada com ela; isenta no mês de "

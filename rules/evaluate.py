@@ -15,7 +15,7 @@ from gtfs.projection import Projector
 from kernel.policy import Policy
 from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts
 from rules.justification import justify
-from rules.model import CONFIRMED, Finding, Infraction, InsufficientEvidence, Rule, plain
+from rules.model import CONFIRMED, Finding, Infraction, InsufficientEvidence, Rule, Scope, plain
 from rules.pack import Pack
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ def safe_detect(rule: Rule, facts, policy: Policy, date) -> list[Finding]:
 def evaluate_service_day(day: ServiceDayFacts, pack: Pack, policy: Policy, projector: Projector) -> list[Finding]:
     """The service-day rules (D-12, D-13, D-22) over one operator's closed day."""
     findings: list[Finding] = []
-    for rule in pack.rules_for("service_day"):
+    for rule in pack.rules_for(Scope.SERVICE_DAY):
         findings += safe_detect(rule, day, policy, day.day.date)
     return finish(findings, day.occurrences, pack, policy, projector)
 
@@ -42,7 +42,7 @@ def evaluate_service_day(day: ServiceDayFacts, pack: Pack, policy: Policy, proje
 def evaluate_arrival(trip: TripFacts, occurrences, pack: Pack, policy: Policy, projector: Projector) -> list[Finding]:
     """The rules a trip's own track settles (D-11, A-07), as soon as it arrives."""
     findings: list[Finding] = []
-    for rule in pack.rules_for("trip"):
+    for rule in pack.rules_for(Scope.TRIP):
         findings += safe_detect(rule, trip, policy, trip.realized.service_date)
     return finish(findings, occurrences, pack, policy, projector)
 
@@ -62,10 +62,10 @@ def evaluate_vehicle_day(trips: list[TripFacts], vehicle: VehicleDayFacts | None
     """The rules that need a trip's scheduled match (B-04) and the vehicle-day rules."""
     findings: list[Finding] = []
     for trip in trips:
-        for rule in pack.rules_for("matched_trip"):
+        for rule in pack.rules_for(Scope.MATCHED_TRIP):
             findings += safe_detect(rule, trip, policy, trip.realized.service_date)
     if vehicle is not None:
-        for rule in pack.rules_for("vehicle_day"):
+        for rule in pack.rules_for(Scope.VEHICLE_DAY):
             findings += safe_detect(rule, vehicle, policy, vehicle.date)
     return finish(findings, occurrences, pack, policy, projector)
 

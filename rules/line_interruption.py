@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from kernel.policy import Policy
 from rules.facts import LineService, ServiceDayFacts, iso, local
-from rules.model import Finding, InsufficientEvidence, Rule, make_infraction, number
+from rules.model import Finding, InsufficientEvidence, Rule, Scope, make_infraction, number
 
 
 def hours(seconds: float) -> str:
@@ -162,6 +162,6 @@ def rule(code: str) -> Rule:
     def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         return detect_for(code, facts, policy)
 
-    return Rule(code=code, scope="service_day", detect=detect, justified_by=frozenset({"road_closure", "other"}),
+    return Rule(code=code, scope=Scope.SERVICE_DAY, detect=detect, justified_by=frozenset({"road_closure", "other"}),
                 summary=summary)
 

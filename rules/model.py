@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import enum
 import functools
 import hashlib
 import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -66,6 +67,21 @@ class InsufficientEvidence(msgspec.Struct, frozen=True, kw_only=True):
 
 
 Finding = Infraction | InsufficientEvidence
+
+
+class Interval(NamedTuple):
+    """The [start, end] epochs (s) of the facts an infraction cites."""
+
+    start: float
+    end: float
+
+
+def interval_of(infraction: Infraction) -> Interval:
+    """The facts' interval an infraction cites: its evidence's "interval_epoch", which
+    every detector writes and says what it spans (D-12 its frequency window, D-22 the
+    scheduled trip). The engine dates live verdicts by it; the evidence keeps the list."""
+    start, end = infraction.evidence["interval_epoch"]
+    return Interval(start, end)
 
 
 def plain(value: Any) -> Any:
@@ -187,11 +203,38 @@ def make_infraction(
     )
 
 
-# Rule.live: the moments of the day the engine judges a rule at, by the scope it reads
-LIVE_MOMENTS: dict[str, str] = {
-    "episode_over": "vehicle_day", "catraca_silence": "vehicle_day", "catraca_fault": "vehicle_day",
-    "running_trip": "matched_trip",
-    "off_schedule_departure": "service_day", "window_end": "service_day", "departure_due": "service_day",
+class Scope(enum.StrEnum):
+    """What a rule judges, and so which stage judges it and when (a typo fails at import)."""
+
+    TRIP = "trip"  # when the trip arrives, from its track alone
+    MATCHED_TRIP = "matched_trip"  # needs the trip's scheduled match (settled at day close)
+    SERVICE_DAY = "service_day"  # the operator stage, over the day's trips
+    VEHICLE_DAY = "vehicle_day"  # the vehicle stage, over a vehicle's day
+    # on the open track as it grows, a pass along an itinerary from a departure seen
+    # (rules.facts.PassFacts), whether or not it becomes a realized trip
+    TRACK = "track"
+
+
+class Live(enum.StrEnum):
+    """The moments of the day the engine judges a rule at while the day runs (DESIGN.md,
+    Timing), by how its evidence completes."""
+
+    EPISODE_OVER = "episode_over"  # a vehicle-day episode has ended
+    CATRACA_SILENCE = "catraca_silence"  # a catraca episode inside proven service
+    CATRACA_FAULT = "catraca_fault"
+    RUNNING_TRIP = "running_trip"  # a timepoint passed
+    # service-day verdicts once their departure, frequency window or match window is over
+    OFF_SCHEDULE_DEPARTURE = "off_schedule_departure"
+    WINDOW_END = "window_end"
+    DEPARTURE_DUE = "departure_due"
+
+
+# Rule.live: the scope of the facts the engine judges each moment over
+LIVE_MOMENTS: dict[Live, Scope] = {
+    Live.EPISODE_OVER: Scope.VEHICLE_DAY, Live.CATRACA_SILENCE: Scope.VEHICLE_DAY,
+    Live.CATRACA_FAULT: Scope.VEHICLE_DAY, Live.RUNNING_TRIP: Scope.MATCHED_TRIP,
+    Live.OFF_SCHEDULE_DEPARTURE: Scope.SERVICE_DAY, Live.WINDOW_END: Scope.SERVICE_DAY,
+    Live.DEPARTURE_DUE: Scope.SERVICE_DAY,
 }
 
 
@@ -200,24 +243,16 @@ class Rule:
     """An automatic detector: its code, what it looks at, and the pure function."""
 
     code: str
-    # "trip": judged when the trip arrives, from its track alone; "matched_trip": needs the
-    # trip's scheduled match (settled at day close); "service_day" | "vehicle_day";
-    # "track": judged on the open track as it grows, a pass along an itinerary from a
-    # departure seen (rules.facts.PassFacts), whether or not it becomes a realized trip
-    scope: str
+    scope: Scope
     detect: Callable[..., list[Finding]]
     # Occurrence kinds that justify it (motivo justificado); empty: none can.
     justified_by: frozenset[str]
     summary: Callable[[Policy], str]  # how the rule reads the telemetry, pt-BR, with the policy's numbers
     # An aggregate over trips (D-13) applies occurrences to each trip itself.
     aggregates_trips: bool = False
-    # When the engine judges it while the day runs (DESIGN.md, Timing), by how its evidence
-    # completes; None: at the trip's arrival (scope "trip") or the day's close only.
-    # "episode_over" (a vehicle-day episode has ended), "catraca_silence" / "catraca_fault"
-    # (a catraca episode inside proven service), "running_trip" (a timepoint passed),
-    # "off_schedule_departure", "window_end", "departure_due" (service-day verdicts once
-    # their departure, frequency window or match window is over).
-    live: str | None = None
+    # When the engine judges it while the day runs (Live); None: at the trip's arrival
+    # (Scope.TRIP) or the day's close only.
+    live: Live | None = None
     # A shared detector filed under the code its pack gives it (`rule(code)`): its
     # documentation under that code; None: its module's docstring, which opens with it.
     doc: str | None = None
@@ -233,6 +268,17 @@ class Rule:
     # the version kept, and those facts, whether the other version is contradicted (C-01: the
     # speed it reports against the distance the GPS fixes cover). None: no such check.
     version_refuted: Callable[..., bool] | None = None
+
+    def __post_init__(self) -> None:
+        # refused at the catalogue's import: a plain string (a typo the engine would never
+        # match) or a live moment judged over facts of another scope
+        if not isinstance(self.scope, Scope):
+            raise TypeError(f"{self.code}: scope {self.scope!r} is not a rules.model.Scope")
+        if self.live is not None and not isinstance(self.live, Live):
+            raise TypeError(f"{self.code}: live {self.live!r} is not a rules.model.Live")
+        if self.live is not None and LIVE_MOMENTS[self.live] != self.scope:
+            raise ValueError(f"{self.code}: live {self.live} is judged over {LIVE_MOMENTS[self.live]} "
+                             f"facts, not {self.scope}")
 
     @property
     def detector(self) -> str:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from kernel.policy import Policy
 from rules.d21 import wrap_size
 from rules.facts import TripFacts, iso, local, trip_identity
-from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction
+from rules.model import Finding, InsufficientEvidence, Rule, Scope, duration, make_infraction
 from telemetry import CatracaReading, message_id
 
 
@@ -154,7 +154,7 @@ def rule(code: str) -> Rule:
     """The detector filed under `code`, as the pack's law writes it (e.g. "art. 17")."""
     return Rule(
         code=code,
-        scope="trip",
+        scope=Scope.TRIP,
         detect=lambda facts, policy: detect(facts, policy, code),
         justified_by=frozenset({"authorized_detour"}),
         summary=summary,

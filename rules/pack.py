@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rules.law import Law
-from rules.model import Rule
+from rules.model import Rule, Scope
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Pack:
     def code(self) -> str:
         return self.law.code
 
-    def rules_for(self, scope: str) -> list[Rule]:
+    def rules_for(self, scope: Scope) -> list[Rule]:
         return [rule for rule in self.catalogue.values() if rule.scope == scope]
 
     def rule(self, code: str) -> Rule:

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from kernel.policy import Policy
 from rules.d13 import is_off_schedule
 from rules.facts import ServiceDayFacts, TripFacts, iso, local
-from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
+from rules.model import Finding, InsufficientEvidence, Rule, Scope, duration, make_infraction, number
 from rules.waiting_time import longest_silence
 
 
@@ -233,5 +233,5 @@ def rule(code: str) -> Rule:
     def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         return detect_for(code, facts, policy)
 
-    return Rule(code=code, scope="service_day", detect=detect,
+    return Rule(code=code, scope=Scope.SERVICE_DAY, detect=detect,
                 justified_by=frozenset({"road_closure", "accident", "other"}), summary=summary)

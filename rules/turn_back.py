@@ -50,7 +50,7 @@ from shapely.ops import substring
 
 from kernel.policy import Policy
 from rules.facts import PassFacts, iso, local
-from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
+from rules.model import Finding, InsufficientEvidence, Rule, Scope, duration, make_infraction, number
 from trips.detection import tachograph_distance, without_noise
 from trips.model import columns
 
@@ -185,7 +185,7 @@ def rule(code: str) -> Rule:
     """The detector filed under `code`, as the pack's law writes it (e.g. "art. 14 § único")."""
     return Rule(
         code=code,
-        scope="track",
+        scope=Scope.TRACK,
         detect=lambda facts, policy: detect(facts, policy, code),
         justified_by=frozenset({"authorized_detour", "road_closure"}),
         summary=summary,

@@ -36,7 +36,7 @@ import numpy as np
 
 from kernel.policy import Policy
 from rules.facts import DoorFix, VehicleDayFacts, episode_fields, iso, local, trip_at
-from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
+from rules.model import Finding, InsufficientEvidence, Rule, Scope, duration, make_infraction, number
 from trips.model import columns
 
 
@@ -128,7 +128,7 @@ def rule(code: str) -> Rule:
     """The detector filed under `code`, as the pack's law writes it (e.g. "art. 19 § único")."""
     return Rule(
         code=code,
-        scope="vehicle_day",
+        scope=Scope.VEHICLE_DAY,
         detect=lambda facts, policy: detect(facts, policy, code),
         justified_by=frozenset({"breakdown", "accident", "road_closure"}),
         summary=summary,

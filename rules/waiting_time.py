@@ -36,7 +36,7 @@ import datetime as dt
 
 from kernel.policy import Policy, WaitingPeriod
 from rules.facts import ServiceDayFacts, iso, local, unfollowed_evidence
-from rules.model import Finding, InsufficientEvidence, Rule, duration, make_infraction, number
+from rules.model import Finding, InsufficientEvidence, Rule, Scope, duration, make_infraction, number
 
 
 def mean_wait(start: float, end: float, departures: list[float]) -> tuple[float, list[float]]:
@@ -165,5 +165,5 @@ def rule(code: str) -> Rule:
     def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
         return detect_for(code, facts, policy)
 
-    return Rule(code=code, scope="service_day", detect=detect,
+    return Rule(code=code, scope=Scope.SERVICE_DAY, detect=detect,
                 justified_by=frozenset({"road_closure", "accident", "breakdown", "other"}), summary=summary)

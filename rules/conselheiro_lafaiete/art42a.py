@@ -29,7 +29,7 @@ from __future__ import annotations
 from kernel.policy import Policy
 from rules import d22
 from rules.facts import ServiceDayFacts
-from rules.model import CONFIRMED, Finding, Rule, duration
+from rules.model import CONFIRMED, Finding, Live, Rule, Scope, duration
 
 CODE = "art. 42 A"
 
@@ -40,8 +40,8 @@ def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
 
 RULE = Rule(
     code=CODE,
-    scope="service_day",
-    live="departure_due",
+    scope=Scope.SERVICE_DAY,
+    live=Live.DEPARTURE_DUE,
     detect=detect,
     justified_by=d22.JUSTIFIED_BY,
     runs=d22.__name__,

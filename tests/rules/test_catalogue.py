@@ -1,6 +1,7 @@
 """The catalogues: every pack's automatic rules are listed, documented and tested both ways."""
 
 import ast
+import dataclasses
 import importlib
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from kernel.policy import Policy, load_policy
 from rules.joao_neiva.pack import CATALOGUE
-from rules.model import LIVE_MOMENTS
+from rules.model import LIVE_MOMENTS, Live, Scope
 from rules.packs import PACKS
 
 HERE = Path(__file__).parent
@@ -28,9 +29,28 @@ def test_catalogue_lists_exactly_the_automatic_articles_of_the_law(pack):
 def test_rule_is_filed_under_its_own_code(pack, code):
     rule = PACKS[pack].catalogue[code]
     assert rule.code == code
-    assert rule.scope in {"trip", "matched_trip", "service_day", "vehicle_day", "track"}
+    # enum members, not strings that only compare equal (the engine branches on the members)
+    assert type(rule.scope) is Scope
+    assert rule.live is None or type(rule.live) is Live
     # judged live only at a moment the engine knows, over the facts of its own scope
     assert rule.live is None or LIVE_MOMENTS[rule.live] == rule.scope
+
+
+def test_every_live_moment_is_judged_over_one_scope():
+    assert set(LIVE_MOMENTS) == set(Live)
+
+
+@pytest.mark.parametrize("scope, live, refused", [
+    ("service_day", None, TypeError),  # the plain string: a typo of it would load silently
+    (Scope.SERVICE_DAY, "window_end", TypeError),
+    (Scope.SERVICE_DAY, "window_ends", TypeError),
+    (Scope.VEHICLE_DAY, Live.WINDOW_END, ValueError),  # D-12's moment over a vehicle's day
+])
+def test_a_rule_with_an_unknown_scope_or_live_moment_is_refused_at_load(scope, live, refused):
+    d12 = CATALOGUE["D-12"]
+    with pytest.raises(refused):
+        dataclasses.replace(d12, scope=scope, live=live)
+    assert dataclasses.replace(d12, scope=Scope.SERVICE_DAY, live=Live.WINDOW_END) == d12
 
 
 @pytest.mark.parametrize("pack, code", RULES)

@@ -15,7 +15,7 @@ from tiny_day import at, detected, insufficient, pings
 
 from rules import d12
 from rules.facts import SensorRuns
-from rules.model import CONFIRMED, Infraction
+from rules.model import CONFIRMED, Infraction, interval_of
 from trips.model import DetectedTrip
 
 
@@ -49,6 +49,7 @@ def test_window_with_fewer_departures_than_required_yields_infraction(tiny):
         "2026-12-01T06:00:00-03:00", "2026-12-01T06:15:00-03:00", "2026-12-01T06:30:00-03:00"]
     assert record.evidence["template_trip_id"] == "F-TPL"
     assert record.evidence["interval_epoch"] == [at(6, 0), at(7, 0)]
+    assert interval_of(record).end == at(7, 0)  # the engine judges it live at the window's end
     assert record.fine_ufir == 200  # group D
     assert record.status == CONFIRMED
     assert (record.code, record.operator_id, record.route_id, record.direction_id) == ("D-12", "OP1", "F", 0)

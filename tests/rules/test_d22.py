@@ -18,7 +18,7 @@ from tiny_day import ALL_RUN, SAO_PAULO, TUESDAY, at, detected, insufficient, pi
 
 from rules import d22
 from rules.facts import SensorRuns, ServiceDayFacts, runs_of
-from rules.model import PROVISIONAL, Infraction
+from rules.model import PROVISIONAL, Infraction, interval_of
 
 HOLIDAY = dt.date(2026, 12, 8)
 
@@ -90,6 +90,7 @@ def test_unmatched_trip_yields_infraction_with_record_fields_and_evidence(tiny):
     assert found.evidence["programmed_m"] == pytest.approx(7000.0, abs=0.1)  # shape R, 7 km
     assert found.evidence["match_window_s"] == 1800
     assert found.evidence["interval_epoch"] == [at(7, 0), at(7, 28)]  # 07:00 + (26880 - 25200) s = 07:28
+    assert interval_of(found).start == at(7, 0)  # the engine judges it live a match window after
     assert found.evidence["policy_version"] == "jn-2026.1"
 
 

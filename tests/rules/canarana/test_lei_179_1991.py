@@ -9,7 +9,7 @@ import pytest
 
 from kernel.policy import PolicyError, load_policy
 from rules.canarana.lei_179_1991 import ARTICLES, FINE_RANGE_VR, LAW, LEI_179, OCR_CORRECTIONS, TERMS
-from rules.model import make_infraction
+from rules.model import Scope, make_infraction
 from rules.packs import pack_of
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -105,7 +105,7 @@ def test_the_shipped_policy_selects_canarana():
     assert policy.waiting_time.max_wait_s == 1800  # 30 (trinta) minutos, art. 10 § 5º a and b
     assert policy.terminal_crowding.max_share_pct == 15  # art. 13: "mais de 15% (quinze por cento)"
     assert policy.interruption.max_interruption_s == 72 * 3600  # art. 6º II: "72(setenta e duas) horas"
-    assert pack.rules_for("service_day") == [pack.rule(code) for code in ("art. 6º II", "art. 10 § 5º", "art. 13")]
+    assert pack.rules_for(Scope.SERVICE_DAY) == [pack.rule(code) for code in ("art. 6º II", "art. 10 § 5º", "art. 13")]
     # art. 6º II is not in the fines table: rescisão, never a fine (art. 39 does not reach it)
     assert "art. 6º II" not in policy.fines.table
 
