@@ -13,7 +13,7 @@ from pathlib import Path
 import msgspec
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka.errors import KafkaError, TopicAlreadyExistsError, UnknownBrokerIdError
 
 from kernel.errors import FiscalizaError
 from kernel.settings import StreamSettings
@@ -58,7 +58,23 @@ def create_changelog_topics(bootstrap: str, app, replication: int, timeout_s: fl
 
 def _create_missing(bootstrap: str, specs: list[NewTopic], timeout_s: float) -> dict[str, str]:
     """Create each topic of `specs` that does not exist yet (another process may create
-    it at the same moment: that is 'exists' too), and wait until all show partitions."""
+    it at the same moment: that is 'exists' too), and wait until all show partitions.
+
+    A cluster still forming may name as its controller a node the client's first metadata
+    did not list yet (UnknownBrokerIdError, seen in CI right after a 3-node cluster
+    started): the client is made again, with fresh metadata, until `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return _create_missing_once(bootstrap, specs, timeout_s)
+        except UnknownBrokerIdError as exc:
+            if time.monotonic() > deadline:
+                raise StreamError(f"Kafka at {bootstrap} refused: {exc!r} (the cluster did not settle "
+                                  f"within {timeout_s:.0f} s)") from None
+            time.sleep(0.5)
+
+
+def _create_missing_once(bootstrap: str, specs: list[NewTopic], timeout_s: float) -> dict[str, str]:
     try:
         admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin",
                                  request_timeout_ms=int(timeout_s * 1000),
@@ -79,6 +95,8 @@ def _create_missing(bootstrap: str, specs: list[NewTopic], timeout_s: float) -> 
                 outcome[spec.name] = "exists"
         _await_partitions(admin, [n for n, o in outcome.items() if o == "created"], timeout_s)
         return outcome
+    except UnknownBrokerIdError:
+        raise
     except KafkaError as exc:
         raise StreamError(f"Kafka at {bootstrap} refused: {exc}") from None
     finally:
