@@ -162,7 +162,9 @@ def test_worker_killed_mid_stream_and_restarted_loses_and_repeats_nothing(kafka_
         assert environment_of(first)["FISCALIZA_SESSION_TIMEOUT_S"] == "10"
         assert os.environ.get("FISCALIZA_SESSION_TIMEOUT_S") == ours  # the worker's only
         # kill it (no goodbye) once it has written some state, mid-stream
-        assert wait_for(lambda: state_written(kafka_bootstrap, app_id) > 0, 120, 0.1), "no state written"
+        written = wait_for(lambda: state_written(kafka_bootstrap, app_id) > 0, 120, 0.1)
+        log.flush()
+        assert written, f"no state written within 120 s; worker log:\n{(tmp_path / 'worker.log').read_text()[-3000:]}"
         first.kill()
         first.wait()
         progress = input_progress(kafka_bootstrap, app_id)
