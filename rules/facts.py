@@ -7,6 +7,7 @@ beyond them, so a rule can be re-run on the facts alone (the evidence bundle).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
@@ -488,7 +489,10 @@ def kmh(metres: float, seconds: float) -> float:
     return metres / seconds * 3.6
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def iso(epoch: float, tz: ZoneInfo) -> str:
+    # kept: a service day's live judgments write the same few instants (a window's edges,
+    # a vehicle's last fix) into the evidence of every trip they concern, at every beat
     return local(epoch, tz).isoformat(timespec="seconds")
 
 

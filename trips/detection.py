@@ -29,24 +29,36 @@ def detect_trips(
     rules: TripRules,
     not_before: float | None = None,
     memo: TrackMemo | None = None,
+    new_from: int | None = None,
 ) -> list[DetectedTrip]:
     """All realized trips in `fixes` (sorted by time), non-overlapping, by arrival.
 
     Trips departing before `not_before` (the end of the previous trip) are ignored.
     `memo`: the geometry of these fixes already measured (trips.memo), else measured now.
+    `new_from`: the index of the first fix not read before, when the fixes before it are
+    what a call on them (and on fixes before them, since cut off) with `not_before` found
+    nothing more in (trips.tracker). A trip ends at an arrival, and an arrival among
+    those fixes gives no trip it did not give then: its fixes are the same, or fewer at
+    the front, which only lowers a trip's coverage or removes its exit; and the one fix
+    after them changes only an exit at their last fix, which a later arrival reads. So
+    unless some itinerary's destination is reached at a fix from `new_from` on, there is
+    nothing to find, and the itineraries are not read (at most beats, a vehicle is on its way).
     """
     if len(fixes) < 2:
         return []
     measures = measured(fixes, geofences, memo)
     t, x, y = measures.t, measures.x, measures.y
-    routes = [f.route_id for f in fixes]
-    candidates: list[DetectedTrip] = []
     entered = measures.zones_entered
     near = measures.corridors()  # a zone crossed between two fixes is crossed on the corridor
-    for itinerary in geofences.itineraries.values():
-        key = itinerary.pattern.key
-        if (id(itinerary.origin) in entered or key in near) and (id(itinerary.destination) in entered or key in near):
-            candidates.extend(_candidates(vehicle_id, fixes, t, x, y, routes, itinerary, rules, measures))
+    read = [itinerary for itinerary in geofences.itineraries.values()
+            if (id(itinerary.origin) in entered or itinerary.pattern.key in near)
+            and (id(itinerary.destination) in entered or itinerary.pattern.key in near)]
+    if new_from is not None and not any(_arrives_from(measures, itinerary, rules, new_from) for itinerary in read):
+        return []
+    routes = [f.route_id for f in fixes]
+    candidates: list[DetectedTrip] = []
+    for itinerary in read:
+        candidates.extend(_candidates(vehicle_id, fixes, t, x, y, routes, itinerary, rules, measures))
     # Earliest arrival first; on equal arrivals the better-covered itinerary wins.
     candidates.sort(key=lambda c: (c[0].arrived_at, -c[0].coverage, c[0].route_id, c[0].direction_id,
                                    c[0].shape_id))
@@ -174,6 +186,22 @@ def destination_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRule
     return held
 
 
+def _arrives_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRules, first: int) -> bool:
+    """Whether a fix from index `first` on is an arrival of `itinerary`: the first of a run
+    of fixes in its destination zone as `destination_fixes` reads them (the arrivals
+    `_candidates` pairs with an exit). Read on the fixes from two before `first` (a pair
+    crossing the zone sets its second fix, and an arrival needs the fix before it out)."""
+    start = max(first - 2, 0)
+    inside = measures.inside(itinerary.destination)[start:]
+    held = inside
+    crossed = _passed_through(measures, itinerary, _entered_spans(itinerary), inside, rules, start)
+    if crossed is not None:
+        held = inside.copy()
+        held[1:] |= crossed
+    arrivals = held & ~np.concatenate(([False], held[:-1]))
+    return bool(arrivals[first - start:].any())
+
+
 def _left_spans(itinerary: Itinerary) -> np.ndarray:
     """The stretches of the shape in the origin zone that a bus leaves: not one the shape
     ends in (a circular line's last metres, back at its first stop)."""
@@ -189,18 +217,19 @@ def _entered_spans(itinerary: Itinerary) -> np.ndarray:
 
 
 def _passed_through(measures: TrackMemo, itinerary: Itinerary, spans: np.ndarray, inside: np.ndarray,
-                    rules: TripRules) -> np.ndarray | None:
-    """Per pair of consecutive fixes: both outside the zone, stepping along the shape, and
-    one of `spans` lies between their progress along it. None: no pair is."""
+                    rules: TripRules, start: int = 0) -> np.ndarray | None:
+    """Per pair of consecutive fixes from index `start` on (`inside`: those fixes' own):
+    both outside the zone, stepping along the shape, and one of `spans` lies between their
+    progress along it. None: no pair is."""
     near = measures.corridors().get(itinerary.pattern.key)
     if near is None or not len(spans) or len(inside) < 2:
         return None
-    on_corridor, progress = near
+    on_corridor, progress = (column[start:] for column in near)
     progress = np.where(on_corridor, progress, 0.0)  # NaN off the corridor; such pairs never step
     crossed = _spans_between(spans, progress[:-1], progress[1:]) & ~inside[:-1] & ~inside[1:]
     if not crossed.any():
         return None
-    crossed &= along_shape(measures.t, progress, on_corridor, rules)
+    crossed &= along_shape(measures.t[start:], progress, on_corridor, rules)
     return crossed if crossed.any() else None
 
 

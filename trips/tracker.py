@@ -26,7 +26,10 @@ def advance_track(
 ) -> tuple[Track, list[DetectedTrip]]:
     """`memo`: see trips.memo (the answer is the same without it)."""
     fixes = track.fixes + tuple(batch)
-    trips = detect_trips(track.vehicle_id, fixes, geofences, rules, not_before=track.last_arrival, memo=memo)
+    # the track's fixes were all read by the call that made it (nothing more in them):
+    # only an arrival among the new ones can end a trip (detect_trips' `new_from`)
+    trips = detect_trips(track.vehicle_id, fixes, geofences, rules, not_before=track.last_arrival, memo=memo,
+                         new_from=len(track.fixes))
     last_arrival = trips[-1].arrived_at if trips else track.last_arrival
     # Keep what a future trip may still need: pings after the last arrival, and no
     # older than the longest possible trip before the newest ping.
