@@ -229,15 +229,23 @@ def _dedup_key(body: TachographPing | CatracaReading) -> str:
     return f"{_source(body)}|{body.epoch!r}|{body.seq}"
 
 
+_CONTENT = msgspec.json.Encoder()
+
+
 def _digest(body: TachographPing | CatracaReading) -> str:
     """The content of a message, whatever its bytes' layout (key order, spaces), the
     offset its time is written with (12:00-03:00 is 15:00Z) and when it was received (a
-    copy received again is the same message)."""
-    canonical = msgspec.structs.asdict(msgspec.structs.replace(body, ts=body.ts.astimezone(dt.timezone.utc)))
+    copy received again is the same message). Never a digest of the bytes as received:
+    a resend laid out otherwise, or stamped with its new receipt, would then be a second
+    version, and every record citing it provisional (DESIGN.md: `conflicting_duplicate`
+    is other content). Once per admitted message: the fields read off the decoded body
+    (no struct rebuilt, which would check its invariants again)."""
+    canonical = msgspec.structs.asdict(body)
+    canonical["ts"] = body.ts.astimezone(dt.timezone.utc)
     del canonical["received_at"]  # the fields before it, in order: the digest the contract had without it
     if canonical.get("speed_source") == "reported":  # the default, as before the field existed
         del canonical["speed_source"]
-    return hashlib.blake2b(msgspec.json.encode(canonical), digest_size=8).hexdigest()
+    return hashlib.blake2b(_CONTENT.encode(canonical), digest_size=8).hexdigest()
 
 
 def _position_fault(vehicle_id: str, fault: PositionFault, tz) -> Rejection:

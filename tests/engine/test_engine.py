@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 
 import msgspec
@@ -101,6 +102,43 @@ def test_same_instant_written_with_another_offset_rejected_duplicate(engine):
     second = ping_line("2026-12-01T15:00:00+00:00", seq=7)
     out = engine.ingest([message(first, "t.jsonl:1"), message(second, "t.jsonl:2")])
     assert reasons(out.rejected) == [("t.jsonl:2", "duplicate")]
+
+
+def test_same_content_laid_out_with_other_key_order_and_spaces_rejected_duplicate(engine):
+    # The same message as its sender may lay it out again (another JSON library, a resend):
+    # identical content is one message, so the dedup never compares the bytes as received
+    # (a resend would otherwise make every record citing it provisional).
+    first = ping_line("2026-12-01T12:00:00-03:00", seq=7)
+    second = json.dumps(dict(reversed(json.loads(first).items())), indent=2)
+    assert second.encode() != first.encode()
+    out = engine.ingest([message(first, "t.jsonl:1"), message(second, "t.jsonl:2")])
+    assert reasons(out.rejected) == [("t.jsonl:2", "duplicate")]
+
+
+def _content_digest(line: str) -> str:
+    """A ping's content digest as the conflicting_duplicate detail names it: BLAKE2b (8
+    bytes) of its content as compact JSON in the contract's field order, its time in UTC,
+    without received_at and without the default speed_source."""
+    fields = ("vehicle_id", "ts", "lat", "lon", "speed_kmh", "odometer_km", "route_id", "driver_id", "doors_open",
+              "seq", "speed_source")
+    body = json.loads(line)
+    body["ts"] = dt.datetime.fromisoformat(body["ts"]).astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    content = {f: body.get(f) for f in fields}
+    if content["speed_source"] in (None, "reported"):
+        del content["speed_source"]
+    return hashlib.blake2b(json.dumps(content, separators=(",", ":")).encode(), digest_size=8).hexdigest()
+
+
+@pytest.mark.parametrize("extra", [{}, {"speed_source": "derived", "doors_open": True}], ids=["reported", "derived"])
+def test_a_second_version_names_both_content_digests_the_first_counting(engine, extra):
+    first = ping_line("2026-12-01T12:00:00-03:00", seq=7, odometer_km=10.5, received_at="2026-12-01T15:00:02Z",
+                      **extra)
+    second = ping_line("2026-12-01T15:00:00+00:00", seq=7, odometer_km=10.75, **extra)
+    out = engine.ingest([message(first, "t.jsonl:1"), message(second, "t.jsonl:2")])
+    assert reasons(out.rejected) == [("t.jsonl:2", "conflicting_duplicate")]
+    assert _content_digest(first) != _content_digest(second)
+    assert (f"(content digest {_content_digest(first)} received first and counts; "
+            f"this one {_content_digest(second)})") in out.rejected[0].detail
 
 
 def test_duplicate_ping_without_seq_rejected_duplicate(engine):
