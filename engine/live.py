@@ -94,6 +94,9 @@ class LiveView(msgspec.Struct, frozen=True, array_like=True):
     arrivals: tuple[Arrival, ...] = ()  # recent live arrivals, oldest first
     match: LiveMatch | None = None
     catraca_at: float | None = None  # the newest catraca reading admitted (an older one moves nothing)
+    # the running departure last told to the operator stage (LiveDeparture), for the bus
+    # ahead: (itinerary key, departed)
+    told: tuple[str, float] | None = None
 
 
 @dataclass(frozen=True)
