@@ -239,13 +239,14 @@ def test_a_trip_delivered_again_with_a_field_filled_in_is_still_one_trip(context
 
 
 def _day_of_messages(context):
-    """A day of the operator stage's input: departures, arrivals, heartbeats past the
+    """A day of the operator stage's input: departures (seen live, then released), arrivals, heartbeats past the
     day's close and the end of input (the day and its month closed)."""
     vehicles = [v.vehicle_id for v in context.fleet.values() if v.operator_id == "VNV"]
     first = at(context, 8, 45)
     messages = []
     for minute, watermark in ((0, 9, ), (30, 10), (60, 11)):
         departed = at(context, watermark - 1, 20) if minute else at(context, 9, 20)
+        messages.append(LiveDeparture("VNV", trip(vehicles[0], "101", 0, departed)))  # seen live first
         messages.append(TripDeparted("VNV", trip(vehicles[0], "101", 0, departed)))
         messages.append(TripDetected("VNV", trip(vehicles[0], "101", 0, departed, departed + 1500)))
         minutes = list(range(int(first // 60), int(at(context, watermark, 30) // 60) + 1))
