@@ -20,6 +20,10 @@ The tracker's arrival (which cuts the open track) is followed here as the entry 
 the running itinerary's destination zone after enough of its shape: the view is not
 the detected trip, which still comes at release.
 
+A departure the view sees is told to the operator stage at once (engine.messages.
+LiveDeparture, `told`), which answers the bus ahead for the status: live information too,
+kept apart from the legal departure told at release.
+
 Pure: functions over frozen Structs; the vehicle stage measures the pings of a call in
 one batch (`measure`) and folds them in (`advance`).
 """
@@ -94,6 +98,9 @@ class LiveView(msgspec.Struct, frozen=True, array_like=True):
     arrivals: tuple[Arrival, ...] = ()  # recent live arrivals, oldest first
     match: LiveMatch | None = None
     catraca_at: float | None = None  # the newest catraca reading admitted (an older one moves nothing)
+    # the running departure last told to the operator stage (LiveDeparture), for the bus
+    # ahead: (itinerary key, departed)
+    told: tuple[str, float] | None = None
 
 
 @dataclass(frozen=True)

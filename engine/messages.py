@@ -1,8 +1,8 @@
 """What the two stages of the engine tell each other (Kafka topics in the workers).
 
 The vehicle stage (partitioned by vehicle) detects trips and tells the operator
-stage (partitioned by operator) about them, about departures as they are seen, and
-about its event-time progress; the
+stage (partitioned by operator) about them, about departures as they are seen (at release, and live, for the bus
+ahead only), and about its event-time progress; the
 operator stage closes service days, matches trips to the schedule, and sends each
 vehicle its day's matches so the vehicle stage can judge the trips it holds the
 evidence of, and each running vehicle the bus it follows.
@@ -37,6 +37,18 @@ class TripDeparted(msgspec.Struct, frozen=True, tag="trip_departed"):
     operator_id: str
     trip: DetectedTrip
     conflicted: tuple[str, ...] = ()  # as TripDetected's
+
+
+class LiveDeparture(msgspec.Struct, frozen=True, tag="live_departure"):
+    """Live information, never evidence: a departure the vehicle's live view saw at a
+    ping's arrival (engine.live), before the watermark reaches it. The operator stage
+    answers it at once with the bus ahead (`VehicleAhead`), for the live status only
+    (DESIGN.md: the live view does not wait for the watermark); no rule reads it. The
+    legal departure is still `TripDeparted`, told at release. `trip` as TripDeparted's:
+    as far as known (arrived_at = departed_at)."""
+
+    operator_id: str
+    trip: DetectedTrip
 
 
 class TripUnfollowed(msgspec.Struct, frozen=True, tag="trip_unfollowed"):
@@ -122,15 +134,17 @@ class DayMatched(msgspec.Struct, frozen=True, tag="day_matched"):
 class VehicleAhead(msgspec.Struct, frozen=True, tag="vehicle_ahead"):
     """To a running vehicle: the departure ahead of its own on the same line and direction,
     by any other vehicle of the operator — the bus it follows — for the live vehicle
-    status, with the headway scheduled there (trips.headways.scheduled_headway). Sent
-    again if a departure seen later falls between them."""
+    status, with the headway scheduled there (trips.headways.scheduled_headway). The
+    answer to its departure, seen live (LiveDeparture) and again at release
+    (TripDeparted); sent again if a departure seen later falls between them."""
 
     vehicle_id: str
-    departed_at: float  # the vehicle's own departure (TripDeparted's)
+    departed_at: float  # the vehicle's own departure (LiveDeparture's or TripDeparted's)
     ahead_vehicle_id: str | None  # None: the first departure of the day on the line
     ahead_departed_at: float | None
     scheduled_headway_s: int  # the frequency window's headway_secs, or the timetable's gap
 
 
-OperatorInput = TripDetected | TripDeparted | TripUnfollowed | TripCutShort | Heartbeat | VehicleDayRevised
+OperatorInput = (TripDetected | TripDeparted | LiveDeparture | TripUnfollowed | TripCutShort | Heartbeat
+                 | VehicleDayRevised)
 ToVehicle = DayMatched | VehicleAhead  # the operator stage to the vehicle stage (day-matched topic)

@@ -28,6 +28,7 @@ from engine.late import rejudged_changes
 from engine.messages import (
     DayMatched,
     Heartbeat,
+    LiveDeparture,
     OperatorInput,
     TripCutShort,
     TripDeparted,
@@ -111,6 +112,9 @@ class OperatorState(msgspec.Struct):
     emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
     live: list[str] = msgspec.field(default_factory=list)  # open dates with trips not yet judged live
     running: dict[str, TripDeparted] = msgspec.field(default_factory=dict)  # by vehicle: departed, not arrived
+    # by vehicle: a departure its live view saw that the release has not told yet
+    # (LiveDeparture): read for the bus ahead only, never by a rule
+    live_running: dict[str, LiveDeparture] = msgspec.field(default_factory=dict)
     # by service date: stretches of itineraries the vehicles' telemetry could not follow
     unfollowed: dict[str, list[UnfollowedPass]] = msgspec.field(default_factory=dict)
     # by service date: passes a track rule found cut short before the terminal (a turn back)
@@ -184,6 +188,8 @@ class OperatorStage:
                 return OperatorOutput(ahead=self.on_detected(message))
             if isinstance(message, TripDeparted):
                 return OperatorOutput(ahead=self.on_departed(message))
+            if isinstance(message, LiveDeparture):
+                return OperatorOutput(ahead=self.on_live_departed(message))
             if isinstance(message, TripUnfollowed):
                 self.on_unfollowed(message)
                 return OperatorOutput()
@@ -212,9 +218,12 @@ class OperatorStage:
         state.detected = {**state.detected, date.isoformat(): [*known, trip]}
         self._note_conflicted(state, date.isoformat(), message.conflicted)
         running = state.running.get(trip.vehicle_id)
-        seen_running = running is not None and running.trip.departed_at == trip.departed_at
+        seen_live = state.live_running.get(trip.vehicle_id)
+        seen_running = any(d is not None and d.trip.departed_at == trip.departed_at for d in (running, seen_live))
         if running is not None and running.trip.departed_at <= trip.arrived_at:
             state.running = _without(state.running, trip.vehicle_id)  # it arrived: a realized trip now
+        if seen_live is not None and seen_live.trip.departed_at <= trip.arrived_at:
+            state.live_running = _without(state.live_running, trip.vehicle_id)
         if date.isoformat() not in state.live:
             state.live = [*state.live, date.isoformat()]
         self._save(state)
@@ -229,10 +238,33 @@ class OperatorStage:
         if before is not None and before.trip.departed_at >= trip.departed_at:
             return []  # delivered again, or older than what is known
         state.running = {**state.running, trip.vehicle_id: message}
+        seen_live = state.live_running.get(trip.vehicle_id)
+        if seen_live is not None and seen_live.trip.departed_at <= trip.departed_at:
+            state.live_running = _without(state.live_running, trip.vehicle_id)  # the release caught up with it
         date = service_date_of(trip, self.ctx, self._day)
         self._note_conflicted(state, date.isoformat(), message.conflicted)
         if date.isoformat() not in state.closed and date.isoformat() not in state.live:
             state.live = [*state.live, date.isoformat()]
+        self._save(state)
+        return self._headways(state, trip, date, own=True)
+
+    def on_live_departed(self, message: LiveDeparture) -> list[VehicleAhead]:
+        """A departure a vehicle's live view saw, ~the allowed lateness before the release
+        tells it: answered at once with the bus ahead, for the live status. Live
+        information, never evidence: kept apart from the legal departures (`running`),
+        which the day's rules read; only the headways (`_headways`) read it, until the
+        release tells the vehicle's departure or its trip."""
+        state = self._state(message.operator_id)
+        trip = message.trip
+        before = state.live_running.get(trip.vehicle_id)
+        legal = state.running.get(trip.vehicle_id)
+        if before == message or (before is not None and before.trip.departed_at > trip.departed_at) \
+                or (legal is not None and legal.trip.departed_at >= trip.departed_at):
+            return []  # delivered again, older than what is known, or told by the release already
+        date = service_date_of(trip, self.ctx, self._day)
+        if date.isoformat() in state.closed:
+            return []
+        state.live_running = {**state.live_running, trip.vehicle_id: message}
         self._save(state)
         return self._headways(state, trip, date, own=True)
 
@@ -292,15 +324,20 @@ class OperatorStage:
         day = self._day(date)
         window_s = self.ctx.policy.trips.match_window_s
         line = (trip.route_id, trip.direction_id)
+        # a vehicle's departure told at release stays one until its trip arrives, when its
+        # live view has seen it leave again already (both count, as on the street)
         departures = sorted({(t.departed_at, t.vehicle_id) for t in state.detected.get(date.isoformat(), [])
                              if (t.route_id, t.direction_id) == line}
-                            | {(d.trip.departed_at, d.trip.vehicle_id) for d in state.running.values()
-                               if (d.trip.route_id, d.trip.direction_id) == line
-                               and service_date_of(d.trip, self.ctx, self._day) == date})
+                            | {(t.departed_at, t.vehicle_id)
+                               for t in [*(d.trip for d in state.running.values()),
+                                         *(d.trip for d in state.live_running.values())]
+                               if (t.route_id, t.direction_id) == line
+                               and service_date_of(t, self.ctx, self._day) == date})
+        running = _running(state)
         told = [(trip.departed_at, trip.vehicle_id)] if own else []
         follower = behind(departures, trip.departed_at, trip.vehicle_id)
-        if follower is not None and state.running.get(follower[1]) is not None \
-                and state.running[follower[1]].trip.departed_at == follower[0]:
+        if follower is not None and running.get(follower[1]) is not None \
+                and running[follower[1]].departed_at == follower[0]:
             told.append(follower)
         out = []
         for departed_at, vehicle_id in told:
@@ -474,6 +511,8 @@ class OperatorStage:
         # a vehicle that never arrived: the day's matching has settled it
         state.running = {vehicle: departed for vehicle, departed in state.running.items()
                          if service_date_of(departed.trip, self.ctx, self._day) > date}
+        state.live_running = {vehicle: departed for vehicle, departed in state.live_running.items()
+                              if service_date_of(departed.trip, self.ctx, self._day) > date}
         unfollowed, state.unfollowed = _popped(state.unfollowed, date.isoformat(), [])
         cut_short_passes, state.cut_short = _popped(state.cut_short, date.isoformat(), [])
         conflicted, state.conflicted = _popped(state.conflicted, date.isoformat(), [])
@@ -743,6 +782,16 @@ def _same_trip(a: DetectedTrip, b: DetectedTrip) -> bool:
     """One realized trip: the same vehicle, itinerary, departure and arrival."""
     return (a.vehicle_id, a.route_id, a.direction_id, a.shape_id, a.departed_at, a.arrived_at) == \
         (b.vehicle_id, b.route_id, b.direction_id, b.shape_id, b.departed_at, b.arrived_at)
+
+
+def _running(state: OperatorState) -> dict[str, DetectedTrip]:
+    """Each running vehicle's latest departure, the trip it runs now: the release's
+    (`running`), or the one its live view saw since (`live_running`)."""
+    running = {vehicle: departed.trip for vehicle, departed in state.running.items()}
+    for vehicle, departed in state.live_running.items():
+        if vehicle not in running or departed.trip.departed_at > running[vehicle].departed_at:
+            running[vehicle] = departed.trip
+    return running
 
 
 def _without(mapping: dict, key) -> dict:

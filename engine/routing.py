@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from engine.messages import (
     DayMatched,
     Heartbeat,
+    LiveDeparture,
     OperatorInput,
     ToVehicle,
     TripCutShort,
@@ -58,8 +59,8 @@ class Sends:
     rejected: list[Rejection] = field(default_factory=list)  # dead-letter topic
     findings: list[Finding] = field(default_factory=list)  # infractions / insufficient-evidence
     statuses: list[VehicleStatus] = field(default_factory=list)  # vehicle-status
-    to_operators: list[TripDeparted | TripUnfollowed | TripCutShort | TripDetected | VehicleDayRevised] = \
-        field(default_factory=list)  # operator-events
+    to_operators: list[LiveDeparture | TripDeparted | TripUnfollowed | TripCutShort | TripDetected
+                       | VehicleDayRevised] = field(default_factory=list)  # operator-events
     trips: list[RealizedTrip] = field(default_factory=list)  # trips
     trips_withdrawn: list[RealizedTrip] = field(default_factory=list)  # trips, withdrawn: a day judged again
     to_vehicles: list[ToVehicle] = field(default_factory=list)  # day-matched: days judged, buses ahead
@@ -107,9 +108,10 @@ def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurre
         sends.rejected += result.rejected
         sends.findings += result.findings
         sends.statuses += result.statuses
-        # a departure before the arrival after it
-        sends.to_operators += [*result.departed, *result.unfollowed, *result.cut_short, *result.detected,
-                               *result.revised]
+        # the departures seen live (admission) before the released ones, a departure
+        # before the arrival after it
+        sends.to_operators += [*result.live_departed, *result.departed, *result.unfollowed, *result.cut_short,
+                               *result.detected, *result.revised]
         sends.late_kept += result.late_kept
         sends.rejudged += result.rejudged
     for message in ahead:
@@ -133,7 +135,7 @@ def judges_a_day(message: OperatorInput) -> bool:
 
 def operator_step(stage: OperatorStage, operator_id: str, message: OperatorInput, occurrences: list[Occurrence],
                   location: str | None = None) -> Sends:
-    """One message of the operator stage: a trip, a departure, a trip not followed or cut
+    """One message of the operator stage: a trip, a departure (released, or seen live), a trip not followed or cut
     short, a heartbeat, or a vehicle-day judged again."""
     out = stage.handle(operator_id, message, occurrences, location)
     return Sends(rejected=out.rejected, findings=out.findings, trips=out.trips, trips_withdrawn=out.trips_withdrawn,

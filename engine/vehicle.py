@@ -30,6 +30,7 @@ from engine.late import LateDay, Rejudged, keeps, rejudged_changes, with_late
 from engine.messages import (
     DayMatched,
     Heartbeat,
+    LiveDeparture,
     MatchRecord,
     TripCutShort,
     TripDeparted,
@@ -109,7 +110,8 @@ class VehicleState(msgspec.Struct):
     # records emitted while their day runs (C-01, D-19, D-21, B-04), by id, until the day is judged
     emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
     departure: tuple[float, str] | None = None  # the running trip last told to the operator stage
-    ahead: VehicleAhead | None = None  # the bus ahead of its latest departure on a headway-based line
+    # the bus ahead of its latest departure (live or released) on a line with a scheduled headway
+    ahead: VehicleAhead | None = None
     # dedup key -> digest of the content first received with it (within the lateness, as `seen`)
     digests: dict[str, str] = msgspec.field(default_factory=dict)
     # message id -> event time: messages that came in two versions, until their day is judged
@@ -168,6 +170,8 @@ class VehicleOutput:
     rejected: list[Rejection] = field(default_factory=list)
     detected: list[TripDetected] = field(default_factory=list)
     departed: list[TripDeparted] = field(default_factory=list)
+    # departures the live views saw at admission, for the bus ahead only (never evidence)
+    live_departed: list[LiveDeparture] = field(default_factory=list)
     unfollowed: list[TripUnfollowed] = field(default_factory=list)
     cut_short: list[TripCutShort] = field(default_factory=list)  # told with their track rule's record
     findings: list[Finding] = field(default_factory=list)
@@ -355,7 +359,7 @@ class VehicleStage:
                     touched[body.vehicle_id] = state
                     continue
             self._take(state, message, None, out, touched, pings, heard)
-        out.statuses += self._live_and_heard(pings, heard)
+        out.statuses += self._live_and_heard(pings, heard, out.live_departed)
         self.partition.dirty = sorted(set(self.partition.dirty) | set(touched))
         for state in touched.values():
             self._save(state)
@@ -671,7 +675,7 @@ class VehicleStage:
                                 "at the end of the input (policy stream.max_clock_jump_s)"))
                 self._take(state, message, beyond, out, touched, pings, heard)
             touched[vehicle_id] = state
-        out.statuses += self._live_and_heard(pings, heard)
+        out.statuses += self._live_and_heard(pings, heard, out.live_departed)
         for state in touched.values():
             self._save(state)
 
@@ -870,15 +874,17 @@ class VehicleStage:
                    ping.doors_open if self._reads_doors else None, ping.speed_source == "derived")
 
     def _live_and_heard(self, pings: list[tuple[VehicleState, TachographPing]],
-                        heard: dict[str, tuple[VehicleState, VehicleStatus | None]]) -> list[VehicleStatus]:
+                        heard: dict[str, tuple[VehicleState, VehicleStatus | None]],
+                        departed: list[LiveDeparture]) -> list[VehicleStatus]:
         """The statuses of a call: one per position its pings moved a view to (`_live`),
         read with every catraca reading of the call; then, for a vehicle no ping of the call
         moved, its status again if the call's catraca readings changed what it shows (a
         catraca topic behind the tachograph's showed the bus's catraca silent until its next
         ping). That status is stamped with the view's position, as shown: a reading moves
         no position, and one older than the view's newest reading changed nothing
-        (`_take`). Never evidence: a failure here loses the status, never the call's legal work."""
-        statuses = self._live(self._buffer(pings))
+        (`_take`). Never evidence: a failure here loses the status, never the call's legal work.
+        `departed`: the departures the views saw, for the operator stage (`_live_departure`)."""
+        statuses = self._live(self._buffer(pings), departed)
         moved = {status.vehicle_id for status in statuses}
         for vehicle_id, (state, before) in heard.items():
             if vehicle_id in moved:
@@ -901,24 +907,25 @@ class VehicleStage:
             log.exception("the live status of %s failed before a catraca reading", state.vehicle_id)
             return None
 
-    def _live(self, fixes: list[tuple[VehicleState, Fix]]) -> list[VehicleStatus]:
+    def _live(self, fixes: list[tuple[VehicleState, Fix]], departed: list[LiveDeparture]) -> list[VehicleStatus]:
         """`_live_views`, guarded: the live view is information, so a failure in its
         batched geometry loses this call's statuses, never the call's legal work."""
         try:
-            return self._live_views(fixes)
+            return self._live_views(fixes, departed)
         except Exception:  # noqa: BLE001 - one bad message must not stop the stream
             log.exception("the live views of a call failed (%d pings)", len(fixes))
             return []
 
-    def _live_views(self, fixes: list[tuple[VehicleState, Fix]]) -> list[VehicleStatus]:
+    def _live_views(self, fixes: list[tuple[VehicleState, Fix]], departed: list[LiveDeparture]) -> list[VehicleStatus]:
         """The admitted pings into their vehicles' live views, in arrival order, and each
         moved view's status, now (DESIGN.md: the live view does not wait for the
         watermark). A ping not newer than its view's newest moves nothing; a position the
         bus could not have driven to (trips.position, the release's screen with the view's
         own state) moves nothing either. One status per position taken, stamped with its
-        ping's time: a replay's large calls show every moment, as a live take does. Never
-        evidence: a failure here is logged and the vehicle's view left as it was before
-        the call, the legal path goes on."""
+        ping's time: a replay's large calls show every moment, as a live take does. Each
+        departure a view sees goes to `departed` (`_live_departure`). Never evidence: a
+        failure here is logged and the vehicle's view left as it was before the call, the
+        legal path goes on."""
         if not fixes:
             return []
         rules = self.ctx.policy.trips
@@ -948,18 +955,36 @@ class VehicleStage:
         statuses = []
         k = 0
         for state, taken in screened:
-            before, mine = state.live, []
+            before, mine, left = state.live, [], []
             try:
                 for fix, m in zip(taken, measured[k: k + len(taken)]):
                     state.live = advance(state.live, fix, m, self._live_map, self.ctx.policy)
                     state.live = msgspec.structs.replace(state.live, match=live_match(state, self.ctx, self._day))
+                    left += self._live_departure(state)
                     mine.append(live_status(state, self.ctx))
             except Exception:  # noqa: BLE001 - the live view is information: the legal path goes on
                 log.exception("the live view of %s failed on %s", state.vehicle_id, fix.msg_id)
-                state.live, mine = before, []
+                state.live, mine, left = before, [], []
             k += len(taken)
             statuses += [status for status in mine if status is not None]
+            departed += left
         return statuses
+
+    def _live_departure(self, state: VehicleState) -> list[LiveDeparture]:
+        """The departure the live view runs, told to the operator stage once, as soon as it
+        is seen, so the bus ahead joins the status at once instead of at release (~the
+        allowed lateness later). Live information, never evidence: the legal departure
+        (TripDeparted, `_departure`) is told at release as before. The same crossing of
+        the origin zone's edge, so the release's answer names the same departure."""
+        view = state.live
+        leg = next((leg for leg in view.legs if leg.key == view.running), None)
+        if leg is None or leg.departed is None or view.told == (leg.key, leg.departed):
+            return []
+        state.live = msgspec.structs.replace(view, told=(leg.key, leg.departed))
+        pattern = self._live_map.itinerary(leg.key).pattern
+        trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
+                            leg.departed, leg.departed, 0.0, "", "")
+        return [LiveDeparture(self.ctx.fleet[state.vehicle_id].operator_id, trip)]
 
     def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
         """Messages at or before `limit` go, in event-time order, to trip detection and the
@@ -1058,17 +1083,19 @@ class VehicleStage:
     def on_ahead(self, message: VehicleAhead) -> list[VehicleStatus]:
         """The bus ahead of one of this vehicle's departures (a line with a scheduled headway): kept for
         the latest departure, and the live view's status given again, with it, if the
-        view still runs that trip."""
+        view still runs that trip and it changes what the status shows (the release's
+        answer to a departure the live view told already mostly says the same)."""
         state = self._load(message.vehicle_id)
         if state is None or (state.ahead is not None and state.ahead.departed_at > message.departed_at):
             return []
+        shown = self._shown(state)
         state.ahead = message
         self._save(state)
         running = next((leg for leg in state.live.legs if leg.key == state.live.running), None)
         if running is None or running.departed != message.departed_at:
             return []
         status = live_status(state, self.ctx)
-        return [status] if status is not None else []
+        return [status] if status is not None and status != shown else []
 
     def _departure(self, state: VehicleState, running) -> list[TripDeparted]:
         """The running trip, told to the operator stage once: D-12, D-13 and D-22 count
@@ -1544,6 +1571,7 @@ class VehicleStage:
         released = self.release(np.inf, occurrences)
         released.rejected[:0] = out.rejected
         released.statuses[:0] = out.statuses  # the held pings' live views
+        released.live_departed[:0] = out.live_departed
         released.late_kept += out.late_kept
         self._note_sent(released.findings)
         return released

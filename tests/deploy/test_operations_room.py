@@ -252,12 +252,7 @@ SILENT_AFTER = dt.timedelta(minutes=10)
 HEADWAY_PT = {"bunched": "agrupado", "gapped": "buraco", "regular": "regular"}
 # What a panel shows that DESIGN.md says it should not, known and not fixed here: checked to
 # be exactly that, so that the fix shows up here.
-KNOWN_WRONG = {
-    "Ônibus agora": "a bus's headway (espaçamento) comes only once the watermark passes its departure: the "
-                    "vehicle stage tells the operator stage a departure (TripDeparted) from the released "
-                    "telemetry, so the bus ahead comes back 10 min (the allowed lateness) after the bus left; "
-                    "DESIGN.md wants it in the live view at once",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 # Panels whose value is not compared, and why; every other panel is.
 NOT_COMPARED = {
@@ -474,18 +469,14 @@ def test_every_panel_shows_the_truth_on_live_data(room, capsys):
                      None if status[v].schedule_deviation_s is None
                      else round(status[v].schedule_deviation_s / 60, 1), HEADWAY_PT.get(status[v].headway_state))
                  for v in recent}
-    # KNOWN_WRONG: the buses that left after the watermark have no headway yet
-    headway_pending = {v for v in recent if status[v].departed_at is not None
-                       and situation[v] == "em viagem" and _ts(status[v].departed_at) > watermark}
-    as_it_is = {v: (*row[:5], None) if v in headway_pending else row for v, row in map_truth.items()}
-    assert headway_pending and as_it_is != map_truth, "Ônibus agora is no longer KNOWN_WRONG: remove it"
-    _compare(wrong, compared, "Ônibus agora", dict(sorted(on_map.items())), dict(sorted(as_it_is.items())))
+    # the headway of a bus that left after the watermark too: its live view told the departure
+    _compare(wrong, compared, "Ônibus agora", dict(sorted(on_map.items())), dict(sorted(map_truth.items())))
     shown_values["Ônibus agora"] = (on_map, map_truth)
 
     bunched = {(r["veículo"], r["espaçamento"], r["ônibus à frente"])
                for r in _rows(room, sql["Ônibus agrupados ou com buraco agora"], MOMENT)}
     bunched_truth = {(v, HEADWAY_PT[status[v].headway_state], status[v].vehicle_ahead)
-                     for v in recent - headway_pending  # KNOWN_WRONG
+                     for v in recent
                      if status[v].headway_state in ("bunched", "gapped")}
     _compare(wrong, compared, "Ônibus agrupados ou com buraco agora", bunched, bunched_truth)
     shown_values["Ônibus agrupados ou com buraco agora"] = (bunched, bunched_truth)

@@ -13,6 +13,7 @@ import datetime as dt
 import msgspec
 import pytest
 
+from engine.core import Engine
 from engine.loading import load_context
 from engine.messages import VehicleAhead
 from engine.values import Message
@@ -40,14 +41,16 @@ def stage(context):
                         frozenset({"tachograph"}))
 
 
-def ping(context, at: dt.datetime, metres: float, north_m: float = 0.0, seq: int | None = None) -> Message:
-    """JN-1012 at `metres` along line 101's outbound shape (thrown `north_m` north)."""
+def ping(context, at: dt.datetime, metres: float, north_m: float = 0.0, seq: int | None = None,
+         vehicle: str = "JN-1012") -> Message:
+    """`vehicle` at `metres` along line 101's outbound shape (thrown `north_m` north)."""
     line = context.geofences.itineraries["101:0:101-0"].line
     point = line.interpolate(max(metres, 0.0))
     lon, lat = Projector(context.feed.epsg).to_lonlat([point.x], [point.y + north_m])
-    raw = (f'{{"vehicle_id":"JN-1012","ts":"{at.isoformat()}","lat":{float(lat[0])!r},"lon":{float(lon[0])!r},'
+    raw = (f'{{"vehicle_id":"{vehicle}","ts":"{at.isoformat()}","lat":{float(lat[0])!r},"lon":{float(lon[0])!r},'
            f'"speed_kmh":36.0{"" if seq is None else f",{chr(34)}seq{chr(34)}:{seq}"}}}')
-    return Message(decode("tachograph", raw.encode(), f"t/0/{at.timestamp():.0f}"), f"t/0/{at.timestamp():.0f}", raw)
+    location = f"t/{vehicle}/{at.timestamp():.0f}"
+    return Message(decode("tachograph", raw.encode(), location), location, raw)
 
 
 def drive(stage, context, steps: int, since: int = 0):
@@ -111,6 +114,47 @@ def test_the_bus_ahead_is_given_again_with_the_live_view(stage, context):
     assert status.ts == (START + dt.timedelta(seconds=STEP_S * 29)).isoformat()
     # another departure's: kept, but the view does not run that trip
     assert stage.on_ahead(VehicleAhead("JN-1012", leg.departed + 1, None, None, 1800)) == []
+
+
+def test_the_bus_ahead_joins_the_status_before_the_watermark_reaches_the_departure(context):
+    # both stages (the replay's engine), one call per 10 s of the fleet, as a live worker's
+    # takes bring them: JN-1011 runs line 101's 06:30 from 9001, JN-1012 the 07:00, 30 min
+    # behind it where the timetable has 30 min (before, the bus ahead came back from the
+    # operator stage only once the release told it the departure: 600 s later)
+    engine = Engine(context)
+    leader = START - dt.timedelta(minutes=30)
+    shape_m = context.geofences.itineraries["101:0:101-0"].length_m
+    seen = []
+    for k in range(16 * 6):  # 06:28-06:44
+        at = leader + dt.timedelta(seconds=STEP_S * k)
+        engine.ingest([ping(context, at, min(max(0, k - 12) * STEP_M, shape_m), vehicle="JN-1011")])
+    for k in range(8 * 6):  # 06:58-07:06, JN-1011 standing at the destination all along
+        at = START + dt.timedelta(seconds=STEP_S * k)
+        statuses = engine.ingest([ping(context, at - dt.timedelta(seconds=5), shape_m, vehicle="JN-1011"),
+                                  ping(context, at, max(0, k - 12) * STEP_M)]).statuses
+        seen += [(engine._vehicle_stage.watermark, s) for s in statuses if s.vehicle_id == "JN-1012"]
+    running = [(watermark, s) for watermark, s in seen if s.departed_at is not None]
+    departed = dt.datetime.fromisoformat(running[0][1].departed_at)
+    assert departed == START + dt.timedelta(seconds=STEP_S * 13)  # 07:00:10, the exit
+    # the call that saw it leave (the ping 10 s after the exit) shows the bus ahead: the
+    # view's status, then again with the operator stage's answer, at the same ping; the
+    # watermark (600 s behind the ping) reaches the departure 590 s later
+    first = [s for _, s in running if s.ts == running[0][1].ts]
+    assert first[0].ts == (departed + dt.timedelta(seconds=STEP_S)).isoformat()
+    assert first[0].headway_s is None and first[-1].headway_s is not None
+    assert departed.timestamp() - running[0][0] == 590
+    for _, s in running[len(first) - 1:]:
+        assert (s.vehicle_ahead, s.headway_s, s.scheduled_headway_s, s.headway_state) == \
+            ("JN-1011", 1800.0, 1800, "regular"), s
+    # a late ping (in the terminal, before the departure) moves nothing back: no status
+    # for it, and the next ping's still has the bus ahead and the same departure
+    view = engine._vehicle_stage._load("JN-1012").live
+    late = engine.ingest([ping(context, START + dt.timedelta(seconds=STEP_S * 5 + 5), 0)])
+    assert [s for s in late.statuses if s.vehicle_id == "JN-1012"] == []
+    assert engine._vehicle_stage._load("JN-1012").live == view
+    at = START + dt.timedelta(seconds=STEP_S * 48)
+    [after] = [s for s in engine.ingest([ping(context, at, 36 * STEP_M)]).statuses if s.vehicle_id == "JN-1012"]
+    assert (after.departed_at, after.vehicle_ahead, after.headway_s) == (departed.isoformat(), "JN-1011", 1800.0)
 
 
 def test_the_live_view_stays_small_along_a_trip(stage, context):

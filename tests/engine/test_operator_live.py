@@ -14,7 +14,7 @@ import datetime as dt
 import msgspec
 import pytest
 
-from engine.messages import Heartbeat, TripDeparted, TripDetected
+from engine.messages import Heartbeat, LiveDeparture, TripDeparted, TripDetected
 from engine.operator import OperatorStage, OperatorState
 from operator_run import DAY, Run, at, eleven_of_twelve, sample_context, trip
 from rules.facts import SensorRuns
@@ -188,6 +188,42 @@ def test_a_departure_heard_of_late_becomes_the_bus_ahead_of_the_one_running_behi
                                                            at(context, 6, 30)))) == []
 
 
+def test_a_departure_seen_live_is_told_the_bus_ahead_at_once(context):
+    # JN-1011 runs the 09:00 (told at release); JN-1012's 09:12 departure is seen by its
+    # live view ~10 min before the release tells it: the bus ahead is answered at once
+    run = Run(context, "VNV")
+    run.stage.on_departed(TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 9, 0))))
+    [live] = run.stage.on_live_departed(LiveDeparture("VNV", trip("JN-1012", "101", 0, at(context, 9, 12))))
+    assert (live.vehicle_id, live.ahead_vehicle_id, live.scheduled_headway_s) == ("JN-1012", "JN-1011", 1800)
+    assert live.departed_at - live.ahead_departed_at == 12 * 60
+    # delivered again: nothing new to tell
+    assert run.stage.on_live_departed(LiveDeparture("VNV", trip("JN-1012", "101", 0, at(context, 9, 12)))) == []
+    # JN-1013 leaves 09:20, seen live too: behind JN-1012's live departure, 8 min
+    [third] = run.stage.on_live_departed(LiveDeparture("VNV", trip("JN-1013", "101", 0, at(context, 9, 20))))
+    assert (third.ahead_vehicle_id, third.departed_at - third.ahead_departed_at) == ("JN-1012", 8 * 60)
+    # the release tells JN-1012's departure: the same answers (its own, and JN-1013's,
+    # which runs behind it), and the live one is let go
+    assert run.stage.on_departed(TripDeparted("VNV", trip("JN-1012", "101", 0, at(context, 9, 12)))) == [live, third]
+    assert "JN-1012" not in run.states["VNV"].live_running
+    # a departure seen live that the release told already is not told again
+    assert run.stage.on_live_departed(LiveDeparture("VNV", trip("JN-1012", "101", 0, at(context, 9, 12)))) == []
+
+
+def test_a_departure_seen_live_is_never_evidence(context):
+    # JN-1011 leaves 09:20 for the 09:30, 600 s early: told at release it is a provisional
+    # D-13 (test_d13_is_provisional_from_the_first_departure_off_schedule...); seen live
+    # only, it is not a departure any rule counts, and the operator stage's legal
+    # departures stay untouched
+    run = Run(context, "VNV")
+    run.beat(at(context, 9, 19), reporting_from=at(context, 8, 45))
+    run.stage.on_live_departed(LiveDeparture("VNV", trip("JN-1011", "101", 0, at(context, 9, 20))))
+    assert run.states["VNV"].running == {} and DAY.isoformat() not in run.states["VNV"].live
+    run.beat(at(context, 9, 26))
+    assert run.records("D-13") == []
+    run.stage.on_departed(TripDeparted("VNV", trip("JN-1011", "101", 0, at(context, 9, 20))))
+    run.beat(at(context, 9, 27))
+    assert [r.status for r, _ in run.records("D-13")] == ["provisional"]
+
 
 def test_a_trip_delivered_again_with_a_field_filled_in_is_still_one_trip(context):
     # detected by an engine before DetectedTrip.at_origin_since, then again after a restart
@@ -203,13 +239,14 @@ def test_a_trip_delivered_again_with_a_field_filled_in_is_still_one_trip(context
 
 
 def _day_of_messages(context):
-    """A day of the operator stage's input: departures, arrivals, heartbeats past the
+    """A day of the operator stage's input: departures (seen live, then released), arrivals, heartbeats past the
     day's close and the end of input (the day and its month closed)."""
     vehicles = [v.vehicle_id for v in context.fleet.values() if v.operator_id == "VNV"]
     first = at(context, 8, 45)
     messages = []
     for minute, watermark in ((0, 9, ), (30, 10), (60, 11)):
         departed = at(context, watermark - 1, 20) if minute else at(context, 9, 20)
+        messages.append(LiveDeparture("VNV", trip(vehicles[0], "101", 0, departed)))  # seen live first
         messages.append(TripDeparted("VNV", trip(vehicles[0], "101", 0, departed)))
         messages.append(TripDetected("VNV", trip(vehicles[0], "101", 0, departed, departed + 1500)))
         minutes = list(range(int(first // 60), int(at(context, watermark, 30) // 60) + 1))

@@ -102,10 +102,10 @@ def test_a_bus_on_a_headway_line_shows_the_bus_ahead_and_the_time_since_it_left(
     # simulator departs every bus on time, so each follows the one ahead by ~900 s
     peak = [s for s in seen if s.route_id == "201" and s.headway_s is not None
             and dt.datetime.fromisoformat(s.departed_at).astimezone(tz).time() < dt.time(8, 59)]
-    # The bus ahead is the operator stage's answer to the departure, which it is told at
-    # release (the allowed lateness, 600 s, after it, plus these calls' 300 messages of the
-    # fleet). The live view shows the position at once, so the headway only joins it for
-    # what is left of a 14.5-min trip of line 201: the trips whose answer came in time.
+    # The bus ahead is the operator stage's answer to the departure, which the live view
+    # tells it as soon as it sees the bus leave (engine.messages.LiveDeparture), not at
+    # release 600 s later: it joins every trip of the peak, within these calls' 300
+    # messages of the fleet (~10 min)
     assert len({(s.vehicle_id, s.departed_at) for s in peak}) >= 12
     for s in peak:
         assert s.scheduled_headway_s == 900 and abs(s.headway_s - 900) <= 60, s
@@ -137,7 +137,7 @@ def test_a_bus_on_a_timetabled_line_shows_the_bus_ahead_against_the_timetables_h
 # lines and states: (vehicle, local time of the ping, in service, route, direction, live
 # match, progress, departed at, schedule deviation, off route). The live view reads each
 # ping once, at its arrival, and must say the same of the same ping. (The headway is not
-# compared: at release the bus ahead was known for the ping, now it joins later, above.)
+# compared: it joins once the operator stage answers the departure seen live, above.)
 RELEASED = [
     ('JN-1012', '05:46:11', True, '101', 1, '101-DU-1-0530', 0.776, '05:30:11', 11.0, None),
     ('JN-2011', '05:56:17', False, None, None, None, None, None, None, None),
