@@ -31,9 +31,9 @@ from typing import Any
 from sqlalchemy import func, inspect, select
 from sqlalchemy.orm import Session
 
-from dockets.signing import write_secret
-from dockets.store import (Attachment, AuditEntry, DisputedReading, Docket, DocketPdf, EvidenceBundle, Occurrence,
-                           Rejudgment, User, occurrence_record)
+from dockets.signing import check_embedded, write_secret
+from dockets.store import (Attachment, AuditEntry, DisputedReading, Docket, DocketPdf, EvidenceBundle, JudgmentPdf,
+                           Occurrence, Rejudgment, User, occurrence_record)
 from kernel.errors import FiscalizaError
 from rules.model import join_legal_basis, split_legal_basis
 
@@ -152,7 +152,7 @@ def docket_state(session: Session, docket: Docket) -> dict[str, Any]:
     bundle_sha256 = session.scalar(select(EvidenceBundle.sha256).where(EvidenceBundle.docket_id == docket.id))
     attachments = session.scalars(select(Attachment.sha256).where(Attachment.docket_id == docket.id)
                                   .order_by(Attachment.id)).all()
-    return {**_disputes_state(session, docket),
+    return {**_disputes_state(session, docket), **_judgment_state(session, docket),
         "infraction_id": docket.infraction_id, "source": docket.source, "code": docket.code,
         "group": docket.group, "fine_ufir": int(docket.fine_ufir), "ufir_brl": f"{float(docket.ufir_brl):.4f}",
         "operator_id": docket.operator_id, "vehicle_id": docket.vehicle_id, "plate": docket.plate,
@@ -190,6 +190,16 @@ def _disputes_state(session: Session, docket: Docket) -> dict[str, Any]:
                                           _instant(m.span_end), m.reason,
                                           m.created_by] for m in marks]),
             "rejudgment_sha256": _digest(rejudged) if rejudged is not None else None}
+
+
+def _judgment_state(session: Session, docket: Docket) -> dict[str, Any]:
+    """The digest of the judgment's PDF as the act that judged the defence stored it;
+    absent while there is none, as the entries before it certified (and in a store not yet
+    migrated to 0009)."""
+    if not inspect(session.connection()).has_table(JudgmentPdf.__tablename__):
+        return {}
+    digest = session.scalar(select(JudgmentPdf.sha256).where(JudgmentPdf.docket_id == docket.id))
+    return {} if digest is None else {"judgment_pdf_sha256": digest}
 
 
 def user_state(user: User) -> dict[str, Any]:
@@ -243,7 +253,7 @@ def verify_record(session: Session, keys: Mapping[str, AuditKey], anchors: Seque
     entry, and each docket, account, occurrence and blob against its last entry.
     AuditError names the first thing that breaks."""
     tables = set(inspect(session.get_bind()).get_table_names())
-    read = (AuditEntry, Docket, User, Occurrence, EvidenceBundle, DocketPdf, Attachment)
+    read = (AuditEntry, Docket, User, Occurrence, EvidenceBundle, DocketPdf, JudgmentPdf, Attachment)
     missing = [t.__tablename__ for t in read if t.__tablename__ not in tables]
     if missing:  # dropped: the chain's own table, or what it certifies
         raise AuditError(f"a tabela {missing[0]} não existe no banco: o registro foi apagado")
@@ -344,8 +354,9 @@ def _differing(current: Mapping[str, Any], recorded: Mapping[str, Any], docket: 
     record's joined legal_basis: the two columns must be its halves, which also names the
     one changed (and catches the same words cut elsewhere between them)."""
     differing = [name for name in current if name != "legal_basis" and current[name] != recorded.get(name)]
-    # the defence's marks and their re-judgment, certified and since deleted
-    differing += [name for name in ("disputed_sha256", "rejudgment_sha256") if name in recorded and name not in current]
+    # the defence's marks and their re-judgment, or the judgment's PDF, certified and since deleted
+    differing += [name for name in ("disputed_sha256", "rejudgment_sha256", "judgment_pdf_sha256")
+                  if name in recorded and name not in current]
     certified = recorded.get("legal_basis")
     halves = split_legal_basis(certified) if isinstance(certified, str) else (None, None)
     differing += [name for name, now, then in zip(("legal_basis", "legal_text"),
@@ -354,10 +365,16 @@ def _differing(current: Mapping[str, Any], recorded: Mapping[str, Any], docket: 
 
 
 def _verify_blobs(session: Session) -> None:
-    for model, what in ((EvidenceBundle, "pacote de evidências"), (DocketPdf, "PDF")):
+    for model, what in ((EvidenceBundle, "pacote de evidências"), (DocketPdf, "PDF"),
+                        (JudgmentPdf, "PDF do julgamento da defesa")):
         for row in session.scalars(select(model).order_by(model.docket_id).execution_options(yield_per=50)):
             if hashlib.sha256(row.data).hexdigest() != row.sha256:
                 raise AuditError(f"{what} do auto id {row.docket_id} não confere com o seu SHA-256")
+            signature = getattr(row, "signature", None)
+            if signature is not None:
+                consistent, why = check_embedded(signature, row.data)
+                if not consistent:
+                    raise AuditError(f"{what} do auto id {row.docket_id}: {why}")
             session.expunge(row)  # one blob in memory at a time
     for row in session.scalars(select(Attachment).order_by(Attachment.id).execution_options(yield_per=50)):
         if hashlib.sha256(row.data).hexdigest() != row.sha256 or len(row.data) != row.size:

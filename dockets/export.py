@@ -14,7 +14,7 @@ from dockets.calendar import BusinessCalendar
 from dockets.document import make_renderer
 from dockets.service import Actor, perform
 from dockets.signing import SigningKey, signature_path
-from dockets.store import Docket, DocketPdf, EvidenceBundle
+from dockets.store import Docket, DocketPdf, EvidenceBundle, JudgmentPdf
 
 
 def lavrar_drafts(sessions: sessionmaker[Session], fiscal: Actor, on: dt.date, *, calendar: BusinessCalendar,
@@ -35,23 +35,23 @@ def lavrar_drafts(sessions: sessionmaker[Session], fiscal: Actor, on: dt.date, *
 
 
 def export_files(sessions: sessionmaker[Session], out: Path) -> list[Path]:
-    """Write each lavrado auto's PDF (with the Órgão's signature beside it) and evidence
-    bundle into `out`."""
+    """Write each lavrado auto's PDF and its judgment's, once judged (each with the Órgão's
+    signature beside it), and evidence bundle into `out`."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with sessions() as session:
         for docket in session.scalars(select(Docket).where(Docket.number.is_not(None))
                                       .order_by(Docket.year, Docket.number)):
             stem = docket.file_stem
-            pdf = session.get(DocketPdf, docket.id)
-            if pdf is not None:
-                path = out / f"{stem}.pdf"
-                path.write_bytes(pdf.data)
-                written.append(path)
-                if pdf.signature is not None:
-                    signature = signature_path(path)
-                    signature.write_text(json.dumps(pdf.signature, indent=1) + "\n", encoding="utf-8")
-                    written.append(signature)
+            for pdf, path in ((session.get(DocketPdf, docket.id), out / f"{stem}.pdf"),
+                              (session.get(JudgmentPdf, docket.id), out / f"{stem}-julgamento.pdf")):
+                if pdf is not None:
+                    path.write_bytes(pdf.data)
+                    written.append(path)
+                    if pdf.signature is not None:
+                        signature = signature_path(path)
+                        signature.write_text(json.dumps(pdf.signature, indent=1) + "\n", encoding="utf-8")
+                        written.append(signature)
             bundle = session.get(EvidenceBundle, docket.id)
             if bundle is not None:
                 path = out / f"{stem}-evidencias.zip"

@@ -24,7 +24,8 @@ from dockets import workflow
 from dockets.bundle import BundledFile, build_manual_bundle
 from dockets.calendar import BusinessCalendar
 from dockets.signing import SigningKey
-from dockets.store import Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle, Operator, User, YearCounter
+from dockets.store import (Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle, JudgmentPdf, Operator, User,
+                           YearCounter)
 from kernel.errors import FiscalizaError
 from rules.model import split_legal_basis
 from rules.recidivism import Prior, recurrence
@@ -276,6 +277,20 @@ def pdf_of(session: Session, actor: Actor, docket_id: int) -> DocketPdf:
     return pdf
 
 
+def judgment_pdf_of(session: Session, actor: Actor, docket_id: int) -> JudgmentPdf:
+    """The judgment of the defence as stored by the act that recorded it: the document of
+    record, served as it was signed (never rendered again)."""
+    docket = get_docket(session, actor, docket_id)
+    pdf = session.get(JudgmentPdf, docket.id)
+    if pdf is None:
+        if status_of(docket).julgado_em is None:
+            raise NotFound("A defesa deste auto ainda não foi julgada.")
+        raise NotFound("O julgamento desta defesa foi registrado sem o seu PDF (antes de o sistema guardá-lo no "
+                       "ato): não há documento do julgamento a baixar; a decisão e a fundamentação constam do "
+                       "histórico do auto.")
+    return pdf
+
+
 def attachment_of(session: Session, actor: Actor, attachment_id: int) -> Attachment:
     attachment = session.get(Attachment, attachment_id)
     if attachment is None:
@@ -312,9 +327,11 @@ def operator_names(session: Session) -> dict[str, str]:
     return dict(session.execute(select(Operator.id, Operator.name)).all())
 
 
-def pdf_state(session: Session, docket_id: int) -> tuple[bool, bool]:
-    """(whether the docket has its PDF, whether that PDF is signed)."""
-    signed = session.scalar(select(DocketPdf.signature.is_not(None)).where(DocketPdf.docket_id == docket_id))
+def pdf_state(session: Session, docket_id: int, model: type[DocketPdf] | type[JudgmentPdf] = DocketPdf
+              ) -> tuple[bool, bool]:
+    """(whether the docket has its PDF, whether that PDF is signed): the auto's, or with
+    `model=JudgmentPdf` its judgment's."""
+    signed = session.scalar(select(model.signature.is_not(None)).where(model.docket_id == docket_id))
     return signed is not None, bool(signed)
 
 
@@ -349,6 +366,7 @@ def first_time(session: Session, docket: Docket) -> bool:
 def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Action, calendar: BusinessCalendar,
             *, note: str | None = None, attachments: Iterable[tuple[str, str, bytes]] = (),
             renderer: Callable[[Docket, bytes | None, audit_log.Head | None], bytes] | None = None,
+            judgment_renderer: Callable[[Docket, workflow.JulgarDefesa, Actor], bytes] | None = None,
             signer: SigningKey | None = None, late_registration: bool = False) -> Docket:
     """Apply one workflow action for `actor`; the audit entry records it.
 
@@ -357,7 +375,9 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
     which `note` carries into the audit entry.
 
     `Lavrar` numbers the auto (sequential per year), renders its PDF with `renderer` and
-    signs the PDF with `signer`, the Órgão's key.
+    signs the PDF with `signer`, the Órgão's key. `JulgarDefesa` renders the judgment's PDF
+    with `judgment_renderer` (the docket judged, the decision, the judge), signs and keeps it
+    the same way: the act's entry certifies its digest, and it is never rendered again.
     """
     docket = get_docket(session, actor, docket_id)
     if isinstance(action, workflow.Lavrar):
@@ -427,6 +447,13 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
         session.add(DocketPdf(docket_id=docket.id, sha256=hashlib.sha256(pdf).hexdigest(), data=pdf,
                               rendered_at=utcnow(), signature=signer.sign(pdf) if signer is not None else None))
         session.flush()
+    if isinstance(action, workflow.JulgarDefesa) and judgment_renderer is not None:
+        pdf = judgment_renderer(docket, action, actor)
+        digest = hashlib.sha256(pdf).hexdigest()
+        session.add(JudgmentPdf(docket_id=docket.id, sha256=digest, data=pdf, rendered_at=utcnow(),
+                                signature=signer.sign(pdf) if signer is not None else None))
+        session.flush()
+        payload["judgment_pdf_sha256"] = digest
     entry = audit_docket(session, actor, docket, type(action).__name__, payload)
     for attachment in added:
         attachment.audit_id = entry.id  # the act that filed it

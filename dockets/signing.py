@@ -149,3 +149,16 @@ def check(signature: object, data: bytes, trusted: dict[str, Ed25519PublicKey]) 
     except (InvalidSignature, ValueError, TypeError):
         return False, f"a assinatura não confere com a chave {kid}: o conteúdo assinado foi alterado"
     return True, f"assinatura Ed25519 válida da {key_label(trusted[kid])}"
+
+
+def check_embedded(signature: object, data: bytes) -> tuple[bool, str]:
+    """(consistent, why) for a stored signature against the public key it carries: the
+    bytes kept are the ones signed (integrity only; whose key it is, `check` answers
+    against the keys a reader trusts). Never raises on hostile input."""
+    if not isinstance(signature, dict):
+        return False, "assinatura ilegível"
+    try:
+        public = Ed25519PublicKey.from_public_bytes(base64.b64decode(str(signature.get("public_key")), validate=True))
+    except (ValueError, TypeError):
+        return False, "a assinatura não traz uma chave pública Ed25519"
+    return check(signature, data, {key_id(public): public})

@@ -141,6 +141,7 @@ class Docket(Base):
 
     bundle: Mapped[EvidenceBundle | None] = relationship(lazy="raise", uselist=False)
     pdf: Mapped[DocketPdf | None] = relationship(lazy="raise", uselist=False)
+    judgment_pdf: Mapped[JudgmentPdf | None] = relationship(lazy="raise", uselist=False)
 
     @property
     def label(self) -> str:
@@ -168,6 +169,20 @@ class DocketPdf(Base):
     """The auto as issued at lavratura: kept, never re-rendered."""
 
     __tablename__ = "docket_pdfs"
+    docket_id: Mapped[int] = mapped_column(ForeignKey("dockets.id"), primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    rendered_at: Mapped[dt.datetime]
+    signature: Mapped[dict[str, Any] | None]  # the Órgão's Ed25519 signature of the PDF (dockets.signing)
+
+
+class JudgmentPdf(Base):
+    """The judgment of the defence as the gestor recorded it (issue 30): rendered once, in
+    the act that records the judgment, signed like the auto, certified by that act's audit
+    entry, and served from here ever after, never re-rendered: what is downloaded later is
+    what was decided, whatever the templates or the re-judgment's wording became."""
+
+    __tablename__ = "judgment_pdfs"
     docket_id: Mapped[int] = mapped_column(ForeignKey("dockets.id"), primary_key=True)
     sha256: Mapped[str] = mapped_column(String(64))
     data: Mapped[bytes] = mapped_column(LargeBinary)

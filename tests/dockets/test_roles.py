@@ -80,6 +80,8 @@ def test_the_app_role_runs_the_whole_docket_workflow(urls, jumped_day):
                                  password="uma-senha-longa", registration="1")
             operador = create_user(session, username="trd-roles", full_name="T", role="operador",
                                    password="uma-senha-longa", operator_id="TRD")
+            gestor = create_user(session, username="gestor-roles", full_name="G", role="gestor",
+                                 password="uma-senha-longa")
             docket_id = ingest(session, [_record(1)], plates={}, ufir_brl=1.0641,
                                bundle_for=lambda r: b"bundle").created[0]
             ingest(session, [{**_record(1), "trip_id": "outra"}], plates={}, ufir_brl=1.0641,
@@ -92,6 +94,10 @@ def test_the_app_role_runs_the_whole_docket_workflow(urls, jumped_day):
             perform(session, Actor.of(fiscal), docket_id, workflow.Notificar(on=dt.date(2026, 12, 3)), calendar)
             perform(session, Actor.of(operador), docket_id, workflow.ApresentarDefesa(on=dt.date(2026, 12, 4)),
                     calendar, attachments=[("d.pdf", "application/pdf", b"%PDF-1.4 d")])
+            # the judgment's PDF, kept at the act
+            perform(session, Actor.of(gestor), docket_id,
+                    workflow.JulgarDefesa(on=dt.date(2026, 12, 7), procedente=True, fundamentacao="subsiste"),
+                    calendar, judgment_renderer=lambda d, a, j: b"%PDF-1.4 julgamento")
         # the defence's marks of disputed readings and their re-judgment, on a real bundle
         with sessions.begin() as session:
             jumped = ingest(session, [jumped_day.record], plates={}, ufir_brl=1.0641,
@@ -105,8 +111,8 @@ def test_the_app_role_runs_the_whole_docket_workflow(urls, jumped_day):
                                    dt.date(2026, 12, 3))
         with sessions() as session:
             report = verify_record(session, {TEST_AUDIT_KEY.key_id: TEST_AUDIT_KEY}, [])
-        # 2 users, Registrar and its update, 3 acts; the second auto's Registrar, 2 acts and the marks
-        assert report.dockets == 2 and report.entries == 11
+        # 3 users, Registrar and its update, 4 acts; the second auto's Registrar, 2 acts and the marks
+        assert report.dockets == 2 and report.entries == 13
     finally:
         sessions.kw["bind"].dispose()
 
@@ -128,6 +134,7 @@ def jump_lines(day) -> tuple[tuple[str, int], ...]:
     "ALTER TABLE audit_log DISABLE TRIGGER ALL",
     "DELETE FROM dockets",
     "UPDATE docket_pdfs SET data = ''",
+    "UPDATE judgment_pdfs SET data = ''",
     "UPDATE attachments SET data = ''",
     "DROP TABLE dockets",
     "CREATE TABLE intrusa (id int)",

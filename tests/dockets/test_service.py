@@ -405,3 +405,41 @@ def test_an_earlier_auto_not_upheld_or_outside_the_window_yields_nothing(session
         # upheld, but 40 days before and the window is 30 days
         perform(session, SYSTEM, long_after.id, workflow.Lavrar(D(2026, 12, 10)), _recidivism_calendar(30))
         assert long_after.fine_ufir == 200 and "Reincidência" not in long_after.description
+
+
+def test_the_judgment_pdf_is_kept_at_the_act_and_a_judgment_without_one_says_so(sessions, calendar, signing_key):
+    from dockets.service import judgment_pdf_of
+    from dockets.signing import check
+    from dockets.store import JudgmentPdf
+
+    rendered = []
+
+    def judgment(docket, action, judge):
+        rendered.append((docket.id, action.procedente, judge.user_id))
+        return b"%PDF-1.4 julgamento " + action.fundamentacao.encode()
+
+    with sessions.begin() as session:
+        d11, c01 = (session.scalar(select(Docket.id).where(Docket.code == code)) for code in ("D-11", "C-01"))
+        for docket_id in (d11, c01):
+            for actor, action in [(FISCAL, workflow.Lavrar(on=D(2026, 12, 2))),
+                                  (FISCAL, workflow.Notificar(on=D(2026, 12, 3))),
+                                  (TRD, workflow.ApresentarDefesa(on=D(2026, 12, 10)))]:
+                perform(session, actor, docket_id, action, calendar)
+        with pytest.raises(NotFound, match="ainda não foi julgada"):
+            judgment_pdf_of(session, GESTOR, d11)
+        judge = workflow.JulgarDefesa(on=D(2026, 12, 15), procedente=True, fundamentacao="Registros conferem.")
+        perform(session, GESTOR, d11, judge, calendar, judgment_renderer=judgment, signer=signing_key)
+        perform(session, GESTOR, c01, judge, calendar)  # a shell that renders no judgment
+    assert rendered == [(d11, True, GESTOR.user_id)]
+    with sessions() as session:
+        kept = judgment_pdf_of(session, TRD, d11)
+        assert kept.data == b"%PDF-1.4 julgamento Registros conferem."
+        assert check(kept.signature, kept.data, {signing_key.key_id: signing_key.public})[0]
+        entry = history(session, TRD, d11)[-1]
+        assert entry.action == "JulgarDefesa" and entry.payload["state"]["judgment_pdf_sha256"] == kept.sha256
+        with pytest.raises(NotFound, match="registrado sem o seu PDF"):
+            judgment_pdf_of(session, GESTOR, c01)
+        with pytest.raises(NotFound):  # another operator's judgment is not there at all
+            judgment_pdf_of(session, VNV, d11)
+        assert session.scalar(select(func.count()).select_from(JudgmentPdf)) == 1
+        assert verified_entries(session) > 0

@@ -104,3 +104,17 @@ def test_keys_load_back_and_bad_key_files_are_signing_errors(tmp_path):
         load_public_key(tmp_path / "bad.pem")
     with pytest.raises(SigningError, match="never overwritten"):
         create_key(tmp_path / "k.pem")
+
+
+def test_a_stored_signature_checks_its_bytes_against_the_key_it_carries(orgao):
+    # what `audit verify` asks of a kept PDF: the bytes kept are the ones signed (by whichever key)
+    from dockets.signing import check_embedded
+
+    pdf = b"%PDF-1.4\njulgamento\n%%EOF\n"
+    signature = orgao.sign(pdf)
+    assert check_embedded(signature, pdf) == (True, check(signature, pdf, {orgao.key_id: orgao.public})[1])
+    consistent, why = check_embedded(signature, pdf.replace(b"julgamento", b"julgamentO"))
+    assert not consistent and "o conteúdo assinado foi alterado" in why
+    assert check_embedded({**signature, "public_key": "não é base64"}, pdf) == (
+        False, "a assinatura não traz uma chave pública Ed25519")
+    assert check_embedded("lixo", pdf) == (False, "assinatura ilegível")

@@ -31,6 +31,7 @@ from dockets.store import (
     AuditEntry,
     Docket,
     DocketPdf,
+    JudgmentPdf,
     Occurrence,
     User,
     WebSession,
@@ -236,6 +237,7 @@ def snapshot(sessions) -> dict:
             "audit": session.scalar(select(func.count()).select_from(AuditEntry)),
             "attachments": session.scalar(select(func.count()).select_from(Attachment)),
             "pdfs": session.scalar(select(func.count()).select_from(DocketPdf)),
+            "judgment_pdfs": session.scalar(select(func.count()).select_from(JudgmentPdf)),
             "occurrences": session.scalar(select(func.count()).select_from(Occurrence)),
         }
 

@@ -165,6 +165,9 @@ def test_operator_defends_and_gestor_judges(live_server, page, kit):
     expect(page.get_by_role("row", name="Prazo de recurso")).to_contain_text(kit.br(recurso))
     expect(page.locator("table.history")).to_contain_text("Decisão: auto julgado procedente (multa mantida)")
     expect(page.locator(f'form[action="/autos/{d11}/acoes/recurso"]')).to_be_visible()
+    # the judgment as kept at the act, with the Órgão's signature beside it
+    expect(page.get_by_role("link", name="Baixar o julgamento da defesa (PDF)")).to_be_visible()
+    expect(page.locator(f'a[href="/autos/{d11}/julgamento.pdf.assinatura.json"]')).to_be_visible()
     page.screenshot(path="/tmp/fiscaliza-browser-decisao.png", full_page=True)
     assert errors == []  # no CSP violations or failed loads
 

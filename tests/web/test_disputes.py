@@ -5,13 +5,15 @@ JumpedDay: three fixes of its fourteen thrown ~167 m south), lavrado and notifie
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import html
+import json
 import re
 import shutil
 import subprocess
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import delete, insert, select, update
 from stores import open_test_store, verified_entries
 
 from dockets import service, workflow
@@ -191,4 +193,103 @@ def test_a_mark_inserted_behind_the_app_breaks_the_audit_chain(browser, auto, ju
             docket_id=auto, source="tachograph", line=1, reason="inserida", created_by=1,
             created_at=dt.datetime(2026, 12, 16, tzinfo=dt.UTC)))
     with store() as session, pytest.raises(AuditError, match="disputed_sha256"):
+        verified_entries(session)
+
+
+# --- the judgment's PDF: a document of record, fixed at the act -----------------------------
+
+def _judge_after_marking_the_jump(browser, auto, jumped_day, lines):
+    """The defence disputes the jump's three fixes and is filed; the gestor judges it
+    procedente. The gestor's browser."""
+    op = browser("op-trd")
+    assert _mark(op, auto, {"leituras": [lines[name] for name in jumped_day.jump],
+                            "motivo": "Salto de multipercurso."}).status_code == 303
+    assert op.post(f"/autos/{auto}/acoes/defesa", {"texto": "Ver as leituras contestadas."}).status_code == 303
+    gestor = browser("gestor")
+    assert gestor.post(f"/autos/{auto}/acoes/julgar-defesa", {
+        "decisao": "procedente", "fundamentacao": "O desvio subsiste sem as leituras contestadas."}).status_code == 303
+    return gestor
+
+
+def _printed(pdf: bytes) -> str:
+    return re.sub(r"\s+", " ", subprocess.run([shutil.which("pdftotext"), "-", "-"], input=pdf, capture_output=True,
+                                              check=True).stdout.decode())
+
+
+def test_the_judgment_pdf_is_rendered_once_at_the_act_signed_and_served_as_stored(
+        browser, auto, jumped_day, lines, store, signing_key, monkeypatch):
+    from dockets import disputes, document
+    from dockets.signing import check
+    from dockets.store import JudgmentPdf
+
+    gestor = _judge_after_marking_the_jump(browser, auto, jumped_day, lines)
+    first = gestor.get(f"/autos/{auto}/julgamento.pdf")
+    assert first.status_code == 200 and first.content.startswith(b"%PDF-")
+    assert gestor.get(f"/autos/{auto}/julgamento.pdf").content == first.content
+    assert browser("op-trd").get(f"/autos/{auto}/julgamento.pdf").content == first.content
+    # the act stored it, and its audit entry certifies its digest
+    with store() as session:
+        kept = session.get(JudgmentPdf, auto)
+        judged = session.scalars(select(AuditEntry).where(AuditEntry.action == "JulgarDefesa")).one()
+        rejudgment = disputes.rejudgment_view(disputes.rejudgment_of(session, auto), session.get(Docket, auto).file_stem)
+        assert verified_entries(session) > 0
+    digest = hashlib.sha256(first.content).hexdigest()
+    assert kept.data == first.content and kept.sha256 == digest
+    assert judged.payload["judgment_pdf_sha256"] == digest == judged.payload["state"]["judgment_pdf_sha256"]
+    # signed as the auto is, with the Órgão's key
+    signature = gestor.get(f"/autos/{auto}/julgamento.pdf.assinatura.json")
+    assert signature.status_code == 200
+    assert check(json.loads(signature.text), first.content, {signing_key.key_id: signing_key.public})[0]
+    page = gestor.get(f"/autos/{auto}").text
+    assert f"/autos/{auto}/julgamento.pdf.assinatura.json" in page
+    # the templates and the renderer change (a new version): the judgment of record does not
+    monkeypatch.setattr(document, "render_judgment_pdf", lambda *args, **kwargs: b"%PDF-1.4 outro julgamento")
+    monkeypatch.setattr(document, "_templates", lambda: pytest.fail("the judgment was rendered again"))
+    assert gestor.get(f"/autos/{auto}/julgamento.pdf").content == first.content
+    # it shows the re-judgment's changed evidence fields, before and after
+    printed = _printed(first.content)
+    assert "Auto julgado procedente" in printed and "Bruno Lima" in printed
+    assert "Sem as leituras contestadas, a infração subsiste (multa de 200 UFIR)." in printed
+    assert rejudgment.changes
+    for label, before, after in rejudgment.changes:
+        assert label.split()[0] in printed and after.split()[0] in printed, (label, after)
+
+
+def test_a_judgment_pdf_altered_in_the_store_or_outside_it_is_detected(browser, auto, jumped_day, lines, store,
+                                                                       signing_key, tmp_path):
+    from cli_helpers import fiscaliza
+
+    from dockets.store import JudgmentPdf
+
+    gestor = _judge_after_marking_the_jump(browser, auto, jumped_day, lines)
+    pdf = gestor.get(f"/autos/{auto}/julgamento.pdf").content
+    # `fiscaliza verify` on the downloaded judgment and its signature: authentic; a byte changed: not
+    public = tmp_path / "orgao.pub"
+    public.write_bytes(signing_key.public_pem())
+    downloaded = tmp_path / "julgamento.pdf"
+    downloaded.write_bytes(pdf)
+    (tmp_path / "julgamento.pdf.assinatura.json").write_text(
+        gestor.get(f"/autos/{auto}/julgamento.pdf.assinatura.json").text)
+    upheld = fiscaliza("verify", downloaded, "--public-key", public)
+    assert upheld.returncode == 0 and "RESULTADO: PDF autêntico" in upheld.stdout, upheld.stdout + upheld.stderr
+    middle = len(pdf) // 2
+    altered = pdf[:middle] + bytes([pdf[middle] ^ 1]) + pdf[middle + 1:]  # one bit of its content
+    downloaded.write_bytes(altered)
+    forged = fiscaliza("verify", downloaded, "--public-key", public)
+    assert forged.returncode == 1 and "a autenticidade do PDF NÃO foi comprovada" in forged.stdout
+    # in the store: the bytes changed behind the app no longer match their digest...
+    with store.begin() as session:
+        session.execute(update(JudgmentPdf).where(JudgmentPdf.docket_id == auto).values(data=altered))
+    with store() as session, pytest.raises(AuditError, match="PDF do julgamento da defesa do auto id .* SHA-256"):
+        verified_entries(session)
+    # ...nor, with the digest rewritten too, the one the act's audit entry certified
+    with store.begin() as session:
+        session.execute(update(JudgmentPdf).where(JudgmentPdf.docket_id == auto)
+                        .values(sha256=hashlib.sha256(altered).hexdigest()))
+    with store() as session, pytest.raises(AuditError, match="judgment_pdf_sha256"):
+        verified_entries(session)
+    # deleted, it is missed as well
+    with store.begin() as session:
+        session.execute(delete(JudgmentPdf).where(JudgmentPdf.docket_id == auto))
+    with store() as session, pytest.raises(AuditError, match="judgment_pdf_sha256"):
         verified_entries(session)

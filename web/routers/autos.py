@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import dataclass
 
@@ -14,7 +13,7 @@ from dockets import disputes, service, workflow
 from dockets.document import PDF_CHART_KINDS, wording
 from dockets.rejudgment import DisputeError, parse_span
 from dockets.service import Forbidden, NotFound
-from dockets.store import Docket, EvidenceBundle, Operator
+from dockets.store import Docket, EvidenceBundle, JudgmentPdf, Operator
 from web import auth, views
 from web.dependencies import DocketId, FileUser, PageUser, State, attachment_header, read_post
 from web.errors import upload_refusal
@@ -89,6 +88,7 @@ def docket_page_response(web: AppState, request: Request, user: auth.Principal, 
         docket = service.get_docket(session, user.actor, docket_id)
         bundle = session.get(EvidenceBundle, docket.id)
         has_pdf, pdf_signed = service.pdf_state(session, docket.id)
+        has_judgment_pdf, judgment_signed = service.pdf_state(session, docket.id, JudgmentPdf)
         context = views.docket_context(session, docket, actor=user.actor, calendar=config.calendar,
                                        today=web.today(), tz=web.tz, charts=web.available_charts(docket, bundle),
                                        wording=wording(docket, bundle.data if bundle else None),
@@ -101,6 +101,7 @@ def docket_page_response(web: AppState, request: Request, user: auth.Principal, 
         return None
     return web.render(request, "auto.html", {
         **context, "has_pdf": has_pdf, "pdf_signed": pdf_signed, "has_bundle": bundle is not None,
+        "has_judgment_pdf": has_judgment_pdf, "judgment_signed": judgment_signed,
         "today": web.today().isoformat(),
         "slug_of": SLUG_OF, "action_labels": workflow.ACTION_LABELS, "wf": workflow,
         "ciencia_means": CIENCIA_MEANS, "max_files": MAX_FILES,
@@ -136,34 +137,55 @@ def docket_pdf_signature(docket_id: DocketId, user: FileUser, web: State):
 
 @router.get("/autos/{docket_id}/julgamento.pdf")
 def judgment_pdf(docket_id: DocketId, user: FileUser, web: State):
-    """The judgment of the defence, with the readings it disputed and the re-judgment without
-    them, rendered from what the audit chain certifies."""
-    from dockets.document import render_judgment_pdf
-
+    """The judgment of the defence as the act that recorded it stored and signed it, byte for
+    byte (never rendered again: what was decided is what is downloaded)."""
     config = web.config
     with config.sessions() as session:
         docket = service.get_docket(session, user.actor, docket_id)
-        entries = service.history(session, user.actor, docket.id)
-        judged = next((e for e in reversed(entries) if e.action == workflow.JulgarDefesa.__name__), None)
-        if judged is None:
-            raise NotFound("A defesa deste auto ainda não foi julgada.")
+        pdf = service.judgment_pdf_of(session, user.actor, docket.id)
+        name = f"{docket.file_stem}-julgamento.pdf"
+        data = pdf.data
+    return Response(data, media_type="application/pdf", headers={"Content-Disposition": attachment_header(name)})
+
+
+@router.get("/autos/{docket_id}/julgamento.pdf.assinatura.json")
+def judgment_pdf_signature(docket_id: DocketId, user: FileUser, web: State):
+    config = web.config
+    with config.sessions() as session:
+        docket = service.get_docket(session, user.actor, docket_id)
+        pdf = service.judgment_pdf_of(session, user.actor, docket.id)
+        if pdf.signature is None:
+            raise NotFound("Este PDF não foi assinado.")
+        name = f"{docket.file_stem}-julgamento.pdf.assinatura.json"
+        data = json.dumps(pdf.signature, indent=1) + "\n"
+    return Response(data, media_type="application/json", headers={"Content-Disposition": attachment_header(name)})
+
+
+def judgment_renderer(web: AppState, session):
+    """The `judgment_renderer` of `service.perform(JulgarDefesa)`: the judgment as a document,
+    the decision and its grounds, the defence, and the readings it disputed with the auto
+    re-judged without them, as they stand in the act (rendered there once, then kept)."""
+    config = web.config
+
+    def render(docket: Docket, action: workflow.JulgarDefesa, judge: service.Actor) -> bytes:
+        from dockets.document import render_judgment_pdf
+
+        entries = service.history(session, judge, docket.id)
         names = views.actor_names(session, entries)
         attachments = views.attachment_views(session, docket.id, web.tz)
-        action = judged.payload["action"]
         operator = session.get(Operator, docket.operator_id)
-        disputed = views.disputes_context(session, docket, actor=user.actor, calendar=config.calendar,
+        disputed = views.disputes_context(session, docket, actor=judge, calendar=config.calendar,
                                           today=web.today(), tz=web.tz, bundle=None)
-        pdf = render_judgment_pdf(
+        return render_judgment_pdf(
             docket, issuer_name=config.issuer_name, operator_name=operator.name if operator else docket.operator_id,
-            decision="Auto julgado procedente: a multa é mantida" if action["procedente"]
+            decision="Auto julgado procedente: a multa é mantida" if action.procedente
             else "Auto julgado improcedente: o processo é arquivado",
-            judged_on=date_br(dt.date.fromisoformat(action["on"])),
-            judge=names.get(judged.actor_id, ROLE_LABELS.get(judged.actor_role, judged.actor_role)),
-            fundamentacao=action["fundamentacao"],
+            judged_on=date_br(action.on), judge=judge.name or ROLE_LABELS.get(judge.role, judge.role),
+            fundamentacao=action.fundamentacao,
             defence=views.pleading(entries, attachments, workflow.ApresentarDefesa, names),
             marks=disputed["marks"], rejudgment=disputed["rejudgment"])
-        name = f"{docket.file_stem}-julgamento.pdf"
-    return Response(pdf, media_type="application/pdf", headers={"Content-Disposition": attachment_header(name)})
+
+    return render
 
 
 @router.get("/autos/{docket_id}/evidencias.zip")
@@ -274,7 +296,8 @@ def perform(web: AppState, principal: auth.Principal, docket_id: int, slug: str,
                                            operator_name=operator.name if operator else None)
 
         service.perform(session, actor, docket.id, action, config.calendar, note=note, attachments=files,
-                        renderer=renderer, signer=config.signer, late_registration=late is not None)
+                        renderer=renderer, judgment_renderer=judgment_renderer(web, session),
+                        signer=config.signer, late_registration=late is not None)
 
 
 MARKS_SLUG = "leituras-contestadas"
