@@ -162,44 +162,45 @@ def origin_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRules) ->
     `max_coverage_gap_s` apart, forward at a plausible speed). The departure is then the
     moment the progress passed that stretch's end (`departure_time`). A fix beside the
     zone short of the stretch's end is no such pass: the bus is read leaving the zone
-    where it left it, not where GPS noise puts it back on the stretch."""
-    inside = measures.inside(itinerary.origin)
-    crossed = _passed_through(measures, itinerary, _left_spans(itinerary), inside, rules)
-    if crossed is None:
-        return inside
-    held = inside.copy()
-    held[:-1] |= crossed
-    return held
+    where it left it, not where GPS noise puts it back on the stretch. Kept in the memo:
+    a fix's value reads only it and the next (read-only)."""
+    def measure(done: int) -> np.ndarray:
+        inside = measures.inside(itinerary.origin)[done:]
+        crossed = _passed_through(measures, itinerary, _left_spans(itinerary), inside, rules, done)
+        if crossed is None:
+            return inside
+        held = inside.copy()
+        held[:-1] |= crossed
+        return held
+    return measures.settled(("origin", id(itinerary), id(rules)), measure, lag=1)
 
 
 def destination_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRules) -> np.ndarray:
     """Per fix: in the destination zone as an arrival reads it. A fix inside the zone, or
     the fix outside it after the bus passed through a stretch of the shape inside the
     zone since the fix before (outside too), read as `origin_fixes` reads a departure:
-    the arrival is the moment the progress passed that stretch's start (`arrival_time`)."""
-    inside = measures.inside(itinerary.destination)
-    crossed = _passed_through(measures, itinerary, _entered_spans(itinerary), inside, rules)
-    if crossed is None:
-        return inside
-    held = inside.copy()
-    held[1:] |= crossed
-    return held
+    the arrival is the moment the progress passed that stretch's start (`arrival_time`).
+    Kept in the memo: a fix's value reads only it and the one before (read-only)."""
+    def measure(done: int) -> np.ndarray:
+        start = max(done - 1, 0)  # the pair from the fix before the first one measured
+        inside = measures.inside(itinerary.destination)[start:]
+        crossed = _passed_through(measures, itinerary, _entered_spans(itinerary), inside, rules, start)
+        if crossed is None:
+            return inside[done - start:]
+        held = inside.copy()
+        held[1:] |= crossed
+        return held[done - start:]
+    return measures.settled(("destination", id(itinerary), id(rules)), measure, lag=0)
 
 
 def _arrives_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRules, first: int) -> bool:
     """Whether a fix from index `first` on is an arrival of `itinerary`: the first of a run
     of fixes in its destination zone as `destination_fixes` reads them (the arrivals
-    `_candidates` pairs with an exit). Read on the fixes from two before `first` (a pair
-    crossing the zone sets its second fix, and an arrival needs the fix before it out)."""
-    start = max(first - 2, 0)
-    inside = measures.inside(itinerary.destination)[start:]
-    held = inside
-    crossed = _passed_through(measures, itinerary, _entered_spans(itinerary), inside, rules, start)
-    if crossed is not None:
-        held = inside.copy()
-        held[1:] |= crossed
-    arrivals = held & ~np.concatenate(([False], held[:-1]))
-    return bool(arrivals[first - start:].any())
+    `_candidates` pairs with an exit)."""
+    held = destination_fixes(measures, itinerary, rules)[max(first - 1, 0):]
+    if first == 0:
+        return bool(held.any())
+    return bool((held[1:] & ~held[:-1]).any())
 
 
 def _left_spans(itinerary: Itinerary) -> np.ndarray:

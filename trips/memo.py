@@ -51,15 +51,18 @@ class Along:
 
 
 class TrackMemo:
-    __slots__ = ("geofences", "fixes", "t", "x", "y", "_points", "_columns", "_corridors", "_corridors_len", "_zones",
-                 "_zones_len", "grown")
+    __slots__ = ("geofences", "fixes", "t", "x", "y", "_points", "_columns", "_lagging", "_corridors",
+                 "_corridors_len", "_zones", "_zones_len", "grown")
 
     def __init__(self, geofences: Geofences) -> None:
         self.geofences = geofences
         self.fixes: Sequence[Fix] = ()
         self.t = self.x = self.y = np.empty(0)
         self._points = np.empty(0, dtype=object)  # the fixes as shapely points, made once each
-        self._columns: dict[tuple[str, int], np.ndarray] = {}
+        self._columns: dict[tuple, np.ndarray] = {}
+        # key of a column whose value for a fix depends on the fixes after it -> how many
+        # (`settled`): the column holds only the values whose following fixes were measured
+        self._lagging: dict[tuple, int] = {}
         # itinerary key -> (on its corridor, progress along it; NaN off the corridor)
         self._corridors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._corridors_len = 0
@@ -91,8 +94,11 @@ class TrackMemo:
                                    and np.array_equal(self.x[start:start + shared], x[:shared])
                                    and np.array_equal(self.y[start:start + shared], y[:shared])):
                 start, shared = 0, 0
-        self._columns = {key: column[start:start + shared] for key, column in self._columns.items()
-                         if shared and len(column) > start}
+        # a track that ends before the fixes measured (the same fixes, fewer at the end): a
+        # lagging column's last values read fixes it no longer has
+        shorter = len(self.t) - start > shared
+        self._columns = {key: column[start:start + shared - (self._lagging.get(key, 0) if shorter else 0)]
+                         for key, column in self._columns.items() if shared and len(column) > start}
         self._points = self._points[start:start + shared] if shared else np.empty(0, dtype=object)
         kept = max(0, min(self._corridors_len - start, shared))
         self._corridors = {key: (on[start:start + kept], progress[start:start + kept])
@@ -128,6 +134,23 @@ class TrackMemo:
             column.flags.writeable = False  # shared by every reader of the track
             self._columns[key] = column
         return column
+
+    def settled(self, key: tuple, measure: Callable[[int], np.ndarray], lag: int) -> np.ndarray:
+        """A measure of every fix whose value for a fix depends on the `lag` fixes after it
+        (a zone left between a fix and the next): `measure(done)` gives the values of the
+        fixes from `done` on, the last `lag` of them as the fixes known make them. Only the
+        values with their following fixes known are kept; the others are measured again
+        at the next call, when the track has grown."""
+        column = self._columns.get(key)
+        done = 0 if column is None else len(column)
+        if done == len(self.t) and column is not None:
+            return column
+        fresh = measure(done)
+        values = fresh if column is None else np.concatenate((column, fresh))
+        values.flags.writeable = False  # shared by every reader of the track
+        self._lagging[key] = lag
+        self._columns[key] = values[:max(len(self.t) - lag, 0)]
+        return values
 
     def inside(self, zone: Zone) -> np.ndarray:
         """Which fixes are inside `zone` (a terminal zone of the geofences' itineraries is

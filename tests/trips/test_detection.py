@@ -19,8 +19,8 @@ from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix, advance_track, detect_trips, new_track
-from trips.detection import origin_fixes, tachograph_distance
-from trips.memo import measured
+from trips.detection import destination_fixes, origin_fixes, tachograph_distance
+from trips.memo import TrackMemo, measured
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 POLICY = load_policy()
@@ -376,3 +376,29 @@ def test_a_fix_beside_the_zone_past_its_edge_is_no_earlier_arrival():
     [trip] = trips_on("T", fixes)
     assert trip.last_msg_id == "in"
     assert trip.arrived_at > T0 + 780
+
+
+def test_the_zone_flags_kept_in_the_memo_are_those_read_afresh_however_the_track_grew_was_cut_or_ended():
+    # origin_fixes and destination_fixes are kept in the track's memo, a fix's flag read
+    # once its next fix is known (a zone passed between the two sets the first for a
+    # departure, the second for an arrival): at every step of a track that grows fix by
+    # fix, is cut at the front, and is read again ending earlier (an undone beat), each is
+    # what a fresh memo gives. The zones are passed between fixes outside them (PASSED_BY's
+    # origin between s/60 and m/0; the destination 6700-6900 m along between p/22 and p/23)
+    passing_origin = through_the_origin(moving_from=120.0)
+    passing_destination = [Fix(T0 + 30 * k, *at(50.0 + 300 * k), 36.0, "T", f"p/{k}") for k in range(24)]
+    flagged = {"origin": 0, "destination": 0}
+    for fences, fixes in ((PASSED_BY, passing_origin), (zones_along_l(destination_m=6800.0), passing_destination)):
+        itinerary = fences.itineraries["T:0:L"]
+        n = len(fixes)
+        views = ([fixes[:k] for k in range(1, n + 1)] + [fixes[2:], fixes[2:n - 1], fixes[3:n - 3], fixes[3:]]
+                 + [fixes[:5], fixes[:3], fixes[:4], fixes[n - 4:], fixes[n - 4:n - 1]])
+        memo = TrackMemo(fences)
+        for view in views:
+            kept, afresh = measured(view, fences, memo), measured(view, fences, None)
+            for name, flags in (("origin", origin_fixes), ("destination", destination_fixes)):
+                expected = flags(afresh, itinerary, RULES)
+                np.testing.assert_array_equal(flags(kept, itinerary, RULES), expected, err_msg=f"{name} {len(view)}")
+                flagged[name] += int(expected.any() and not (afresh.inside(getattr(itinerary, name)) == expected).all())
+    # the flags read zones passed between fixes, not only fixes inside them
+    assert flagged["origin"] > 0 and flagged["destination"] > 0
