@@ -62,9 +62,11 @@ class WorkerMetrics:
                  owns_vehicle: Callable[[str], bool] = lambda vehicle_id: True,
                  clock: Callable[[], float] | None = time.time, silent_after_s: float = SILENT_AFTER_S) -> None:
         """`clock`: the wall clock of a live worker; None for recorded or simulated input
-        (backfill), where "now" is the newest event time seen. It times the latency only:
-        what is counted against the timetable is counted at event time, so a worker catching
-        up on yesterday's input compares it with yesterday's timetable."""
+        (backfill), where "now" is the newest event time seen. It times the latency and says
+        whether it is service hours (the pipeline's alerts: telemetry stopped before the
+        morning must still raise them); what is compared with the buses is counted at event
+        time, so a worker catching up on yesterday's input compares it with yesterday's
+        timetable."""
         self._owns_vehicle, self._silent_after_s = owns_vehicle, silent_after_s
         self._newest_event = 0.0
         self._newest_by_source: dict[str, float] = {}
@@ -257,6 +259,7 @@ class WorkerMetrics:
             for line, _ in self._realized.get(_service_date(until, self._feed), {}).values():
                 realized[line] = realized.get(line, 0) + 1
         counts = FleetCounts(in_service=dict.fromkeys(line_keys, 0), scheduled=self._scheduled_now(now, line_keys),
+                             scheduled_by_the_clock=sum(self._scheduled_now(self._clock(), line_keys).values()),
                              scheduled_so_far=self._scheduled_so_far(until, line_keys), realized_so_far=realized,
                              reporting={(o, source): 0 for o in self._operators for source in INPUTS},
                              silent={(o, source): 0 for o in self._operators for source in INPUTS})
@@ -324,7 +327,8 @@ class WorkerMetrics:
 @dataclass
 class FleetCounts:
     in_service: dict[tuple[str, str, str], int]  # (operator, route, direction) -> vehicles
-    scheduled: dict[tuple[str, str, str], int]  # (operator, route, direction) -> trips the timetable runs now
+    scheduled: dict[tuple[str, str, str], int]  # (operator, route, direction) -> trips running at the newest event
+    scheduled_by_the_clock: int  # trips the timetable runs at the worker's clock: whether it is service hours
     scheduled_so_far: dict[tuple[str, str, str], int]  # -> today's trips due to have arrived by the watermark
     realized_so_far: dict[tuple[str, str, str], int]  # -> today's trips seen arriving (by their departure's date)
     reporting: dict[tuple[str, str], int]  # (operator, input) -> vehicles
@@ -345,7 +349,8 @@ class _FleetCollector:
         families = []
         for name, help_text, by_line in (
                 ("fiscaliza_vehicles_in_service", "Vehicles running a trip (or just arrived)", counts.in_service),
-                ("fiscaliza_trips_scheduled_now", "Trips the timetable has running now", counts.scheduled),
+                ("fiscaliza_trips_scheduled_now", "Trips the timetable has running at the newest event (event "
+                 "time, as the vehicles in service)", counts.scheduled),
                 ("fiscaliza_trips_scheduled_so_far", "Trips of today's service date due to have arrived by the "
                  "watermark (event time)", counts.scheduled_so_far),
                 ("fiscaliza_trips_realized_so_far", "Trips of today's service date seen arriving by the watermark, "
@@ -354,6 +359,10 @@ class _FleetCollector:
             for labels, count in sorted(by_line.items()):
                 family.add_metric(list(labels), count)
             families.append(family)
+        families.append(GaugeMetricFamily(
+            "fiscaliza_trips_scheduled_by_the_clock", "Trips the timetable has running at the worker's clock (the "
+            "newest event in a backfill): service hours for the pipeline's alerts, even with no telemetry",
+            value=counts.scheduled_by_the_clock))
         for name, help_text, by_input in (
                 ("fiscaliza_vehicles_silent", "Vehicles whose input stopped: no position for 10 min, or a catraca "
                  "past D-19's limit", counts.silent),

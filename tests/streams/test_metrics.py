@@ -154,6 +154,28 @@ def test_trips_scheduled_now_follow_the_timetable_of_the_hour(demo_day):
     assert expected[("201", "0")] > 0
 
 
+def test_service_hours_follow_the_workers_clock_even_with_no_telemetry(demo_day):
+    # the pipeline's alerts (TelemetriaParada, OperadoraSemTacografo) are gated on service
+    # hours: telemetry that stopped overnight must still alert in the morning, so these are
+    # read at the clock while the trips compared with the buses wait for the events
+    from zoneinfo import ZoneInfo
+
+    from gtfs.schedule import expected_trips, scheduled_trips
+
+    tz = ZoneInfo("America/Sao_Paulo")
+    date = dt.date(2026, 12, 1)
+    wall = [dt.datetime(2026, 12, 1, 8, 0, tzinfo=tz).timestamp()]
+    registry = CollectorRegistry()
+    metrics = WorkerMetrics(registry, demo_day.context, 4, clock=lambda: wall[0])
+    metrics.observe_watermarks(0, {"tachograph": dt.datetime(2026, 11, 30, 23, 0, tzinfo=tz).timestamp()})
+    running = sum(t.departure_s <= 8 * 3600 < t.arrival_s for t in (*scheduled_trips(demo_day.context.feed, date),
+                                                                     *expected_trips(demo_day.context.feed, date)))
+    assert running and value(registry, "fiscaliza_trips_scheduled_by_the_clock") == running
+    assert sum(v for (name, _), v in samples(registry).items() if name == "fiscaliza_trips_scheduled_now") == 0
+    wall[0] = dt.datetime(2026, 12, 1, 3, 0, tzinfo=tz).timestamp()  # before the first departure
+    assert value(registry, "fiscaliza_trips_scheduled_by_the_clock") == 0
+
+
 def test_trips_seen_arriving_are_counted_live_against_those_due_so_far(demo_day):
     from zoneinfo import ZoneInfo
 
