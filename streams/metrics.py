@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
-from engine.messages import TripDetected
+from engine.messages import TripDetected, VehicleDayRevised
 from engine.routing import Sends
 from engine.status import VehicleStatus
 from engine.values import Context
@@ -62,7 +62,11 @@ class WorkerMetrics:
                  owns_vehicle: Callable[[str], bool] = lambda vehicle_id: True,
                  clock: Callable[[], float] | None = time.time, silent_after_s: float = SILENT_AFTER_S) -> None:
         """`clock`: the wall clock of a live worker; None for recorded or simulated input
-        (backfill), where "now" is the newest event time seen."""
+        (backfill), where "now" is the newest event time seen. It times the latency and says
+        whether it is service hours (the pipeline's alerts: telemetry stopped before the
+        morning must still raise them); what is compared with the buses is counted at event
+        time, so a worker catching up on yesterday's input compares it with yesterday's
+        timetable."""
         self._owns_vehicle, self._silent_after_s = owns_vehicle, silent_after_s
         self._newest_event = 0.0
         self._newest_by_source: dict[str, float] = {}
@@ -136,7 +140,10 @@ class WorkerMetrics:
         self._seen: dict[str, _Seen] = {}
         self._infraction_status: dict[str, tuple[str, dt.date]] = {}  # id -> (status last counted, service date)
         self._newest_infraction_date: dt.date | None = None
-        self._realized: dict[dt.date, dict[tuple[str, str, str], int]] = {}  # service date -> line -> trips seen
+        # service date -> trip (vehicle, departure to the second, as the trips output keys it)
+        # -> its line and departure: a trip told twice is one trip, and a vehicle-day judged again replaces
+        # what was told of it
+        self._realized: dict[dt.date, dict[tuple[str, int], tuple[tuple[str, str, str], float]]] = {}
         registry.register(_FleetCollector(self))
 
     # --- what a batch sent --------------------------------------------------------------
@@ -162,6 +169,8 @@ class WorkerMetrics:
                 trip = message.trip
                 self.detected.labels(message.operator_id, trip.route_id, str(trip.direction_id)).inc()
                 self._count_realized(message.operator_id, trip)
+            elif isinstance(message, VehicleDayRevised):
+                self._revise_realized(message)
         for month in sends.months:  # in order: the last closed day's figure stays
             self.month_efficiency.labels(month.operator_id).set(month.efficiency_pct / 100)
             self.month_days.labels(month.operator_id).set(month.days_closed)
@@ -184,13 +193,26 @@ class WorkerMetrics:
             self._infraction_status = {i: kept for i, kept in self._infraction_status.items() if kept[1] >= oldest}
 
     def _count_realized(self, operator_id: str, trip) -> None:
-        """A trip seen arriving, on the service date of its departure (event time)."""
+        """A trip seen arriving, on the service date of its departure (event time); once,
+        however often it is told (a batch sent again after a crash tells it again)."""
         date = _service_date(trip.departed_at, self._feed)
-        per_line = self._realized.setdefault(date, {})
-        key = (operator_id, trip.route_id, str(trip.direction_id))
-        per_line[key] = per_line.get(key, 0) + 1
+        self._realized.setdefault(date, {})[(trip.vehicle_id, int(trip.departed_at))] = \
+            ((operator_id, trip.route_id, str(trip.direction_id)), trip.departed_at)
         while len(self._realized) > 3:
             self._realized.pop(min(self._realized))
+
+    def _revise_realized(self, message: VehicleDayRevised) -> None:
+        """A vehicle-day judged again (engine.late): its trips replace those told of the
+        vehicle in [start, end), as the operator stage takes them, so a trip it no longer
+        finds (the trips output's `withdrawn`) is no longer counted, and one whose departure
+        was read again counts once, at its new departure. Told by the vehicle stage, as the
+        trips it replaces: the worker that owns the vehicle counts both."""
+        for trips in self._realized.values():
+            for key in [key for key, (_, departed_at) in trips.items() if key[0] == message.vehicle_id
+                        and message.start <= departed_at < message.end]:
+                del trips[key]
+        for trip in message.trips:
+            self._count_realized(message.operator_id, trip)
 
     def observe_watermarks(self, partition: int, max_events: dict[str, float]) -> None:
         for source, event_time in max_events.items():
@@ -226,13 +248,18 @@ class WorkerMetrics:
         the watermark passes its arrival, so what is due is what the timetable has arrived
         by then (due at the newest event, 10 min ahead, the panel showed 8 of 9 trips of a
         line whose every trip had run)."""
-        now = self._clock()
+        # at event time, never the wall clock: the statuses (the live view) are at their
+        # pings' time, so a worker catching up on yesterday's input compared yesterday's
+        # buses with today's timetable (LinhaSemOnibus for a line that ran)
+        now = self._newest_event
         until = self._watermark(now)
         line_keys = [(self._operator_of_route.get(route, ""), route, direction) for route, direction in self._lines]
         realized = dict.fromkeys(line_keys, 0)
         if until > 0:
-            realized.update(self._realized.get(_service_date(until, self._feed), {}))
+            for line, _ in self._realized.get(_service_date(until, self._feed), {}).values():
+                realized[line] = realized.get(line, 0) + 1
         counts = FleetCounts(in_service=dict.fromkeys(line_keys, 0), scheduled=self._scheduled_now(now, line_keys),
+                             scheduled_by_the_clock=sum(self._scheduled_now(self._clock(), line_keys).values()),
                              scheduled_so_far=self._scheduled_so_far(until, line_keys), realized_so_far=realized,
                              reporting={(o, source): 0 for o in self._operators for source in INPUTS},
                              silent={(o, source): 0 for o in self._operators for source in INPUTS})
@@ -255,8 +282,9 @@ class WorkerMetrics:
         return counts
 
     def _scheduled_now(self, now: float, line_keys) -> dict[tuple[str, str, str], int]:
-        """Scheduled trips running at `now` (today's and yesterday's service dates: trips
-        run past midnight), per line."""
+        """Scheduled trips running at `now`, the newest event time (today's and
+        yesterday's service dates: trips run past midnight), per line: when the live view
+        is, which does not wait for the watermark (DESIGN.md, Timing)."""
         scheduled = dict.fromkeys(line_keys, 0)
         if now <= 0:
             return scheduled
@@ -269,7 +297,7 @@ class WorkerMetrics:
 
     def _watermark(self, now: float) -> float:
         """The engine's watermark over this worker's partitions: the slowest input's newest
-        event less the allowed lateness (before any event, the clock's)."""
+        event less the allowed lateness (0 before any event)."""
         newest = min(self._newest_by_source.values()) if self._newest_by_source else now
         return newest - self._lateness_s if newest > 0 else 0.0
 
@@ -299,7 +327,8 @@ class WorkerMetrics:
 @dataclass
 class FleetCounts:
     in_service: dict[tuple[str, str, str], int]  # (operator, route, direction) -> vehicles
-    scheduled: dict[tuple[str, str, str], int]  # (operator, route, direction) -> trips the timetable runs now
+    scheduled: dict[tuple[str, str, str], int]  # (operator, route, direction) -> trips running at the newest event
+    scheduled_by_the_clock: int  # trips the timetable runs at the worker's clock: whether it is service hours
     scheduled_so_far: dict[tuple[str, str, str], int]  # -> today's trips due to have arrived by the watermark
     realized_so_far: dict[tuple[str, str, str], int]  # -> today's trips seen arriving (by their departure's date)
     reporting: dict[tuple[str, str], int]  # (operator, input) -> vehicles
@@ -320,7 +349,8 @@ class _FleetCollector:
         families = []
         for name, help_text, by_line in (
                 ("fiscaliza_vehicles_in_service", "Vehicles running a trip (or just arrived)", counts.in_service),
-                ("fiscaliza_trips_scheduled_now", "Trips the timetable has running now", counts.scheduled),
+                ("fiscaliza_trips_scheduled_now", "Trips the timetable has running at the newest event (event "
+                 "time, as the vehicles in service)", counts.scheduled),
                 ("fiscaliza_trips_scheduled_so_far", "Trips of today's service date due to have arrived by the "
                  "watermark (event time)", counts.scheduled_so_far),
                 ("fiscaliza_trips_realized_so_far", "Trips of today's service date seen arriving by the watermark, "
@@ -329,6 +359,10 @@ class _FleetCollector:
             for labels, count in sorted(by_line.items()):
                 family.add_metric(list(labels), count)
             families.append(family)
+        families.append(GaugeMetricFamily(
+            "fiscaliza_trips_scheduled_by_the_clock", "Trips the timetable has running at the worker's clock (the "
+            "newest event in a backfill): service hours for the pipeline's alerts, even with no telemetry",
+            value=counts.scheduled_by_the_clock))
         for name, help_text, by_input in (
                 ("fiscaliza_vehicles_silent", "Vehicles whose input stopped: no position for 10 min, or a catraca "
                  "past D-19's limit", counts.silent),

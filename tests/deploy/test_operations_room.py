@@ -263,9 +263,10 @@ NOT_COMPARED = {
     "Rebalanceamentos": "partition assignments at the worker's start, not a fact of the day",
     "Latência do evento à emissão (p95)": "wall clock at emission minus event time: a backfill of 1 Dec run on a "
                                           "later day measures the day's age, beyond the 2 h top bucket",
-    "Linhas sem ônibus com viagem programada": "scheduled-now is read on the wall clock (so TelemetriaParada and "
-                                               "LinhaSemOnibus still see the timetable when telemetry stops), the "
-                                               "buses in event time: a backfill of a past day puts them on two clocks",
+    "Linhas sem ônibus com viagem programada": "an alarm panel, now on one clock (scheduled at the newest event, "
+                                               "as the buses; tests/deploy/test_alerts.py pins a catching-up worker): "
+                                               "its truth at MOMENT, the lines scheduled then with no bus in the "
+                                               "replay's live view, is not derived here yet",
     "Espaçamento observado / programado": "the latest ratio of any bus of the line in arrival order, which the "
                                           "worker's four partitions interleave in no fixed order; each bus's own "
                                           "reading is compared on 'Ônibus agrupados ou com buraco agora'",

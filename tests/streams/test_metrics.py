@@ -128,18 +128,21 @@ def test_trips_scheduled_now_follow_the_timetable_of_the_hour(demo_day):
     tz = ZoneInfo("America/Sao_Paulo")
     trips = scheduled_trips(demo_day.context.feed, dt.date(2026, 12, 1)) \
         + expected_trips(demo_day.context.feed, dt.date(2026, 12, 1))
-    clock = [0.0]
+    # the wall clock a day later: a worker catching up; the timetable is read at event time
+    wall = dt.datetime(2026, 12, 2, 15, 0, tzinfo=tz).timestamp()
     registry = CollectorRegistry()
-    WorkerMetrics(registry, demo_day.context, 4, clock=lambda: clock[0])
+    metrics = WorkerMetrics(registry, demo_day.context, 4, clock=lambda: wall)
 
     def scheduled() -> dict[tuple[str, str], float]:
         return {(dict(labels)["route"], dict(labels)["direction"]): v for (name, labels), v in samples(registry).items()
                 if name == "fiscaliza_trips_scheduled_now"}
 
-    clock[0] = dt.datetime(2026, 12, 1, 3, 0, tzinfo=tz).timestamp()  # before the first departure of the day
+    assert set(scheduled().values()) == {0}  # before any event
+    metrics.observe_watermarks(0, {"tachograph": dt.datetime(2026, 12, 1, 3, 0, tzinfo=tz).timestamp()})
+    # before the first departure of the day
     assert min(t.departure_s for t in trips) > 3 * 3600 and set(scheduled().values()) == {0}
     at = dt.datetime(2026, 12, 1, 8, 0, tzinfo=tz)
-    clock[0] = at.timestamp()
+    metrics.observe_watermarks(0, {"tachograph": at.timestamp()})
     seconds = 8 * 3600  # 08:00 on the service date (no DST in 2026)
     expected = {}
     for trip in trips:
@@ -149,6 +152,28 @@ def test_trips_scheduled_now_follow_the_timetable_of_the_hour(demo_day):
     assert expected and {k: v for k, v in scheduled().items() if v} == expected
     # before: the frequency-based line was left out, so LinhaSemOnibus could never fire for it
     assert expected[("201", "0")] > 0
+
+
+def test_service_hours_follow_the_workers_clock_even_with_no_telemetry(demo_day):
+    # the pipeline's alerts (TelemetriaParada, OperadoraSemTacografo) are gated on service
+    # hours: telemetry that stopped overnight must still alert in the morning, so these are
+    # read at the clock while the trips compared with the buses wait for the events
+    from zoneinfo import ZoneInfo
+
+    from gtfs.schedule import expected_trips, scheduled_trips
+
+    tz = ZoneInfo("America/Sao_Paulo")
+    date = dt.date(2026, 12, 1)
+    wall = [dt.datetime(2026, 12, 1, 8, 0, tzinfo=tz).timestamp()]
+    registry = CollectorRegistry()
+    metrics = WorkerMetrics(registry, demo_day.context, 4, clock=lambda: wall[0])
+    metrics.observe_watermarks(0, {"tachograph": dt.datetime(2026, 11, 30, 23, 0, tzinfo=tz).timestamp()})
+    running = sum(t.departure_s <= 8 * 3600 < t.arrival_s for t in (*scheduled_trips(demo_day.context.feed, date),
+                                                                     *expected_trips(demo_day.context.feed, date)))
+    assert running and value(registry, "fiscaliza_trips_scheduled_by_the_clock") == running
+    assert sum(v for (name, _), v in samples(registry).items() if name == "fiscaliza_trips_scheduled_now") == 0
+    wall[0] = dt.datetime(2026, 12, 1, 3, 0, tzinfo=tz).timestamp()  # before the first departure
+    assert value(registry, "fiscaliza_trips_scheduled_by_the_clock") == 0
 
 
 def test_trips_seen_arriving_are_counted_live_against_those_due_so_far(demo_day):
@@ -162,9 +187,12 @@ def test_trips_seen_arriving_are_counted_live_against_those_due_so_far(demo_day)
     at = dt.datetime(2026, 12, 1, 8, 0, tzinfo=tz)
     registry = CollectorRegistry()
     metrics = WorkerMetrics(registry, demo_day.context, 4, clock=lambda: at.timestamp())
+    metrics.observe_watermarks(0, {"tachograph": at.timestamp()})
     arrived = DetectedTrip("JN-2014", "201", 1, "s", at.timestamp() - 3000, at.timestamp() - 60, 0.97, "a", "b")
     metrics.observe(Sends(to_operators=[TripDetected("TRD", arrived), TripDetected("TRD", arrived)]))
     assert value(registry, "fiscaliza_trips_detected_total", operator="TRD", route="201", direction="1") == 2
+    # told twice (a batch sent again after a crash), one trip realized
+    assert value(registry, "fiscaliza_trips_realized_so_far", operator="TRD", route="201", direction="1") == 1
     due = {}
     for trip in scheduled_trips(demo_day.context.feed, dt.date(2026, 12, 1)):
         if trip.arrival_s <= 8 * 3600 - 600:  # arrived by the watermark: 08:00 less the allowed lateness
@@ -255,8 +283,10 @@ def test_realized_and_scheduled_so_far_are_per_service_day_in_event_time(demo_da
     metrics = WorkerMetrics(registry, demo_day.context, 4, clock=lambda: wall)
     metrics.observe_watermarks(0, {"tachograph": event_now})
     yesterday = DetectedTrip("JN-2013", "101", 0, "s", event_now - 86400, event_now - 86400 + 1800, 0.97, "a", "b")
-    today = DetectedTrip("JN-2013", "101", 0, "s", event_now - 3600, event_now - 1800, 0.97, "a", "b")
-    metrics.observe(Sends(to_operators=[TripDetected("TRD", yesterday)] * 4 + [TripDetected("TRD", today)] * 2))
+    today = [DetectedTrip(vehicle, "101", 0, "s", event_now - 3600, event_now - 1800, 0.97, "a", "b")
+             for vehicle in ("JN-2013", "JN-2014")]
+    metrics.observe(Sends(to_operators=[TripDetected("TRD", yesterday)] * 4
+                          + [TripDetected("TRD", trip) for trip in today]))
     assert value(registry, "fiscaliza_trips_realized_so_far", operator="TRD", route="101", direction="0") == 2
     assert value(registry, "fiscaliza_trips_realized_so_far", operator="TRD", route="201", direction="0") == 0
     due = {}
@@ -311,3 +341,118 @@ def test_a_line_whose_every_trip_ran_is_at_its_due_count(demo_day):
         realized = value(registry, "fiscaliza_trips_realized_so_far", **labels)
         assert realized == sum((t.route_id, str(t.direction_id)) == (route, direction) for t in seen)
         assert value(registry, "fiscaliza_trips_scheduled_so_far", **labels) == realized
+
+
+class _TripsTable:
+    """The trips output as the ops sink keeps it (ops/sink.py): a record replaces the one
+    with its key, a withdrawn one is deleted."""
+
+    def __init__(self) -> None:
+        self.rows: dict = {}
+
+    def take(self, trips, withdrawn) -> None:
+        from trips.model import trip_key
+
+        for trip in trips:
+            self.rows[trip_key(trip)] = trip
+        for trip in withdrawn:
+            self.rows.pop(trip_key(trip), None)
+
+
+def _line_201_day_judged_again(context, workers):
+    """Line 201 direction 0 on the sample network's 1 Dec: JN-2011's 11 trips and JN-2012's
+    3, told live (one of them twice), the day closed; then JN-2011's day judged again from
+    its late backlog: its last departure read 5 s later, its 6th trip no longer found.
+    `workers(vehicle_id)`: the metrics of the worker owning that vehicle's partition (its
+    vehicle stage's sends); `workers(None)`: the operator's (the trips output). The trips
+    table the operator stage's output leaves."""
+    from engine.messages import TripDetected, VehicleDayRevised
+    from operator_run import Run, at, trip
+    from rules.facts import SensorRuns
+
+    run = Run(context, "TRD")
+    table = _TripsTable()
+    live = {"JN-2011": [trip("JN-2011", "201", 0, at(context, 6, 0) + k * 960, at(context, 6, 15) + k * 960)
+                        for k in range(11)],
+            "JN-2012": [trip("JN-2012", "201", 0, at(context, 6, 8) + k * 960, at(context, 6, 23) + k * 960)
+                        for k in range(3)]}
+    run.beat(at(context, 6, 0), reporting_from=at(context, 5, 55))
+    for vehicle, trips in live.items():
+        told = [TripDetected("TRD", t) for t in trips]
+        told.append(told[0])  # told again: a batch sent again after a crash
+        for message in told:
+            run.stage.on_detected(message)
+        workers(vehicle).observe(Sends(to_operators=told))
+    for watermark, final in ((at(context, 9, 0, 30), False), (at(context, 9, 30), True)):
+        out = run.stage.handle("TRD", _heartbeat(run, watermark, final), [])
+        table.take(out.trips, out.trips_withdrawn)
+        workers(None).observe(Sends(trips=out.trips, trips_withdrawn=out.trips_withdrawn))
+    assert len(table.rows) == 14  # the day closed: every trip in the table
+    again = [*live["JN-2011"][:5], *live["JN-2011"][6:10],
+             trip("JN-2011", "201", 0, at(context, 8, 40, 5), at(context, 8, 55, 5))]
+    start = dt.datetime.combine(dt.date(2026, 12, 1), dt.time(3, 0), context.feed.timezone).timestamp()
+    revised = VehicleDayRevised("TRD", "JN-2011", start, start + 86400, again, [], [],
+                                SensorRuns(tachograph=((at(context, 5, 55), at(context, 9, 30)),)), [])
+    workers("JN-2011").observe(Sends(to_operators=[revised], rejudged=1))
+    out = run.stage.handle("TRD", revised, [])
+    assert out.trips and len(out.trips_withdrawn) == 2  # the last one under its old second, and the 6th
+    table.take(out.trips, out.trips_withdrawn)
+    workers(None).observe(Sends(trips=out.trips, trips_withdrawn=out.trips_withdrawn))
+    return table
+
+
+def _heartbeat(run, watermark: float, final: bool):
+    from engine.messages import Heartbeat
+    from rules.facts import SensorRuns
+
+    minutes = list(range(int(run.first // 60), int(watermark // 60) + 1))
+    seen = {v: SensorRuns(tachograph=((run.first, watermark),)) for v in run.vehicles}
+    return Heartbeat(0, watermark, run.first, watermark + 600, {"TRD": minutes}, final, seen)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    from operator_run import sample_context
+
+    return sample_context(tmp_path_factory.mktemp("metrics-sample"))
+
+
+def test_a_day_judged_again_counts_the_trips_the_trips_table_has_by_the_latest_records(sample):
+    # before: each trip told was counted, twice if told twice, and a vehicle-day judged
+    # again was not followed: 16 where the table has 13 (a trip told twice, a trip the
+    # re-judgment no longer finds)
+    from operator_run import at
+
+    registry = CollectorRegistry()
+    metrics = WorkerMetrics(registry, sample, 4, clock=None)
+    metrics.observe_watermarks(0, {"tachograph": at(sample, 10, 0)})
+    table = _line_201_day_judged_again(sample, lambda vehicle: metrics)
+    assert len(table.rows) == 13
+    assert value(registry, "fiscaliza_trips_realized_so_far", operator="TRD", route="201", direction="0") \
+        == sum((t.route_id, t.direction_id) == ("201", 0) for t in table.rows.values())
+
+
+def test_workers_count_their_own_vehicles_trips_so_their_sum_is_the_trips_table(sample):
+    # the dashboards sum realized over the workers: each counts the trips its vehicle stage
+    # told (the vehicles of its partitions), and a day judged again reaches the worker that
+    # owns the vehicle, not the one whose operator stage sends the trips output
+    from kernel.partitioning import partition_of
+    from operator_run import at
+
+    partitions = 4
+    owner = {partition_of("JN-2011", partitions): 0, partition_of("JN-2012", partitions): 1}
+    assert len(owner) == 2  # the two vehicles on two workers
+    registries = [CollectorRegistry(), CollectorRegistry()]
+    metrics = [WorkerMetrics(r, sample, partitions, clock=None) for r in registries]
+    for worker in metrics:
+        worker.observe_watermarks(0, {"tachograph": at(sample, 10, 0)})
+    operator_worker = owner[partition_of("JN-2012", partitions)]  # not the one that judged JN-2011 again
+
+    def workers(vehicle):
+        return metrics[operator_worker if vehicle is None else owner[partition_of(vehicle, partitions)]]
+
+    table = _line_201_day_judged_again(sample, workers)
+    counted = [value(r, "fiscaliza_trips_realized_so_far", operator="TRD", route="201", direction="0")
+               for r in registries]
+    assert sum(counted) == len(table.rows) == 13
+    assert counted[owner[partition_of("JN-2011", partitions)]] == 10  # 11 told, 1 no longer found
