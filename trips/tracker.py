@@ -8,6 +8,7 @@ not depend on how the pings were split into batches.
 from __future__ import annotations
 
 import bisect
+import operator
 
 from geofences.zones import Geofences
 from kernel.policy import TripRules
@@ -35,7 +36,7 @@ def advance_track(
     # older than the longest possible trip before the newest ping.
     horizon = fixes[-1].t - rules.max_trip_duration_s - rules.max_coverage_gap_s if fixes else 0.0
     keep_from = max(horizon, last_arrival if last_arrival is not None else horizon)
-    kept = tuple(f for f in fixes if f.t >= keep_from)
+    kept = fixes[bisect.bisect_left(fixes, keep_from, key=operator.attrgetter("t")):]  # (in time order)
     # The ping just before keep_from bounds the zone crossing; keep it too.
     dropped = len(fixes) - len(kept)
     if dropped > 0 and last_arrival is not None and keep_from == last_arrival:
