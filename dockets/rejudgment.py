@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 
 from dockets import ptbr
 from dockets.bundle import Bundle, read_bundle, sha256
-from engine import Context, Emitted, Engine, Message
+from engine import Context, Engine, Message, Sends
 from kernel.errors import FiscalizaError
 from rules.model import InsufficientEvidence, infraction_record
 from telemetry import Rejection, decode, event_order
@@ -329,11 +329,11 @@ def judge_with(context: Context) -> Judge:
     def judge(lines: Mapping[str, Sequence[bytes]]) -> Judged:
         messages, read = ordered_messages(lines, context.policy.stream.max_message_bytes, decoded)
         engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if "catraca" in lines else set())))
-        out = Emitted()
+        out = Sends()
         stream = iter(messages)
         while batch := list(itertools.islice(stream, _BATCH)):
-            out.extend(engine.ingest(batch))
-        out.extend(engine.close())
+            out.merge(engine.ingest(batch))
+        out.merge(engine.close())
         latest = {i.infraction_id: i for i in out.infractions}  # the change log's final state
         return Judged(tuple(infraction_record(i) for i in latest.values()), tuple(out.insufficient), read)
 

@@ -12,7 +12,8 @@ functions (`trips`, `rules`).
 """
 
 from engine.core import Engine
-from engine.values import Context, Emitted, Message
+from engine.sends import Sends
+from engine.values import Context, Message
 from engine.vehicle import message_id
 
-__all__ = ["Context", "Emitted", "Engine", "Message", "message_id"]
+__all__ = ["Context", "Engine", "Message", "Sends", "message_id"]

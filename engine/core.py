@@ -8,13 +8,15 @@ them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from engine.late import Rejudged, revised_day
 from engine.operator import OperatorStage, OperatorState
 from engine.messages import DayMatched, OperatorInput
-from engine.routing import EndOfInput, Matched, Sends, operator_step, vehicle_step
-from engine.values import Context, Emitted, Message
+from engine.routing import EndOfInput, Matched, operator_step, vehicle_step
+from engine.sends import Sends
+from engine.values import Context, Message
 from engine.vehicle import JudgeAgain, PartitionState, VehicleStage, VehicleState
 from rules.model import Finding
 from telemetry import Occurrence, TachographPing
@@ -49,7 +51,7 @@ class Engine:
         # a list (a vehicle-day judged again reads its facts from them: engine.late.revised_day)
         self.told: list[OperatorInput] | None = None
 
-    def ingest(self, messages: list[Message]) -> Emitted:
+    def ingest(self, messages: list[Message]) -> Sends:
         telemetry = []
         for message in messages:
             if isinstance(message.body, Occurrence):
@@ -58,12 +60,12 @@ class Engine:
                 telemetry.append(message)
         return self._step(telemetry)
 
-    def close(self) -> Emitted:
+    def close(self) -> Sends:
         """End of input: release everything and close every period the input covers."""
         return self._step([EndOfInput(source) for source in sorted(self.sources)])
 
-    def _step(self, inbound) -> Emitted:
-        out = Emitted()
+    def _step(self, inbound) -> Sends:
+        out = Sends()
         self._route(vehicle_step(self._vehicle_stage, inbound, self.occurrences, self.sources), out)
         beat = self._vehicle_stage.heartbeat(final=self._vehicle_stage.partition.final)
         if self.told is not None:
@@ -72,17 +74,9 @@ class Engine:
             self._route(operator_step(self._operator_stage, operator_id, beat, self.occurrences), out)
         return out
 
-    def _route(self, sends: Sends, out: Emitted) -> None:
+    def _route(self, sends: Sends, out: Sends) -> None:
         """What a step sent, delivered: to the outputs, or to the other stage at once."""
-        out.rejected += sends.rejected
-        out.statuses += sends.statuses
-        out.infractions += sends.infractions
-        out.insufficient += sends.insufficient
-        out.trips += sends.trips
-        out.trips_withdrawn += sends.trips_withdrawn
-        out.months += sends.months
-        out.late_kept += sends.late_kept
-        out.rejudged += sends.rejudged
+        out.merge(dataclasses.replace(sends, to_operators=[], to_vehicles=[]))  # those two are delivered here
         if self.told is not None:
             self.told += sends.to_operators
         for message in sends.to_operators:
@@ -111,7 +105,7 @@ def judged_again(context: Context, sources: frozenset[str], messages: list[Messa
     engine.told = []
     ordered = sorted(messages, key=lambda m: (m.body.epoch, 0 if isinstance(m.body, TachographPing) else 1))
     out = engine.ingest(ordered)
-    out.extend(engine.close())
+    out.merge(engine.close())
     return [*{record.infraction_id: record for record in out.infractions}.values(), *out.insufficient], engine.told
 
 

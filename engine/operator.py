@@ -18,7 +18,7 @@ import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import msgspec
 
@@ -37,6 +37,7 @@ from engine.messages import (
     VehicleAhead,
     VehicleDayRevised,
 )
+from engine.sends import Sends
 from engine.status import MonthEfficiency, month_efficiency
 from engine.values import Context
 from gtfs.projection import Projector
@@ -50,7 +51,7 @@ from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, Live, inter
 from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, scheduled_headway
 from trips.matching import live_matches, match_service_day_full
-from trips.model import DetectedTrip, RealizedTrip, trip_key
+from trips.model import DetectedTrip, trip_key
 from trips.unfollowed import UnfollowedPass
 
 
@@ -129,18 +130,6 @@ class OperatorState(msgspec.Struct):
     reopenable: dict[str, ClosedDay] = msgspec.field(default_factory=dict)
 
 
-@dataclass
-class OperatorOutput:
-    trips: list[RealizedTrip] = field(default_factory=list)
-    # trips sent before that a day judged again no longer finds (their departure read anew)
-    trips_withdrawn: list[RealizedTrip] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    day_matched: list[DayMatched] = field(default_factory=list)
-    rejected: list[Rejection] = field(default_factory=list)
-    ahead: list[VehicleAhead] = field(default_factory=list)
-    months: list[MonthEfficiency] = field(default_factory=list)  # art. 45 so far, as days close
-
-
 _MESSAGE = msgspec.json.Encoder()
 log = logging.getLogger(__name__)
 
@@ -177,7 +166,7 @@ class OperatorStage:
     # --- input ---------------------------------------------------------------------
 
     def handle(self, operator_id: str, message: OperatorInput, occurrences: list[Occurrence],
-               location: str | None = None) -> OperatorOutput:
+               location: str | None = None) -> Sends:
         """One message of the operator stage's input, whichever it is. If the engine
         fails on it (a bug, not bad input), the operator's state stays as it was before
         the message, which is dead-lettered (`engine_error`) with the exception; the
@@ -185,24 +174,24 @@ class OperatorStage:
         before = self._load(operator_id)  # left as it is by the handlers (see _state)
         try:
             if isinstance(message, TripDetected):
-                return OperatorOutput(ahead=self.on_detected(message))
+                return Sends(to_vehicles=self.on_detected(message))
             if isinstance(message, TripDeparted):
-                return OperatorOutput(ahead=self.on_departed(message))
+                return Sends(to_vehicles=self.on_departed(message))
             if isinstance(message, LiveDeparture):
-                return OperatorOutput(ahead=self.on_live_departed(message))
+                return Sends(to_vehicles=self.on_live_departed(message))
             if isinstance(message, TripUnfollowed):
                 self.on_unfollowed(message)
-                return OperatorOutput()
+                return Sends()
             if isinstance(message, TripCutShort):
                 self.on_cut_short(message)
-                return OperatorOutput()
+                return Sends()
             if isinstance(message, VehicleDayRevised):
                 return self.on_revised(message, occurrences)
             return self.on_heartbeat(operator_id, message, occurrences)
         except Exception as exc:  # noqa: BLE001 - one message must not stop the stream
             log.exception("dead-lettering %s: the operator stage failed on it", location or type(message).__name__)
             self._save(before if before is not None else OperatorState(operator_id))
-            return OperatorOutput(rejected=[Rejection(
+            return Sends(rejected=[Rejection(
                 source="operator-events", reason="engine_error", detail=f"{type(exc).__name__}: {exc}",
                 location=location, raw=_MESSAGE.encode(message).decode())])
 
@@ -349,7 +338,7 @@ class OperatorStage:
                                     front[0] if front else None, scheduled))
         return out
 
-    def on_heartbeat(self, operator_id: str, beat: Heartbeat, occurrences: list[Occurrence]) -> OperatorOutput:
+    def on_heartbeat(self, operator_id: str, beat: Heartbeat, occurrences: list[Occurrence]) -> Sends:
         state = self._state(operator_id)
         if beat.watermark is not None:
             state.watermarks = {**state.watermarks, beat.source: max(state.watermarks.get(beat.source, beat.watermark),
@@ -475,8 +464,8 @@ class OperatorStage:
                 day += dt.timedelta(days=1)
         return sorted(d for d in dates if d.isoformat() not in state.closed)
 
-    def _close(self, state: OperatorState, occurrences, final: bool) -> OperatorOutput:
-        out = OperatorOutput()
+    def _close(self, state: OperatorState, occurrences, final: bool) -> Sends:
+        out = Sends()
         watermark = self._watermark(state)
         for date in self._open_dates(state):
             closes_at = self._closes_at(self._day(date))
@@ -504,7 +493,7 @@ class OperatorStage:
             return min(closes_at, state.max_event)
         return closes_at
 
-    def _close_day(self, state: OperatorState, date: dt.date, occurrences, out: OperatorOutput,
+    def _close_day(self, state: OperatorState, date: dt.date, occurrences, out: Sends,
                    closed_at: float) -> None:
         state.closed = [*state.closed, date.isoformat()]
         detected, state.detected = _popped(state.detected, date.isoformat(), [])
@@ -551,7 +540,7 @@ class OperatorStage:
             cut_short.setdefault(passage.vehicle_id, []).append(
                 (passage, trip_of[key].trip_id, judged.day.departure_epoch(trip_of[key])))
         for vehicle in sorted(v.vehicle_id for v in self.ctx.fleet.values() if v.operator_id == state.operator_id):
-            out.day_matched.append(DayMatched(vehicle, state.operator_id, date, by_vehicle.get(vehicle, []), closed_at,
+            out.to_vehicles.append(DayMatched(vehicle, state.operator_id, date, by_vehicle.get(vehicle, []), closed_at,
                                               cut_short.get(vehicle, [])))
         # Reporting minutes and sensor runs before the day cannot matter to a later day.
         horizon = int((judged.day.start_epoch - self.ctx.policy.trips.match_window_s) // 60)
@@ -611,7 +600,7 @@ class OperatorStage:
 
     # --- a vehicle-day judged again (late data) ----------------------------------------
 
-    def on_revised(self, message: VehicleDayRevised, occurrences: list[Occurrence]) -> OperatorOutput:
+    def on_revised(self, message: VehicleDayRevised, occurrences: list[Occurrence]) -> Sends:
         """A vehicle-day judged again from its raw input (engine.late): what the vehicle
         stage told of it before, in [start, end), is replaced by what the re-judgment
         found. An open day takes it as any other input; a closed day kept for it is judged
@@ -619,7 +608,7 @@ class OperatorStage:
         `withdrawn` where no longer found), its realized trips, its month's art. 45 figure
         and, if the month is closed, its D-22 judged again under art. 45."""
         state = self._state(message.operator_id)
-        out = OperatorOutput()
+        out = Sends()
         revised = self._by_service_date(message)
         for date in sorted(set(state.detected) | set(state.unfollowed) | set(state.cut_short) | set(revised)):
             if date in state.closed:
@@ -689,7 +678,7 @@ class OperatorStage:
         return found
 
     def _judge_again(self, state: OperatorState, date: dt.date, before: ClosedDay, after: ClosedDay,
-                     occurrences, out: OperatorOutput) -> None:
+                     occurrences, out: Sends) -> None:
         """A closed day judged again on `after`, its inputs revised: what changed since
         `before` goes out."""
         tz = self.ctx.feed.timezone

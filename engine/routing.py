@@ -3,35 +3,21 @@ replay (`engine.core.Engine`, stages wired in memory) and the Faust workers
 (`streams.app`, stages joined by Kafka topics) both run.
 
 A shell decodes what it reads into the items below, calls a step, sends what the
-step returns (`Sends`, by output topic) and saves the stages' state. Nothing here
+step returns (`engine.sends.Sends`, by output topic) and saves the stages' state. Nothing here
 knows about Kafka or files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from engine.messages import (
-    DayMatched,
-    Heartbeat,
-    LiveDeparture,
-    OperatorInput,
-    ToVehicle,
-    TripCutShort,
-    TripDeparted,
-    TripDetected,
-    TripUnfollowed,
-    VehicleAhead,
-    VehicleDayRevised,
-)
+from engine.messages import DayMatched, Heartbeat, OperatorInput, VehicleAhead, VehicleDayRevised
 from engine.operator import OperatorStage
-from engine.status import MonthEfficiency, VehicleStatus
+from engine.sends import Sends
 from engine.values import Message
 from engine.vehicle import VehicleStage
-from rules.model import Finding, Infraction, InsufficientEvidence
 from telemetry import Occurrence, Rejection
-from trips.model import RealizedTrip
 
 
 @dataclass(frozen=True)
@@ -50,31 +36,6 @@ class Matched:
 
 
 VehicleInbound = Message | Matched | VehicleAhead | EndOfInput | Rejection
-
-
-@dataclass
-class Sends:
-    """What a step asks its shell to send, per output, in order."""
-
-    rejected: list[Rejection] = field(default_factory=list)  # dead-letter topic
-    findings: list[Finding] = field(default_factory=list)  # infractions / insufficient-evidence
-    statuses: list[VehicleStatus] = field(default_factory=list)  # vehicle-status
-    to_operators: list[LiveDeparture | TripDeparted | TripUnfollowed | TripCutShort | TripDetected
-                       | VehicleDayRevised] = field(default_factory=list)  # operator-events
-    trips: list[RealizedTrip] = field(default_factory=list)  # trips
-    trips_withdrawn: list[RealizedTrip] = field(default_factory=list)  # trips, withdrawn: a day judged again
-    to_vehicles: list[ToVehicle] = field(default_factory=list)  # day-matched: days judged, buses ahead
-    months: list[MonthEfficiency] = field(default_factory=list)  # month-efficiency: art. 45 as days close
-    late_kept: int = 0  # messages beyond the allowed lateness kept for a re-judgment (a metric)
-    rejudged: int = 0  # vehicle-days judged again (a metric)
-
-    @property
-    def infractions(self) -> list[Infraction]:
-        return [f for f in self.findings if isinstance(f, Infraction)]
-
-    @property
-    def insufficient(self) -> list[InsufficientEvidence]:
-        return [f for f in self.findings if isinstance(f, InsufficientEvidence)]
 
 
 def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurrences: list[Occurrence],
@@ -100,28 +61,14 @@ def vehicle_step(stage: VehicleStage, inbound: Iterable[VehicleInbound], occurre
                 stage.partition.ends_seen.append(item.input)
         else:
             telemetry.append(item)
-    results = [stage.ingest(telemetry, occurrences)]
+    sends.merge(stage.ingest(telemetry, occurrences).told())
     if set(stage.partition.ends_seen) >= inputs and not stage.partition.final:
-        results.append(stage.flush(occurrences))
+        sends.merge(stage.flush(occurrences).told())
         stage.partition.final = True
-    for result in results:
-        sends.rejected += result.rejected
-        sends.findings += result.findings
-        sends.statuses += result.statuses
-        # the departures seen live (admission) before the released ones, a departure
-        # before the arrival after it
-        sends.to_operators += [*result.live_departed, *result.departed, *result.unfollowed, *result.cut_short,
-                               *result.detected, *result.revised]
-        sends.late_kept += result.late_kept
-        sends.rejudged += result.rejudged
     for message in ahead:
         sends.statuses += stage.on_ahead(message)
     for day in matched:
-        judged = stage.judge_day(day.message, occurrences, day.location)
-        sends.rejected += judged.rejected
-        sends.findings += judged.findings
-        sends.rejudged += judged.rejudged
-        sends.to_operators += judged.revised
+        sends.merge(stage.judge_day(day.message, occurrences, day.location).told())
     return sends
 
 
@@ -137,6 +84,4 @@ def operator_step(stage: OperatorStage, operator_id: str, message: OperatorInput
                   location: str | None = None) -> Sends:
     """One message of the operator stage: a trip, a departure (released, or seen live), a trip not followed or cut
     short, a heartbeat, or a vehicle-day judged again."""
-    out = stage.handle(operator_id, message, occurrences, location)
-    return Sends(rejected=out.rejected, findings=out.findings, trips=out.trips, trips_withdrawn=out.trips_withdrawn,
-                 to_vehicles=[*out.ahead, *out.day_matched], months=out.months)
+    return stage.handle(operator_id, message, occurrences, location)

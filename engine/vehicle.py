@@ -17,7 +17,7 @@ import datetime as dt
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import msgspec
 import numpy as np
@@ -40,6 +40,7 @@ from engine.messages import (
     VehicleDayRevised,
 )
 from engine.live import LiveMap, LiveView, advance, measure
+from engine.sends import Sends
 from engine.status import VehicleStatus, live_match, live_status, open_trip
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
@@ -163,22 +164,6 @@ class PartitionState(msgspec.Struct):
     @property
     def max_event(self) -> float | None:
         return max(self.max_events.values()) if self.max_events else None
-
-
-@dataclass
-class VehicleOutput:
-    rejected: list[Rejection] = field(default_factory=list)
-    detected: list[TripDetected] = field(default_factory=list)
-    departed: list[TripDeparted] = field(default_factory=list)
-    # departures the live views saw at admission, for the bus ahead only (never evidence)
-    live_departed: list[LiveDeparture] = field(default_factory=list)
-    unfollowed: list[TripUnfollowed] = field(default_factory=list)
-    cut_short: list[TripCutShort] = field(default_factory=list)  # told with their track rule's record
-    findings: list[Finding] = field(default_factory=list)
-    statuses: list[VehicleStatus] = field(default_factory=list)
-    late_kept: int = 0  # messages beyond the allowed lateness kept for their day's re-judgment
-    rejudged: int = 0  # vehicle-days judged again
-    revised: list[VehicleDayRevised] = field(default_factory=list)  # those days, to the operator stage
 
 
 # A vehicle-day judged again from its raw input (engine.late): (vehicle, [start, end) of its
@@ -337,9 +322,9 @@ class VehicleStage:
 
     # --- telemetry in -------------------------------------------------------------
 
-    def ingest(self, messages: list[Message], occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
+    def ingest(self, messages: list[Message], occurrences: list[Occurrence] | tuple = ()) -> Sends:
         """Admit a batch (in arrival order), then release what the watermark passed."""
-        out = VehicleOutput()
+        out = Sends()
         touched: dict[str, VehicleState] = {}
         pings: list[tuple[VehicleState, TachographPing]] = []
         heard: dict[str, tuple[VehicleState, VehicleStatus | None]] = {}
@@ -363,18 +348,12 @@ class VehicleStage:
         self.partition.dirty = sorted(set(self.partition.dirty) | set(touched))
         for state in touched.values():
             self._save(state)
-        released = self.release(self.watermark, occurrences)
-        out.detected += released.detected
-        out.departed += released.departed
-        out.unfollowed += released.unfollowed
-        out.cut_short += released.cut_short
-        out.findings += released.findings
-        out.rejected += released.rejected
+        out.merge(self.release(self.watermark, occurrences))
         out.findings += self._judge_late_days(sorted(touched), occurrences, out)
         self._note_sent(out.findings)
         return out
 
-    def _take(self, state: VehicleState, message: Message, rejection: Rejection | None, out: VehicleOutput,
+    def _take(self, state: VehicleState, message: Message, rejection: Rejection | None, out: Sends,
               touched: dict[str, VehicleState], pings: list, heard: dict) -> None:
         """A message admitted (into the vehicle's pending messages) or dead-lettered.
         `heard`: the vehicles whose live view took a newer catraca reading in this call,
@@ -647,7 +626,7 @@ class VehicleStage:
     def _held_message(source: str, held: Held) -> Message:
         return Message(decode(source, held.raw, held.location), held.location, held.raw, held.offset)
 
-    def _take_all_held(self, out: VehicleOutput) -> None:
+    def _take_all_held(self, out: Sends) -> None:
         """End of input: nothing came back behind a held message. One within the bound of
         the stream's event-time frontier (the newest message taken, of any vehicle and
         input) is taken; one beyond it is `future` (DESIGN.md), whether the stream was read
@@ -778,7 +757,7 @@ class VehicleStage:
             state.late = {**state.late, date: with_late(day, body.epoch)}
         return why
 
-    def _judge_late_days(self, vehicle_ids, occurrences, out: VehicleOutput) -> list[Finding]:
+    def _judge_late_days(self, vehicle_ids, occurrences, out: Sends) -> list[Finding]:
         """The vehicle-days already judged that late messages wait for, judged again."""
         found: list[Finding] = []
         for vehicle_id in vehicle_ids:
@@ -986,11 +965,11 @@ class VehicleStage:
                             leg.departed, leg.departed, 0.0, "", "")
         return [LiveDeparture(self.ctx.fleet[state.vehicle_id].operator_id, trip)]
 
-    def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
+    def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = ()) -> Sends:
         """Messages at or before `limit` go, in event-time order, to trip detection and the
         day's compact facts, vehicle by vehicle; each trip found is judged at once on its
         own track (D-11, A-07)."""
-        out = VehicleOutput()
+        out = Sends()
         if limit is None:
             return out
         still_dirty = []
@@ -1018,7 +997,7 @@ class VehicleStage:
         self._fall_silent(limit, out)
         return out
 
-    def _fall_silent(self, limit: float, out: VehicleOutput) -> None:
+    def _fall_silent(self, limit: float, out: Sends) -> None:
         """Vehicles silent for longer than `max_coverage_gap_s` by the watermark (no fix of
         theirs at or before `limit` can still come): a stretch of an itinerary their
         telemetry broke off in is an unfollowed pass now, not when they speak again."""
@@ -1046,10 +1025,10 @@ class VehicleStage:
             state.digests.pop(k, None)
 
     def _process(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
-                 out: VehicleOutput) -> None:
+                 out: Sends) -> None:
         """Released messages of one vehicle through the core. Outputs go to `out` only if
         all of it succeeds."""
-        mine = VehicleOutput()
+        mine = Sends()
         if batch:
             state.released["tachograph"] = max(state.released.get("tachograph", batch[-1].t), batch[-1].t)
             # a fix the bus could not have driven to is no position: the detectors see a silence
@@ -1073,12 +1052,7 @@ class VehicleStage:
         mine.departed += self._departure(state, running)
         if batch:
             mine.findings += self._judge_running(state, running, occurrences)
-        out.detected += mine.detected
-        out.departed += mine.departed
-        out.unfollowed += mine.unfollowed
-        out.cut_short += mine.cut_short
-        out.findings += mine.findings
-        out.rejected += mine.rejected
+        out.merge(mine)
 
     def on_ahead(self, message: VehicleAhead) -> list[VehicleStatus]:
         """The bus ahead of one of this vehicle's departures (a line with a scheduled headway): kept for
@@ -1120,7 +1094,7 @@ class VehicleStage:
         return [TripDeparted(self.ctx.fleet[state.vehicle_id].operator_id, trip, _conflicted(trip, state))]
 
     def _isolate(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
-                 out: VehicleOutput) -> VehicleState:
+                 out: Sends) -> VehicleState:
         """A vehicle's release raised: from the state before it, its messages again one at
         a time (the result does not depend on how they are split); each one that raises
         is dead-lettered with the exception (`engine_error`) and the others go on."""
@@ -1138,7 +1112,7 @@ class VehicleStage:
                     raw=msgspec.json.encode(item).decode()))
         return state
 
-    def _advance(self, state: VehicleState, batch: list[Fix], occurrences, out: VehicleOutput) -> list[TripDetected]:
+    def _advance(self, state: VehicleState, batch: list[Fix], occurrences, out: Sends) -> list[TripDetected]:
         track = state.track or new_track(state.vehicle_id)
         fixes = list(track.fixes) + batch  # the open trip's fixes and the new ones, in order
         state.track, trips = advance_track(track, batch, self.ctx.geofences, self.ctx.policy.trips, self._memo(state))
@@ -1564,26 +1538,25 @@ class VehicleStage:
         p.coverage = {}
         return beat
 
-    def flush(self, occurrences: list[Occurrence] | tuple = ()) -> VehicleOutput:
+    def flush(self, occurrences: list[Occurrence] | tuple = ()) -> Sends:
         """End of input: take every held message, release every pending one."""
-        out = VehicleOutput()
-        self._take_all_held(out)
-        released = self.release(np.inf, occurrences)
-        released.rejected[:0] = out.rejected
-        released.statuses[:0] = out.statuses  # the held pings' live views
-        released.live_departed[:0] = out.live_departed
-        released.late_kept += out.late_kept
-        self._note_sent(released.findings)
-        return released
+        held = Sends()
+        self._take_all_held(held)
+        # the held messages' rejections, live views and live departures, then what is released
+        out = Sends(rejected=held.rejected, statuses=held.statuses, live_departed=held.live_departed,
+                    late_kept=held.late_kept)
+        out.merge(self.release(np.inf, occurrences))
+        self._note_sent(out.findings)
+        return out
 
     # --- a closed service day comes back from the operator stage --------------------
 
-    def judge_day(self, message: DayMatched, occurrences: list[Occurrence], location: str | None = None) -> VehicleOutput:
+    def judge_day(self, message: DayMatched, occurrences: list[Occurrence], location: str | None = None) -> Sends:
         """`on_day_matched`, guarded: if the engine fails on it, the vehicle's state stays
         as it was and the message is dead-lettered (`engine_error`); the stream goes on."""
         before = _STATE.encode(self._state(message.vehicle_id))
         try:
-            out = VehicleOutput(findings=self.on_day_matched(message, occurrences))
+            out = Sends(findings=self.on_day_matched(message, occurrences))
             self._note_sent(out.findings)
             # the day's late messages: the day judged again now, from its raw input
             out.findings += self._judge_late_days([message.vehicle_id], occurrences, out)
@@ -1591,7 +1564,7 @@ class VehicleStage:
         except Exception as exc:  # noqa: BLE001 - one message must not stop the stream
             log.exception("dead-lettering %s: the engine failed on it", location or f"day-matched {message.vehicle_id}")
             self._save(_STATE_DECODER.decode(before))
-            return VehicleOutput(rejected=[Rejection(
+            return Sends(rejected=[Rejection(
                 source="day-matched", reason="engine_error", detail=f"{type(exc).__name__}: {exc}", location=location,
                 raw=msgspec.json.encode(message).decode())])
 

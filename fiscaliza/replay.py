@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 
-from engine import Emitted, Engine, Message
+from engine import Engine, Message, Sends
 from engine.loading import load_context
 from gtfs import Feed
 from kernel.errors import InputError
@@ -246,17 +246,17 @@ def replay(
     with SortedInput(inputs, run_size, context.policy.stream.max_message_bytes) as messages:
         read = messages.count + len(messages.rejected)
         rejected = messages.rejected  # the engine's rejections follow the files' own
-        out = Emitted()
+        out = Sends()
         done = 0
         stream = iter(messages)
         while batch := list(itertools.islice(stream, BATCH)):
-            out.extend(engine.ingest(batch))
+            out.merge(engine.ingest(batch))
             rejected.extend(out.rejected)
             out.rejected.clear()
             done += len(batch)
             if progress:
                 progress(done, messages.count)
-    out.extend(engine.close())
+    out.merge(engine.close())
     rejected.extend(out.rejected)
     return ReplayResult(
         feed=context.feed,
@@ -309,16 +309,16 @@ def replay_in_arrival_order(inputs: ReplayInputs, batch: int = BATCH, judge_late
 
     engine = Engine(context, frozenset({"tachograph"} | ({"catraca"} if inputs.catraca else set())),
                     read_back if judge_late else None)
-    out = Emitted()
+    out = Sends()
     trips: dict = {}  # the trips as they stand: the latest per vehicle and departure (trip_key)
 
-    def take(emitted: Emitted) -> None:
+    def take(sends: Sends) -> None:
         # a day judged again sends its trips that changed again, and withdraws the ones it
         # no longer finds (sent in an earlier call)
-        trips.update({trip_key(t): t for t in emitted.trips})
-        for trip in emitted.trips_withdrawn:
+        trips.update({trip_key(t): t for t in sends.trips})
+        for trip in sends.trips_withdrawn:
             trips.pop(trip_key(trip), None)
-        out.extend(emitted)
+        out.merge(sends)
 
     for start in range(0, len(messages), batch):
         chunk = messages[start: start + batch]

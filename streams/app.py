@@ -23,7 +23,8 @@ from prometheus_client import CollectorRegistry
 from engine.core import judge_again_from
 from engine.messages import DayMatched, OperatorInput, ToVehicle
 from engine.operator import OperatorStage, OperatorState
-from engine.routing import EndOfInput, Matched, Sends, VehicleInbound, judges_a_day, operator_step, vehicle_step
+from engine.routing import EndOfInput, Matched, VehicleInbound, judges_a_day, operator_step, vehicle_step
+from engine.sends import Sends
 from engine.stored import pack, unpack
 from engine.values import Context, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState

@@ -23,7 +23,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
 from engine.messages import TripDetected, VehicleDayRevised
-from engine.routing import Sends
+from engine.sends import Sends
 from engine.status import VehicleStatus
 from engine.values import Context
 from gtfs.schedule import expected_trips, gtfs_seconds_to_datetime, scheduled_trips

@@ -74,7 +74,7 @@ def _catching_up(context, drop: tuple[str, int] | None = None) -> tuple[list[dic
     import msgspec
     from prometheus_client import CollectorRegistry
 
-    from engine.routing import Sends
+    from engine.sends import Sends
     from engine.status import VehicleStatus
     from gtfs.schedule import expected_trips, gtfs_seconds_to_datetime, scheduled_trips
     from streams.metrics import WorkerMetrics

@@ -63,7 +63,7 @@ def day(context, turned_back: bool, matched: list | None = None) -> list[Infract
                                                   seen), [])
         sent.extend(f for f in out.findings if isinstance(f, Infraction) and f.code == SUPPRESSED)
         if matched is not None:
-            matched.extend(out.day_matched)
+            matched.extend(out.to_vehicles)
 
     beat(at(context, 7, 0))
     stage.on_departed(departed("CL-1051", 0, at(context, 7, 1)))

@@ -13,6 +13,7 @@ import pytest
 
 from engine.loading import load_context
 from engine.messages import DayMatched
+from engine.sends import Sends
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
 from fiscaliza.replay import ReplayInputs
 from rules.model import make_infraction
@@ -124,7 +125,7 @@ def test_a_release_that_raises_is_undone_by_the_snapshot_of_what_processing_chan
     def undone_then_run(self, state, batch, readings, occurrences, out):
         whole = vehicle_module._STATE.encode(state)
         snapshot = vehicle_module._snapshot(state)
-        real(self, state, batch, readings, occurrences, vehicle_module.VehicleOutput())
+        real(self, state, batch, readings, occurrences, Sends())
         changed.append(vehicle_module._STATE.encode(state) != whole)
         # recorded, not asserted here: the engine would take an AssertionError for a bug
         # and dead-letter the messages

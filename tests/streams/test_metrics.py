@@ -10,7 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from engine.routing import Sends
+from engine.sends import Sends
 from rules.joao_neiva.pack import CATALOGUE
 from rules.model import STATUSES
 from streams.metrics import WorkerMetrics
