@@ -1540,11 +1540,11 @@ class VehicleStage:
 
     def flush(self, occurrences: list[Occurrence] | tuple = ()) -> Sends:
         """End of input: take every held message, release every pending one."""
-        held = Sends()
-        self._take_all_held(held)
-        # the held messages' rejections, live views and live departures, then what is released
-        out = Sends(rejected=held.rejected, statuses=held.statuses, live_departed=held.live_departed,
-                    late_kept=held.late_kept)
+        # everything taking the held messages gave (their rejections, live views and live
+        # departures, and what a second version or a clock fault among them changed in the
+        # records sent: these were dropped before), then what is released
+        out = Sends()
+        self._take_all_held(out)
         out.merge(self.release(np.inf, occurrences))
         self._note_sent(out.findings)
         return out
