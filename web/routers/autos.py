@@ -111,54 +111,42 @@ def docket_page_response(web: AppState, request: Request, user: auth.Principal, 
     }, status)
 
 
+def _stored_pdf(web, user, docket_id: int, stored, suffix: str, signature: bool) -> Response:
+    """A PDF kept at its act (`stored`: service.pdf_of or service.judgment_pdf_of), byte
+    for byte, or its signature; named after the docket's file stem and `suffix`."""
+    with web.config.sessions() as session:
+        docket = service.get_docket(session, user.actor, docket_id)
+        pdf = stored(session, user.actor, docket.id)
+        if not signature:
+            return Response(pdf.data, media_type="application/pdf",
+                            headers={"Content-Disposition": attachment_header(f"{docket.file_stem}{suffix}.pdf")})
+        if pdf.signature is None:
+            raise NotFound("Este PDF não foi assinado.")
+        name = f"{docket.file_stem}{suffix}.pdf.assinatura.json"
+        data = json.dumps(pdf.signature, indent=1) + "\n"
+    return Response(data, media_type="application/json", headers={"Content-Disposition": attachment_header(name)})
+
+
 @router.get("/autos/{docket_id}/auto.pdf")
 def docket_pdf(docket_id: DocketId, user: FileUser, web: State):
-    config = web.config
-    with config.sessions() as session:
-        docket = service.get_docket(session, user.actor, docket_id)
-        pdf = service.pdf_of(session, user.actor, docket.id)
-        name = f"{docket.file_stem}.pdf"
-        data = pdf.data
-    return Response(data, media_type="application/pdf", headers={"Content-Disposition": attachment_header(name)})
+    return _stored_pdf(web, user, docket_id, service.pdf_of, "", signature=False)
 
 
 @router.get("/autos/{docket_id}/auto.pdf.assinatura.json")
 def docket_pdf_signature(docket_id: DocketId, user: FileUser, web: State):
-    config = web.config
-    with config.sessions() as session:
-        docket = service.get_docket(session, user.actor, docket_id)
-        pdf = service.pdf_of(session, user.actor, docket.id)
-        if pdf.signature is None:
-            raise NotFound("Este PDF não foi assinado.")
-        name = f"{docket.file_stem}.pdf.assinatura.json"
-        data = json.dumps(pdf.signature, indent=1) + "\n"
-    return Response(data, media_type="application/json", headers={"Content-Disposition": attachment_header(name)})
+    return _stored_pdf(web, user, docket_id, service.pdf_of, "", signature=True)
 
 
 @router.get("/autos/{docket_id}/julgamento.pdf")
 def judgment_pdf(docket_id: DocketId, user: FileUser, web: State):
     """The judgment of the defence as the act that recorded it stored and signed it, byte for
     byte (never rendered again: what was decided is what is downloaded)."""
-    config = web.config
-    with config.sessions() as session:
-        docket = service.get_docket(session, user.actor, docket_id)
-        pdf = service.judgment_pdf_of(session, user.actor, docket.id)
-        name = f"{docket.file_stem}-julgamento.pdf"
-        data = pdf.data
-    return Response(data, media_type="application/pdf", headers={"Content-Disposition": attachment_header(name)})
+    return _stored_pdf(web, user, docket_id, service.judgment_pdf_of, "-julgamento", signature=False)
 
 
 @router.get("/autos/{docket_id}/julgamento.pdf.assinatura.json")
 def judgment_pdf_signature(docket_id: DocketId, user: FileUser, web: State):
-    config = web.config
-    with config.sessions() as session:
-        docket = service.get_docket(session, user.actor, docket_id)
-        pdf = service.judgment_pdf_of(session, user.actor, docket.id)
-        if pdf.signature is None:
-            raise NotFound("Este PDF não foi assinado.")
-        name = f"{docket.file_stem}-julgamento.pdf.assinatura.json"
-        data = json.dumps(pdf.signature, indent=1) + "\n"
-    return Response(data, media_type="application/json", headers={"Content-Disposition": attachment_header(name)})
+    return _stored_pdf(web, user, docket_id, service.judgment_pdf_of, "-julgamento", signature=True)
 
 
 def judgment_renderer(web: AppState, session):
