@@ -165,29 +165,30 @@ class EvidenceBundle(Base):
     data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
-class DocketPdf(Base):
-    """The auto as issued at lavratura: kept, never re-rendered."""
+class _StoredPdf:
+    """A PDF kept at its act, one per docket: its bytes, their digest and the Órgão's
+    Ed25519 signature of them (dockets.signing)."""
 
-    __tablename__ = "docket_pdfs"
     docket_id: Mapped[int] = mapped_column(ForeignKey("dockets.id"), primary_key=True)
     sha256: Mapped[str] = mapped_column(String(64))
     data: Mapped[bytes] = mapped_column(LargeBinary)
     rendered_at: Mapped[dt.datetime]
-    signature: Mapped[dict[str, Any] | None]  # the Órgão's Ed25519 signature of the PDF (dockets.signing)
+    signature: Mapped[dict[str, Any] | None]
 
 
-class JudgmentPdf(Base):
+class DocketPdf(_StoredPdf, Base):
+    """The auto as issued at lavratura: kept, never re-rendered."""
+
+    __tablename__ = "docket_pdfs"
+
+
+class JudgmentPdf(_StoredPdf, Base):
     """The judgment of the defence as the gestor recorded it (issue 30): rendered once, in
     the act that records the judgment, signed like the auto, certified by that act's audit
     entry, and served from here ever after, never re-rendered: what is downloaded later is
     what was decided, whatever the templates or the re-judgment's wording became."""
 
     __tablename__ = "judgment_pdfs"
-    docket_id: Mapped[int] = mapped_column(ForeignKey("dockets.id"), primary_key=True)
-    sha256: Mapped[str] = mapped_column(String(64))
-    data: Mapped[bytes] = mapped_column(LargeBinary)
-    rendered_at: Mapped[dt.datetime]
-    signature: Mapped[dict[str, Any] | None]  # the Órgão's Ed25519 signature of the PDF (dockets.signing)
 
 
 class Attachment(Base):
