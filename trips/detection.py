@@ -35,14 +35,17 @@ def detect_trips(
 
     Trips departing before `not_before` (the end of the previous trip) are ignored.
     `memo`: the geometry of these fixes already measured (trips.memo), else measured now.
-    `new_from`: the index of the first fix not read before, when the fixes before it are
-    what a call on them (and on fixes before them, since cut off) with `not_before` found
-    nothing more in (trips.tracker). A trip ends at an arrival, and an arrival among
-    those fixes gives no trip it did not give then: its fixes are the same, or fewer at
-    the front, which only lowers a trip's coverage or removes its exit; and the one fix
-    after them changes only an exit at their last fix, which a later arrival reads. So
-    unless some itinerary's destination is reached at a fix from `new_from` on, there is
-    nothing to find, and the itineraries are not read (at most beats, a vehicle is on its way).
+    `new_from`: an index such that the fixes before it, but for the last of them, are
+    what a call on them (and on fixes before them, since cut off) with `not_before`,
+    the same geofences and rules, found nothing more in (trips.tracker passes the index
+    of the last fix it had read). A trip ends at an arrival, and an arrival among those
+    fixes gives no trip it did not give then: its fixes are the same, or fewer at the
+    front, which only lowers a trip's coverage or removes its exit. A fix after them
+    changes the flags of the fix before it only (a zone left between the two: an exit
+    there can vanish, and the arrival at that fix pair with an earlier exit), which is
+    why the last fix read is read again. So unless some itinerary's destination is
+    reached at a fix from `new_from` on, there is nothing to find, and the itineraries
+    are not read (at most beats, a vehicle is on its way).
     """
     if len(fixes) < 2:
         return []
@@ -190,7 +193,8 @@ def destination_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRule
         held = inside.copy()
         held[1:] |= crossed
         return held[done - start:]
-    return measures.settled(("destination", id(itinerary), id(rules)), measure, lag=0)
+    return measures.settled(("destination", id(itinerary), id(rules)), measure, lag=0,
+                            first=lambda: bool(measures.inside(itinerary.destination)[0]))
 
 
 def _arrives_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRules, first: int) -> bool:

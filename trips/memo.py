@@ -135,18 +135,25 @@ class TrackMemo:
             self._columns[key] = column
         return column
 
-    def settled(self, key: tuple, measure: Callable[[int], np.ndarray], lag: int) -> np.ndarray:
+    def settled(self, key: tuple, measure: Callable[[int], np.ndarray], lag: int,
+                first: Callable[[], bool] | None = None) -> np.ndarray:
         """A measure of every fix whose value for a fix depends on the `lag` fixes after it
         (a zone left between a fix and the next): `measure(done)` gives the values of the
         fixes from `done` on, the last `lag` of them as the fixes known make them. Only the
         values with their following fixes known are kept; the others are measured again
-        at the next call, when the track has grown."""
+        at the next call, when the track has grown. `first`: the value of the track's first
+        fix when its value depends on the fix before it (a zone entered between the two),
+        which a cut at the front takes away: a kept value read that fix, this one does not."""
         column = self._columns.get(key)
         done = 0 if column is None else len(column)
-        if done == len(self.t) and column is not None:
-            return column
-        fresh = measure(done)
-        values = fresh if column is None else np.concatenate((column, fresh))
+        if done < len(self.t) or column is None:
+            fresh = measure(done)
+            values = fresh if column is None else np.concatenate((column, fresh))
+        else:
+            values = column
+        if first is not None and len(values) and values[0] != (head := first()):
+            values = values.copy()
+            values[0] = head
         values.flags.writeable = False  # shared by every reader of the track
         self._lagging[key] = lag
         self._columns[key] = values[:max(len(self.t) - lag, 0)]

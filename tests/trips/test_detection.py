@@ -383,7 +383,8 @@ def test_the_zone_flags_kept_in_the_memo_are_those_read_afresh_however_the_track
     # once its next fix is known (a zone passed between the two sets the first for a
     # departure, the second for an arrival): at every step of a track that grows fix by
     # fix, is cut at the front, and is read again ending earlier (an undone beat), each is
-    # what a fresh memo gives. The zones are passed between fixes outside them (PASSED_BY's
+    # what a fresh memo gives (a cut just after a zone passed between two fixes too). The
+    # zones are passed between fixes outside them (PASSED_BY's
     # origin between s/60 and m/0; the destination 6700-6900 m along between p/22 and p/23)
     passing_origin = through_the_origin(moving_from=120.0)
     passing_destination = [Fix(T0 + 30 * k, *at(50.0 + 300 * k), 36.0, "T", f"p/{k}") for k in range(24)]
@@ -391,7 +392,10 @@ def test_the_zone_flags_kept_in_the_memo_are_those_read_afresh_however_the_track
     for fences, fixes in ((PASSED_BY, passing_origin), (zones_along_l(destination_m=6800.0), passing_destination)):
         itinerary = fences.itineraries["T:0:L"]
         n = len(fixes)
-        views = ([fixes[:k] for k in range(1, n + 1)] + [fixes[2:], fixes[2:n - 1], fixes[3:n - 3], fixes[3:]]
+        # (fixes[n - 1:] starts right after the destination's crossing pair: its first fix
+        # has no fix before it any more, and only being inside counts)
+        views = ([fixes[:k] for k in range(1, n + 1)] + [fixes[n - 1:], fixes[2:], fixes[2:n - 1], fixes[3:n - 3],
+                                                         fixes[3:]]
                  + [fixes[:5], fixes[:3], fixes[:4], fixes[n - 4:], fixes[n - 4:n - 1]])
         memo = TrackMemo(fences)
         for view in views:
