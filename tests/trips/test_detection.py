@@ -9,6 +9,7 @@ indistinguishable and the tie goes to the smaller route_id.
 
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 import shapely
@@ -406,3 +407,20 @@ def test_the_zone_flags_kept_in_the_memo_are_those_read_afresh_however_the_track
                 flagged[name] += int(expected.any() and not (afresh.inside(getattr(itinerary, name)) == expected).all())
     # the flags read zones passed between fixes, not only fixes inside them
     assert flagged["origin"] > 0 and flagged["destination"] > 0
+
+
+def test_a_track_stored_under_other_rules_is_read_whole_by_a_process_that_did_not_read_it():
+    # The gate (detect_trips' new_from) trusts that the call which made the track found
+    # nothing more in it: true in the process that read it, not in one restarted with
+    # another policy or feed. A track built fix by fix under rules asking a coverage no
+    # trip reaches keeps the whole drive of L; restarted under the real rules (a fresh
+    # memo), its next fix finds the trip its stored fixes hold, as a look at all of them does
+    fixes = drive()
+    never = msgspec.structs.replace(RULES, min_coverage=1.5)
+    track, memo = new_track("v"), TrackMemo(GEOFENCES)
+    for fix in fixes[:-1]:
+        track, trips = advance_track(track, [fix], GEOFENCES, never, memo)
+        assert trips == []
+    assert len(track.fixes) == len(fixes) - 1  # nothing cut: the drive is shorter than the longest trip
+    _, trips = advance_track(track, fixes[-1:], GEOFENCES, RULES, TrackMemo(GEOFENCES))
+    assert trips == detect_trips("v", fixes, GEOFENCES, RULES) and len(trips) == 1
