@@ -75,7 +75,7 @@ from rules.versions import (
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode, message_id
 from trips.detection import departure_time
 from trips.matching import live_matches, unmatched_realization
-from trips.memo import TrackMemo, measured
+from trips.memo import TakeGeometry, TrackMemo, measured
 from trips.model import DetectedTrip, Fix, Match, Track, columns
 from trips.passes import itinerary_passes
 from trips.position import PositionFault, PositionScreen, screen_positions
@@ -285,6 +285,8 @@ class VehicleStage:
         # per vehicle, the corridor geometry of its open track measured so far: a cache, not
         # state (a restarted worker measures again and finds the same)
         self._track_memos: dict[str, TrackMemo] = {}
+        # the fixes of the release running, measured together (trips.memo.TakeGeometry)
+        self._released_geometry: TakeGeometry | None = None
         pack = ctx.pack
         # rules only some packs list: nothing of theirs is measured or kept for the others
         self._track_rules = pack.rules_for(Scope.TRACK)
@@ -972,7 +974,7 @@ class VehicleStage:
         out = Sends()
         if limit is None:
             return out
-        still_dirty = []
+        released: list[tuple[VehicleState, list[Fix], list[CatracaReading]]] = []
         for vehicle_id in self.partition.dirty:
             state = self._state(vehicle_id)
             # most dirty vehicles have nothing at or before the limit: seen at their first message
@@ -980,19 +982,33 @@ class VehicleStage:
                 if state.pending and state.pending[0].t <= limit else 0
             cut_catraca = bisect.bisect_right(state.pending_catraca, limit, key=lambda r: r.epoch) \
                 if state.pending_catraca and state.pending_catraca[0].epoch <= limit else 0
+            batch: list[Fix] = []
+            readings: list[CatracaReading] = []
             if cut or cut_catraca:
                 batch, state.pending = state.pending[:cut], state.pending[cut:]
                 readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
                     state.pending_catraca[cut_catraca:]
-                self._forget_old_keys(state)
-                before = _snapshot(state)
-                try:
-                    self._process(state, batch, readings, occurrences, out)
-                except Exception:  # noqa: BLE001 - one bad message must not stop the stream
-                    state = self._isolate(_restored(state, before), batch, readings, occurrences, out)
-                self._save(state)
-            if state.pending or state.pending_catraca or state.held:
-                still_dirty.append(vehicle_id)
+            released.append((state, batch, readings))
+        # every vehicle's fixes measured together, before any vehicle is processed
+        self._released_geometry = TakeGeometry(self.ctx.geofences, [fix for _, batch, _ in released for fix in batch])
+        still_dirty = []
+        try:
+            for state, batch, readings in released:
+                if batch or readings:
+                    self._forget_old_keys(state)
+                    before = _snapshot(state)
+                    try:
+                        self._process(state, batch, readings, occurrences, out)
+                    except Exception:  # noqa: BLE001 - one bad message must not stop the stream
+                        state = self._isolate(_restored(state, before), batch, readings, occurrences, out)
+                    self._save(state)
+                if state.pending or state.pending_catraca or state.held:
+                    still_dirty.append(state.vehicle_id)
+        finally:
+            self._released_geometry = None
+            for state, _, _ in released:
+                if (memo := self._track_memos.get(state.vehicle_id)) is not None:
+                    memo.take = None
         self.partition.dirty = still_dirty
         self._fall_silent(limit, out)
         return out
@@ -1033,7 +1049,9 @@ class VehicleStage:
             state.released["tachograph"] = max(state.released.get("tachograph", batch[-1].t), batch[-1].t)
             # a fix the bus could not have driven to is no position: the detectors see a silence
             rules = self.ctx.policy.trips
-            near = self.ctx.geofences.near_any_itinerary(*columns(batch, "x", "y"), rules.max_network_distance_m)
+            rows = self._released_geometry.rows(batch) if self._released_geometry is not None else None
+            near = self.ctx.geofences.near_any_itinerary(*columns(batch, "x", "y"), rules.max_network_distance_m) \
+                if rows is None else self._released_geometry.near_any_itinerary(rows, rules.max_network_distance_m)
             state.positions, batch, faults = screen_positions(state.positions, batch, near.tolist(), rules)
             mine.rejected += [_position_fault(state.vehicle_id, fault, self.ctx.feed.timezone) for fault in faults]
         self._log_day(state, batch, readings, mine.rejected)
@@ -1189,7 +1207,11 @@ class VehicleStage:
 
     def _memo(self, state: VehicleState) -> TrackMemo:
         """The vehicle's track geometry measured so far (trips.memo): a cache, not state."""
-        return self._track_memos.setdefault(state.vehicle_id, TrackMemo(self.ctx.geofences))
+        memo = self._track_memos.get(state.vehicle_id)
+        if memo is None:
+            memo = self._track_memos[state.vehicle_id] = TrackMemo(self.ctx.geofences)
+        memo.take = self._released_geometry
+        return memo
 
     def _itinerary(self, route_id: str, direction_id: int, shape_id: str):
         return self.ctx.geofences.itineraries[f"{route_id}:{direction_id}:{shape_id}"]

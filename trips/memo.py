@@ -14,6 +14,10 @@ locates every (fix, itinerary) pair near a shape; a progress column takes their 
 and locates by shapely only the fixes off the corridor, each made a shapely point once. The trip rules at an
 arrival read the arrived trip's fixes as measured here (`Along`), so what the memo holds
 is bounded as the open track is: cut at the trip's end with it.
+
+The fixes a release hands every vehicle of an engine call are measured together first
+(`TakeGeometry`: one query of each kind for all of them, not one per vehicle), and each
+vehicle's memo takes its fixes' answers from there.
 """
 
 from __future__ import annotations
@@ -50,9 +54,62 @@ class Along:
         return len(self.t)
 
 
+class TakeGeometry:
+    """The fixes of every vehicle released in one engine call, measured against the
+    geofences with one query of each kind for all of them (geometry batched across the
+    vehicles: a query's cost is mostly its call, and a vehicle brings one fix or two per
+    call at live pace). Every answer is per fix, a function of its position alone, so a
+    vehicle's share of them is what a query over its own fixes gives, to the bit. A fix
+    is known by identity (the engine hands the same objects on to the tracks); the take
+    holds its fixes, so no other object can take one's id while it lives."""
+
+    __slots__ = ("geofences", "fixes", "_row", "x", "y", "_near", "_corridors", "_bounds", "_zones")
+
+    def __init__(self, geofences: Geofences, fixes: Sequence[Fix]) -> None:
+        self.geofences = geofences
+        self.fixes = fixes
+        self._row = {id(fix): i for i, fix in enumerate(fixes)}
+        self.x, self.y = _arrays(fixes)[1:]
+        self._near: dict[float, np.ndarray] = {}
+        self._corridors = self._bounds = self._zones = None
+
+    def rows(self, fixes: Sequence[Fix]) -> np.ndarray | None:
+        """The take's rows of `fixes`; None when one of them is not in the take."""
+        row = self._row
+        found = [row.get(id(fix), -1) for fix in fixes]
+        return None if -1 in found else np.array(found, dtype=np.intp)
+
+    def near_any_itinerary(self, rows: np.ndarray, metres: float) -> np.ndarray:
+        """As `Geofences.near_any_itinerary` over those fixes."""
+        near = self._near.get(metres)
+        if near is None:
+            near = self._near[metres] = self.geofences.near_any_itinerary(self.x, self.y, metres)
+        return near[rows]
+
+    def near_corridors(self, rows: np.ndarray
+                       ) -> tuple[tuple[Itinerary, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """As `Geofences.near_corridors` over those fixes (in that order): the pairs, which
+        come sorted by position, of each row, with the positions renumbered."""
+        if self._corridors is None:
+            self._corridors = self.geofences.near_corridors(self.x, self.y)
+            self._bounds = np.searchsorted(self._corridors[1], np.arange(len(self.x) + 1))
+        itineraries, position, which, inside, located = self._corridors
+        low, counts = self._bounds[rows], self._bounds[rows + 1] - self._bounds[rows]
+        ends = np.cumsum(counts)
+        pairs = np.repeat(low - (ends - counts), counts) + np.arange(ends[-1] if len(ends) else 0)
+        return itineraries, np.repeat(np.arange(len(rows)), counts), which[pairs], inside[pairs], located[pairs]
+
+    def in_terminal_zones(self, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """As `Geofences.in_terminal_zones` over those fixes (in that order)."""
+        if self._zones is None:
+            self._zones = self.geofences.in_terminal_zones(self.x, self.y)
+        return [(zone, inside) for zone, inside in ((zone, mask[rows]) for zone, mask in self._zones)
+                if inside.any()]
+
+
 class TrackMemo:
     __slots__ = ("geofences", "fixes", "t", "x", "y", "_points", "_columns", "_lagging", "_corridors",
-                 "_corridors_len", "_zones", "_zones_len", "grown")
+                 "_corridors_len", "_zones", "_zones_len", "grown", "take")
 
     def __init__(self, geofences: Geofences) -> None:
         self.geofences = geofences
@@ -73,6 +130,9 @@ class TrackMemo:
         # very same fixes (trips.unfollowed's chains, which a cut at the front changes and
         # which read more than a fix's position): emptied at any other track
         self.grown: dict = {}
+        # the engine call's fixes measured together (`TakeGeometry`), while it runs: the
+        # fixes of this track found there are not queried again
+        self.take: TakeGeometry | None = None
 
     def over(self, fixes: Sequence[Fix]) -> TrackMemo:
         """The memo positioned on `fixes` (time-ordered): what it kept of them is kept."""
@@ -171,7 +231,9 @@ class TrackMemo:
         """Per terminal zone (by id) with a fix inside: which fixes are."""
         done, n = self._zones_len, len(self.t)
         if done < n:
-            fresh = dict(self.geofences.in_terminal_zones(self.x[done:], self.y[done:]))
+            rows = self._take_rows(done)
+            fresh = dict(self.geofences.in_terminal_zones(self.x[done:], self.y[done:]) if rows is None
+                         else self.take.in_terminal_zones(rows))
             merged = {}
             for key in self._zones.keys() | fresh.keys():
                 before = self._zones.get(key, np.zeros(done, dtype=bool))
@@ -212,7 +274,10 @@ class TrackMemo:
         measured locates all their (fix, itinerary) pairs (`Geofences.near_corridors`)."""
         done, n = self._corridors_len, len(self.t)
         if done < n:
-            itineraries, position, which, inside, located = self.geofences.near_corridors(self.x[done:], self.y[done:])
+            rows = self._take_rows(done)
+            itineraries, position, which, inside, located = \
+                self.geofences.near_corridors(self.x[done:], self.y[done:]) if rows is None \
+                else self.take.near_corridors(rows)
             fresh = {}
             for index in np.unique(which).tolist():
                 pairs = (which == index) & inside
@@ -228,6 +293,12 @@ class TrackMemo:
                 merged[key] = (np.concatenate((before[0], after[0])), np.concatenate((before[1], after[1])))
             self._corridors, self._corridors_len = merged, n
         return self._corridors
+
+    def _take_rows(self, done: int) -> np.ndarray | None:
+        """The take's rows of the fixes from index `done` on, when it holds them all."""
+        if self.take is None:
+            return None
+        return self.take.rows(self.fixes[done:])
 
 
 def _arrays(fixes: Sequence[Fix]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -14,7 +14,8 @@ from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix
-from trips.memo import Along, TrackMemo, measured
+from geofences.zones import Geofences
+from trips.memo import Along, TakeGeometry, TrackMemo, measured
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 GEOFENCES = build_geofences(FEED, load_policy())
@@ -142,3 +143,76 @@ def test_corridors_and_progress_read_each_other_s_locates_in_either_order_and_ma
                     np.testing.assert_array_equal(corridors[key][0], on[key])
                     np.testing.assert_array_equal(corridors[key][1],
                                                   np.where(on[key], expected[("progress", key)], np.nan))
+
+
+def _counted(monkeypatch, name: str) -> list[int]:
+    """Calls of a Geofences query, counted (the query itself still runs)."""
+    calls = []
+    query = getattr(Geofences, name)
+
+    def counting(self, *args, **kwargs):
+        calls.append(1)
+        return query(self, *args, **kwargs)
+    monkeypatch.setattr(Geofences, name, counting)
+    return calls
+
+
+def test_a_take_measures_every_vehicle_s_new_fixes_in_one_query_each_and_answers_as_their_own(monkeypatch):
+    # three vehicles' tracks, grown by a release whose fixes interleave theirs; each memo
+    # given the take finds its new fixes' answers there: the same, to the bit, as a memo
+    # querying its own fixes, with one query of each kind for all three
+    tracks = [wander(50, seed=seed) for seed in (21, 22, 23)]
+    tracks[1] = [Fix(f.t, f.x + 35, f.y - 20, f.speed_kmh, f.route_id, f.msg_id) for f in tracks[1]]
+    before, grown = [track[:30] for track in tracks], tracks
+    released = [fix for step in zip(*(track[30:] for track in tracks)) for fix in step]
+    alone = [measured(fixes, GEOFENCES, None) for fixes in before]
+    together = [measured(fixes, GEOFENCES, None) for fixes in before]
+    for memo in alone + together:
+        memo.corridors(), memo.inside_terminals()
+    corridor_queries = _counted(monkeypatch, "near_corridors")
+    zone_queries = _counted(monkeypatch, "in_terminal_zones")
+    take = TakeGeometry(GEOFENCES, released)
+    for memo, fixes in zip(together, grown):
+        memo.take = take
+        measured(fixes, GEOFENCES, memo)
+        memo.corridors(), memo.inside_terminals()
+    assert (len(corridor_queries), len(zone_queries)) == (1, 1)
+    for memo, fixes in zip(alone, grown):
+        measured(fixes, GEOFENCES, memo)
+        memo.corridors(), memo.inside_terminals()
+    assert (len(corridor_queries), len(zone_queries)) == (4, 4)
+    entered = 0
+    for by_take, by_itself in zip(together, alone):
+        assert by_take.corridors().keys() == by_itself.corridors().keys() and by_take.corridors()
+        for key, (on, progress) in by_itself.corridors().items():
+            np.testing.assert_array_equal(by_take.corridors()[key][0], on)
+            np.testing.assert_array_equal(by_take.corridors()[key][1], progress)
+        assert by_take.inside_terminals().keys() == by_itself.inside_terminals().keys()
+        for zone, inside in by_itself.inside_terminals().items():
+            np.testing.assert_array_equal(by_take.inside_terminals()[zone], inside)
+            entered += int(inside[30:].any())
+    assert entered  # some new fix is in a terminal zone: that answer was put to the test
+
+
+def test_a_take_answers_for_any_of_its_fixes_in_any_order_and_for_none_it_lacks():
+    fixes = wander(40, seed=31)
+    take = TakeGeometry(GEOFENCES, fixes)
+    metres = load_policy().trips.max_network_distance_m
+    for subset in (fixes[3:9], fixes[::7], [fixes[12], fixes[2], fixes[30]], fixes[:1]):
+        rows = take.rows(subset)
+        x, y = np.array([f.x for f in subset]), np.array([f.y for f in subset])
+        expected = GEOFENCES.near_corridors(x, y)
+        got = take.near_corridors(rows)
+        assert got[0] == expected[0]
+        for column, want in zip(got[1:], expected[1:]):
+            np.testing.assert_array_equal(column, want)
+        np.testing.assert_array_equal(take.near_any_itinerary(rows, metres),
+                                      GEOFENCES.near_any_itinerary(x, y, metres))
+        want_zones = GEOFENCES.in_terminal_zones(x, y)
+        got_zones = take.in_terminal_zones(rows)
+        assert [zone for zone, _ in got_zones] == [zone for zone, _ in want_zones]
+        for (_, got_mask), (_, want_mask) in zip(got_zones, want_zones):
+            np.testing.assert_array_equal(got_mask, want_mask)
+    # an equal copy is not the fix the take measured: the memo queries it itself
+    copy = Fix(fixes[5].t, fixes[5].x, fixes[5].y, fixes[5].speed_kmh, fixes[5].route_id, fixes[5].msg_id)
+    assert take.rows([fixes[4], copy]) is None
