@@ -147,7 +147,7 @@ def open_trip(fixes, ctx: Context, memo: TrackMemo | None = None):
     near = measures.corridors()
     declared = fixes[-1].route_id
     best = None
-    for itinerary in ctx.geofences.itineraries.values():
+    for itinerary in ctx.geofences.itineraries_near(near, entered):
         if declared is not None and itinerary.pattern.route_id != declared:
             continue
         if id(itinerary.origin) not in entered and itinerary.pattern.key not in near:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,6 +162,34 @@ class Geofences:
     default_speed_limit_kmh: float
     # every stop of the feed (stops.txt), the marked stops, whether or not a trip serves it
     marked_stops: tuple[CircleZone, ...] = ()
+
+    @functools.cached_property
+    def _itinerary_order(self) -> tuple[tuple[Itinerary, ...], dict[str, int], dict[int, tuple[int, ...]]]:
+        """The itineraries in the feed's order, each key's place in it, and per terminal zone
+        (by id) the places of the itineraries that start or end in it."""
+        itineraries = tuple(self.itineraries.values())
+        by_zone: dict[int, list[int]] = {}
+        for place, itinerary in enumerate(itineraries):
+            for zone in {id(itinerary.origin), id(itinerary.destination)}:
+                by_zone.setdefault(zone, []).append(place)
+        return itineraries, {key: place for place, key in enumerate(self.itineraries)}, \
+            {zone: tuple(places) for zone, places in by_zone.items()}
+
+    def itineraries_near(self, keys: Iterable[str], zones: Iterable[int] = ()) -> list[Itinerary]:
+        """The itineraries named by `keys` (Pattern.key) or starting or ending in one of
+        `zones` (by id), in the feed's order: what a vehicle's fixes on those corridors and
+        in those zones can concern, found without reading the others (a city has hundreds,
+        a vehicle is near a handful)."""
+        itineraries, place, by_zone = self._itinerary_order
+        found = {place[key] for key in keys}
+        for zone in zones:
+            found.update(by_zone.get(zone, ()))
+        return [itineraries[i] for i in sorted(found)]
+
+    @functools.cached_property
+    def origin_zones(self) -> tuple[Zone, ...]:
+        """The itineraries' origin zones, one per name."""
+        return tuple({i.origin.name: i.origin for i in self.itineraries.values()}.values())
 
     @functools.cached_property
     def _stop_index(self) -> shapely.STRtree:

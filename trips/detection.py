@@ -53,7 +53,7 @@ def detect_trips(
     t, x, y = measures.t, measures.x, measures.y
     entered = measures.zones_entered
     near = measures.corridors()  # a zone crossed between two fixes is crossed on the corridor
-    read = [itinerary for itinerary in geofences.itineraries.values()
+    read = [itinerary for itinerary in geofences.itineraries_near(near, entered)
             if (id(itinerary.origin) in entered or itinerary.pattern.key in near)
             and (id(itinerary.destination) in entered or itinerary.pattern.key in near)]
     if new_from is not None and not any(_arrives_from(measures, itinerary, rules, new_from) for itinerary in read):

@@ -49,7 +49,7 @@ def itinerary_passes(fixes: Sequence[Fix], geofences: Geofences, rules: TripRule
     reach = rules.max_plausible_speed_kmh / 3.6 * np.diff(t) + 2 * rules.corridor_m
     jumps = np.flatnonzero(np.hypot(np.diff(measures.x), np.diff(measures.y)) > reach) + 1
     found = []
-    for itinerary in geofences.itineraries.values():
+    for itinerary in geofences.itineraries_near(near):
         key = itinerary.pattern.key
         if key not in near:
             continue

@@ -60,9 +60,8 @@ def _trim_standing(fixes: tuple[Fix, ...], geofences: Geofences, rules: TripRule
     if fixes[0].t >= horizon:
         return fixes
     x, y = columns(fixes, "x", "y")
-    zones = {i.origin.name: i.origin for i in geofences.itineraries.values()}
     # (the first fix may be the one kept outside, before the arrival that began the stay)
-    if not any(zone.contains(x[1:], y[1:]).all() for zone in zones.values()):
+    if not any(zone.contains(x[1:], y[1:]).all() for zone in geofences.origin_zones):
         return fixes
     times = [f.t for f in fixes]
     return fixes[bisect.bisect_left(times, horizon):]

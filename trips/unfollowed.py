@@ -78,7 +78,7 @@ def unfollowed_passes(vehicle_id: str, fixes: tuple[Fix, ...] | list[Fix], geofe
     near = measures.corridors()
     followed = _followed_so_far(t, rules, silent_after)
     found = []
-    for itinerary in geofences.itineraries.values():  # the feed's order, whatever the memo's
+    for itinerary in geofences.itineraries_near(near):  # the feed's order, whatever the memo's
         if itinerary.pattern.key in near:
             on_corridor, progress = near[itinerary.pattern.key]
             if followed and not on_corridor[0]:

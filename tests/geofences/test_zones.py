@@ -252,3 +252,29 @@ def test_an_itinerary_knows_the_stretches_of_its_shape_in_its_terminal_zones():
     itinerary = _itinerary()  # 1000 m east, zones of r at both ends
     assert itinerary.origin_spans_m == pytest.approx(np.array([[0, r]]), abs=1e-9)
     assert itinerary.destination_spans_m == pytest.approx(np.array([[1000 - r, 1000]]), abs=1e-9)
+
+
+def test_itineraries_near_are_those_named_or_ending_in_a_zone_given_in_the_feed_s_order():
+    # five itineraries on three terminals: A→B, B→A, B→C, C→A, and A→C on another line;
+    # asked by key or by zone, each comes once, in the order the feed lists them
+    zones = {name: CircleZone(name, x, 0, POLICY.trips.terminal_zone_m) for name, x in (("A", 0), ("B", 1000),
+                                                                                          ("C", 2000))}
+    ends = [("1", "A", "B"), ("1", "B", "A"), ("2", "B", "C"), ("2", "C", "A"), ("3", "A", "C")]
+    itineraries = {}
+    for n, (route, origin, destination) in enumerate(ends):
+        pattern = Pattern(route, n % 2, f"S{n}", origin, destination)
+        itineraries[pattern.key] = Itinerary(pattern, LineString([(zones[origin].x, 0), (zones[destination].x, 0)]),
+                                             POLICY.trips.corridor_m, zones[origin], zones[destination], ())
+    fences = Geofences(itineraries, (), 50.0)
+    keys = list(itineraries)
+
+    def near(named, zone_names):
+        return [i.pattern.key for i in fences.itineraries_near(named, [id(zones[z]) for z in zone_names])]
+
+    assert near([], []) == []
+    assert near([keys[3], keys[0]], []) == [keys[0], keys[3]]
+    assert near([], ["C"]) == [keys[2], keys[3], keys[4]]  # ending in C, or starting there
+    assert near([keys[4]], ["B"]) == [keys[0], keys[1], keys[2], keys[4]]
+    assert near(keys, ["A", "B", "C"]) == keys
+    assert fences.itineraries_near([], [id(object())]) == []  # a zone no itinerary has
+    assert fences.origin_zones == (zones["A"], zones["B"], zones["C"])
