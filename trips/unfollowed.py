@@ -104,24 +104,28 @@ def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.nd
             rules: TripRules, silent_after: bool, measures: TrackMemo):
     if on_corridor.sum() < 2:
         return []
-    in_origin = origin_fixes(measures, itinerary, rules)
-    in_destination = destination_fixes(measures, itinerary, rules)
     key = ("unfollowed", vehicle_id, itinerary.pattern.key)
     chains = measures.grown.get(key)
     if chains is None or (chains.rules is not rules and chains.rules != rules):
         chains = measures.grown[key] = _Chains(rules)
     chains.extend(t, progress, on_corridor)
+    zones: list[np.ndarray] = []  # the zone flags, read only for a verdict (most beats give none)
+
+    def verdict(run: np.ndarray) -> UnfollowedPass | None:
+        if not zones:
+            zones.extend((origin_fixes(measures, itinerary, rules), destination_fixes(measures, itinerary, rules)))
+        return _verdict(vehicle_id, fixes, t, x, y, itinerary, run, progress, *zones, rules, silent_after)
     found = []
     for k, run in enumerate(chains.closed):
         # a chain a later one follows is over, and its verdict reads only fixes up to the
         # one after it: the same at every beat while the track grows
         if k == len(chains.verdicts):
-            chains.verdicts.append(_verdict(vehicle_id, fixes, t, x, y, itinerary, run, progress, in_origin,
-                                            in_destination, rules, silent_after))
+            chains.verdicts.append(verdict(run))
         if chains.verdicts[k] is not None:
             found.append(chains.verdicts[k])
-    last = _verdict(vehicle_id, fixes, t, x, y, itinerary, np.array(chains.current), progress, in_origin,
-                    in_destination, rules, silent_after)
+    if chains.current[-1] + 1 == len(t) and not silent_after:
+        return found  # the chain runs on at the last fix: not over yet (as _verdict finds it)
+    last = verdict(np.array(chains.current))
     return found + [last] if last is not None else found
 
 
