@@ -551,13 +551,18 @@ def render_pdf(docket: Docket, bundle: bytes | None, *, calendar: BusinessCalend
 
 
 def render_judgment_pdf(docket: Docket, *, issuer_name: str, operator_name: str, decision: str, judged_on: str,
-                        judge: str, fundamentacao: str, defence, marks: list[tuple[str, str]], rejudgment) -> bytes:
+                        judge: str, fundamentacao: str, defence, marks: list[tuple[str, str]], rejudgment,
+                        appeal: bool = False, earlier: str | None = None) -> bytes:
     """The judgment of the defence as a document: the decision and its grounds, the defence,
     and the readings it disputed with the auto re-judged without them (`disputes.RejudgmentView`),
-    from what the audit chain certifies."""
+    from what the audit chain certifies. With `appeal`, the judgment of the recurso: `defence`
+    is then the recurso, and `earlier` the judgment of the defence it appealed, in words."""
     from weasyprint import HTML  # heavy import, only when a PDF is made
 
     html = _templates().get_template("julgamento.html").render(
         docket=docket, issuer_name=issuer_name, operator_name=operator_name, decision=decision, judged_on=judged_on,
-        judge=judge, fundamentacao=fundamentacao, defence=defence, marks=marks, rejudgment=rejudgment)
+        judge=judge, fundamentacao=fundamentacao, defence=defence, marks=marks, rejudgment=rejudgment,
+        title="Julgamento do recurso" if appeal else "Julgamento da defesa",
+        pleading_title="Recurso" if appeal else "Defesa", pleading_filed="Interposto" if appeal else "Apresentada",
+        earlier=earlier)
     return HTML(string=html).write_pdf()
