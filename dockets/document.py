@@ -258,6 +258,64 @@ def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
                                         f"{highlight[0]:%d/%m/%Y}")
 
 
+# --- the readings the web page lets the defence pick ------------------------------------
+
+@dataclass(frozen=True)
+class PickableReading:
+    """A tachograph reading as the page's speed chart and map draw it, to be picked."""
+
+    value: str  # the marks form's value: "tachograph:123" (the bundle's file and line)
+    local_time: str  # ISO, in the feed's zone, to the second: what the span form takes
+    epoch: float
+    speed_kmh: float
+    lon: float
+    lat: float
+    cited: bool  # the finding cites it
+
+
+@dataclass(frozen=True)
+class PickableReadings:
+    """The shown vehicle's tachograph readings inside the speed chart's window, in time
+    order (each line of the bundle: a duplicate is a reading of its own), with the
+    window, the infraction's interval and the itinerary to draw them against."""
+
+    vehicle_id: str
+    window: tuple[float, float]  # epochs
+    highlight: tuple[float, float]
+    readings: tuple[PickableReading, ...]
+    itinerary: tuple[tuple[float, float], ...]  # lon, lat
+
+
+def pickable_readings(docket: Docket, bundle: bytes | None) -> PickableReadings | None:
+    """What the auto's page draws for the defence to pick readings on (issue 30): None
+    without a telemetry bundle or a vehicle's tachograph in it."""
+    from dockets.rejudgment import cited_readings  # the re-judgment's reading of the bundle
+
+    bundle = _telemetry(bundle)
+    vehicle = _vehicle_shown(docket)
+    if bundle is None or vehicle is None:
+        return None
+    evidence = _evidence(bundle)
+    tz = evidence.feed.timezone
+    highlight = _interval(docket, tz)
+    start, end = (moment.timestamp() for moment in _window(highlight))
+    read = read_bundle(bundle)
+    cited = {r.number for r in cited_readings(read, docket.infraction, tz.key) if r.source == "tachograph"}
+    found = []
+    for number, line in enumerate(read.lines("tachograph"), start=1):
+        ping = decode("tachograph", line)
+        if isinstance(ping, Rejection) or ping.vehicle_id != vehicle or not start <= ping.epoch <= end:
+            continue
+        local = dt.datetime.fromtimestamp(ping.epoch, tz).replace(tzinfo=None, microsecond=0)
+        found.append(PickableReading(f"tachograph:{number}", local.isoformat(), ping.epoch, ping.speed_kmh,
+                                     ping.lon, ping.lat, number in cited))
+    if not found:
+        return None
+    found.sort(key=lambda r: (r.epoch, int(r.value.partition(":")[2])))
+    return PickableReadings(vehicle, (start, end), (highlight[0].timestamp(), highlight[1].timestamp()),
+                            tuple(found), _itinerary(evidence, docket).lonlat)
+
+
 # --- the PDF ---------------------------------------------------------------------------
 
 def _date(d: dt.date | None) -> str:
