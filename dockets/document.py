@@ -289,7 +289,7 @@ class PickableReadings:
 def pickable_readings(docket: Docket, bundle: bytes | None) -> PickableReadings | None:
     """What the auto's page draws for the defence to pick readings on (issue 30): None
     without a telemetry bundle or a vehicle's tachograph in it."""
-    from dockets.rejudgment import cited_readings  # the re-judgment's reading of the bundle
+    from dockets.rejudgment import cited_among, readings  # the re-judgment's reading of the bundle
 
     bundle = _telemetry(bundle)
     vehicle = _vehicle_shown(docket)
@@ -300,18 +300,18 @@ def pickable_readings(docket: Docket, bundle: bytes | None) -> PickableReadings 
     highlight = _interval(docket, tz)
     start, end = (moment.timestamp() for moment in _window(highlight))
     read = read_bundle(bundle)
-    cited = {r.number for r in cited_readings(read, docket.infraction, tz.key) if r.source == "tachograph"}
+    every = readings(read, tz.key)  # decoded once; only the window's lines again, for what they read
+    cited = {r.number for r in cited_among(every, docket.infraction) if r.source == "tachograph"}
+    lines = read.lines("tachograph")
     found = []
-    for number, line in enumerate(read.lines("tachograph"), start=1):
-        ping = decode("tachograph", line)
-        if isinstance(ping, Rejection) or ping.vehicle_id != vehicle or not start <= ping.epoch <= end:
-            continue
+    for reading in sorted((r for r in every if r.source == "tachograph" and r.vehicle_id == vehicle
+                           and start <= r.epoch <= end), key=lambda r: (r.epoch, r.number)):
+        ping = decode("tachograph", lines[reading.number - 1])
         local = dt.datetime.fromtimestamp(ping.epoch, tz).replace(tzinfo=None, microsecond=0)
-        found.append(PickableReading(f"tachograph:{number}", local.isoformat(), ping.epoch, ping.speed_kmh,
-                                     ping.lon, ping.lat, number in cited))
+        found.append(PickableReading(f"tachograph:{reading.number}", local.isoformat(), ping.epoch,
+                                     ping.speed_kmh, ping.lon, ping.lat, reading.number in cited))
     if not found:
         return None
-    found.sort(key=lambda r: (r.epoch, int(r.value.partition(":")[2])))
     return PickableReadings(vehicle, (start, end), (highlight[0].timestamp(), highlight[1].timestamp()),
                             tuple(found), _itinerary(evidence, docket).lonlat)
 

@@ -167,6 +167,11 @@ def test_a_mark_without_a_reason_comes_back_with_what_was_typed(browser, auto, j
     assert 'value="2026-12-01T13:20:00"' in response.text
     response = _mark(op, auto, {"leituras": chosen, "motivo": " "})
     assert response.status_code == 400 and "Informe o motivo da contestação." in _text(response)
+    # a reading picked on the chart or the map that the table does not list comes back as picked
+    unlisted = next(f"tachograph:{n}" for n in range(1, 10_000) if f"tachograph:{n}" not in lines.values())
+    response = _mark(op, auto, {"leituras": [chosen, unlisted], "motivo": " "})
+    assert response.status_code == 400 and f'<input type="hidden" name="leituras" value="{unlisted}">' in response.text
+    assert f'<input type="hidden" name="leituras" value="{chosen}">' not in response.text  # its checkbox is ticked
     assert kit.snapshot() == before
 
 
