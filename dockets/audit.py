@@ -32,8 +32,8 @@ from sqlalchemy import func, inspect, select
 from sqlalchemy.orm import Session
 
 from dockets.signing import check_embedded, write_secret
-from dockets.store import (Attachment, AuditEntry, DisputedReading, Docket, DocketPdf, EvidenceBundle, JudgmentPdf,
-                           Occurrence, Rejudgment, User, occurrence_record)
+from dockets.store import (AppealPdf, Attachment, AuditEntry, DisputedReading, Docket, DocketPdf, EvidenceBundle,
+                           JudgmentPdf, Occurrence, Rejudgment, User, occurrence_record)
 from kernel.errors import FiscalizaError
 from rules.model import join_legal_basis, split_legal_basis
 
@@ -193,13 +193,17 @@ def _disputes_state(session: Session, docket: Docket) -> dict[str, Any]:
 
 
 def _judgment_state(session: Session, docket: Docket) -> dict[str, Any]:
-    """The digest of the judgment's PDF as the act that judged the defence stored it;
-    absent while there is none, as the entries before it certified (and in a store not yet
-    migrated to 0009)."""
-    if not inspect(session.connection()).has_table(JudgmentPdf.__tablename__):
-        return {}
-    digest = session.scalar(select(JudgmentPdf.sha256).where(JudgmentPdf.docket_id == docket.id))
-    return {} if digest is None else {"judgment_pdf_sha256": digest}
+    """The digests of the judgments' PDFs as the acts that judged the defence and the
+    recurso stored them; each absent while there is none, as the entries before it
+    certified (and in a store not yet migrated to 0009, 0010)."""
+    state = {}
+    tables = inspect(session.connection())
+    for model, name in ((JudgmentPdf, "judgment_pdf_sha256"), (AppealPdf, "appeal_pdf_sha256")):
+        if tables.has_table(model.__tablename__):
+            digest = session.scalar(select(model.sha256).where(model.docket_id == docket.id))
+            if digest is not None:
+                state[name] = digest
+    return state
 
 
 def user_state(user: User) -> dict[str, Any]:
@@ -253,7 +257,7 @@ def verify_record(session: Session, keys: Mapping[str, AuditKey], anchors: Seque
     entry, and each docket, account, occurrence and blob against its last entry.
     AuditError names the first thing that breaks."""
     tables = set(inspect(session.get_bind()).get_table_names())
-    read = (AuditEntry, Docket, User, Occurrence, EvidenceBundle, DocketPdf, JudgmentPdf, Attachment)
+    read = (AuditEntry, Docket, User, Occurrence, EvidenceBundle, DocketPdf, JudgmentPdf, AppealPdf, Attachment)
     missing = [t.__tablename__ for t in read if t.__tablename__ not in tables]
     if missing:  # dropped: the chain's own table, or what it certifies
         raise AuditError(f"a tabela {missing[0]} não existe no banco: o registro foi apagado")
@@ -354,8 +358,8 @@ def _differing(current: Mapping[str, Any], recorded: Mapping[str, Any], docket: 
     record's joined legal_basis: the two columns must be its halves, which also names the
     one changed (and catches the same words cut elsewhere between them)."""
     differing = [name for name in current if name != "legal_basis" and current[name] != recorded.get(name)]
-    # the defence's marks and their re-judgment, or the judgment's PDF, certified and since deleted
-    differing += [name for name in ("disputed_sha256", "rejudgment_sha256", "judgment_pdf_sha256")
+    # the defence's marks and their re-judgment, or a judgment's PDF, certified and since deleted
+    differing += [name for name in ("disputed_sha256", "rejudgment_sha256", "judgment_pdf_sha256", "appeal_pdf_sha256")
                   if name in recorded and name not in current]
     certified = recorded.get("legal_basis")
     halves = split_legal_basis(certified) if isinstance(certified, str) else (None, None)
@@ -366,7 +370,7 @@ def _differing(current: Mapping[str, Any], recorded: Mapping[str, Any], docket: 
 
 def _verify_blobs(session: Session) -> None:
     for model, what in ((EvidenceBundle, "pacote de evidências"), (DocketPdf, "PDF"),
-                        (JudgmentPdf, "PDF do julgamento da defesa")):
+                        (JudgmentPdf, "PDF do julgamento da defesa"), (AppealPdf, "PDF do julgamento do recurso")):
         for row in session.scalars(select(model).order_by(model.docket_id).execution_options(yield_per=50)):
             if hashlib.sha256(row.data).hexdigest() != row.sha256:
                 raise AuditError(f"{what} do auto id {row.docket_id} não confere com o seu SHA-256")

@@ -258,6 +258,64 @@ def chart_png(docket: Docket, bundle: bytes | None, kind: str) -> bytes | None:
                                         f"{highlight[0]:%d/%m/%Y}")
 
 
+# --- the readings the web page lets the defence pick ------------------------------------
+
+@dataclass(frozen=True)
+class PickableReading:
+    """A tachograph reading as the page's speed chart and map draw it, to be picked."""
+
+    value: str  # the marks form's value: "tachograph:123" (the bundle's file and line)
+    local_time: str  # ISO, in the feed's zone, to the second: what the span form takes
+    epoch: float
+    speed_kmh: float
+    lon: float
+    lat: float
+    cited: bool  # the finding cites it
+
+
+@dataclass(frozen=True)
+class PickableReadings:
+    """The shown vehicle's tachograph readings inside the speed chart's window, in time
+    order (each line of the bundle: a duplicate is a reading of its own), with the
+    window, the infraction's interval and the itinerary to draw them against."""
+
+    vehicle_id: str
+    window: tuple[float, float]  # epochs
+    highlight: tuple[float, float]
+    readings: tuple[PickableReading, ...]
+    itinerary: tuple[tuple[float, float], ...]  # lon, lat
+
+
+def pickable_readings(docket: Docket, bundle: bytes | None) -> PickableReadings | None:
+    """What the auto's page draws for the defence to pick readings on (issue 30): None
+    without a telemetry bundle or a vehicle's tachograph in it."""
+    from dockets.rejudgment import cited_among, readings  # the re-judgment's reading of the bundle
+
+    bundle = _telemetry(bundle)
+    vehicle = _vehicle_shown(docket)
+    if bundle is None or vehicle is None:
+        return None
+    evidence = _evidence(bundle)
+    tz = evidence.feed.timezone
+    highlight = _interval(docket, tz)
+    start, end = (moment.timestamp() for moment in _window(highlight))
+    read = read_bundle(bundle)
+    every = readings(read, tz.key)  # decoded once; only the window's lines again, for what they read
+    cited = {r.number for r in cited_among(every, docket.infraction) if r.source == "tachograph"}
+    lines = read.lines("tachograph")
+    found = []
+    for reading in sorted((r for r in every if r.source == "tachograph" and r.vehicle_id == vehicle
+                           and start <= r.epoch <= end), key=lambda r: (r.epoch, r.number)):
+        ping = decode("tachograph", lines[reading.number - 1])
+        local = dt.datetime.fromtimestamp(ping.epoch, tz).replace(tzinfo=None, microsecond=0)
+        found.append(PickableReading(f"tachograph:{reading.number}", local.isoformat(), ping.epoch,
+                                     ping.speed_kmh, ping.lon, ping.lat, reading.number in cited))
+    if not found:
+        return None
+    return PickableReadings(vehicle, (start, end), (highlight[0].timestamp(), highlight[1].timestamp()),
+                            tuple(found), _itinerary(evidence, docket).lonlat)
+
+
 # --- the PDF ---------------------------------------------------------------------------
 
 def _date(d: dt.date | None) -> str:
@@ -551,13 +609,18 @@ def render_pdf(docket: Docket, bundle: bytes | None, *, calendar: BusinessCalend
 
 
 def render_judgment_pdf(docket: Docket, *, issuer_name: str, operator_name: str, decision: str, judged_on: str,
-                        judge: str, fundamentacao: str, defence, marks: list[tuple[str, str]], rejudgment) -> bytes:
+                        judge: str, fundamentacao: str, defence, marks: list[tuple[str, str]], rejudgment,
+                        appeal: bool = False, earlier: str | None = None) -> bytes:
     """The judgment of the defence as a document: the decision and its grounds, the defence,
     and the readings it disputed with the auto re-judged without them (`disputes.RejudgmentView`),
-    from what the audit chain certifies."""
+    from what the audit chain certifies. With `appeal`, the judgment of the recurso: `defence`
+    is then the recurso, and `earlier` the judgment of the defence it appealed, in words."""
     from weasyprint import HTML  # heavy import, only when a PDF is made
 
     html = _templates().get_template("julgamento.html").render(
         docket=docket, issuer_name=issuer_name, operator_name=operator_name, decision=decision, judged_on=judged_on,
-        judge=judge, fundamentacao=fundamentacao, defence=defence, marks=marks, rejudgment=rejudgment)
+        judge=judge, fundamentacao=fundamentacao, defence=defence, marks=marks, rejudgment=rejudgment,
+        title="Julgamento do recurso" if appeal else "Julgamento da defesa",
+        pleading_title="Recurso" if appeal else "Defesa", pleading_filed="Interposto" if appeal else "Apresentada",
+        earlier=earlier)
     return HTML(string=html).write_pdf()

@@ -14,7 +14,7 @@ from dockets.calendar import BusinessCalendar
 from dockets.document import make_renderer
 from dockets.service import Actor, perform
 from dockets.signing import SigningKey, signature_path
-from dockets.store import Docket, DocketPdf, EvidenceBundle, JudgmentPdf
+from dockets.store import AppealPdf, Docket, DocketPdf, EvidenceBundle, JudgmentPdf
 
 
 def lavrar_drafts(sessions: sessionmaker[Session], fiscal: Actor, on: dt.date, *, calendar: BusinessCalendar,
@@ -35,8 +35,8 @@ def lavrar_drafts(sessions: sessionmaker[Session], fiscal: Actor, on: dt.date, *
 
 
 def export_files(sessions: sessionmaker[Session], out: Path) -> list[Path]:
-    """Write each lavrado auto's PDF and its judgment's, once judged (each with the Órgão's
-    signature beside it), and evidence bundle into `out`."""
+    """Write each lavrado auto's PDF and its judgments', the defence's and the recurso's once
+    judged (each with the Órgão's signature beside it), and evidence bundle into `out`."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with sessions() as session:
@@ -44,7 +44,8 @@ def export_files(sessions: sessionmaker[Session], out: Path) -> list[Path]:
                                       .order_by(Docket.year, Docket.number)):
             stem = docket.file_stem
             for pdf, path in ((session.get(DocketPdf, docket.id), out / f"{stem}.pdf"),
-                              (session.get(JudgmentPdf, docket.id), out / f"{stem}-julgamento.pdf")):
+                              (session.get(JudgmentPdf, docket.id), out / f"{stem}-julgamento.pdf"),
+                              (session.get(AppealPdf, docket.id), out / f"{stem}-julgamento-recurso.pdf")):
                 if pdf is not None:
                     path.write_bytes(pdf.data)
                     written.append(path)

@@ -202,9 +202,14 @@ def disputed_digest(removed: Sequence[Reading]) -> str:
 
 def cited_readings(bundle: Bundle, record: Mapping, timezone: str) -> tuple[Reading, ...]:
     """The readings the finding's evidence cites (by message id), in file and line order."""
+    return cited_among(readings(bundle, timezone), record)
+
+
+def cited_among(every: Sequence[Reading], record: Mapping) -> tuple[Reading, ...]:
+    """Those of `every` (the bundle's `readings`, decoded once) the finding's evidence cites."""
     cited = set()
     _strings(record.get("evidence"), cited)
-    return tuple(r for r in readings(bundle, timezone) if r.ids & cited)
+    return tuple(r for r in every if r.ids & cited)
 
 
 def _strings(value, into: set[str]) -> None:

@@ -24,8 +24,8 @@ from dockets import workflow
 from dockets.bundle import BundledFile, build_manual_bundle
 from dockets.calendar import BusinessCalendar
 from dockets.signing import SigningKey
-from dockets.store import (Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle, JudgmentPdf, Operator, User,
-                           YearCounter)
+from dockets.store import (AppealPdf, Attachment, AuditEntry, Docket, DocketPdf, EvidenceBundle, JudgmentPdf, Operator,
+                           User, YearCounter)
 from kernel.errors import FiscalizaError
 from rules.model import split_legal_basis
 from rules.recidivism import Prior, recurrence
@@ -291,6 +291,20 @@ def judgment_pdf_of(session: Session, actor: Actor, docket_id: int) -> JudgmentP
     return pdf
 
 
+def appeal_pdf_of(session: Session, actor: Actor, docket_id: int) -> AppealPdf:
+    """The judgment of the recurso as stored by the act that recorded it, as
+    `judgment_pdf_of` serves the defence's."""
+    docket = get_docket(session, actor, docket_id)
+    pdf = session.get(AppealPdf, docket.id)
+    if pdf is None:
+        if status_of(docket).recurso_julgado_em is None:
+            raise NotFound("O recurso deste auto ainda não foi julgado.")
+        raise NotFound("O julgamento deste recurso foi registrado sem o seu PDF (antes de o sistema guardá-lo no "
+                       "ato): não há documento do julgamento a baixar; a decisão e a fundamentação constam do "
+                       "histórico do auto.")
+    return pdf
+
+
 def attachment_of(session: Session, actor: Actor, attachment_id: int) -> Attachment:
     attachment = session.get(Attachment, attachment_id)
     if attachment is None:
@@ -327,10 +341,10 @@ def operator_names(session: Session) -> dict[str, str]:
     return dict(session.execute(select(Operator.id, Operator.name)).all())
 
 
-def pdf_state(session: Session, docket_id: int, model: type[DocketPdf] | type[JudgmentPdf] = DocketPdf
-              ) -> tuple[bool, bool]:
+def pdf_state(session: Session, docket_id: int,
+              model: type[DocketPdf] | type[JudgmentPdf] | type[AppealPdf] = DocketPdf) -> tuple[bool, bool]:
     """(whether the docket has its PDF, whether that PDF is signed): the auto's, or with
-    `model=JudgmentPdf` its judgment's."""
+    `model=JudgmentPdf` (`AppealPdf`) the judgment of its defence (of its recurso)."""
     signed = session.scalar(select(model.signature.is_not(None)).where(model.docket_id == docket_id))
     return signed is not None, bool(signed)
 
@@ -363,10 +377,19 @@ def first_time(session: Session, docket: Docket) -> bool:
     return not earlier
 
 
+# the judgments kept as documents of record: where each is stored, and the name its act's
+# audit entry certifies its digest under (as dockets.audit's docket state does)
+_JUDGMENT_PDFS: dict[type, tuple[type[JudgmentPdf] | type[AppealPdf], str]] = {
+    workflow.JulgarDefesa: (JudgmentPdf, "judgment_pdf_sha256"),
+    workflow.JulgarRecurso: (AppealPdf, "appeal_pdf_sha256"),
+}
+
+
 def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Action, calendar: BusinessCalendar,
             *, note: str | None = None, attachments: Iterable[tuple[str, str, bytes]] = (),
             renderer: Callable[[Docket, bytes | None, audit_log.Head | None], bytes] | None = None,
-            judgment_renderer: Callable[[Docket, workflow.JulgarDefesa, Actor], bytes] | None = None,
+            judgment_renderer: Callable[[Docket, workflow.JulgarDefesa | workflow.JulgarRecurso, Actor], bytes]
+            | None = None,
             signer: SigningKey | None = None, late_registration: bool = False) -> Docket:
     """Apply one workflow action for `actor`; the audit entry records it.
 
@@ -378,6 +401,7 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
     signs the PDF with `signer`, the Órgão's key. `JulgarDefesa` renders the judgment's PDF
     with `judgment_renderer` (the docket judged, the decision, the judge), signs and keeps it
     the same way: the act's entry certifies its digest, and it is never rendered again.
+    `JulgarRecurso` does the same with the judgment of the recurso (AppealPdf).
     """
     docket = get_docket(session, actor, docket_id)
     if isinstance(action, workflow.Lavrar):
@@ -447,13 +471,15 @@ def perform(session: Session, actor: Actor, docket_id: int, action: workflow.Act
         session.add(DocketPdf(docket_id=docket.id, sha256=hashlib.sha256(pdf).hexdigest(), data=pdf,
                               rendered_at=utcnow(), signature=signer.sign(pdf) if signer is not None else None))
         session.flush()
-    if isinstance(action, workflow.JulgarDefesa) and judgment_renderer is not None:
+    judgment = _JUDGMENT_PDFS.get(type(action))
+    if judgment is not None and judgment_renderer is not None:
+        model, name = judgment
         pdf = judgment_renderer(docket, action, actor)
         digest = hashlib.sha256(pdf).hexdigest()
-        session.add(JudgmentPdf(docket_id=docket.id, sha256=digest, data=pdf, rendered_at=utcnow(),
-                                signature=signer.sign(pdf) if signer is not None else None))
+        session.add(model(docket_id=docket.id, sha256=digest, data=pdf, rendered_at=utcnow(),
+                          signature=signer.sign(pdf) if signer is not None else None))
         session.flush()
-        payload["judgment_pdf_sha256"] = digest
+        payload[name] = digest
     entry = audit_docket(session, actor, docket, type(action).__name__, payload)
     for attachment in added:
         attachment.audit_id = entry.id  # the act that filed it

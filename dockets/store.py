@@ -142,6 +142,7 @@ class Docket(Base):
     bundle: Mapped[EvidenceBundle | None] = relationship(lazy="raise", uselist=False)
     pdf: Mapped[DocketPdf | None] = relationship(lazy="raise", uselist=False)
     judgment_pdf: Mapped[JudgmentPdf | None] = relationship(lazy="raise", uselist=False)
+    appeal_pdf: Mapped[AppealPdf | None] = relationship(lazy="raise", uselist=False)
 
     @property
     def label(self) -> str:
@@ -189,6 +190,13 @@ class JudgmentPdf(_StoredPdf, Base):
     what was decided, whatever the templates or the re-judgment's wording became."""
 
     __tablename__ = "judgment_pdfs"
+
+
+class AppealPdf(_StoredPdf, Base):
+    """The judgment of the recurso as the titular recorded it: kept as the judgment of the
+    defence is (rendered once in its act, signed, certified by that act's audit entry)."""
+
+    __tablename__ = "appeal_pdfs"
 
 
 class Attachment(Base):

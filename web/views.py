@@ -14,8 +14,10 @@ from sqlalchemy.orm import Session
 
 from dockets import disputes, ptbr, service, workflow
 from dockets.calendar import BusinessCalendar
+from dockets.document import pickable_readings
 from dockets.store import Attachment, AuditEntry, Docket, Operator, User
 from rules.law import Law
+from web import picking
 from web.format import (
     ROLE_LABELS,
     brl,
@@ -404,6 +406,7 @@ def disputes_context(session: Session, docket: Docket, *, actor: service.Actor, 
     cached = disputes.rejudgment_of(session, docket.id)
     can_mark = bundle is not None and disputes.may_mark(actor, docket, calendar, today)
     cited = disputes.cited_rows(bundle, docket.infraction, tz) if can_mark else []
+    picked = pickable_readings(docket, bundle) if can_mark else None
     return {
         "marks": [(disputes.mark_text(m, tz), m.reason) for m in marks],
         "rejudgment": disputes.rejudgment_view(cached, docket.file_stem) if cached else None,
@@ -413,4 +416,7 @@ def disputes_context(session: Session, docket: Docket, *, actor: service.Actor, 
         "marked_lines": {f"{m.source}:{m.line}" for m in marks if m.line is not None},
         "disputable_sources": disputes.SOURCE_PT,
         "span_day": docket.service_date.isoformat(),
+        # the same readings to pick on the speed chart and the map (web/static/contestar.js)
+        "pick_speed": picking.speed_chart(picked, tz) if picked else None,
+        "pick_map": picking.track_map(picked) if picked else None,
     }

@@ -47,7 +47,7 @@ users_app = typer.Typer(help="Accounts of the web app.", no_args_is_help=True)
 def verify(
     ctx: typer.Context,
     bundle: Annotated[Path, typer.Argument(help="evidence bundle (evidencias.zip), or PDF of an auto de infração "
-                                                "or of its judgment")],
+                                                "or of a judgment (the defence's, the recurso's)")],
     public_key: Annotated[Optional[list[Path]], typer.Option(
         help="a public key the Órgão published (repeat for the keys it rotated out)")] = None,
     signature: Annotated[Optional[Path], typer.Option(
@@ -65,8 +65,8 @@ def verify(
     the rule re-run on the bundle alone. Exit 0 only if all three hold (and, with
     --sha256 or --auto, it is the bundle the auto names), 1 if not.
 
-    Given an auto's PDF, or its judgment's, check that it is the one the Órgão signed
-    (exit 0) or not (1).
+    Given an auto's PDF, or a judgment's (the defence's, the recurso's), check that it is
+    the one the Órgão signed (exit 0) or not (1).
 
     With --without LINES and/or --without-span VEHICLE FROM TO (after the bundle; VEHICLE
     may read tachograph:V or catraca:V; ISO times, without an offset in the feed's zone;
@@ -289,7 +289,7 @@ def _verify_pdf(path: Path, data: bytes, signature: Path | None, trusted) -> Non
     except (ValueError, RecursionError):  # a hostile file nests [ until the parser's stack ends
         fail(f"{signature} is not a signature (JSON)")
     authentic, why = check(detached, data, trusted)
-    # the auto's PDF or its judgment's: both are signed the same way
+    # the auto's PDF or a judgment's (the defence's, the recurso's): all are signed the same way
     print(f"PDF {path.name} — SHA-256 {hashlib.sha256(data).hexdigest()}")
     print(f"  • Autenticidade: {why}")
     print("RESULTADO: " + (f"PDF autêntico, assinado pela chave {detached['key_id']}" if authentic

@@ -179,3 +179,31 @@ def test_the_payment_term_runs_unless_a_defence_is_filed(lavrado):
     # art. 8º, I: from the notification "salvo se apresentar defesa"; never a bare payment term
     text = " ".join(_text(lavrado[1]).split())
     assert "O pagamento conta do recebimento da notificação, salvo se apresentar defesa (art. 8º, I)" in text
+
+
+def test_the_readings_to_pick_are_the_bundle_lines_of_the_vehicle_in_the_speed_charts_window(sessions):
+    from dockets.bundle import read_bundle
+    from dockets.document import pickable_readings
+    from dockets.rejudgment import cited_readings, readings
+
+    with sessions() as session:
+        docket = session.scalar(select(Docket).where(Docket.code == "D-11"))
+        bundle = session.get(EvidenceBundle, docket.id).data
+    picked = pickable_readings(docket, bundle)
+    assert picked.vehicle_id == docket.vehicle_id
+    start, end = picked.window
+    assert start <= picked.highlight[0] <= picked.highlight[1] <= end and end - start >= 30 * 60
+    # every tachograph line of the vehicle inside the window, each by its own line number, in time order
+    read = read_bundle(bundle)
+    every = readings(read, "America/Sao_Paulo")
+    expected = {f"{r.source}:{r.number}" for r in every
+                if r.source == "tachograph" and r.vehicle_id == docket.vehicle_id and start <= r.epoch <= end}
+    assert {r.value for r in picked.readings} == expected
+    assert [r.epoch for r in picked.readings] == sorted(r.epoch for r in picked.readings)
+    # the cited ones are the finding's (all inside the window), and a local time is the span form's
+    cited = {f"{r.source}:{r.number}" for r in cited_readings(read, docket.infraction, "America/Sao_Paulo")}
+    assert {r.value for r in picked.readings if r.cited} == cited and cited
+    first = picked.readings[0]
+    assert dt.datetime.fromisoformat(first.local_time) == dt.datetime.fromtimestamp(
+        first.epoch, dt.timezone(dt.timedelta(hours=-3))).replace(tzinfo=None, microsecond=0)
+    assert picked.itinerary and pickable_readings(docket, None) is None

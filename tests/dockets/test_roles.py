@@ -135,6 +135,7 @@ def jump_lines(day) -> tuple[tuple[str, int], ...]:
     "DELETE FROM dockets",
     "UPDATE docket_pdfs SET data = ''",
     "UPDATE judgment_pdfs SET data = ''",
+    "UPDATE appeal_pdfs SET data = ''",
     "UPDATE attachments SET data = ''",
     "DROP TABLE dockets",
     "CREATE TABLE intrusa (id int)",

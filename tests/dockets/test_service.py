@@ -182,6 +182,42 @@ def test_the_titular_judges_the_appeal_the_gestor_who_judged_the_defence_may_not
                           ("JulgarRecurso", titular.user_id)]
 
 
+def test_the_appeal_judgment_pdf_is_kept_at_its_act_apart_from_the_defence_judgment(sessions, calendar, signing_key):
+    from dockets.service import appeal_pdf_of, judgment_pdf_of
+    from dockets.signing import check
+    from dockets.store import AppealPdf, JudgmentPdf
+
+    titular = _titular(sessions)
+    docket_id = _appealed(sessions, calendar)  # its defence judged by a shell that rendered none
+    rendered = []
+
+    def judgment(docket, action, judge):
+        rendered.append((type(action).__name__, judge.user_id))
+        return b"%PDF-1.4 recurso " + action.fundamentacao.encode()
+
+    with sessions() as session:
+        with pytest.raises(NotFound, match="recurso deste auto ainda não foi julgado"):
+            appeal_pdf_of(session, TRD, docket_id)
+    with sessions.begin() as session:
+        perform(session, titular, docket_id, DENY, calendar, judgment_renderer=judgment, signer=signing_key)
+    assert rendered == [("JulgarRecurso", titular.user_id)]
+    with sessions() as session:
+        kept = appeal_pdf_of(session, TRD, docket_id)
+        assert kept.data == b"%PDF-1.4 recurso Mantido."
+        assert check(kept.signature, kept.data, {signing_key.key_id: signing_key.public})[0]
+        entry = history(session, TRD, docket_id)[-1]
+        assert entry.action == "JulgarRecurso"
+        assert entry.payload["appeal_pdf_sha256"] == entry.payload["state"]["appeal_pdf_sha256"] == kept.sha256
+        assert "judgment_pdf_sha256" not in entry.payload["state"]  # the defence's judgment kept none
+        with pytest.raises(NotFound, match="registrado sem o seu PDF"):
+            judgment_pdf_of(session, TRD, docket_id)
+        with pytest.raises(NotFound):  # another operator's appeal is not there at all
+            appeal_pdf_of(session, VNV, docket_id)
+        assert session.scalar(select(func.count()).select_from(AppealPdf)) == 1
+        assert session.scalar(select(func.count()).select_from(JudgmentPdf)) == 0
+        assert verified_entries(session) > 0
+
+
 def test_who_judged_the_defence_may_not_judge_the_appeal_even_as_titular(sessions, calendar):
     docket_id = _appealed(sessions, calendar)
     with sessions.begin() as session:  # the gestor who judged the defence is made titular since

@@ -27,6 +27,7 @@ from stores import TEST_AUDIT_KEY, open_test_store
 from dockets import service, workflow
 from dockets.calendar import BusinessCalendar
 from dockets.store import (
+    AppealPdf,
     Attachment,
     AuditEntry,
     Docket,
@@ -238,6 +239,7 @@ def snapshot(sessions) -> dict:
             "attachments": session.scalar(select(func.count()).select_from(Attachment)),
             "pdfs": session.scalar(select(func.count()).select_from(DocketPdf)),
             "judgment_pdfs": session.scalar(select(func.count()).select_from(JudgmentPdf)),
+            "appeal_pdfs": session.scalar(select(func.count()).select_from(AppealPdf)),
             "occurrences": session.scalar(select(func.count()).select_from(Occurrence)),
         }
 

@@ -424,3 +424,92 @@ def test_the_operator_marks_disputed_readings_and_reads_the_rejudgment(live_serv
     expect(page.locator("table.history")).to_contain_text("Leituras contestadas pela defesa")
     page.screenshot(path="/tmp/fiscaliza-browser-contestadas.png", full_page=True)
     assert errors == []
+
+
+def _on_top(svg, selector: str, excluded=()) -> str:
+    """The line of the first reading matching `selector` that no other point covers where a
+    click lands (dense readings overlap), scrolled into view."""
+    svg.scroll_into_view_if_needed()
+    found = svg.evaluate("""(svg, [selector, excluded]) => {
+        for (const c of svg.querySelectorAll(selector)) {
+            const r = c.getBoundingClientRect();
+            if (!excluded.includes(c.dataset.leitura)
+                    && document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2) === c) {
+                return c.dataset.leitura;
+            }
+        }
+        return null;
+    }""", [selector, list(excluded)])
+    assert found, f"no {selector} to click"
+    return found
+
+
+def _marks_table(page):
+    return page.locator("table", has=page.locator("th", has_text="Motivo"))
+
+
+def test_the_operator_picks_disputed_readings_on_the_speed_chart_and_on_the_map(live_server, page, kit):
+    """The defence clicks a cited reading on the speed chart (its table checkbox follows),
+    then a reading the table does not list on the map, and submits each: the same marks the
+    table makes, recorded by their bundle lines; a drag on the speed chart fills the span
+    fields with the readings it covers, under the app's CSP (web/static/contestar.js)."""
+    from playwright.sync_api import expect
+
+    base, d11 = live_server
+    errors = _watch(page)
+    _log_in(page, base, "op-trd", kit.PASSWORD)
+    page.goto(f"{base}/autos/{d11}")
+    form = page.locator("#form-contestadas")
+    chart, chart_map = page.locator("#grafico-contestar"), page.locator("#mapa-contestar")
+    # one circle per reading on each, the same readings
+    values = chart.locator("circle[data-leitura]").evaluate_all("cs => cs.map(c => c.dataset.leitura)")
+    assert len(values) > 10 and sorted(values) == sorted(
+        chart_map.locator("circle[data-leitura]").evaluate_all("cs => cs.map(c => c.dataset.leitura)"))
+
+    # the speed chart: a cited reading, which the evidence table lists
+    value = _on_top(chart, "circle.citada")
+    cited = chart.locator(f'circle[data-leitura="{value}"]')
+    cited.click()
+    expect(cited).to_have_class("leitura citada contestada")
+    expect(form.locator(f'input[type="checkbox"][value="{value}"]')).to_be_checked()
+    expect(chart_map.locator(f'circle[data-leitura="{value}"]')).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#leituras-escolhidas")).to_have_text("1 leitura escolhida.")
+    cited.click()  # a second click undoes it
+    expect(form.locator(f'input[type="checkbox"][value="{value}"]')).not_to_be_checked()
+    cited.click()
+    form.get_by_label("Motivo da contestação").fill("Velocidade com erro do sensor.")
+    form.get_by_role("button", name="Contestar e reexaminar").click()
+    page.wait_for_url(f"{base}/autos/{d11}?feito=leituras-contestadas#contestadas", timeout=60_000)
+    line = value.split(":")[1]
+    expect(_marks_table(page)).to_contain_text(f"linha {line} do tacógrafo (tachograph.jsonl)")
+    expect(page.locator(f'input[type="checkbox"][value="{value}"]')).to_be_disabled()  # já contestada
+
+    # the map: a reading the finding does not cite, so the table has no checkbox for it
+    listed = set(form.locator('input[type="checkbox"][name="leituras"]').evaluate_all("bs => bs.map(b => b.value)"))
+    other = _on_top(chart_map, "circle.leitura:not(.citada)", excluded=listed)
+    chart_map.locator(f'circle[data-leitura="{other}"]').click()
+    expect(form.locator(f'input[type="hidden"][name="leituras"][value="{other}"]')).to_have_count(1)
+    expect(chart.locator(f'circle[data-leitura="{other}"]')).to_have_class("leitura contestada")
+    form.get_by_label("Motivo da contestação").fill("Posição fora da via: salto do GPS.")
+    form.get_by_role("button", name="Contestar e reexaminar").click()
+    page.wait_for_url(f"{base}/autos/{d11}?feito=leituras-contestadas#contestadas", timeout=60_000)
+    expect(_marks_table(page)).to_contain_text(f"linha {other.split(':')[1]} do tacógrafo (tachograph.jsonl)")
+    expect(_marks_table(page)).to_contain_text("Posição fora da via: salto do GPS.")
+
+    # a drag across the speed chart: the span of the readings it covers
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.40, box["y"] + box["height"] * 0.5)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.50, box["y"] + box["height"] * 0.5, steps=5)
+    page.mouse.up()
+    start, end = form.locator("#contestar-inicio").input_value(), form.locator("#contestar-fim").input_value()
+    assert start and end and start < end
+    expect(form.locator("#contestar-veiculo")).not_to_have_value("")
+    expect(page.locator("#leituras-escolhidas")).to_contain_text("Intervalo do tacógrafo de")
+    form.get_by_label("Motivo da contestação").fill("Tacógrafo descalibrado neste trecho.")
+    form.get_by_role("button", name="Contestar e reexaminar").click()
+    page.wait_for_url(f"{base}/autos/{d11}?feito=leituras-contestadas#contestadas", timeout=60_000)
+    expect(_marks_table(page)).to_contain_text(f"de {start[11:]} a {end[11:]}")
+    page.screenshot(path="/tmp/fiscaliza-browser-escolher-leituras.png", full_page=True)
+    assert errors == []

@@ -167,6 +167,11 @@ def test_a_mark_without_a_reason_comes_back_with_what_was_typed(browser, auto, j
     assert 'value="2026-12-01T13:20:00"' in response.text
     response = _mark(op, auto, {"leituras": chosen, "motivo": " "})
     assert response.status_code == 400 and "Informe o motivo da contestação." in _text(response)
+    # a reading picked on the chart or the map that the table does not list comes back as picked
+    unlisted = next(f"tachograph:{n}" for n in range(1, 10_000) if f"tachograph:{n}" not in lines.values())
+    response = _mark(op, auto, {"leituras": [chosen, unlisted], "motivo": " "})
+    assert response.status_code == 400 and f'<input type="hidden" name="leituras" value="{unlisted}">' in response.text
+    assert f'<input type="hidden" name="leituras" value="{chosen}">' not in response.text  # its checkbox is ticked
     assert kit.snapshot() == before
 
 
@@ -292,4 +297,68 @@ def test_a_judgment_pdf_altered_in_the_store_or_outside_it_is_detected(browser, 
     with store.begin() as session:
         session.execute(delete(JudgmentPdf).where(JudgmentPdf.docket_id == auto))
     with store() as session, pytest.raises(AuditError, match="judgment_pdf_sha256"):
+        verified_entries(session)
+
+
+def test_the_appeal_judgment_pdf_is_kept_signed_served_exported_and_checked_like_the_defence_judgment(
+        browser, auto, jumped_day, lines, store, signing_key, tmp_path):
+    from cli_helpers import fiscaliza
+
+    from dockets.export import export_files
+    from dockets.signing import check
+    from dockets.store import AppealPdf
+
+    gestor = _judge_after_marking_the_jump(browser, auto, jumped_day, lines)
+    defence_judgment = gestor.get(f"/autos/{auto}/julgamento.pdf").content
+    op = browser("op-trd")
+    assert op.get(f"/autos/{auto}/julgamento-recurso.pdf").status_code == 404  # not judged yet
+    assert op.post(f"/autos/{auto}/acoes/recurso", {"texto": "O salto não é desvio."}).status_code == 303
+    titular = browser("titular")
+    assert titular.post(f"/autos/{auto}/acoes/julgar-recurso", {
+        "decisao": "negar", "fundamentacao": "O desvio subsiste sem o salto."}).status_code == 303
+    pdf = titular.get(f"/autos/{auto}/julgamento-recurso.pdf")
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF-")
+    assert op.get(f"/autos/{auto}/julgamento-recurso.pdf").content == pdf.content
+    assert gestor.get(f"/autos/{auto}/julgamento.pdf").content == defence_judgment  # the first judgment is untouched
+    with store() as session:
+        kept = session.get(AppealPdf, auto)
+        judged = session.scalars(select(AuditEntry).where(AuditEntry.action == "JulgarRecurso")).one()
+        assert verified_entries(session) > 0
+    digest = hashlib.sha256(pdf.content).hexdigest()
+    assert kept.data == pdf.content and kept.sha256 == digest
+    assert judged.payload["appeal_pdf_sha256"] == digest == judged.payload["state"]["appeal_pdf_sha256"]
+    signature = op.get(f"/autos/{auto}/julgamento-recurso.pdf.assinatura.json")
+    assert check(json.loads(signature.text), pdf.content, {signing_key.key_id: signing_key.public})[0]
+    assert f"/autos/{auto}/julgamento-recurso.pdf.assinatura.json" in op.get(f"/autos/{auto}").text
+    printed = _printed(pdf.content)
+    assert "JULGAMENTO DO RECURSO" in printed and "Recurso não provido: a multa é mantida" in printed
+    assert "Elisa Prado" in printed and "O salto não é desvio." in printed and "O desvio subsiste sem o salto." in printed
+    assert "Auto julgado procedente em" in printed and "Bruno Lima" in printed  # the judgment it appealed
+    assert "Sem as leituras contestadas, a infração subsiste" in printed
+    # export writes it beside the auto, with its signature; fiscaliza verify takes it as authentic
+    written = {path.name: path for path in export_files(store, tmp_path / "export")}
+    exported = next(path for name, path in written.items() if name.endswith("-julgamento-recurso.pdf"))
+    assert exported.read_bytes() == pdf.content and f"{exported.name}.assinatura.json" in written
+    public = tmp_path / "orgao.pub"
+    public.write_bytes(signing_key.public_pem())
+    upheld = fiscaliza("verify", exported, "--public-key", public)
+    assert upheld.returncode == 0 and "RESULTADO: PDF autêntico" in upheld.stdout, upheld.stdout + upheld.stderr
+    middle = len(pdf.content) // 2
+    altered = pdf.content[:middle] + bytes([pdf.content[middle] ^ 1]) + pdf.content[middle + 1:]
+    exported.write_bytes(altered)
+    forged = fiscaliza("verify", exported, "--public-key", public)
+    assert forged.returncode == 1 and "a autenticidade do PDF NÃO foi comprovada" in forged.stdout
+    # audit verify: changed in the store, with its digest rewritten, or deleted
+    with store.begin() as session:
+        session.execute(update(AppealPdf).where(AppealPdf.docket_id == auto).values(data=altered))
+    with store() as session, pytest.raises(AuditError, match="PDF do julgamento do recurso do auto id .* SHA-256"):
+        verified_entries(session)
+    with store.begin() as session:
+        session.execute(update(AppealPdf).where(AppealPdf.docket_id == auto)
+                        .values(sha256=hashlib.sha256(altered).hexdigest()))
+    with store() as session, pytest.raises(AuditError, match="appeal_pdf_sha256"):
+        verified_entries(session)
+    with store.begin() as session:
+        session.execute(delete(AppealPdf).where(AppealPdf.docket_id == auto))
+    with store() as session, pytest.raises(AuditError, match="appeal_pdf_sha256"):
         verified_entries(session)

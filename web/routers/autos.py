@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 
@@ -13,7 +14,7 @@ from dockets import disputes, service, workflow
 from dockets.document import PDF_CHART_KINDS, wording
 from dockets.rejudgment import DisputeError, parse_span
 from dockets.service import Forbidden, NotFound
-from dockets.store import Docket, EvidenceBundle, JudgmentPdf, Operator
+from dockets.store import AppealPdf, Docket, EvidenceBundle, JudgmentPdf, Operator
 from web import auth, views
 from web.dependencies import DocketId, FileUser, PageUser, State, attachment_header, read_post
 from web.errors import upload_refusal
@@ -89,6 +90,7 @@ def docket_page_response(web: AppState, request: Request, user: auth.Principal, 
         bundle = session.get(EvidenceBundle, docket.id)
         has_pdf, pdf_signed = service.pdf_state(session, docket.id)
         has_judgment_pdf, judgment_signed = service.pdf_state(session, docket.id, JudgmentPdf)
+        has_appeal_pdf, appeal_signed = service.pdf_state(session, docket.id, AppealPdf)
         context = views.docket_context(session, docket, actor=user.actor, calendar=config.calendar,
                                        today=web.today(), tz=web.tz, charts=web.available_charts(docket, bundle),
                                        wording=wording(docket, bundle.data if bundle else None),
@@ -102,6 +104,7 @@ def docket_page_response(web: AppState, request: Request, user: auth.Principal, 
     return web.render(request, "auto.html", {
         **context, "has_pdf": has_pdf, "pdf_signed": pdf_signed, "has_bundle": bundle is not None,
         "has_judgment_pdf": has_judgment_pdf, "judgment_signed": judgment_signed,
+        "has_appeal_pdf": has_appeal_pdf, "appeal_signed": appeal_signed,
         "today": web.today().isoformat(),
         "slug_of": SLUG_OF, "action_labels": workflow.ACTION_LABELS, "wf": workflow,
         "ciencia_means": CIENCIA_MEANS, "max_files": MAX_FILES,
@@ -112,7 +115,7 @@ def docket_page_response(web: AppState, request: Request, user: auth.Principal, 
 
 
 def _stored_pdf(web, user, docket_id: int, stored, suffix: str, signature: bool) -> Response:
-    """A PDF kept at its act (`stored`: service.pdf_of or service.judgment_pdf_of), byte
+    """A PDF kept at its act (`stored`: service.pdf_of, judgment_pdf_of or appeal_pdf_of), byte
     for byte, or its signature; named after the docket's file stem and `suffix`."""
     with web.config.sessions() as session:
         docket = service.get_docket(session, user.actor, docket_id)
@@ -149,13 +152,26 @@ def judgment_pdf_signature(docket_id: DocketId, user: FileUser, web: State):
     return _stored_pdf(web, user, docket_id, service.judgment_pdf_of, "-julgamento", signature=True)
 
 
+@router.get("/autos/{docket_id}/julgamento-recurso.pdf")
+def appeal_pdf(docket_id: DocketId, user: FileUser, web: State):
+    """The judgment of the recurso as the act that recorded it stored and signed it."""
+    return _stored_pdf(web, user, docket_id, service.appeal_pdf_of, "-julgamento-recurso", signature=False)
+
+
+@router.get("/autos/{docket_id}/julgamento-recurso.pdf.assinatura.json")
+def appeal_pdf_signature(docket_id: DocketId, user: FileUser, web: State):
+    return _stored_pdf(web, user, docket_id, service.appeal_pdf_of, "-julgamento-recurso", signature=True)
+
+
 def judgment_renderer(web: AppState, session):
-    """The `judgment_renderer` of `service.perform(JulgarDefesa)`: the judgment as a document,
-    the decision and its grounds, the defence, and the readings it disputed with the auto
-    re-judged without them, as they stand in the act (rendered there once, then kept)."""
+    """The `judgment_renderer` of `service.perform(JulgarDefesa | JulgarRecurso)`: the judgment
+    as a document, the decision and its grounds, the defence (or the recurso, after the
+    judgment it appealed), and the readings the defence disputed with the auto re-judged
+    without them, as they stand in the act (rendered there once, then kept)."""
     config = web.config
 
-    def render(docket: Docket, action: workflow.JulgarDefesa, judge: service.Actor) -> bytes:
+    def render(docket: Docket, action: workflow.JulgarDefesa | workflow.JulgarRecurso, judge: service.Actor
+               ) -> bytes:
         from dockets.document import render_judgment_pdf
 
         entries = service.history(session, judge, docket.id)
@@ -164,16 +180,36 @@ def judgment_renderer(web: AppState, session):
         operator = session.get(Operator, docket.operator_id)
         disputed = views.disputes_context(session, docket, actor=judge, calendar=config.calendar,
                                           today=web.today(), tz=web.tz, bundle=None)
+        appeal = isinstance(action, workflow.JulgarRecurso)
+        if appeal:
+            decision = ("Recurso provido: o auto é arquivado" if action.provido
+                        else "Recurso não provido: a multa é mantida")
+        else:
+            decision = ("Auto julgado procedente: a multa é mantida" if action.procedente
+                        else "Auto julgado improcedente: o processo é arquivado")
         return render_judgment_pdf(
             docket, issuer_name=config.issuer_name, operator_name=operator.name if operator else docket.operator_id,
-            decision="Auto julgado procedente: a multa é mantida" if action.procedente
-            else "Auto julgado improcedente: o processo é arquivado",
-            judged_on=date_br(action.on), judge=judge.name or ROLE_LABELS.get(judge.role, judge.role),
+            decision=decision, judged_on=date_br(action.on),
+            judge=judge.name or ROLE_LABELS.get(judge.role, judge.role),
             fundamentacao=action.fundamentacao,
-            defence=views.pleading(entries, attachments, workflow.ApresentarDefesa, names),
-            marks=disputed["marks"], rejudgment=disputed["rejudgment"])
+            defence=views.pleading(entries, attachments, workflow.InterporRecurso if appeal
+                                   else workflow.ApresentarDefesa, names),
+            marks=disputed["marks"], rejudgment=disputed["rejudgment"],
+            appeal=appeal, earlier=_defence_judgment(entries, names) if appeal else None)
 
     return render
+
+
+def _defence_judgment(entries, names) -> str | None:
+    """The judgment of the defence a recurso appeals, in words; None under a law without a
+    defence stage (the recurso appeals the auto itself)."""
+    judged = next((e for e in reversed(entries) if e.action == workflow.JulgarDefesa.__name__), None)
+    if judged is None:
+        return None
+    action = judged.payload["action"]
+    who = names.get(judged.actor_id) or ROLE_LABELS.get(judged.actor_role, judged.actor_role)
+    outcome = "procedente" if action["procedente"] else "improcedente"
+    return f"Auto julgado {outcome} em {date_br(dt.date.fromisoformat(action['on']))}, por {who}."
 
 
 @router.get("/autos/{docket_id}/evidencias.zip")
