@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from pyproj import Transformer
 
 from dockets import charts, labels, ptbr, workflow
@@ -327,7 +328,16 @@ def _templates() -> Environment:
     env = Environment(loader=PackageLoader("dockets", "templates"), autoescape=select_autoescape(["html"]))
     env.filters["data"] = _date
     env.filters["brl"] = brl
+    env.filters["command"] = _command
     return env
+
+
+def _command(text: str) -> Markup:
+    """A command line as printed: broken between its words only, never at a hyphen inside
+    one, which a reader (and pdftotext) takes for a word hyphenated at the line's end: the
+    file name `auto-2026-0004-D-21-evidencias.zip` or `--without` broken there came out
+    of a copy one dash short."""
+    return Markup(" ").join(Markup('<span class="word">{}</span>').format(word) for word in text.split(" "))
 
 
 _MAX_TABLE_ROWS = 12

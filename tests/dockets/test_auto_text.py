@@ -110,3 +110,15 @@ def test_every_demo_auto_states_the_readings_its_verdict_needs(sessions, calenda
         assert "a infração subsiste sem qualquer leitura isolada" in said[code], said[code]
     assert re.search(r"a infração subsiste sem cada leitura verificada \(verificadas 16 de \d+ leituras citadas, "
                      r"igualmente espaçadas, a primeira e a última incluídas", said["D-21"]), said["D-21"]
+
+
+@pytest.mark.parametrize("code", sorted(CATALOGUE))
+def test_the_printed_commands_copy_out_whole(every_code_sessions, calendar, tmp_path, code):
+    # a line broken at a hyphen inside a word reads as a word hyphenated at the line's end:
+    # pdftotext, like a reader copying the command, joins it one dash short
+    # ("auto-2026-0001-C-01evidencias.zip", "-without")
+    docket, text = auto_text(every_code_sessions, code, calendar, tmp_path)
+    words = text.split()
+    named = [word for word in words if docket.file_stem in word]
+    assert named and set(named) <= {f"{docket.file_stem}-evidencias.zip", f"{docket.file_stem}.pdf"}, named
+    assert {word for word in words if "without" in word or "public-key" in word} <= {"--without", "--public-key"}
