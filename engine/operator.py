@@ -363,11 +363,38 @@ class OperatorStage:
         # may close in the same beat, e.g. a backlog: its provisional D-13 still comes
         # first, so detected_at never depends on how the input was batched)
         final = len(state.final) >= self.sources
+        retold = self._forget_unconfirmed(state, final)
         live = self._judge_live(state, occurrences, final)
         out = self._close(state, occurrences, final=final)
         out.findings[:0] = live
+        out.to_vehicles[:0] = retold
         self._save(state)
         return out
+
+    def _forget_unconfirmed(self, state: OperatorState, final: bool) -> list[VehicleAhead]:
+        """Drops the departures seen live (`live_running`) that the release never
+        confirmed: once every partition's watermark is past such a departure by the
+        allowed lateness, the release has read the pings after it and told it (a
+        TripDeparted or TripDetected of it lets it go), or never will (its exit ping
+        dead-lettered, another itinerary or departure chosen). Left there, it stayed the
+        bus ahead of its followers until the vehicle's next legal departure or the day's
+        close. The bus running right behind each one dropped is told its bus ahead again.
+        Live information only: no rule reads `live_running`."""
+        if not state.live_running or not (final or len(state.watermarks) >= self.sources):
+            return []
+        watermark = self._watermark(state)
+        if watermark is None:
+            return []
+        margin = self.ctx.policy.stream.allowed_lateness_s
+        stale = [d.trip for d in state.live_running.values() if d.trip.departed_at + margin < watermark]
+        if not stale:
+            return []
+        state.live_running = {vehicle: departed for vehicle, departed in state.live_running.items()
+                              if departed.trip.departed_at + margin >= watermark}
+        retold = []
+        for trip in sorted(stale, key=lambda t: (t.departed_at, t.vehicle_id)):
+            retold += self._headways(state, trip, service_date_of(trip, self.ctx, self._day), own=False)
+        return retold
 
     def _judge_live(self, state: OperatorState, occurrences, final: bool = False) -> list[Finding]:
         """The service-day rules while the day runs, over the day's departures matched
