@@ -143,6 +143,7 @@ class OperatorStage:
         self._projector = Projector(ctx.feed.epsg)
         self._days: dict[dt.date, ServiceDay] = {}
         self._operator_days: dict[tuple[dt.date, str], ServiceDay] = {}
+        self._dues: dict[tuple[dt.date, str], tuple[float, ...]] = {}
 
     def _state(self, operator_id: str) -> OperatorState:
         """The operator's state to work on: a shallow copy of the stored one, whose fields
@@ -416,10 +417,10 @@ class OperatorStage:
         for date in self._open_dates(state):
             iso_date = date.isoformat()
             day = self._operator_day(date, state.operator_id)
-            due = self._due(day)
-            crossed = absence is not None and any(
-                (state.judged_live_to is None or state.judged_live_to < moment) and moment <= absence
-                for moment in due)
+            due = self._due(date, state.operator_id)
+            # a moment in (judged_live_to, absence]: the first one after judged_live_to
+            after = 0 if state.judged_live_to is None else bisect.bisect_right(due, state.judged_live_to)
+            crossed = absence is not None and after < len(due) and due[after] <= absence
             if iso_date not in state.live and not crossed:
                 continue
             running = [d.trip for d in state.running.values()]
@@ -458,12 +459,17 @@ class OperatorStage:
         state.judged_live_to = absence if absence is not None else state.judged_live_to
         return found
 
-    def _due(self, day: ServiceDay) -> tuple[float, ...]:
-        """The moments a day's live verdicts may change without a new departure: the end
-        of each frequency window (D-12) and of each scheduled departure's match window (D-22)."""
-        window = self.ctx.policy.trips.match_window_s
-        return tuple(sorted([day.departure_epoch(t) + window for t in day.trips]
-                            + [day.start_epoch + w.end_s for w in day.windows]))
+    def _due(self, date: dt.date, operator_id: str) -> tuple[float, ...]:
+        """The moments the operator's day's live verdicts may change without a new
+        departure, sorted: the end of each frequency window (D-12) and of each scheduled
+        departure's match window (D-22). Kept like `_operator_day`: every heartbeat asks."""
+        key = (date, operator_id)
+        if key not in self._dues:
+            day = self._operator_day(date, operator_id)
+            window = self.ctx.policy.trips.match_window_s
+            self._dues[key] = tuple(sorted([day.departure_epoch(t) + window for t in day.trips]
+                                           + [day.start_epoch + w.end_s for w in day.windows]))
+        return self._dues[key]
 
     # --- closing -------------------------------------------------------------------
 
