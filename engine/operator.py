@@ -143,6 +143,7 @@ class OperatorStage:
         self._projector = Projector(ctx.feed.epsg)
         self._days: dict[dt.date, ServiceDay] = {}
         self._operator_days: dict[tuple[dt.date, str], ServiceDay] = {}
+        self._dues: dict[tuple[dt.date, str], tuple[float, ...]] = {}
 
     def _state(self, operator_id: str) -> OperatorState:
         """The operator's state to work on: a shallow copy of the stored one, whose fields
@@ -363,11 +364,38 @@ class OperatorStage:
         # may close in the same beat, e.g. a backlog: its provisional D-13 still comes
         # first, so detected_at never depends on how the input was batched)
         final = len(state.final) >= self.sources
+        retold = self._forget_unconfirmed(state, final)
         live = self._judge_live(state, occurrences, final)
         out = self._close(state, occurrences, final=final)
         out.findings[:0] = live
+        out.to_vehicles[:0] = retold
         self._save(state)
         return out
+
+    def _forget_unconfirmed(self, state: OperatorState, final: bool) -> list[VehicleAhead]:
+        """Drops the departures seen live (`live_running`) that the release never
+        confirmed: once every partition's watermark is past such a departure by the
+        allowed lateness, the release has read the pings after it and told it (a
+        TripDeparted or TripDetected of it lets it go), or never will (its exit ping
+        dead-lettered, another itinerary or departure chosen). Left there, it stayed the
+        bus ahead of its followers until the vehicle's next legal departure or the day's
+        close. The bus running right behind each one dropped is told its bus ahead again.
+        Live information only: no rule reads `live_running`."""
+        if not state.live_running or not (final or len(state.watermarks) >= self.sources):
+            return []
+        watermark = self._watermark(state)
+        if watermark is None:
+            return []
+        margin = self.ctx.policy.stream.allowed_lateness_s
+        stale = [d.trip for d in state.live_running.values() if d.trip.departed_at + margin < watermark]
+        if not stale:
+            return []
+        state.live_running = {vehicle: departed for vehicle, departed in state.live_running.items()
+                              if departed.trip.departed_at + margin >= watermark}
+        retold = []
+        for trip in sorted(stale, key=lambda t: (t.departed_at, t.vehicle_id)):
+            retold += self._headways(state, trip, service_date_of(trip, self.ctx, self._day), own=False)
+        return retold
 
     def _judge_live(self, state: OperatorState, occurrences, final: bool = False) -> list[Finding]:
         """The service-day rules while the day runs, over the day's departures matched
@@ -389,10 +417,10 @@ class OperatorStage:
         for date in self._open_dates(state):
             iso_date = date.isoformat()
             day = self._operator_day(date, state.operator_id)
-            due = self._due(day)
-            crossed = absence is not None and any(
-                (state.judged_live_to is None or state.judged_live_to < moment) and moment <= absence
-                for moment in due)
+            due = self._due(date, state.operator_id)
+            # a moment in (judged_live_to, absence]: the first one after judged_live_to
+            after = 0 if state.judged_live_to is None else bisect.bisect_right(due, state.judged_live_to)
+            crossed = absence is not None and after < len(due) and due[after] <= absence
             if iso_date not in state.live and not crossed:
                 continue
             running = [d.trip for d in state.running.values()]
@@ -431,12 +459,17 @@ class OperatorStage:
         state.judged_live_to = absence if absence is not None else state.judged_live_to
         return found
 
-    def _due(self, day: ServiceDay) -> tuple[float, ...]:
-        """The moments a day's live verdicts may change without a new departure: the end
-        of each frequency window (D-12) and of each scheduled departure's match window (D-22)."""
-        window = self.ctx.policy.trips.match_window_s
-        return tuple(sorted([day.departure_epoch(t) + window for t in day.trips]
-                            + [day.start_epoch + w.end_s for w in day.windows]))
+    def _due(self, date: dt.date, operator_id: str) -> tuple[float, ...]:
+        """The moments the operator's day's live verdicts may change without a new
+        departure, sorted: the end of each frequency window (D-12) and of each scheduled
+        departure's match window (D-22). Kept like `_operator_day`: every heartbeat asks."""
+        key = (date, operator_id)
+        if key not in self._dues:
+            day = self._operator_day(date, operator_id)
+            window = self.ctx.policy.trips.match_window_s
+            self._dues[key] = tuple(sorted([day.departure_epoch(t) + window for t in day.trips]
+                                           + [day.start_epoch + w.end_s for w in day.windows]))
+        return self._dues[key]
 
     # --- closing -------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ beyond them, so a rule can be re-run on the facts alone (the evidence bundle).
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import functools
 from dataclasses import dataclass, field
@@ -116,7 +117,9 @@ class SensorRuns(msgspec.Struct, frozen=True):
     sensor that can show a trip was not run), and its catraca readings whose counter rose
     (boardings: the vehicle was in service, wherever it was). Told by the vehicle stage to
     the operator stage in each heartbeat (what it released since the last one) and merged
-    there; the service-day rules read them (ServiceDayFacts.unobserved)."""
+    there; the service-day rules read them (ServiceDayFacts.unobserved). Each set of runs
+    is as `merge_runs` gives it: sorted, each run more than the gap after the one before
+    (so both its starts and its ends rise, and a time is found in it by bisection)."""
 
     tachograph: tuple[Run, ...] = ()
     boarding: tuple[Run, ...] = ()
@@ -133,25 +136,53 @@ class SensorRuns(msgspec.Struct, frozen=True):
 
 def runs_of(times: list[float], gap_s: float) -> tuple[Run, ...]:
     """Instants as runs: a new run where two are more than `gap_s` apart."""
-    return merge_runs(tuple((t, t) for t in times), (), gap_s)
+    return merge_runs((), tuple((t, t) for t in times), gap_s)
 
 
 def merge_runs(a: tuple[Run, ...], b: tuple[Run, ...], gap_s: float) -> tuple[Run, ...]:
     """Two sets of runs as one: runs that overlap or lie at most `gap_s` apart join (the
-    same readings told twice join too, so a message released again changes nothing)."""
+    same readings told twice join too, so a message released again changes nothing).
+    `a` as this gives them (SensorRuns): its runs ending more than `gap_s` before `b`'s
+    first start are kept as they are, not merged again, so adding a heartbeat's few runs
+    to a day of them costs what the new ones touch (the same runs as merging all)."""
+    if not b:
+        return a
+    first = min(start for start, _ in b)
+    kept = bisect.bisect_left(a, first - gap_s, key=_end)  # a[:kept] end before first - gap_s
     merged: list[list[float]] = []
-    for start, end in sorted((*a, *b)):
+    for start, end in sorted((*a[kept:], *b)):
         if merged and start - merged[-1][1] <= gap_s:
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
-    return tuple((s, e) for s, e in merged)
+    return (*a[:kept], *((s, e) for s, e in merged))
+
+
+def _start(run: Run) -> float:
+    return run[0]
+
+
+def _end(run: Run) -> float:
+    return run[1]
+
+
+def _starting_before(runs: tuple[Run, ...], first: int, end: float) -> list[Run]:
+    """runs[first:] up to the first that starts at or after `end` (not a slice: no copy
+    of the rest of the day)."""
+    found = []
+    for i in range(first, len(runs)):
+        if runs[i][0] >= end:
+            break
+        found.append(runs[i])
+    return found
 
 
 def uncovered(runs: tuple[Run, ...], start: float, end: float) -> list[Run]:
-    """The parts of [start, end] that no run covers (sorted runs)."""
+    """The parts of [start, end] that no run covers (runs as SensorRuns holds them: the
+    ones ending before `start` are skipped by bisection, not read)."""
     pieces, at = [], start
-    for a, b in runs:
+    for i in range(bisect.bisect_left(runs, start, key=_end), len(runs)):  # not a slice: no copy of the rest
+        a, b = runs[i]
         if b < at:
             continue
         if a > end:
@@ -232,13 +263,47 @@ class ServiceDayFacts:
         vehicle of the operator could have run it."""
         departure = self.day.departure_epoch(trip)
         if trip.block_id:
-            held = sorted((self.day.departure_epoch(tf.scheduled), tf.realized.vehicle_id) for tf in self.trips
-                          if tf.scheduled is not None and tf.scheduled.block_id == trip.block_id)
-            vehicles = {v for _, v in [d for d in held if d[0] < departure][-1:]} \
-                | {v for _, v in [d for d in held if d[0] > departure][:1]}
+            held = self._held_by_block.get(trip.block_id, [])
+            before = bisect.bisect_left(held, departure, key=_start)  # held[:before] leave before it
+            after = bisect.bisect_right(held, departure, key=_start)  # held[after:] leave after it
+            vehicles = {v for _, v in held[max(0, before - 1):before]} | {v for _, v in held[after:after + 1]}
             if vehicles:
                 return tuple(sorted(vehicles)), trip.block_id
         return self.fleet.get(self.operator_of_route[trip.route_id], ()), None
+
+    # Indexes over the facts, built once per value, on first use (the live D-22 asks about
+    # each scheduled trip at every beat: a scan of the day per question grew with the day).
+    # Not fields: never part of the facts' value.
+
+    @functools.cached_property
+    def _held_by_block(self) -> dict[str, list[tuple[float, str]]]:
+        """By block: (scheduled departure, vehicle) of each of its trips matched, sorted."""
+        held: dict[str, list[tuple[float, str]]] = {}
+        for tf in self.trips:
+            if tf.scheduled is not None and tf.scheduled.block_id:
+                held.setdefault(tf.scheduled.block_id, []).append(
+                    (self.day.departure_epoch(tf.scheduled), tf.realized.vehicle_id))
+        return {block: sorted(trips) for block, trips in held.items()}
+
+    @functools.cached_property
+    def _quickest_s(self) -> dict[tuple[str, int], float]:
+        """By line and direction: its quickest realized trip, departure to arrival."""
+        quickest: dict[tuple[str, int], float] = {}
+        for tf in self.trips:
+            line = (tf.realized.route_id, tf.realized.direction_id)
+            took = tf.match.detected.arrived_at - tf.match.detected.departed_at
+            quickest[line] = min(quickest[line], took) if line in quickest else took
+        return quickest
+
+    @functools.cached_property
+    def _died_running_at(self) -> dict[str, float]:
+        """By vehicle: the earliest last fix of its unfollowed passes whose telemetry never
+        came back (`_silences`)."""
+        died: dict[str, float] = {}
+        for p in self.unfollowed:
+            if p.silences and p.silences[-1][1] is None:
+                died[p.vehicle_id] = min(died.get(p.vehicle_id, p.last_t), p.last_t)
+        return died
 
     def unobserved(self, trip: ScheduledTrip, policy) -> list[dict]:
         """Why the telemetry of the vehicles that could have run a scheduled trip does not
@@ -279,9 +344,7 @@ class ServiceDayFacts:
         """The quickest realized trip of a line and direction that day, departure to
         arrival (`otherwise` without one): a silence shorter than that cannot have hidden a
         whole trip of it."""
-        return min((tf.match.detected.arrived_at - tf.match.detected.departed_at for tf in self.trips
-                    if (tf.realized.route_id, tf.realized.direction_id) == (route_id, direction_id)),
-                   default=otherwise)
+        return self._quickest_s.get((route_id, direction_id), otherwise)
 
     def could_run_line(self, route_id: str) -> tuple[tuple[str, ...], bool]:
         """The vehicles that could have made a line's departures: those that ran it that day,
@@ -316,18 +379,21 @@ class ServiceDayFacts:
         found = []
         for vehicle in vehicles:
             runs = self.coverage.get(vehicle, SensorRuns())
+            tachograph, boarding = runs.tachograph, runs.boarding
             # its telemetry broke off while it ran an itinerary and never came back: a unit
             # that died, not a bus switched off at the end of its day
-            died_running = [p.last_t for p in self.unfollowed
-                            if p.vehicle_id == vehicle and p.silences and p.silences[-1][1] is None]
+            died_at = self._died_running_at.get(vehicle)
             hiding = []
-            for a, b in uncovered(runs.tachograph, start, end):
+            for a, b in uncovered(tachograph, start, end):
                 if (a == start or b == end) and b - a <= gap:
                     continue  # a fix within max_coverage_gap_s of the window's edge: followed up to it
-                boarded = [r for r in runs.boarding if r[0] < b and r[1] > a]
-                before = max((r for _, r in runs.tachograph if r <= a), default=None)
-                after = min((r for r, _ in runs.tachograph if r >= b), default=None)
-                died = any(t <= a + gap for t in died_running)
+                # the runs are sorted with rising starts and ends (SensorRuns): found by bisection
+                boarded = _starting_before(boarding, bisect.bisect_right(boarding, a, key=_end), b)
+                heard = bisect.bisect_right(tachograph, a, key=_end)  # tachograph[:heard] end at or before a
+                before = tachograph[heard - 1][1] if heard else None
+                heard = bisect.bisect_left(tachograph, b, key=_start)  # tachograph[heard:] start at or after b
+                after = tachograph[heard][0] if heard < len(tachograph) else None
+                died = died_at is not None and died_at <= a + gap
                 if before is not None and after is not None and not died and after - before < hides_a_trip_s:
                     continue  # too short to hide a whole trip, seen on both sides
                 seen_before = before is not None and before >= day_from
@@ -341,8 +407,8 @@ class ServiceDayFacts:
 
     def reported_minutes(self, operator_id: str, start: float, end: float) -> int:
         """Distinct minutes of [start, end] in which the operator's fleet reported."""
-        times = self.reporting.get(operator_id, ())
-        i, j = np.searchsorted(times, start), np.searchsorted(times, end, side="right")
+        times = self.reporting.get(operator_id, ())  # sorted
+        i, j = bisect.bisect_left(times, start), bisect.bisect_right(times, end)
         return len({int(t // 60) for t in times[i:j]})
 
     def departure_observable(self, operator_id: str, departure: float, policy) -> bool:
@@ -353,8 +419,8 @@ class ServiceDayFacts:
             >= policy.trips.min_reporting_minutes
 
     def reported_between(self, operator_id: str, start: float, end: float, *, include_end: bool = True) -> bool:
-        times = self.reporting.get(operator_id, ())
-        i = np.searchsorted(times, start)
+        times = self.reporting.get(operator_id, ())  # sorted
+        i = bisect.bisect_left(times, start)
         return bool(i < len(times) and (times[i] <= end if include_end else times[i] < end))
 
 

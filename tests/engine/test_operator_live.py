@@ -225,6 +225,58 @@ def test_a_departure_seen_live_is_never_evidence(context):
     assert [r.status for r, _ in run.records("D-13")] == ["provisional"]
 
 
+def test_a_departure_seen_live_that_the_release_never_confirms_leaves_the_headways_after_the_allowed_lateness(context):
+    # line 201 direction 0: JN-2011 leaves 06:00, seen live and confirmed at release;
+    # JN-2013's 06:08 is seen live only (its exit ping dead-lettered, say); JN-2014 leaves
+    # 06:15, seen live, 7 min behind JN-2013. The allowed lateness is 600 s: JN-2013's
+    # departure stays in the headways while the watermark is at most 06:08 + 600 s = 06:18
+    margin = context.policy.stream.allowed_lateness_s
+    assert margin == 600
+    run = Run(context, "TRD")
+    run.beat(at(context, 5, 59), reporting_from=at(context, 5, 55))
+    run.stage.on_live_departed(LiveDeparture("TRD", trip("JN-2011", "201", 0, at(context, 6, 0))))
+    run.stage.on_departed(TripDeparted("TRD", trip("JN-2011", "201", 0, at(context, 6, 0))))
+    run.stage.on_live_departed(LiveDeparture("TRD", trip("JN-2013", "201", 0, at(context, 6, 8))))
+    [behind_it] = run.stage.on_live_departed(LiveDeparture("TRD", trip("JN-2014", "201", 0, at(context, 6, 15))))
+    assert (behind_it.vehicle_id, behind_it.ahead_vehicle_id) == ("JN-2014", "JN-2013")
+    run.beat(at(context, 6, 18), reporting_from=at(context, 5, 55))
+    assert "JN-2013" in run.states["TRD"].live_running and run.told == []  # not past the margin yet
+    run.beat(at(context, 6, 18, 1), reporting_from=at(context, 5, 55))
+    assert set(run.states["TRD"].live_running) == {"JN-2014"}  # 06:15 + 600 s is still ahead
+    # JN-2014 is told its bus ahead again: the confirmed JN-2011, 15 min ahead
+    [retold] = run.told
+    assert (retold.vehicle_id, retold.ahead_vehicle_id, retold.departed_at - retold.ahead_departed_at) == \
+        ("JN-2014", "JN-2011", 15 * 60)
+    # the confirmed departure is unaffected, and a departure after it no longer sees JN-2013
+    assert set(run.states["TRD"].running) == {"JN-2011"}
+    # (JN-2012's 06:10, seen live: behind JN-2011, not JN-2013's 06:08; and now JN-2014's bus ahead)
+    [later, follower] = run.stage.on_live_departed(LiveDeparture("TRD", trip("JN-2012", "201", 0,
+                                                                              at(context, 6, 10))))
+    assert (later.vehicle_id, later.ahead_vehicle_id) == ("JN-2012", "JN-2011")
+    assert (follower.vehicle_id, follower.ahead_vehicle_id) == ("JN-2014", "JN-2012")
+
+
+def test_dropping_an_unconfirmed_live_departure_changes_no_legal_record(context):
+    # the same day twice, once with a departure seen live that the release never confirms
+    # (JN-2013's 06:08): the records sent and the legal state are the same
+    def day(seen_live: bool) -> Run:
+        run = Run(context, "TRD")
+        run.beat(at(context, 5, 59), reporting_from=at(context, 5, 55))
+        run.stage.on_departed(TripDeparted("TRD", trip("JN-2011", "201", 0, at(context, 6, 0))))
+        if seen_live:
+            run.stage.on_live_departed(LiveDeparture("TRD", trip("JN-2013", "201", 0, at(context, 6, 8))))
+        for minute in (10, 18, 19, 40):
+            run.beat(at(context, 6, minute), reporting_from=at(context, 5, 55))
+        run.beat(at(context, 9, 30), reporting_from=at(context, 5, 55))
+        return run
+    with_it, without = day(True), day(False)
+    assert with_it.states["TRD"].live_running == {}  # dropped on the way
+    assert [r for r, _ in with_it.records("D-12")]  # the day had legal records to compare
+    assert with_it.sent == without.sent
+    legal = ("detected", "running", "emitted", "suppressions", "months")
+    assert [getattr(with_it.states["TRD"], f) for f in legal] == [getattr(without.states["TRD"], f) for f in legal]
+
+
 def test_a_trip_delivered_again_with_a_field_filled_in_is_still_one_trip(context):
     # detected by an engine before DetectedTrip.at_origin_since, then again after a restart
     # on a newer one that fills it in (the stay at the terminal): one trip, the first kept

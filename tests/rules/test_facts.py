@@ -18,7 +18,7 @@ import shapely
 
 from gtfs.schedule import service_day
 from kernel.policy import load_policy
-from rules.facts import TripFacts, in_service_intervals, overlaps, within
+from rules.facts import SensorRuns, TripFacts, in_service_intervals, merge_runs, overlaps, runs_of, within
 from trips import detect_trips
 from trips.matching import match_service_day_full
 from trips.model import Fix
@@ -228,3 +228,24 @@ def test_touching_or_covering_span_yields_overlap():
     assert overlaps(intervals, 0.0, 500.0)  # covers it
     assert not overlaps(intervals, 200.1, 300.0)
     assert not overlaps((), 0.0, 1e12)
+
+
+# --- sensor runs: a heartbeat's few runs added to a day of them ---------------------------
+
+
+def test_runs_told_beat_by_beat_are_the_runs_of_every_reading_at_once():
+    # readings every 60 s with silences of 301 s and 900 s (gap 300 s), told in beats of
+    # 7 readings, some told twice and one beat late (a redelivery, a lagging partition):
+    # merging each beat into the runs so far (which leaves alone the runs ended more than
+    # 300 s before the beat's first reading) gives the runs of all the readings at once
+    gap = 300.0
+    times = [60.0 * k for k in range(40)] + [2340.0 + 301 + 60 * k for k in range(30)] \
+        + [2340.0 + 301 + 1740 + 900 + 60 * k for k in range(30)]
+    beats = [times[k:k + 7] for k in range(0, len(times), 7)]
+    beats.insert(9, beats[2])  # told again, after later ones: a run long kept is merged again
+    beats.append(beats[-1])
+    runs = SensorRuns()
+    for beat in beats:
+        runs = runs.merged(SensorRuns(tachograph=runs_of(beat, gap)), gap)
+    assert runs.tachograph == runs_of(sorted(times), gap) == ((0.0, 2340.0), (2641.0, 4381.0), (5281.0, 7021.0))
+    assert merge_runs(runs.tachograph, (), gap) is runs.tachograph  # nothing told: nothing merged

@@ -50,6 +50,7 @@ class Run:
         self.sent: list = []
         self.first = None
         self.occurrences: list = []  # registered occurrences, as the heartbeats are handed them
+        self.told: list = []
 
     def beat(self, watermark: float, reporting_from: float | None = None, final: bool = False):
         """Up to `watermark`; with `reporting_from`, every vehicle of the operator reported
@@ -62,6 +63,7 @@ class Run:
                                                                {self.operator: minutes}, final, seen),
                                        self.occurrences)
         self.sent += [(f, watermark) for f in out.findings if isinstance(f, Infraction)]
+        self.told = out.to_vehicles  # what the beat told the vehicle stage
         return [f for f in out.findings]
 
     def records(self, code: str, trip_id: str | None = None, direction: int | None = None):
