@@ -974,7 +974,7 @@ class VehicleStage:
         out = Sends()
         if limit is None:
             return out
-        released: list[tuple[VehicleState, list[Fix], list[CatracaReading]]] = []
+        released: list[tuple[VehicleState, int, int]] = []
         for vehicle_id in self.partition.dirty:
             state = self._state(vehicle_id)
             # most dirty vehicles have nothing at or before the limit: seen at their first message
@@ -982,19 +982,19 @@ class VehicleStage:
                 if state.pending and state.pending[0].t <= limit else 0
             cut_catraca = bisect.bisect_right(state.pending_catraca, limit, key=lambda r: r.epoch) \
                 if state.pending_catraca and state.pending_catraca[0].epoch <= limit else 0
-            batch: list[Fix] = []
-            readings: list[CatracaReading] = []
-            if cut or cut_catraca:
-                batch, state.pending = state.pending[:cut], state.pending[cut:]
-                readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
-                    state.pending_catraca[cut_catraca:]
-            released.append((state, batch, readings))
-        # every vehicle's fixes measured together, before any vehicle is processed
-        self._released_geometry = TakeGeometry(self.ctx.geofences, [fix for _, batch, _ in released for fix in batch])
+            released.append((state, cut, cut_catraca))
+        # every vehicle's fixes measured together, before any vehicle is processed (each
+        # state is cut only when processed: a failure that stops the loop leaves the others
+        # as they were)
+        self._released_geometry = TakeGeometry(self.ctx.geofences,
+                                               [fix for state, cut, _ in released for fix in state.pending[:cut]])
         still_dirty = []
         try:
-            for state, batch, readings in released:
-                if batch or readings:
+            for state, cut, cut_catraca in released:
+                if cut or cut_catraca:
+                    batch, state.pending = state.pending[:cut], state.pending[cut:]
+                    readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
+                        state.pending_catraca[cut_catraca:]
                     self._forget_old_keys(state)
                     before = _snapshot(state)
                     try:
@@ -1117,17 +1117,23 @@ class VehicleStage:
         a time (the result does not depend on how they are split); each one that raises
         is dead-lettered with the exception (`engine_error`) and the others go on."""
         items = sorted([(f.t, 0, f) for f in batch] + [(r.epoch, 1, r) for r in readings], key=lambda i: i[:2])
-        for _, kind, item in items:
-            snapshot = _snapshot(state)
-            try:
-                self._process(state, [item] if kind == 0 else [], [item] if kind == 1 else [], occurrences, out)
-            except Exception as exc:  # noqa: BLE001
-                log.exception("dead-lettering %s: the engine failed on it", _describe(item))
-                state = _restored(state, snapshot)
-                out.rejected.append(Rejection(
-                    source="tachograph" if kind == 0 else "catraca", reason="engine_error",
-                    detail=f"{type(exc).__name__}: {exc}", location=_describe(item),
-                    raw=msgspec.json.encode(item).decode()))
+        # each message measured on its own, as it would be alone: a fault in the release's
+        # shared geometry (trips.memo.TakeGeometry) must not fail every message it holds
+        shared, self._released_geometry = self._released_geometry, None
+        try:
+            for _, kind, item in items:
+                snapshot = _snapshot(state)
+                try:
+                    self._process(state, [item] if kind == 0 else [], [item] if kind == 1 else [], occurrences, out)
+                except Exception as exc:  # noqa: BLE001
+                    log.exception("dead-lettering %s: the engine failed on it", _describe(item))
+                    state = _restored(state, snapshot)
+                    out.rejected.append(Rejection(
+                        source="tachograph" if kind == 0 else "catraca", reason="engine_error",
+                        detail=f"{type(exc).__name__}: {exc}", location=_describe(item),
+                        raw=msgspec.json.encode(item).decode()))
+        finally:
+            self._released_geometry = shared
         return state
 
     def _advance(self, state: VehicleState, batch: list[Fix], occurrences, out: Sends) -> list[TripDetected]:

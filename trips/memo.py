@@ -63,7 +63,7 @@ class TakeGeometry:
     is known by identity (the engine hands the same objects on to the tracks); the take
     holds its fixes, so no other object can take one's id while it lives."""
 
-    __slots__ = ("geofences", "fixes", "_row", "x", "y", "_near", "_corridors", "_bounds", "_zones")
+    __slots__ = ("geofences", "fixes", "_row", "x", "y", "_near", "_corridors", "_bounds", "_zones", "_failed")
 
     def __init__(self, geofences: Geofences, fixes: Sequence[Fix]) -> None:
         self.geofences = geofences
@@ -72,9 +72,14 @@ class TakeGeometry:
         self.x, self.y = _arrays(fixes)[1:]
         self._near: dict[float, np.ndarray] = {}
         self._corridors = self._bounds = self._zones = None
+        self._failed = False
 
     def rows(self, fixes: Sequence[Fix]) -> np.ndarray | None:
-        """The take's rows of `fixes`; None when one of them is not in the take."""
+        """The take's rows of `fixes`; None when one of them is not in the take, or once
+        one of its queries has failed (each vehicle then queries its own fixes, as alone:
+        one vehicle's faulty fix fails that vehicle only)."""
+        if self._failed:
+            return None
         row = self._row
         found = [row.get(id(fix), -1) for fix in fixes]
         return None if -1 in found else np.array(found, dtype=np.intp)
@@ -83,7 +88,7 @@ class TakeGeometry:
         """As `Geofences.near_any_itinerary` over those fixes."""
         near = self._near.get(metres)
         if near is None:
-            near = self._near[metres] = self.geofences.near_any_itinerary(self.x, self.y, metres)
+            near = self._near[metres] = self._measured(self.geofences.near_any_itinerary, self.x, self.y, metres)
         return near[rows]
 
     def near_corridors(self, rows: np.ndarray
@@ -91,18 +96,26 @@ class TakeGeometry:
         """As `Geofences.near_corridors` over those fixes (in that order): the pairs, which
         come sorted by position, of each row, with the positions renumbered."""
         if self._corridors is None:
-            self._corridors = self.geofences.near_corridors(self.x, self.y)
-            self._bounds = np.searchsorted(self._corridors[1], np.arange(len(self.x) + 1))
+            corridors = self._measured(self.geofences.near_corridors, self.x, self.y)
+            self._bounds = np.searchsorted(corridors[1], np.arange(len(self.x) + 1))
+            self._corridors = corridors
         itineraries, position, which, inside, located = self._corridors
         low, counts = self._bounds[rows], self._bounds[rows + 1] - self._bounds[rows]
         ends = np.cumsum(counts)
         pairs = np.repeat(low - (ends - counts), counts) + np.arange(ends[-1] if len(ends) else 0)
         return itineraries, np.repeat(np.arange(len(rows)), counts), which[pairs], inside[pairs], located[pairs]
 
+    def _measured(self, query, *args):
+        try:
+            return query(*args)
+        except Exception:
+            self._failed = True
+            raise
+
     def in_terminal_zones(self, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """As `Geofences.in_terminal_zones` over those fixes (in that order)."""
         if self._zones is None:
-            self._zones = self.geofences.in_terminal_zones(self.x, self.y)
+            self._zones = self._measured(self.geofences.in_terminal_zones, self.x, self.y)
         return [(zone, inside) for zone, inside in ((zone, mask[rows]) for zone, mask in self._zones)
                 if inside.any()]
 

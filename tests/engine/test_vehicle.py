@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 import msgspec
+import numpy as np
 import pytest
 
 from engine.loading import load_context
@@ -100,6 +101,57 @@ def test_an_engine_exception_dead_letters_the_message_and_the_stream_goes_on(con
     assert sorted((t.vehicle_id, t.trip_id) for t in trips) == sorted((t.vehicle_id, t.trip_id)
                                                                       for t in reference.trips)
 
+
+
+def test_a_fault_in_the_release_s_shared_geometry_loses_only_the_message_that_makes_it(context, tmp_path,
+                                                                                      monkeypatch):
+    # A release measures every vehicle's fixes in one query (trips.memo.TakeGeometry). A
+    # fix that makes that query raise must cost its own message only, as when each vehicle
+    # queried alone: the other vehicles of the release query their own fixes, and the
+    # faulty vehicle's messages are measured one by one (engine.vehicle _isolate)
+    import engine.vehicle as vehicle_module
+    from engine import Engine
+    from fiscaliza.replay import read_messages, replay
+    from geofences.zones import Geofences
+    from gtfs import load_feed
+    from kernel.fleet import load_fleet
+    from simulator import SimulationSettings, simulate
+
+    feed_path, fleet_path = joao_neiva()
+    sim = simulate(load_feed(feed_path), load_fleet(fleet_path), SimulationSettings(DAY, DAY, seed=3), tmp_path)
+    inputs = ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca)
+    reference = replay(inputs)
+    messages, _ = read_messages(inputs)
+    culprit = next(m for m in messages if getattr(m.body, "speed_kmh", 0) > 20 and m.body.vehicle_id == "JN-1011")
+    culprit_id = vehicle_module.message_id(culprit.body)
+    # the culprit's metric x, as the engine projects it
+    culprit_x = vehicle_module.Projector(context.feed.epsg).to_xy([culprit.body.lon], [culprit.body.lat])[0]
+    real = Geofences.near_corridors
+    queried = []
+
+    def failing(self, xs, ys):  # the corridor query trips over one position
+        xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+        queried.append(len(xs))
+        if np.any(np.isin(xs, culprit_x)):
+            raise FloatingPointError("simulated fault")
+        return real(self, xs, ys)
+
+    monkeypatch.setattr(Geofences, "near_corridors", failing)
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    rejected, trips = [], []
+    for start in range(0, len(messages), 1000):
+        out = engine.ingest(messages[start : start + 1000])
+        rejected += out.rejected
+        trips += out.trips
+    out = engine.close()
+    rejected += out.rejected
+    trips += out.trips
+    [dead] = rejected
+    assert (dead.reason, dead.location, dead.source) == ("engine_error", culprit_id, "tachograph")
+    assert "FloatingPointError: simulated fault" in dead.detail
+    assert max(queried) > 50  # the releases did measure many vehicles' fixes at once
+    assert sorted((t.vehicle_id, t.trip_id) for t in trips) == sorted((t.vehicle_id, t.trip_id)
+                                                                      for t in reference.trips)
 
 def test_a_release_that_raises_is_undone_by_the_snapshot_of_what_processing_changes(context, tmp_path, monkeypatch):
     # The snapshot a release takes (in case it raises) holds only the fields `_process`
