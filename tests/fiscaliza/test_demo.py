@@ -2,6 +2,7 @@
 lavra today can be contested today."""
 
 import datetime as dt
+import re
 import subprocess
 from pathlib import Path
 
@@ -130,6 +131,12 @@ def test_the_demo_of_another_city_runs_its_sample_under_its_policy(code, name, i
         text = " ".join(subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
                                        check=True).stdout.split())
         assert "Recurso ao Prefeito, 5 dias" in text and "Pagamento da multa, 15 dias" in text
+        # issue 30: the demo auto whose verdict depends on a few readings, and says which: the
+        # boardings counted on the other line, each needed (without any one the count falls
+        # short of the rule's), named by their lines in the catraca file
+        depends = re.search(r"depende das leituras ([0-9–, e]+) do registro da catraca \(catraca\.jsonl\): sem "
+                            r"qualquer uma delas, a infração não subsiste", text)
+        assert depends, text[text.index("Leituras de que depende"):][:400]
     if code == "conselheiro-lafaiete":
         # its law's own fault too: a bus turning back, lavrado once under art. 14 § único
         # (Cr$ 20,00); the trip it cut short is not a second auto under art. 42 A, whose
