@@ -280,28 +280,26 @@ def pdf_of(session: Session, actor: Actor, docket_id: int) -> DocketPdf:
 def judgment_pdf_of(session: Session, actor: Actor, docket_id: int) -> JudgmentPdf:
     """The judgment of the defence as stored by the act that recorded it: the document of
     record, served as it was signed (never rendered again)."""
-    docket = get_docket(session, actor, docket_id)
-    pdf = session.get(JudgmentPdf, docket.id)
-    if pdf is None:
-        if status_of(docket).julgado_em is None:
-            raise NotFound("A defesa deste auto ainda não foi julgada.")
-        raise NotFound("O julgamento desta defesa foi registrado sem o seu PDF (antes de o sistema guardá-lo no "
-                       "ato): não há documento do julgamento a baixar; a decisão e a fundamentação constam do "
-                       "histórico do auto.")
-    return pdf
+    return _judgment_of(session, actor, docket_id, JudgmentPdf, "julgado_em", "A defesa deste auto ainda não foi "
+                        "julgada.", "O julgamento desta defesa")
 
 
 def appeal_pdf_of(session: Session, actor: Actor, docket_id: int) -> AppealPdf:
     """The judgment of the recurso as stored by the act that recorded it, as
     `judgment_pdf_of` serves the defence's."""
+    return _judgment_of(session, actor, docket_id, AppealPdf, "recurso_julgado_em", "O recurso deste auto ainda não "
+                        "foi julgado.", "O julgamento deste recurso")
+
+
+def _judgment_of(session: Session, actor: Actor, docket_id: int, model, judged_at: str, not_judged: str,
+                 judgment: str):
     docket = get_docket(session, actor, docket_id)
-    pdf = session.get(AppealPdf, docket.id)
+    pdf = session.get(model, docket.id)
     if pdf is None:
-        if status_of(docket).recurso_julgado_em is None:
-            raise NotFound("O recurso deste auto ainda não foi julgado.")
-        raise NotFound("O julgamento deste recurso foi registrado sem o seu PDF (antes de o sistema guardá-lo no "
-                       "ato): não há documento do julgamento a baixar; a decisão e a fundamentação constam do "
-                       "histórico do auto.")
+        if getattr(status_of(docket), judged_at) is None:
+            raise NotFound(not_judged)
+        raise NotFound(f"{judgment} foi registrado sem o seu PDF (antes de o sistema guardá-lo no ato): não há "
+                       "documento do julgamento a baixar; a decisão e a fundamentação constam do histórico do auto.")
     return pdf
 
 

@@ -62,6 +62,17 @@ def test_a_day_judged_again_after_a_restart_emits_nothing(context):
     assert stage.on_day_matched(message, []) == []
 
 
+
+def _replayed_in_calls_of_1000(engine, messages) -> tuple[list, list]:
+    """The engine over `messages`, 1,000 a call, then closed: what it rejected and the trips."""
+    rejected, trips = [], []
+    for start in range(0, len(messages), 1000):
+        out = engine.ingest(messages[start : start + 1000])
+        rejected += out.rejected
+        trips += out.trips
+    out = engine.close()
+    return rejected + out.rejected, trips + out.trips
+
 def test_an_engine_exception_dead_letters_the_message_and_the_stream_goes_on(context, tmp_path, monkeypatch):
     import engine.vehicle as vehicle_module
     from engine import Engine
@@ -85,15 +96,7 @@ def test_an_engine_exception_dead_letters_the_message_and_the_stream_goes_on(con
         return real(track, batch, *args)
 
     monkeypatch.setattr(vehicle_module, "advance_track", failing)
-    engine = Engine(context, frozenset({"tachograph", "catraca"}))
-    rejected, trips = [], []
-    for start in range(0, len(messages), 1000):
-        out = engine.ingest(messages[start : start + 1000])
-        rejected += out.rejected
-        trips += out.trips
-    out = engine.close()
-    rejected += out.rejected
-    trips += out.trips
+    rejected, trips = _replayed_in_calls_of_1000(Engine(context, frozenset({"tachograph", "catraca"})), messages)
     [dead] = rejected
     assert (dead.reason, dead.location, dead.source) == ("engine_error", culprit_id, "tachograph")
     assert "ZeroDivisionError: simulated bug" in dead.detail
@@ -137,15 +140,7 @@ def test_a_fault_in_the_release_s_shared_geometry_loses_only_the_message_that_ma
         return real(self, xs, ys)
 
     monkeypatch.setattr(Geofences, "near_corridors", failing)
-    engine = Engine(context, frozenset({"tachograph", "catraca"}))
-    rejected, trips = [], []
-    for start in range(0, len(messages), 1000):
-        out = engine.ingest(messages[start : start + 1000])
-        rejected += out.rejected
-        trips += out.trips
-    out = engine.close()
-    rejected += out.rejected
-    trips += out.trips
+    rejected, trips = _replayed_in_calls_of_1000(Engine(context, frozenset({"tachograph", "catraca"})), messages)
     [dead] = rejected
     assert (dead.reason, dead.location, dead.source) == ("engine_error", culprit_id, "tachograph")
     assert "FloatingPointError: simulated fault" in dead.detail

@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from sqlalchemy import delete, insert, select, update
@@ -262,8 +263,6 @@ def test_the_judgment_pdf_is_rendered_once_at_the_act_signed_and_served_as_store
 
 def test_a_judgment_pdf_altered_in_the_store_or_outside_it_is_detected(browser, auto, jumped_day, lines, store,
                                                                        signing_key, tmp_path):
-    from cli_helpers import fiscaliza
-
     from dockets.store import JudgmentPdf
 
     gestor = _judge_after_marking_the_jump(browser, auto, jumped_day, lines)
@@ -275,35 +274,11 @@ def test_a_judgment_pdf_altered_in_the_store_or_outside_it_is_detected(browser, 
     downloaded.write_bytes(pdf)
     (tmp_path / "julgamento.pdf.assinatura.json").write_text(
         gestor.get(f"/autos/{auto}/julgamento.pdf.assinatura.json").text)
-    upheld = fiscaliza("verify", downloaded, "--public-key", public)
-    assert upheld.returncode == 0 and "RESULTADO: PDF autêntico" in upheld.stdout, upheld.stdout + upheld.stderr
-    middle = len(pdf) // 2
-    altered = pdf[:middle] + bytes([pdf[middle] ^ 1]) + pdf[middle + 1:]  # one bit of its content
-    downloaded.write_bytes(altered)
-    forged = fiscaliza("verify", downloaded, "--public-key", public)
-    assert forged.returncode == 1 and "a autenticidade do PDF NÃO foi comprovada" in forged.stdout
-    # in the store: the bytes changed behind the app no longer match their digest...
-    with store.begin() as session:
-        session.execute(update(JudgmentPdf).where(JudgmentPdf.docket_id == auto).values(data=altered))
-    with store() as session, pytest.raises(AuditError, match="PDF do julgamento da defesa do auto id .* SHA-256"):
-        verified_entries(session)
-    # ...nor, with the digest rewritten too, the one the act's audit entry certified
-    with store.begin() as session:
-        session.execute(update(JudgmentPdf).where(JudgmentPdf.docket_id == auto)
-                        .values(sha256=hashlib.sha256(altered).hexdigest()))
-    with store() as session, pytest.raises(AuditError, match="judgment_pdf_sha256"):
-        verified_entries(session)
-    # deleted, it is missed as well
-    with store.begin() as session:
-        session.execute(delete(JudgmentPdf).where(JudgmentPdf.docket_id == auto))
-    with store() as session, pytest.raises(AuditError, match="judgment_pdf_sha256"):
-        verified_entries(session)
+    _a_stored_pdf_altered_is_detected(store, JudgmentPdf, auto, downloaded, public, "da defesa", "judgment_pdf_sha256")
 
 
 def test_the_appeal_judgment_pdf_is_kept_signed_served_exported_and_checked_like_the_defence_judgment(
         browser, auto, jumped_day, lines, store, signing_key, tmp_path):
-    from cli_helpers import fiscaliza
-
     from dockets.export import export_files
     from dockets.signing import check
     from dockets.store import AppealPdf
@@ -341,24 +316,37 @@ def test_the_appeal_judgment_pdf_is_kept_signed_served_exported_and_checked_like
     assert exported.read_bytes() == pdf.content and f"{exported.name}.assinatura.json" in written
     public = tmp_path / "orgao.pub"
     public.write_bytes(signing_key.public_pem())
-    upheld = fiscaliza("verify", exported, "--public-key", public)
+    _a_stored_pdf_altered_is_detected(store, AppealPdf, auto, exported, public, "do recurso", "appeal_pdf_sha256")
+
+
+def _a_stored_pdf_altered_is_detected(store, model, auto: int, copy: Path, public: Path, judged: str,
+                                      digest_key: str) -> None:
+    """A stored judgment PDF of record (`model`), checked as an operator and an auditor would:
+    its copy at `copy` verifies with the Órgão's key and one bit changed does not; in the
+    store, its bytes changed, then its digest rewritten too, then the row deleted each fail
+    `audit verify` (the act's audit entry certified the digest as `digest_key`)."""
+    from cli_helpers import fiscaliza
+
+    pdf = copy.read_bytes()
+    upheld = fiscaliza("verify", copy, "--public-key", public)
     assert upheld.returncode == 0 and "RESULTADO: PDF autêntico" in upheld.stdout, upheld.stdout + upheld.stderr
-    middle = len(pdf.content) // 2
-    altered = pdf.content[:middle] + bytes([pdf.content[middle] ^ 1]) + pdf.content[middle + 1:]
-    exported.write_bytes(altered)
-    forged = fiscaliza("verify", exported, "--public-key", public)
+    middle = len(pdf) // 2
+    altered = pdf[:middle] + bytes([pdf[middle] ^ 1]) + pdf[middle + 1:]  # one bit of its content
+    copy.write_bytes(altered)
+    forged = fiscaliza("verify", copy, "--public-key", public)
     assert forged.returncode == 1 and "a autenticidade do PDF NÃO foi comprovada" in forged.stdout
-    # audit verify: changed in the store, with its digest rewritten, or deleted
+    # in the store: the bytes changed behind the app no longer match their digest...
     with store.begin() as session:
-        session.execute(update(AppealPdf).where(AppealPdf.docket_id == auto).values(data=altered))
-    with store() as session, pytest.raises(AuditError, match="PDF do julgamento do recurso do auto id .* SHA-256"):
+        session.execute(update(model).where(model.docket_id == auto).values(data=altered))
+    with store() as session, pytest.raises(AuditError, match=f"PDF do julgamento {judged} do auto id .* SHA-256"):
         verified_entries(session)
+    # ...nor, with the digest rewritten too, the one the act's audit entry certified
     with store.begin() as session:
-        session.execute(update(AppealPdf).where(AppealPdf.docket_id == auto)
-                        .values(sha256=hashlib.sha256(altered).hexdigest()))
-    with store() as session, pytest.raises(AuditError, match="appeal_pdf_sha256"):
+        session.execute(update(model).where(model.docket_id == auto).values(sha256=hashlib.sha256(altered).hexdigest()))
+    with store() as session, pytest.raises(AuditError, match=digest_key):
         verified_entries(session)
+    # deleted, it is missed as well
     with store.begin() as session:
-        session.execute(delete(AppealPdf).where(AppealPdf.docket_id == auto))
-    with store() as session, pytest.raises(AuditError, match="appeal_pdf_sha256"):
+        session.execute(delete(model).where(model.docket_id == auto))
+    with store() as session, pytest.raises(AuditError, match=digest_key):
         verified_entries(session)
