@@ -73,9 +73,10 @@ def _replayed_in_calls_of_1000(engine, messages) -> tuple[list, list]:
     out = engine.close()
     return rejected + out.rejected, trips + out.trips
 
-def test_an_engine_exception_dead_letters_the_message_and_the_stream_goes_on(context, tmp_path, monkeypatch):
-    import engine.vehicle as vehicle_module
-    from engine import Engine
+
+def _a_day_and_a_moving_ping(tmp_path):
+    """The sample network's simulated day: its replay, its messages, and one ping of a bus
+    on its way (JN-1011 above 20 km/h), the message a fault is made to trip over."""
     from fiscaliza.replay import read_messages, replay
     from gtfs import load_feed
     from kernel.fleet import load_fleet
@@ -84,9 +85,16 @@ def test_an_engine_exception_dead_letters_the_message_and_the_stream_goes_on(con
     feed_path, fleet_path = joao_neiva()
     sim = simulate(load_feed(feed_path), load_fleet(fleet_path), SimulationSettings(DAY, DAY, seed=3), tmp_path)
     inputs = ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca)
-    reference = replay(inputs)
     messages, _ = read_messages(inputs)
     culprit = next(m for m in messages if getattr(m.body, "speed_kmh", 0) > 20 and m.body.vehicle_id == "JN-1011")
+    return replay(inputs), messages, culprit
+
+
+def test_an_engine_exception_dead_letters_the_message_and_the_stream_goes_on(context, tmp_path, monkeypatch):
+    import engine.vehicle as vehicle_module
+    from engine import Engine
+
+    reference, messages, culprit = _a_day_and_a_moving_ping(tmp_path)
     culprit_id = vehicle_module.message_id(culprit.body)
     real = vehicle_module.advance_track
 
@@ -105,7 +113,6 @@ def test_an_engine_exception_dead_letters_the_message_and_the_stream_goes_on(con
                                                                       for t in reference.trips)
 
 
-
 def test_a_fault_in_the_release_s_shared_geometry_loses_only_the_message_that_makes_it(context, tmp_path,
                                                                                       monkeypatch):
     # A release measures every vehicle's fixes in one query (trips.memo.TakeGeometry). A
@@ -114,18 +121,9 @@ def test_a_fault_in_the_release_s_shared_geometry_loses_only_the_message_that_ma
     # faulty vehicle's messages are measured one by one (engine.vehicle _isolate)
     import engine.vehicle as vehicle_module
     from engine import Engine
-    from fiscaliza.replay import read_messages, replay
     from geofences.zones import Geofences
-    from gtfs import load_feed
-    from kernel.fleet import load_fleet
-    from simulator import SimulationSettings, simulate
 
-    feed_path, fleet_path = joao_neiva()
-    sim = simulate(load_feed(feed_path), load_fleet(fleet_path), SimulationSettings(DAY, DAY, seed=3), tmp_path)
-    inputs = ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca)
-    reference = replay(inputs)
-    messages, _ = read_messages(inputs)
-    culprit = next(m for m in messages if getattr(m.body, "speed_kmh", 0) > 20 and m.body.vehicle_id == "JN-1011")
+    reference, messages, culprit = _a_day_and_a_moving_ping(tmp_path)
     culprit_id = vehicle_module.message_id(culprit.body)
     # the culprit's metric x, as the engine projects it
     culprit_x = vehicle_module.Projector(context.feed.epsg).to_xy([culprit.body.lon], [culprit.body.lat])[0]
