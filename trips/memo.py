@@ -149,6 +149,8 @@ class TrackMemo:
 
     def over(self, fixes: Sequence[Fix]) -> TrackMemo:
         """The memo positioned on `fixes` (time-ordered): what it kept of them is kept."""
+        if fixes is self.fixes and isinstance(fixes, tuple):
+            return self  # the very track again (the running trip, then its judgment): a tuple never changes
         n = len(fixes)
         start = int(np.searchsorted(self.t, fixes[0].t, side="left")) if n and len(self.t) else 0
         shared = min(len(self.t) - start, n)
