@@ -25,6 +25,7 @@ from prometheus_client.core import GaugeMetricFamily
 from engine.messages import TripDetected, VehicleDayRevised
 from engine.sends import Sends
 from engine.status import VehicleStatus
+from engine.triplog import TripLog
 from engine.values import Context
 from gtfs.schedule import expected_trips, gtfs_seconds_to_datetime, scheduled_trips
 from rules.model import STATUSES, Infraction
@@ -131,7 +132,7 @@ class WorkerMetrics:
             self.month_efficiency.labels(operator)
             self.month_days.labels(operator)
         self._operators, self._lines = operators, lines
-        self._feed = ctx.feed
+        self._feed, self._fleet = ctx.feed, ctx.fleet
         self._timetables: dict[dt.date, list[tuple[float, float, tuple[str, str, str]]]] = {}
         self._seen: dict[str, _Seen] = {}
         self._infraction_status: dict[str, tuple[str, dt.date]] = {}  # id -> (status last counted, service date)
@@ -189,13 +190,36 @@ class WorkerMetrics:
             self._infraction_status = {i: kept for i, kept in self._infraction_status.items() if kept[1] >= oldest}
 
     def _count_realized(self, operator_id: str, trip) -> None:
+        self._count_trip(trip.vehicle_id, operator_id, trip.route_id, trip.direction_id, trip.departed_at)
+
+    def _count_trip(self, vehicle_id: str, operator_id: str, route_id: str, direction_id: int,
+                    departed_at: float) -> None:
         """A trip seen arriving, on the service date of its departure (event time); once,
         however often it is told (a batch sent again after a crash tells it again)."""
-        date = _service_date(trip.departed_at, self._feed)
-        self._realized.setdefault(date, {})[(trip.vehicle_id, int(trip.departed_at))] = \
-            ((operator_id, trip.route_id, str(trip.direction_id)), trip.departed_at)
+        date = _service_date(departed_at, self._feed)
+        self._realized.setdefault(date, {})[(vehicle_id, int(departed_at))] = \
+            ((operator_id, route_id, str(direction_id)), departed_at)
         while len(self._realized) > 3:
             self._realized.pop(min(self._realized))
+
+    def recount_realized(self, stored: Iterable[tuple[str, Iterable[TripLog]]]) -> None:
+        """After a (re)assignment, the trips realized so far of the vehicles this worker now
+        owns, from their stored state (vehicle, arrived trips of the days not matched yet:
+        the trips its vehicle stage told, kept in the changelogged vehicles table): a
+        restarted worker, or one given a partition, counts the day's trips told before it
+        came, not from zero. What it counted of a vehicle it no longer owns is forgotten (its
+        new owner counts it). A day already matched is no longer in the state: a vehicle
+        that changed owner after its day closed is no longer counted in that day (today's
+        trips are matched once the day is over)."""
+        for trips in self._realized.values():
+            for key in [key for key in trips if not self._owns_vehicle(key[0])]:
+                del trips[key]
+        for vehicle_id, logs in stored:
+            vehicle = self._fleet.get(vehicle_id)
+            if vehicle is None or not self._owns_vehicle(vehicle_id):
+                continue
+            for log in logs:
+                self._count_trip(vehicle_id, vehicle.operator_id, log.route_id, log.direction_id, log.departed_at)
 
     def _revise_realized(self, message: VehicleDayRevised) -> None:
         """A vehicle-day judged again (engine.late): its trips replace those told of the
