@@ -273,15 +273,30 @@ def _bounds(headway: Headway) -> str:
             f"{headway.gapped_min_ratio:.0%} (buraco na linha)").replace("%", " %")
 
 
+# Per line, the tightest and the widest headway of its reporting buses on a trip, over every
+# worker: a controller acts on the worst pair (Swiftly classifies each bus against the
+# scheduled headway, bunched <= 75 %, gapped >= 125 %), and one line-level figure such as the
+# latest or the median reading hides a bunched pair behind the others. Both are facts of the
+# buses' latest readings, whatever order the workers' partitions brought them in.
+HEADWAY_EXTREMES = (
+    'label_replace(min by (route, direction) (fiscaliza_headway_ratio{bound="tightest", route=~"$route"}), '
+    '"medida", "menor intervalo", "", "") '
+    'or label_replace(max by (route, direction) (fiscaliza_headway_ratio{bound="widest", route=~"$route"}), '
+    '"medida", "maior intervalo", "", "")')
+
+
 def _headway_panel(headway: Headway) -> timeseries.Panel:
-    """Observed over scheduled headway per line, with the policy's bunched and gapped bounds drawn."""
+    """Per line, the tightest and the widest observed over scheduled headway of its buses now,
+    with the policy's bunched and gapped bounds drawn."""
     steps = [Threshold(None, "orange"), Threshold(headway.bunched_max_ratio, "green"),
              Threshold(headway.gapped_min_ratio, "red")]
-    return (_panel("Espaçamento observado / programado", f"fiscaliza_headway_ratio{ROUTE_MATCH} > 0",
-                   "linha {{route}} sentido {{direction}}", "percentunit",
-                   "Intervalo entre a partida de cada ônibus e a do ônibus da frente, sobre o programado ali: o "
-                   "intervalo da frequência (linhas por frequência) ou o do quadro de horários entre partidas "
-                   f"seguidas. {_bounds(headway)[0].upper()}{_bounds(headway)[1:]}.")
+    return (_panel("Espaçamento observado / programado", HEADWAY_EXTREMES,
+                   "linha {{route}} sentido {{direction}}: {{medida}}", "percentunit",
+                   "Por linha e sentido, o menor e o maior intervalo entre a partida de um ônibus em viagem e a do "
+                   "ônibus da frente, sobre o programado ali (o intervalo da frequência nas linhas por frequência, "
+                   "o do quadro de horários entre partidas seguidas nas outras), entre os ônibus que transmitiram "
+                   "nos últimos 10 min: o menor diz se algum par está agrupado, o maior se abriu um buraco. "
+                   f"{_bounds(headway)[0].upper()}{_bounds(headway)[1:]}.")
             .thresholds(dashboard.ThresholdsConfig().mode(ThresholdsMode.ABSOLUTE).steps(steps))
             .thresholds_style(common.GraphThresholdsStyleConfig().mode(GraphThresholdsStyleMode.LINE)))
 

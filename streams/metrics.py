@@ -25,6 +25,7 @@ from prometheus_client.core import GaugeMetricFamily
 from engine.messages import TripDetected, VehicleDayRevised
 from engine.sends import Sends
 from engine.status import VehicleStatus
+from engine.triplog import TripLog
 from engine.values import Context
 from gtfs.schedule import expected_trips, gtfs_seconds_to_datetime, scheduled_trips
 from rules.model import STATUSES, Infraction
@@ -55,6 +56,7 @@ class _Seen:
     in_service: bool
     at: float  # event time of its newest position
     catraca_silent: bool
+    headway_ratio: float | None  # observed over scheduled headway of its running trip (None between trips)
 
 
 class WorkerMetrics:
@@ -85,10 +87,6 @@ class WorkerMetrics:
         self.deviation = Histogram("fiscaliza_departure_deviation_seconds",
                                    "Departure of each realized trip against its scheduled departure",
                                    ["route"], buckets=DEVIATION_BUCKETS, registry=registry)
-        self.headway_ratio = Gauge("fiscaliza_headway_ratio",
-                                   "Latest observed headway over the scheduled one, on every line (the policy's [headway] "
-                                   "bounds say bunched and gapped)",
-                                   ["route", "direction"], registry=registry)
         self.infractions = Counter("fiscaliza_infractions",
                                    "Infractions (distinct infraction_id) entering each status, by code: a re-emission "
                                    "in the same status is not counted", ["code", "status"], registry=registry)
@@ -117,7 +115,6 @@ class WorkerMetrics:
         operator_of_route = {r.route_id: r.agency_id for r in ctx.feed.routes.values()}
         self._operator_of_route = operator_of_route
         for route, direction in lines:
-            self.headway_ratio.labels(route, direction)
             for status in TRIP_STATUSES:
                 self.trips.labels(operator_of_route.get(route, ""), route, direction, status)
             self.detected.labels(operator_of_route.get(route, ""), route, direction)
@@ -135,7 +132,7 @@ class WorkerMetrics:
             self.month_efficiency.labels(operator)
             self.month_days.labels(operator)
         self._operators, self._lines = operators, lines
-        self._feed = ctx.feed
+        self._feed, self._fleet = ctx.feed, ctx.fleet
         self._timetables: dict[dt.date, list[tuple[float, float, tuple[str, str, str]]]] = {}
         self._seen: dict[str, _Seen] = {}
         self._infraction_status: dict[str, tuple[str, dt.date]] = {}  # id -> (status last counted, service date)
@@ -193,13 +190,36 @@ class WorkerMetrics:
             self._infraction_status = {i: kept for i, kept in self._infraction_status.items() if kept[1] >= oldest}
 
     def _count_realized(self, operator_id: str, trip) -> None:
+        self._count_trip(trip.vehicle_id, operator_id, trip.route_id, trip.direction_id, trip.departed_at)
+
+    def _count_trip(self, vehicle_id: str, operator_id: str, route_id: str, direction_id: int,
+                    departed_at: float) -> None:
         """A trip seen arriving, on the service date of its departure (event time); once,
         however often it is told (a batch sent again after a crash tells it again)."""
-        date = _service_date(trip.departed_at, self._feed)
-        self._realized.setdefault(date, {})[(trip.vehicle_id, int(trip.departed_at))] = \
-            ((operator_id, trip.route_id, str(trip.direction_id)), trip.departed_at)
+        date = _service_date(departed_at, self._feed)
+        self._realized.setdefault(date, {})[(vehicle_id, int(departed_at))] = \
+            ((operator_id, route_id, str(direction_id)), departed_at)
         while len(self._realized) > 3:
             self._realized.pop(min(self._realized))
+
+    def recount_realized(self, stored: Iterable[tuple[str, Iterable[TripLog]]]) -> None:
+        """After a (re)assignment, the trips realized so far of the vehicles this worker now
+        owns, from their stored state (vehicle, arrived trips of the days not matched yet:
+        the trips its vehicle stage told, kept in the changelogged vehicles table): a
+        restarted worker, or one given a partition, counts the day's trips told before it
+        came, not from zero. What it counted of a vehicle it no longer owns is forgotten (its
+        new owner counts it). A day already matched is no longer in the state: a vehicle
+        that changed owner after its day closed is no longer counted in that day (today's
+        trips are matched once the day is over)."""
+        for trips in self._realized.values():
+            for key in [key for key in trips if not self._owns_vehicle(key[0])]:
+                del trips[key]
+        for vehicle_id, logs in stored:
+            vehicle = self._fleet.get(vehicle_id)
+            if vehicle is None or not self._owns_vehicle(vehicle_id):
+                continue
+            for log in logs:
+                self._count_trip(vehicle_id, vehicle.operator_id, log.route_id, log.direction_id, log.departed_at)
 
     def _revise_realized(self, message: VehicleDayRevised) -> None:
         """A vehicle-day judged again (engine.late): its trips replace those told of the
@@ -230,12 +250,12 @@ class WorkerMetrics:
     def _see(self, status: VehicleStatus) -> float:
         """Keep the vehicle's latest status for the gauges; its event time."""
         at = dt.datetime.fromisoformat(status.ts).timestamp()
+        ratio = (status.headway_s / status.scheduled_headway_s
+                 if status.headway_s is not None and status.scheduled_headway_s and status.route_id is not None
+                 else None)
         self._seen[status.vehicle_id] = _Seen(
             status.operator_id, status.route_id or "", "" if status.direction_id is None else str(status.direction_id),
-            status.in_service, at, status.catraca_silent_since is not None)
-        if status.headway_s is not None and status.scheduled_headway_s and status.route_id is not None:
-            self.headway_ratio.labels(status.route_id, str(status.direction_id)).set(
-                status.headway_s / status.scheduled_headway_s)
+            status.in_service, at, status.catraca_silent_since is not None, ratio)
         return at
 
     # --- counted at scrape time -----------------------------------------------------------
@@ -247,7 +267,9 @@ class WorkerMetrics:
         service date in event time, both up to the watermark: a trip is seen arriving once
         the watermark passes its arrival, so what is due is what the timetable has arrived
         by then (due at the newest event, 10 min ahead, the panel showed 8 of 9 trips of a
-        line whose every trip had run)."""
+        line whose every trip had run). Per line, the tightest and the widest headway ratio of
+        its reporting buses on a trip: facts of the buses' latest statuses, whichever order
+        the partitions brought them in (the latest ratio of any bus was that order's)."""
         # at event time, never the wall clock: the statuses (the live view) are at their
         # pings' time, so a worker catching up on yesterday's input compared yesterday's
         # buses with today's timetable (LinhaSemOnibus for a line that ran)
@@ -262,7 +284,8 @@ class WorkerMetrics:
                              scheduled_by_the_clock=sum(self._scheduled_now(self._clock(), line_keys).values()),
                              scheduled_so_far=self._scheduled_so_far(until, line_keys), realized_so_far=realized,
                              reporting={(o, source): 0 for o in self._operators for source in INPUTS},
-                             silent={(o, source): 0 for o in self._operators for source in INPUTS})
+                             silent={(o, source): 0 for o in self._operators for source in INPUTS},
+                             tightest_headway={}, widest_headway={})
         # silent against the newest position seen, not the clock: statuses come out once
         # the input is in order, up to the allowed lateness behind it (the pipeline as a
         # whole stopping is the watermark's alert)
@@ -275,6 +298,12 @@ class WorkerMetrics:
                 key = (operator, seen.route_id, seen.direction)
                 counts.in_service[key] = counts.in_service.get(key, 0) + 1
             tachograph = "silent" if newest - seen.at > self._silent_after_s else "reporting"
+            if seen.headway_ratio is not None and tachograph == "reporting":
+                line = (seen.route_id, seen.direction)
+                counts.tightest_headway[line] = min(counts.tightest_headway.get(line, seen.headway_ratio),
+                                                    seen.headway_ratio)
+                counts.widest_headway[line] = max(counts.widest_headway.get(line, seen.headway_ratio),
+                                                  seen.headway_ratio)
             catraca = "silent" if seen.catraca_silent else "reporting"
             for source, state in (("tachograph", tachograph), ("catraca", catraca)):
                 bucket = getattr(counts, state)
@@ -333,6 +362,10 @@ class FleetCounts:
     realized_so_far: dict[tuple[str, str, str], int]  # -> today's trips seen arriving (by their departure's date)
     reporting: dict[tuple[str, str], int]  # (operator, input) -> vehicles
     silent: dict[tuple[str, str], int]
+    # (route, direction) -> the smallest and the largest observed over scheduled headway of
+    # the line's reporting buses on a trip: whether any pair bunches, whether a gap opened
+    tightest_headway: dict[tuple[str, str], float]
+    widest_headway: dict[tuple[str, str], float]
 
 
 def _service_date(epoch: float, feed) -> dt.date:
@@ -363,6 +396,14 @@ class _FleetCollector:
             "fiscaliza_trips_scheduled_by_the_clock", "Trips the timetable has running at the worker's clock (the "
             "newest event in a backfill): service hours for the pipeline's alerts, even with no telemetry",
             value=counts.scheduled_by_the_clock))
+        headway = GaugeMetricFamily(
+            "fiscaliza_headway_ratio", "Observed over scheduled headway of the line's reporting buses on a trip: the "
+            "tightest (bunching) and the widest (gapping) of this worker's buses; the policy's [headway] bounds say "
+            "bunched and gapped", labels=["route", "direction", "bound"])
+        for bound, by_line in (("tightest", counts.tightest_headway), ("widest", counts.widest_headway)):
+            for (route, direction), ratio in sorted(by_line.items()):
+                headway.add_metric([route, direction, bound], ratio)
+        families.append(headway)
         for name, help_text, by_input in (
                 ("fiscaliza_vehicles_silent", "Vehicles whose input stopped: no position for 10 min, or a catraca "
                  "past D-19's limit", counts.silent),

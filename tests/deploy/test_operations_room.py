@@ -6,8 +6,9 @@ dashboard panel is evaluated through Prometheus' HTTP API, and every SQL panel o
 dashboards on the live tables: each must return data, and each must show what the replay of
 the same input (`fiscaliza.replay`), the input files and the simulator's manifest say is
 true: the count of each code and status, realized against
-scheduled trips per line, the buses in service at 15:35, the art. 45 figure, the day of
-each infraction. A panel that cannot be compared says why in NOT_COMPARED.
+scheduled trips per line, the buses in service at 15:35, the lines scheduled then with no
+bus, each line's tightest and widest headway, the art. 45 figure, the day of each
+infraction. A panel that cannot be compared says why in NOT_COMPARED.
 """
 
 from __future__ import annotations
@@ -55,7 +56,6 @@ APP_ID = "fiscaliza-room"
 # return data when the scenario raised no alarm.
 ALARM_BASES = {
     "Linhas sem ônibus com viagem programada": "max by (route, direction) (fiscaliza_trips_scheduled_now)",
-    "Espaçamento observado / programado": "fiscaliza_headway_ratio",
 }
 SQL_ALARM_CONDITIONS = {"Fora do itinerário agora": "off_route_m IS NOT NULL AND ",
                         "Ônibus agrupados ou com buraco agora": "headway_state IN ('bunched', 'gapped') AND ",
@@ -263,13 +263,6 @@ NOT_COMPARED = {
     "Rebalanceamentos": "partition assignments at the worker's start, not a fact of the day",
     "Latência do evento à emissão (p95)": "wall clock at emission minus event time: a backfill of 1 Dec run on a "
                                           "later day measures the day's age, beyond the 2 h top bucket",
-    "Linhas sem ônibus com viagem programada": "an alarm panel, now on one clock (scheduled at the newest event, "
-                                               "as the buses; tests/deploy/test_alerts.py pins a catching-up worker): "
-                                               "its truth at MOMENT, the lines scheduled then with no bus in the "
-                                               "replay's live view, is not derived here yet",
-    "Espaçamento observado / programado": "the latest ratio of any bus of the line in arrival order, which the "
-                                          "worker's four partitions interleave in no fixed order; each bus's own "
-                                          "reading is compared on 'Ônibus agrupados ou com buraco agora'",
     "Autos por situação": "the autos come from the docket sink and the contest, which this test does not run",
     "Multas por operadora (R$)": "the autos come from the docket sink and the contest, which this test does not run",
     "Autos por código": "the autos come from the docket sink and the contest, which this test does not run",
@@ -328,6 +321,21 @@ def _scheduled_by(feed, day: dt.date, at: dt.datetime) -> Counter:
 
     return Counter((t.route_id, str(t.direction_id)) for t in (*scheduled_trips(feed, day), *expected_trips(feed, day))
                    if gtfs_seconds_to_datetime(day, t.arrival_s, feed.timezone) <= at)
+
+
+def _scheduled_now(feed, at: dt.datetime) -> Counter:
+    """Trips (timetable and the headway windows' expected departures) running at `at`, of
+    its service date and the one before (trips run past midnight), per line."""
+    from gtfs.schedule import expected_trips, gtfs_seconds_to_datetime, scheduled_trips
+
+    today = at.astimezone(feed.timezone).date()
+    running = Counter()
+    for day in (today - dt.timedelta(days=1), today):
+        for t in (*scheduled_trips(feed, day), *expected_trips(feed, day)):
+            if gtfs_seconds_to_datetime(day, t.departure_s, feed.timezone) <= at \
+                    < gtfs_seconds_to_datetime(day, t.arrival_s, feed.timezone):
+                running[(t.route_id, str(t.direction_id))] += 1
+    return running
 
 
 def _entered(infractions) -> Counter:
@@ -473,6 +481,38 @@ def test_every_panel_shows_the_truth_on_live_data(room, capsys):
     # the headway of a bus that left after the watermark too: its live view told the departure
     _compare(wrong, compared, "Ônibus agora", dict(sorted(on_map.items())), dict(sorted(map_truth.items())))
     shown_values["Ônibus agora"] = (on_map, map_truth)
+
+    # the lines the timetable runs at the newest event (the live view's clock) with no bus
+    # in service on them in the replay's live view; the alarm's base, every line's scheduled
+    # count, is compared too, so a scenario without the alarm still checks the count
+    newest_event = max(newest_truth.values())
+    scheduled_now = _scheduled_now(feed, newest_event)
+    covered = {(s.route_id, str(s.direction_id)) for s in status.values() if s.in_service}
+    uncovered_truth = {k: float(n) for k, n in scheduled_now.items() if n and k not in covered}
+    uncovered = _by_label(result["Linhas sem ônibus com viagem programada"], "route", "direction")
+    _compare(wrong, compared, "Linhas sem ônibus com viagem programada", uncovered, uncovered_truth)
+    scheduled_shown = {k: v for k, v in _by_label(_query(room.prometheus_port, ALARM_BASES[
+        "Linhas sem ônibus com viagem programada"], at), "route", "direction").items() if v}
+    _compare(wrong, compared, "Linhas sem ônibus com viagem programada",
+             scheduled_shown, {k: float(n) for k, n in scheduled_now.items() if n})
+    shown_values["Linhas sem ônibus com viagem programada"] = ((uncovered, scheduled_shown),
+                                                                (uncovered_truth, dict(scheduled_now)))
+
+    # per line, the tightest and the widest headway ratio of its buses on a trip whose latest
+    # status in the replay's live view is at most 10 min behind the newest status
+    newest_status = max(_ts(s.ts) for s in status.values())
+    ratios: dict[tuple[str, str], list[float]] = {}
+    for s in status.values():
+        if _ts(s.ts) >= newest_status - SILENT_AFTER and s.headway_s is not None and s.scheduled_headway_s \
+                and s.route_id is not None:
+            ratios.setdefault((s.route_id, str(s.direction_id)), []).append(s.headway_s / s.scheduled_headway_s)
+    headway_truth = {(*line, bound): pick(values) for line, values in ratios.items()
+                     for bound, pick in (("menor intervalo", min), ("maior intervalo", max))}
+    headway = _by_label(result["Espaçamento observado / programado"], "route", "direction", "medida")
+    compared.add("Espaçamento observado / programado")
+    if not headway_truth or not _close(headway, headway_truth):
+        wrong.append(f"Espaçamento observado / programado: shown {headway}, truth {headway_truth}")
+    shown_values["Espaçamento observado / programado"] = (headway, headway_truth)
 
     bunched = {(r["veículo"], r["espaçamento"], r["ônibus à frente"])
                for r in _rows(room, sql["Ônibus agrupados ou com buraco agora"], MOMENT)}

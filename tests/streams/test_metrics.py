@@ -113,6 +113,33 @@ def test_vehicles_in_service_and_silent_are_counted_for_owned_partitions_only(de
     assert running == sum(1 for s in counted if s.in_service) > 0
 
 
+def test_headway_is_the_tightest_and_widest_of_a_lines_reporting_buses_whatever_their_order(demo_day):
+    # before: the latest ratio of any bus of the line, so the order the partitions brought
+    # the statuses in decided what the panel showed
+    import msgspec
+
+    base = demo_day.result.statuses[0]
+    newest = dt.datetime.fromisoformat(base.ts)
+
+    def bus(vehicle: str, route: str, direction: int, headway_s: float | None, minutes_behind: int = 0):
+        return msgspec.structs.replace(base, vehicle_id=vehicle, route_id=route, direction_id=direction,
+                                       in_service=True, headway_s=headway_s, scheduled_headway_s=900,
+                                       ts=(newest - dt.timedelta(minutes=minutes_behind)).isoformat())
+
+    statuses = [bus("A", "201", 0, 450.0), bus("B", "201", 0, 1350.0), bus("C", "201", 0, 900.0),
+                bus("D", "201", 0, 90.0, minutes_behind=11),  # silent: its reading is stale
+                bus("E", "201", 1, None),  # between trips: no headway
+                bus("F", "101", 1, 1800.0), bus("G", "101", 1, 990.0, minutes_behind=10)]
+    shown = []
+    for order in (statuses, statuses[::-1]):
+        registry = CollectorRegistry()
+        WorkerMetrics(registry, demo_day.context, 4, clock=None).observe(Sends(statuses=order))
+        shown.append({tuple(dict(labels)[k] for k in ("route", "direction", "bound")): v
+                      for (name, labels), v in samples(registry).items() if name == "fiscaliza_headway_ratio"})
+    assert shown[0] == shown[1] == {("201", "0", "tightest"): 0.5, ("201", "0", "widest"): 1.5,
+                                    ("101", "1", "tightest"): 1.1, ("101", "1", "widest"): 2.0}
+
+
 def test_watermarks_are_per_partition_and_input(fresh):
     registry, metrics, _ = fresh
     metrics.observe_watermarks(2, {"tachograph": 1_796_169_600.0, "catraca": 1_796_169_000.0})

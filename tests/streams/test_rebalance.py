@@ -8,20 +8,25 @@ duplicate, whatever its age.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
+from collections import Counter, defaultdict
 
 import pytest
 from faust.types import TP
+from prometheus_client import CollectorRegistry
 
 from engine import Engine, Message
 from engine.loading import load_context
+from engine.routing import vehicle_step
 from engine.vehicle import PartitionState, VehicleState
 from fiscaliza.replay import ReplayInputs
 from kernel.partitioning import partition_of
 from kernel.settings import StreamSettings
 from samples import joao_neiva
 from streams.app import Shell, create_app, partition_key
+from streams.metrics import WorkerMetrics
 from telemetry import Rejection, decode_tachograph
 
 PARTITIONS = 4
@@ -152,3 +157,84 @@ def test_a_redelivery_after_a_long_silence_does_not_make_a_clock_jump(context):
     assert [r.reason for r in engine.ingest([first]).rejected] == ["duplicate"]
     assert engine.ingest([ping("2026-12-01T12:20:10-03:00", 3)]).rejected == []
     assert engine._vehicles[ON_0].max_events["tachograph"] == ping("2026-12-01T12:20:10-03:00", 3).body.epoch
+
+
+def _morning(demo_day, until: str) -> list[Message]:
+    """The demo day's tachograph messages before `until` (local time), in input order; a
+    malformed one (an injected input fault) left out."""
+    from telemetry import decode
+
+    end = dt.datetime.fromisoformat(f"2026-12-01T{until}-03:00").timestamp()
+    messages = []
+    for offset, line in enumerate(demo_day.inputs.tachograph.read_bytes().splitlines()):
+        body = decode("tachograph", line, f"tachograph/{offset}")
+        if not isinstance(body, Rejection) and body.epoch < end:
+            messages.append(Message(body, f"tachograph/{offset}", line.decode(), offset=offset))
+    return messages
+
+
+class _Worker:
+    """A worker's shell over tables shared with the workers before it (what a restarted
+    worker, or one given a partition, recovers from the changelogs) and its own metrics
+    (what it kept in memory is lost); it takes a batch as the vehicle agent does."""
+
+    def __init__(self, context, tables: list, *partitions: int):
+        self.shell = Shell(context, StreamSettings(partitions=PARTITIONS, inputs=frozenset({"tachograph"})), *tables)
+        self.metrics = WorkerMetrics(CollectorRegistry(), context, PARTITIONS, clock=None, owns_vehicle=lambda v: (
+            self.shell.owns("tachograph", partition_of(v, PARTITIONS))))
+        self.shell.on_assigned(assigned(*partitions))
+
+    def take(self, batch: list[Message]) -> None:
+        if self.shell.recount_due:
+            self.metrics.recount_realized(self.shell.take_stored_trips())
+        by_partition = defaultdict(list)
+        for message in batch:
+            partition = partition_of(message.body.vehicle_id, PARTITIONS)
+            if self.shell.owns("tachograph", partition):
+                by_partition[partition].append(message)
+        for partition, messages in sorted(by_partition.items()):
+            stage = self.shell.vehicle_stage(partition)
+            self.metrics.observe(vehicle_step(stage, messages, [], frozenset({"tachograph"})))
+            self.metrics.observe_watermarks(partition, stage.partition.max_events)
+        self.shell.write_state("vehicles", "partitions")
+
+    def realized(self) -> Counter:
+        return Counter({line: n for line, n in self.metrics.fleet_counts().realized_so_far.items() if n})
+
+
+def _run(workers: list[_Worker], messages: list[Message]) -> None:
+    for start in range(0, len(messages), 500):
+        for worker in workers:
+            worker.take(messages[start:start + 500])
+
+
+def test_a_worker_restarted_or_given_the_partitions_mid_day_counts_the_days_realized_trips(demo_day):
+    # before: the count was in memory only, so a worker restarted at 09:00 (or the one a
+    # rebalance gave the partitions to) counted the day's trips from 09:00
+    morning = _morning(demo_day, "12:00:00")
+    nine = dt.datetime.fromisoformat("2026-12-01T09:00:00-03:00").timestamp()
+    before_nine = [m for m in morning if m.body.epoch < nine]
+    after_nine = morning[len(before_nine):]
+    everything = range(PARTITIONS)
+
+    steady = _Worker(demo_day.context, [FakeTable() for _ in range(4)], *everything)
+    _run([steady], morning)
+
+    tables = [FakeTable() for _ in range(4)]
+    first = _Worker(demo_day.context, tables, *everything)
+    _run([first], before_nine)
+    told_before_nine = first.realized()
+    restarted = _Worker(demo_day.context, tables, *everything)
+    _run([restarted], after_nine)
+
+    tables = [FakeTable() for _ in range(4)]
+    kept = _Worker(demo_day.context, tables, *everything)
+    _run([kept], before_nine)
+    kept.shell.on_revoked(assigned(*everything))
+    kept.shell.on_assigned(assigned(0, 1))  # a second worker joins: partitions 2 and 3 are its
+    joined = _Worker(demo_day.context, tables, 2, 3)
+    _run([kept, joined], after_nine)
+
+    assert told_before_nine and steady.realized() != told_before_nine  # trips on both sides of the restart
+    assert restarted.realized() == steady.realized() == kept.realized() + joined.realized()
+    assert kept.realized() and joined.realized()  # each counts its own vehicles
