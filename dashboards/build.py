@@ -418,11 +418,15 @@ def compliance() -> dashboard.Dashboard:
                         "Todos os registros, inclusive justificados, isentos pelo art. 45 e retirados."))
         .with_panel(sql("D-13: viagens fora do horário por linha e dia", "d13",
                         "Percentual de viagens fora do horário; a multa cresce 100 % a cada 10 % (Anexo I, D-13).", 8))
+        # an operator with no day of the month closed yet has no figure (the gauge starts at 0,
+        # which a controller reads as an operator failing the art. 45)
         .with_panel(_panel("Art. 45: eficiência do mês até agora",
-                           f"max by (operator) (fiscaliza_month_efficiency_ratio{OPERATOR_MATCH})",
+                           f"max by (operator) (fiscaliza_month_efficiency_ratio{OPERATOR_MATCH}) and on (operator) "
+                           f"(max by (operator) (fiscaliza_month_days_closed{OPERATOR_MATCH}) > 0)",
                            "{{operator}}", "percentunit",
                            "Quilômetros realizados sobre programados nos dias já fechados do mês; abaixo de 98 % "
-                           "(art. 45) as supressões de viagem do mês não serão isentas."))
+                           "(art. 45) as supressões de viagem do mês não serão isentas. Sem valor enquanto nenhum "
+                           "dia do mês fechou."))
         .with_panel(sql("Art. 45: eficiência do mês por operadora", "art45",
                         "Quilômetros realizados sobre programados no mês; a partir de 98 % os D-22 do mês são "
                         "isentos. Enquanto o mês não fecha, a isenção é provisória.", 8))

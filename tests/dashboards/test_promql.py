@@ -15,7 +15,7 @@ from dashboards.build import build
 
 
 def _expr(title: str) -> str:
-    [panel] = [p for p in json.loads(build()["fiscaliza-live.json"])["panels"] if p["title"] == title]
+    [panel] = [p for text in build().values() for p in json.loads(text)["panels"] if p["title"] == title]
     return interpolate(panel["targets"][0]["expr"])
 
 
@@ -45,4 +45,17 @@ def test_realized_over_scheduled_is_per_service_day_in_event_time_not_trips_dete
               f'fiscaliza_trips_scheduled_so_far{{{line}, instance="w2"}}': "30 30 30"}
     expr = _expr("Viagens realizadas / programadas até agora (hoje)")
     done = _evaluate(tmp_path, series, expr, "2m", [{"labels": '{route="101", direction="0"}', "value": 0.5}])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_art45_so_far_shows_no_figure_for_an_operator_with_no_day_of_the_month_closed(tmp_path):
+    """At the month's first hours no day has closed: the gauge is there at 0, and the panel
+    shows nothing for that operator rather than 0 %, which reads as failing the art. 45's
+    98 %. An operator with a day closed shows its figure (VNV: 2 days, 96.5 %)."""
+    series = {'fiscaliza_month_efficiency_ratio{operator="TRD"}': "0 0 0",
+              'fiscaliza_month_days_closed{operator="TRD"}': "0 0 0",
+              'fiscaliza_month_efficiency_ratio{operator="VNV"}': "0.965 0.965 0.965",
+              'fiscaliza_month_days_closed{operator="VNV"}': "2 2 2"}
+    expr = _expr("Art. 45: eficiência do mês até agora")
+    done = _evaluate(tmp_path, series, expr, "2m", [{"labels": '{operator="VNV"}', "value": 0.965}])
     assert done.returncode == 0, done.stdout + done.stderr
