@@ -69,7 +69,7 @@ class TakeGeometry:
         self.geofences = geofences
         self.fixes = fixes
         self._row = {id(fix): i for i, fix in enumerate(fixes)}
-        self.x, self.y = _arrays(fixes)[1:]
+        self.x, self.y = columns(fixes, "x", "y")
         self._near: dict[float, np.ndarray] = {}
         self._corridors = self._bounds = self._zones = None
         self._failed = False
@@ -105,19 +105,20 @@ class TakeGeometry:
         pairs = np.repeat(low - (ends - counts), counts) + np.arange(ends[-1] if len(ends) else 0)
         return itineraries, np.repeat(np.arange(len(rows)), counts), which[pairs], inside[pairs], located[pairs]
 
-    def _measured(self, query, *args):
-        try:
-            return query(*args)
-        except Exception:
-            self._failed = True
-            raise
-
     def in_terminal_zones(self, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """As `Geofences.in_terminal_zones` over those fixes (in that order)."""
         if self._zones is None:
             self._zones = self._measured(self.geofences.in_terminal_zones, self.x, self.y)
         return [(zone, inside) for zone, inside in ((zone, mask[rows]) for zone, mask in self._zones)
                 if inside.any()]
+
+    def _measured(self, query, *args):
+        """`query(*args)`; one that raises marks the take failed (`rows`)."""
+        try:
+            return query(*args)
+        except Exception:
+            self._failed = True
+            raise
 
 
 class TrackMemo:
