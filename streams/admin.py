@@ -175,6 +175,8 @@ def producer_timeouts(ack_timeout_s: float, linger_ms: int = 0) -> dict[str, int
         # (kafka-python requires delivery >= request + linger)
         "request_timeout_ms": max(1, min(30_000, (delivery_ms - linger_ms) // 2)),
         "max_block_ms": delivery_ms,
+        # the constructor's wait for a first broker's metadata (kafka-python 3: 30 s)
+        "bootstrap_timeout_ms": delivery_ms,
     }
 
 
@@ -233,7 +235,14 @@ def publish(bootstrap: str, topic: str, path: Path, speed: float | None = None,
     except OSError as exc:
         raise StreamError(f"cannot read {path}: {exc.strerror}") from None
     decoder = msgspec.json.Decoder(_Keyed)
-    producer = _producer(bootstrap, ack_timeout_s, linger_ms=20, batch_size=256 * 1024)
+    try:
+        producer = _producer(bootstrap, ack_timeout_s, linger_ms=20, batch_size=256 * 1024)
+    except _NoMetadata as exc:
+        # no broker gave the cluster's metadata in time (a node that lost its controllers
+        # may list no broker at all): nothing was sent, which is what the user must read
+        raise PublishError(f"0 of {len(lines)} messages written to {topic}: {len(lines)} not acknowledged within "
+                           f"{ack_timeout_s:g} s (no broker gave the cluster's metadata: {exc.reason}); "
+                           f"{_unreached(bootstrap, topic)}", 0, len(lines)) from None
     result, acks = PublishResult(), _Acknowledgements()
     started_wall, started_event = clock(), None
     try:
@@ -327,6 +336,12 @@ def _answers(address: str, timeout_s: float) -> bool:
         return False
 
 
+class _NoMetadata(StreamError):
+    def __init__(self, bootstrap: str, reason: str):
+        super().__init__(f"cannot reach Kafka at {bootstrap}: {reason}")
+        self.reason = reason
+
+
 def _producer(bootstrap: str, ack_timeout_s: float, **options) -> KafkaProducer:
     """acks=all, not idempotent: an idempotent producer first asks a broker for a producer
     id, which a cluster that lost its controller quorum (2 of 3 nodes down) cannot give,
@@ -338,7 +353,7 @@ def _producer(bootstrap: str, ack_timeout_s: float, **options) -> KafkaProducer:
                              enable_idempotence=False, max_in_flight_requests_per_connection=1,
                              **producer_timeouts(ack_timeout_s, options.get("linger_ms", 0)), **options)
     except KafkaError as exc:
-        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+        raise _NoMetadata(bootstrap, str(exc)) from None
 
 
 def _key_and_time(decoder, line: bytes) -> tuple[str | None, float | None]:

@@ -1,6 +1,7 @@
 """Topic creation and publishing against a real Kafka broker (tests/conftest.py)."""
 
 import json
+import time
 import uuid
 
 import pytest
@@ -84,13 +85,12 @@ def test_the_producer_waits_no_longer_than_the_publish_timeout(kafka_bootstrap):
     # left at kafka-python's defaults, a record could wait 60 s in send() and 120 s more for
     # its acknowledgement; kafka-python refuses a delivery timeout under request + linger
     options = producer_timeouts(2.5, linger_ms=20)
-    assert (options["delivery_timeout_ms"], options["max_block_ms"]) == (2500, 2500)
+    assert (options["delivery_timeout_ms"], options["max_block_ms"], options["bootstrap_timeout_ms"]) == (2500,) * 3
     assert options["request_timeout_ms"] + 20 <= 2500
     KafkaProducer(bootstrap_servers=kafka_bootstrap, linger_ms=20, **options).close()
 
 
 def test_what_the_brokers_do_not_take_is_counted_not_written_and_the_reason_named(kafka_bootstrap, tmp_path):
-    import time
 
     create_topics(kafka_bootstrap, 4, 1)
     admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
@@ -115,6 +115,22 @@ def test_what_the_brokers_do_not_take_is_counted_not_written_and_the_reason_name
 def test_unreachable_broker_is_a_clear_error(tmp_path):
     with pytest.raises(StreamError, match="cannot reach Kafka at 127.0.0.1:1"):
         create_topics("127.0.0.1:1", 1, 1, timeout_s=2)
+
+
+def test_publish_without_any_broker_says_nothing_was_written_within_its_timeout(tmp_path):
+    """No broker gives the cluster's metadata (none listens here; a survivor that lost its
+    controllers may list no broker): the run counts every line as not written and names the
+    broker, within the publish timeout, not kafka-python's 30 s bootstrap wait."""
+    path = tmp_path / "occurrences.jsonl"
+    path.write_text('{"id": "o1", "kind": "other", "start": "2026-12-01T08:00:00-03:00"}\n'
+                    '{"id": "o2", "kind": "other", "start": "2026-12-01T09:00:00-03:00"}\n')
+    started = time.monotonic()
+    with pytest.raises(PublishError, match=r"^0 of 2 messages written to occurrences: 2 not acknowledged within 2 s "
+                       r"\(no broker gave the cluster's metadata: .+\); brokers not reached: 127.0.0.1:1$") as failure:
+        publish("127.0.0.1:1", "occurrences", path, ack_timeout_s=2)
+    assert (failure.value.written, failure.value.total) == (0, 2)
+    # 2 s bootstrap + up to 3 s for the diagnosis, not 30 s
+    assert time.monotonic() - started < 10
 
 
 def test_group_progress_counts_what_a_group_committed_against_the_end_offsets(kafka_bootstrap, reset_topics):
