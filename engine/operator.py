@@ -434,7 +434,11 @@ class OperatorStage:
             for rule in self.ctx.pack.catalogue.values():
                 if rule.live not in (Live.OFF_SCHEDULE_DEPARTURE, Live.WINDOW_END, Live.DEPARTURE_DUE):
                     continue
-                for record in safe_detect(rule, facts, self.ctx.policy, day.date):
+                if rule.live != Live.OFF_SCHEDULE_DEPARTURE and absence is None:
+                    continue  # an absence is asserted by none of its records yet (see below)
+                # a trip's D-22 only once its match window is over: the later ones are not judged
+                due = {"due_by": absence} if rule.live == Live.DEPARTURE_DUE else {}
+                for record in safe_detect(rule, facts, self.ctx.policy, day.date, **due):
                     if not isinstance(record, Infraction):
                         continue
                     if rule.live == Live.OFF_SCHEDULE_DEPARTURE:

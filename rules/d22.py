@@ -31,23 +31,29 @@ def first_trip_keys(facts: ServiceDayFacts) -> set[str]:
 
 
 def detect(facts: ServiceDayFacts, policy: Policy, *, code: str = CODE,
-           status: str = PROVISIONAL, covered: frozenset[str] = frozenset()) -> list[Finding]:
+           status: str = PROVISIONAL, covered: frozenset[str] = frozenset(),
+           due_by: float | None = None) -> list[Finding]:
     """The suppressed trips of a closed day. Other packs reuse it configured, never
     forked: `code` is the article they file a suppressed trip under (Conselheiro
     Lafaiete's "art. 42 A") and `status` what a closed day makes of it: João Neiva's
     stays provisional until art. 45 settles the month, a law without that exemption
     confirms it. `covered`: keys of scheduled trips another provision of the law judges
     as one act (Lafaiete's turn back: the trip cut short), neither accused nor doubted
-    here (one act, one accusation)."""
+    here (one act, one accusation). `due_by`: the day judged live at that moment
+    (Live.DEPARTURE_DUE), only the trips whose match window has passed by then; a later
+    one's verdict is not due yet (a departure may still come), and asking the telemetry
+    about it (`unobserved`) was most of a live judgment's cost."""
     matched = {tf.scheduled.key for tf in facts.trips if tf.scheduled is not None} | covered
     window = policy.trips.match_window_s
     firsts = first_trip_keys(facts)
     findings: list[Finding] = []
     for trip in facts.day.trips:
+        departure = facts.day.departure_epoch(trip)
+        if due_by is not None and departure + window > due_by:
+            continue
         if trip.key in matched:
             continue
         operator = facts.operator_of_route[trip.route_id]
-        departure = facts.day.departure_epoch(trip)
         if not facts.departure_observable(operator, departure, policy):
             findings.append(InsufficientEvidence(
                 code=code, service_date=trip.service_date, operator_id=operator, route_id=trip.route_id,

@@ -21,9 +21,10 @@ from rules.pack import Pack
 log = logging.getLogger(__name__)
 
 
-def safe_detect(rule: Rule, facts, policy: Policy, date) -> list[Finding]:
+def safe_detect(rule: Rule, facts, policy: Policy, date, **options) -> list[Finding]:
+    """`rule.detect` on the facts (`options`: what its live moment passes it, rules.model.Live)."""
     try:
-        return rule.detect(facts, policy)
+        return rule.detect(facts, policy, **options)
     except Exception as exc:  # a bug in one rule must not stop the others
         log.exception("detector %s failed", rule.code)
         return [InsufficientEvidence(

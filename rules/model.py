@@ -226,6 +226,7 @@ class Live(enum.StrEnum):
     # service-day verdicts once their departure, frequency window or match window is over
     OFF_SCHEDULE_DEPARTURE = "off_schedule_departure"
     WINDOW_END = "window_end"
+    # judged with `due_by=` the moment: its detect may leave out the trips not due by then
     DEPARTURE_DUE = "departure_due"
 
 

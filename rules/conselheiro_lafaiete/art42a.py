@@ -34,8 +34,9 @@ from rules.model import CONFIRMED, Finding, Live, Rule, Scope, duration
 CODE = "art. 42 A"
 
 
-def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
-    return d22.detect(facts, policy, code=CODE, status=CONFIRMED, covered=frozenset(facts.cut_short_trips(policy)))
+def detect(facts: ServiceDayFacts, policy: Policy, *, due_by: float | None = None) -> list[Finding]:
+    return d22.detect(facts, policy, code=CODE, status=CONFIRMED, covered=frozenset(facts.cut_short_trips(policy)),
+                      due_by=due_by)
 
 
 RULE = Rule(

@@ -3,6 +3,7 @@
 import ast
 import dataclasses
 import importlib
+import inspect
 from pathlib import Path
 
 import msgspec
@@ -34,6 +35,12 @@ def test_rule_is_filed_under_its_own_code(pack, code):
     assert rule.live is None or type(rule.live) is Live
     # judged live only at a moment the engine knows, over the facts of its own scope
     assert rule.live is None or LIVE_MOMENTS[rule.live] == rule.scope
+
+
+@pytest.mark.parametrize("pack, code", [(p, c) for p, c in RULES if PACKS[p].catalogue[c].live == Live.DEPARTURE_DUE])
+def test_a_rule_judged_when_departures_are_due_takes_the_moment(pack, code):
+    # the engine judges it live with due_by= the moment (engine.operator._judge_live)
+    assert "due_by" in inspect.signature(PACKS[pack].catalogue[code].detect).parameters
 
 
 def test_every_live_moment_is_judged_over_one_scope():

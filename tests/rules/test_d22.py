@@ -343,3 +343,33 @@ def test_a_parked_bus_reporting_5_minutes_on_a_silent_day_yields_nothing(tiny):
     findings = d22.detect(facts, tiny.policy)
     assert infractions(findings) == {}
     assert "T-0700" in {f.trip_id for f in insufficient(findings)}
+
+
+# --- judged live (Live.DEPARTURE_DUE) ----------------------------------------------------
+
+
+def test_judged_live_yields_only_the_trips_whose_match_window_has_passed_each_as_at_day_close(tiny):
+    # nothing run: judged at 10:30 (due_by), a trip is due at its departure + 1800 s:
+    # T-0600 06:30, T-0700 07:30, E-TPL@36000 10:30 (at the moment itself) are due;
+    # E-TPL@37800 (11:00) and T-2350 (00:20 next day) are not judged yet
+    facts = tiny.facts([])
+    closed = infractions(d22.detect(facts, tiny.policy))
+    live = infractions(d22.detect(facts, tiny.policy, due_by=at(10, 30)))
+    assert sorted(live) == ["E-TPL@36000", "T-0600", "T-0700"]
+    assert live == {key: closed[key] for key in live}  # the same records, ids and evidence
+
+
+def test_judged_live_a_second_before_a_match_window_ends_leaves_that_trip_out(tiny):
+    facts = tiny.facts([])
+    live = infractions(d22.detect(facts, tiny.policy, due_by=at(10, 29, 59)))  # E-TPL@36000 due at 10:30:00
+    assert sorted(live) == ["T-0600", "T-0700"]
+
+
+def test_judged_live_a_trip_not_due_yet_is_not_asked_about_the_telemetry(tiny, monkeypatch):
+    # the cost a live judgment saves: the vehicles' silences are read for the due trips only
+    asked = []
+    unobserved = ServiceDayFacts.unobserved
+    monkeypatch.setattr(ServiceDayFacts, "unobserved",
+                        lambda self, trip, policy: asked.append(trip.key) or unobserved(self, trip, policy))
+    d22.detect(tiny.facts([]), tiny.policy, due_by=at(7, 30))
+    assert sorted(asked) == ["T-0600", "T-0700"]

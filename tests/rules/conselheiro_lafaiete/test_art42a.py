@@ -148,3 +148,13 @@ def test_joao_neivas_d22_reads_no_turned_back_pass_yields_infraction(tiny):
                     cut_short=(turned_back("V1", "T", 1, at(7, 2)),))
     [d22_record] = d22.RULE.detect(facts, tiny.policy)  # the rule João Neiva's pack runs
     assert (d22_record.code, d22_record.trip_id) == ("D-22", "T-0700")
+
+
+def test_judged_live_yields_only_the_trips_whose_match_window_has_passed(tiny, lafaiete):
+    # nothing run, judged at 10:30: due at departure + 1800 s are T-0600 (06:30), T-0700
+    # (07:30) and E-TPL@36000 (10:30); E-TPL@37800 (11:00) and T-2350 are not yet
+    facts = tiny.facts([])
+    live = infractions(art42a.detect(facts, lafaiete, due_by=at(10, 30)))
+    assert sorted(live) == ["E-TPL@36000", "T-0600", "T-0700"]
+    closed = infractions(art42a.detect(facts, lafaiete))
+    assert live == {key: closed[key] for key in live}
