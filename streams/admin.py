@@ -353,7 +353,9 @@ def _producer(bootstrap: str, ack_timeout_s: float, **options) -> KafkaProducer:
                              enable_idempotence=False, max_in_flight_requests_per_connection=1,
                              **producer_timeouts(ack_timeout_s, options.get("linger_ms", 0)), **options)
     except KafkaError as exc:
-        raise _NoMetadata(bootstrap, str(exc)) from None
+        # the exception's name, not its text: kafka-python's names every bootstrap address,
+        # the ones that answered too, where the diagnosis after it names those that did not
+        raise _NoMetadata(bootstrap, type(exc).__name__) from None
 
 
 def _key_and_time(decoder, line: bytes) -> tuple[str | None, float | None]:

@@ -126,11 +126,34 @@ def test_publish_without_any_broker_says_nothing_was_written_within_its_timeout(
                     '{"id": "o2", "kind": "other", "start": "2026-12-01T09:00:00-03:00"}\n')
     started = time.monotonic()
     with pytest.raises(PublishError, match=r"^0 of 2 messages written to occurrences: 2 not acknowledged within 2 s "
-                       r"\(no broker gave the cluster's metadata: .+\); brokers not reached: 127.0.0.1:1$") as failure:
+                       r"\(no broker gave the cluster's metadata: KafkaTimeoutError\); brokers not reached: 127.0.0.1:1$") as failure:
         publish("127.0.0.1:1", "occurrences", path, ack_timeout_s=2)
     assert (failure.value.written, failure.value.total) == (0, 2)
     # 2 s bootstrap + up to 3 s for the diagnosis, not 30 s
     assert time.monotonic() - started < 10
+
+
+def test_publish_names_only_the_brokers_it_could_not_reach_when_the_one_reached_gives_no_metadata(tmp_path):
+    """A survivor that takes connections but gives no metadata (a node that lost its
+    controllers) and two brokers down: the two are named, never the one that answered."""
+    import socket
+
+    survivor = socket.create_server(("127.0.0.1", 0))  # accepts (the backlog), never answers
+    down = []
+    for _ in range(2):
+        with socket.create_server(("127.0.0.1", 0)) as closed:
+            down.append(f"127.0.0.1:{closed.getsockname()[1]}")
+    answered = f"127.0.0.1:{survivor.getsockname()[1]}"
+    path = tmp_path / "occurrences.jsonl"
+    path.write_text('{"id": "o1", "kind": "other", "start": "2026-12-01T08:00:00-03:00"}\n')
+    try:
+        with pytest.raises(PublishError, match=r"^0 of 1 messages written to occurrences: 1 not acknowledged within "
+                           r"2 s \(no broker gave the cluster's metadata: KafkaTimeoutError\); brokers not reached: "
+                           + ", ".join(down).replace(".", r"\.") + "$") as failure:
+            publish(",".join([answered, *down]), "occurrences", path, ack_timeout_s=2)
+        assert answered not in str(failure.value)
+    finally:
+        survivor.close()
 
 
 def test_group_progress_counts_what_a_group_committed_against_the_end_offsets(kafka_bootstrap, reset_topics):
