@@ -18,13 +18,13 @@
 4. Windows of the day (#31), CPU time per call counted apart, the engine state warmed
    by the day before them (`benchmarks.replay_run --window`): on the `--vehicles`
    network 06:50–07:05 and 08:45–09:00 at about one second of the fleet per call (the
-   time of day); 07:15–07:30 at the replay's batch and 07:30–07:45 at one second of the
+   time of day); 07:00–07:10 at the replay's batch and 07:10–07:20 at one second of the
    fleet per call (the fleet), these two on the `--city-vehicles` network too.
 5. The `--city-vehicles` network's whole peak replayed, wall and CPU time, against
    decode-only CPU (`--whole-peak-limit` stops it early: the fraction and a linear
    extrapolation are recorded, marked as such).
 6. With the broker, `vehicle-status` wall latency at x1 (`--status-minutes` of the
-   network from 07:15, one worker: `benchmarks.live_pace`).
+   network from 07:00, one worker: `benchmarks.live_pace`).
 
 Prints one table and writes `benchmarks/results.json` (the shape #16 fixes, and #31's
 targets table under `targets`, `benchmarks.targets`); sections this run did not write
@@ -51,8 +51,10 @@ from benchmarks.targets import targets
 
 HERE = Path(__file__).resolve().parent
 BATCH = 2000  # fiscaliza.replay.BATCH: the replay's messages per engine call
-# the network's morning is 06:50-09:05; one replay takes its windows in turn, so they do not overlap
-EARLY, LATE, PEAK, LIVE_PEAK = "06:50-07:05", "08:45-09:00", "07:15-07:30", "07:30-07:45"
+# the network's morning is 06:50-09:05, its fleet all out by 07:00; one replay takes its
+# windows in turn, so they do not overlap (and the fleet's are early: the 1,500-vehicle
+# network's replay up to them is the warm-up)
+EARLY, LATE, PEAK, LIVE_PEAK = "06:50-07:05", "08:45-09:00", "07:00-07:10", "07:10-07:20"
 
 
 def _child(*args: str) -> dict:
@@ -111,7 +113,7 @@ def windows_run(work: Path, windows: dict[str, str]) -> dict:
 def replay_figures(work: Path, vehicles: int, live: bool = True) -> tuple[dict, dict, dict]:
     files = _files(work)
     decoded = _child("--decode-only", *files)
-    replayed = _child(str(work / "feed"), str(work / "fleet.csv"), *files, str(BATCH), "--window", f"{PEAK}@{BATCH}")
+    replayed = _child(str(work / "feed"), str(work / "fleet.csv"), *files, str(BATCH))
     rate, decode_rate = replayed["events"] / replayed["seconds"], decoded["events"] / decoded["seconds"]
     sizes = replayed["state_sizes"] or [0]
     replay = {"events": replayed["events"], "events_per_s": round(rate), "decode_events_per_s": round(decode_rate),
@@ -124,10 +126,16 @@ def replay_figures(work: Path, vehicles: int, live: bool = True) -> tuple[dict, 
     if live:
         replay["live"] = live_granularity(work, files, replayed, vehicles)
     batch = live_batch(decoded["events"], decoded["event_span_s"])
-    windows = window_figures(replayed["windows"], ["peak_replay"])
-    windows |= windows_run(work, {"early": f"{EARLY}@{batch}", "peak_live": f"{LIVE_PEAK}@{batch}",
-                                  "late": f"{LATE}@{batch}"})
+    windows = windows_run(work, {"early": f"{EARLY}@{batch}", "peak_replay": f"{PEAK}@{BATCH}",
+                                 "peak_live": f"{LIVE_PEAK}@{batch}", "late": f"{LATE}@{batch}"})
     return replay, state, windows
+
+
+def city_windows(work: Path) -> dict:
+    """The large network's fleet windows, as `replay_figures` takes the small one's."""
+    decoded = _child("--decode-only", *_files(work))
+    batch = live_batch(decoded["events"], decoded["event_span_s"])
+    return windows_run(work, {"peak_replay": f"{PEAK}@{BATCH}", "peak_live": f"{LIVE_PEAK}@{batch}"})
 
 
 def whole_peak_figures(peak: dict, decoded: dict, source: str = "") -> dict:
@@ -150,9 +158,9 @@ def whole_peak_figures(peak: dict, decoded: dict, source: str = "") -> dict:
 
 
 def city_figures(work: Path, summary: dict, vehicles: int, whole_peak: bool, limit: int | None,
-                 peak_result: Path | None) -> tuple[dict, dict]:
-    """The large network: decode-only CPU, its whole peak replayed, its 07:15–07:30 window
-    at the replay's batch and its 07:30–07:45 at about one second of the fleet per call."""
+                 peak_result: Path | None) -> dict:
+    """The large network: decode-only CPU and its whole peak replayed (the windows are
+    `city_windows`)."""
     files = _files(work)
     decoded = _child("--decode-only", *files)
     batch = live_batch(decoded["events"], decoded["event_span_s"])
@@ -164,17 +172,9 @@ def city_figures(work: Path, summary: dict, vehicles: int, whole_peak: bool, lim
         lines = [json.loads(line) for line in peak_result.read_text().splitlines() if line.startswith("{")]
         peak, source = lines[-1], f" (measured in a separate process: {peak_result})"
     elif whole_peak:
-        peak = _child(str(work / "feed"), str(work / "fleet.csv"), *files, str(BATCH),
-                      *([str(limit)] if limit else []), "--window", f"{PEAK}@{BATCH}")
-    windows = {}
-    if peak is not None:
-        city["whole_peak"] = whole_peak_figures(peak, decoded, source)
-        if peak.get("complete"):
-            windows = window_figures(peak["windows"], ["peak_replay"])
-    else:
-        city["whole_peak"] = {"skipped": "--skip-whole-peak"}
-    wanted = ({} if windows else {"peak_replay": f"{PEAK}@{BATCH}"}) | {"peak_live": f"{LIVE_PEAK}@{batch}"}
-    return city, windows | windows_run(work, wanted)
+        peak = _child(str(work / "feed"), str(work / "fleet.csv"), *files, str(BATCH), *([str(limit)] if limit else []))
+    city["whole_peak"] = whole_peak_figures(peak, decoded, source) if peak else {"skipped": "--skip-whole-peak"}
+    return city
 
 
 def live_granularity(work: Path, files: list[str], replayed: dict, vehicles: int) -> dict:
@@ -243,7 +243,7 @@ def wait_for(path: Path, seconds: float) -> None:
 
 
 def status_figures(work: Path, bootstrap: str, minutes: float) -> dict:
-    """`vehicle-status` wall latency of one worker fed `minutes` of the network from 07:15
+    """`vehicle-status` wall latency of one worker fed `minutes` of the network from 07:00
     at x1, as buses send it (the worker starts there: no day before it)."""
     from zoneinfo import ZoneInfo
 
@@ -317,6 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"network: {summary}", flush=True)
     replay, state, small_windows = replay_figures(work, sum(summary["vehicles"].values()), not args.no_live_replay)
     windows = {str(args.vehicles): small_windows}
+    if args.city_vehicles:
+        city_work = args.city_work or Path(f"/tmp/fiscaliza-bench-{args.city_vehicles}-{args.seed}")
+        city_work, city_summary = network(city_work, args.city_vehicles, args.seed)
+        print(f"city network: {city_summary}", flush=True)
+        windows[str(args.city_vehicles)] = city_windows(city_work)
     worker: dict = {}
     if broker_answers(args.bootstrap):
         worker, changelog = worker_figures(work, args.bootstrap)
@@ -331,14 +336,10 @@ def main(argv: list[str] | None = None) -> int:
         status = {"skipped": worker["skipped"]}
     city: dict = {"skipped": "--city-vehicles 0"}
     if args.city_vehicles:  # last: a whole peak measured apart has the most time to finish
-        city_work = args.city_work or Path(f"/tmp/fiscaliza-bench-{args.city_vehicles}-{args.seed}")
-        city_work, city_summary = network(city_work, args.city_vehicles, args.seed)
-        print(f"city network: {city_summary}", flush=True)
         if args.whole_peak_result is not None:
             wait_for(args.whole_peak_result, args.whole_peak_wait)
-        city, windows[str(args.city_vehicles)] = city_figures(
-            city_work, city_summary, args.city_vehicles, not args.skip_whole_peak, args.whole_peak_limit,
-            args.whole_peak_result)
+        city = city_figures(city_work, city_summary, args.city_vehicles, not args.skip_whole_peak,
+                            args.whole_peak_limit, args.whole_peak_result)
     fresh = {"vehicles": args.vehicles, "network": summary, "replay": replay, "windows": windows, "city": city,
              "worker": worker, "state": state, "latency": latency, "status_x1": status,
              "machine": machine(), "commit": commit(), "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}

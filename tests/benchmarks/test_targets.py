@@ -20,8 +20,8 @@ RESULTS = {
     "replay": {"batch": 2000, "ratio_to_decode_cpu": 0.2, "cpu_ms_per_event": 0.03, "decode_cpu_ms_per_event": 0.006},
     "windows": {
         "150": {"early": window("06:50-07:05@13", 0.08), "late": window("08:45-09:00@13", 0.1),
-                "peak_live": window("07:30-07:45@13", 0.09), "peak_replay": window("07:15-07:30@2000", 0.04)},
-        "1500": {"peak_live": window("07:30-07:45@127", 0.12), "peak_replay": window("07:15-07:30@2000", 0.05)}},
+                "peak_live": window("07:10-07:20@13", 0.09), "peak_replay": window("07:00-07:10@2000", 0.04)},
+        "1500": {"peak_live": window("07:10-07:20@127", 0.12), "peak_replay": window("07:00-07:10@2000", 0.05)}},
     "city": {"vehicles": 1500, "network": {"routes": 100}, "events": 1_000_000, "decode_cpu_ms_per_event": 0.006,
              "whole_peak": {"complete": True, "events": 1_000_000, "fraction": 1.0, "batch": 2000, "seconds": 900.0,
                             "cpu_seconds": 600.0, "cpu_ms_per_event": 0.6, "ratio_to_decode_cpu": 0.01,
