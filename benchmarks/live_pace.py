@@ -22,6 +22,8 @@ it), with one `fiscaliza worker` (a separate process) consuming it, and measures
 - trips (the path D-11 and A-07 take, with far more samples than the network has
   infractions): from publishing a trip's arrival ping to its `trip_detected` on
   `operator-events`;
+- `vehicle-status`: from publishing each ping to the first status stamped with its time
+  (the live view leaves at the ping's arrival, not at the watermark);
 - the vehicles changelog's bytes per input event at that pace.
 
 The floor the allowed lateness sets on every wall latency from the evidence: lateness /
@@ -221,6 +223,21 @@ def trip_latencies(events: list[tuple[float, dict]], sent: SentLog) -> list[floa
     return out
 
 
+def status_latencies(statuses: list[tuple[float, dict]], sent: SentLog) -> list[float]:
+    """From publishing each ping to the first `vehicle-status` stamped with its time (the
+    record's Kafka timestamp): how old the operations room's view of the bus is."""
+    first: dict[tuple[str, float], float] = {}
+    for at, status in statuses:
+        key = (status["vehicle_id"], _epoch(status["ts"]))
+        first[key] = min(at, first.get(key, at))
+    out = []
+    for (vehicle, moment), at in first.items():
+        published = sent.vehicle_reached(vehicle, moment)
+        if published is not None:
+            out.append(at - published)
+    return out
+
+
 def d11_verdict(latency: dict) -> str:
     """Whether #16's D-11 target holds, and whether the lateness leaves it possible."""
     floor, pace = latency["lateness_floor_s"], latency["pace"]
@@ -274,15 +291,17 @@ def publish_paced(bootstrap: str, lines: list[Line], pace: float, partitions: in
     return sent
 
 
-def measure(work: Path, bootstrap: str, pace: float = 60.0, partitions: int = 4, startup_s: float = 25.0) -> dict:
+def measure(work: Path, bootstrap: str, pace: float = 60.0, partitions: int = 4, startup_s: float = 25.0,
+            start: float = float("-inf"), end: float = float("inf")) -> dict:
     """The live section of results.json (`latency`, with `changelog_bytes_per_event_live`
-    for `state`): a worker on fresh topics fed the network's telemetry at `pace`."""
+    for `state`): a worker on fresh topics fed the network's telemetry dated in [start,
+    end) (default all of it) at `pace`."""
     from benchmarks.worker_throughput import changelog_bytes, start_worker
     from kernel.policy import load_policy
     from streams.admin import create_topics, delete_topics, group_progress
 
     lateness = load_policy().stream.allowed_lateness_s  # the worker runs the default policy
-    lines = in_event_order({topic: work / "telemetry" / f"{topic}.jsonl" for topic in INPUTS})
+    lines = in_event_order({topic: work / "telemetry" / f"{topic}.jsonl" for topic in INPUTS}, start, end)
     delete_topics(bootstrap)
     create_topics(bootstrap, partitions, 1)
     app_id = f"live-{uuid.uuid4().hex[:8]}"
@@ -304,12 +323,14 @@ def measure(work: Path, bootstrap: str, pace: float = 60.0, partitions: int = 4,
             time.sleep(5)  # its last outputs flushed
             infractions = [(r.timestamp / 1000, json.loads(r.value)) for r in read_topic(bootstrap, "infractions")]
             events = [(r.timestamp / 1000, json.loads(r.value)) for r in read_topic(bootstrap, "operator-events")]
+            statuses = [(r.timestamp / 1000, json.loads(r.value)) for r in read_topic(bootstrap, "vehicle-status")]
             records, size = changelog_bytes(bootstrap, f"{app_id}-vehicles-changelog")
         finally:
             worker.terminate()
             worker.wait(timeout=60)
             log.close()
     trips = trip_latencies(events, sent)
+    status = status_latencies(statuses, sent)
     latency = {"pace": pace, "lateness_s": lateness, "lateness_floor_s": round(lateness / pace, 2),
                "events": len(lines), "published_s": round(published_s, 1),
                # a publisher that could not keep the pace (a loaded machine) published slower
@@ -317,6 +338,7 @@ def measure(work: Path, bootstrap: str, pace: float = 60.0, partitions: int = 4,
                "wall_clock": "published (producer send) to the record's Kafka timestamp (CreateTime, the worker's send)",
                "per_code": per_code(infractions, sent, lateness, partitions),
                "trips": {"count": len(trips), **_quantiles("wall", trips)},
+               "vehicle_status": {"count": len(status), **_quantiles("wall", status)},
                "changelog_bytes_per_event_live": round(size / len(lines), 1), "changelog_records_live": records}
     latency["d11_target"] = d11_verdict(latency)
     return latency

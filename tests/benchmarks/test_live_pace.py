@@ -15,6 +15,7 @@ from benchmarks.live_pace import (
     in_event_order,
     per_code,
     percentile,
+    status_latencies,
     trip_latencies,
 )
 from kernel.partitioning import partition_of
@@ -122,6 +123,13 @@ def test_a_trip_is_timed_from_its_arrival_ping():
     events = [(112.5, {"type": "trip_detected", "trip": {"last_msg_id": f"A/{iso(T0 + 630)}#7"}}),
               (113.0, {"type": "heartbeat"})]
     assert trip_latencies(events, LOG) == [pytest.approx(2.0)]
+
+
+def test_a_status_is_timed_from_its_ping_once_at_its_first_record():
+    statuses = [(112.0, {"vehicle_id": "A", "ts": iso(T0 + 630)}), (111.0, {"vehicle_id": "A", "ts": iso(T0 + 630)}),
+                (110.4, {"vehicle_id": "A", "ts": iso(T0 + 600)}), (130.0, {"vehicle_id": "D", "ts": iso(T0 + 2000)})]
+    # A at 630 published at 110.5, first record 111.0; A at 600 published at 110.0; D never sent at 2000
+    assert sorted(status_latencies(statuses, LOG)) == [pytest.approx(0.4), pytest.approx(0.5)]
 
 
 def test_the_d11_verdict_says_when_the_lateness_makes_the_target_impossible():
