@@ -411,15 +411,21 @@ class GroupProgress:
         return self.end - self.committed
 
 
-def group_progress(bootstrap: str, group: str, topics: Iterable[str]) -> GroupProgress:
+def group_progress(bootstrap: str, group: str, topics: Iterable[str], within_s: float = 10.0) -> GroupProgress:
     """The group's committed offsets against the topics' end offsets (a topic that does
     not exist yet counts as empty, a partition without a commit as nothing consumed but
-    what retention already deleted: that can never be pending)."""
+    what retention already deleted: that can never be pending). `within_s`: how long each
+    client waits for a first broker (kafka-python's 30 s each would stall the ops sink's
+    loop, which asks every 15 s, for a minute per topic while Kafka is down)."""
+    waits = {"bootstrap_timeout_ms": int(within_s * 1000)}
+    consumer = admin = None
     try:
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="fiscaliza-admin")
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin")
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="fiscaliza-admin", **waits)
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="fiscaliza-admin", **waits)
     except KafkaError as exc:
-        raise StreamError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+        if consumer is not None:
+            consumer.close()
+        raise StreamError(f"cannot reach Kafka at {bootstrap}: {type(exc).__name__}") from None
     try:
         partitions = [TopicPartition(topic, p) for topic in topics
                       for p in sorted(consumer.partitions_for_topic(topic) or ())]

@@ -156,6 +156,13 @@ def test_publish_names_only_the_brokers_it_could_not_reach_when_the_one_reached_
         survivor.close()
 
 
+def test_group_progress_without_a_broker_is_a_clear_error_within_its_wait():
+    started = time.monotonic()
+    with pytest.raises(StreamError, match=r"^cannot reach Kafka at 127.0.0.1:1: KafkaTimeoutError$"):
+        group_progress("127.0.0.1:1", "fiscaliza", ["tachograph"], within_s=1)
+    assert time.monotonic() - started < 10  # not kafka-python's 30 s
+
+
 def test_group_progress_counts_what_a_group_committed_against_the_end_offsets(kafka_bootstrap, reset_topics):
     reset_topics(kafka_bootstrap)
     producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
