@@ -22,16 +22,15 @@ from dataclasses import replace
 import msgspec
 import numpy as np
 
-from engine.assemble import rebuild_match, service_date_of, trip_facts
-from engine.changelog import at_most_provisional, emit_change, settle
-from engine.clocks import ClockFault, clock_passes, judge_clock, received_epoch, with_fault
+from engine.assemble import service_date_of, trip_facts
+from engine.changelog import at_most_provisional, emit_change
+from engine.clocks import clock_passes, judge_clock, received_epoch, with_fault
 from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, other_catraca, over_episodes
-from engine.late import LateDay, Rejudged, keeps, rejudged_changes, with_late
+from engine.late import Rejudged, keeps, rejudged_changes, with_late
 from engine.messages import (
     DayMatched,
     Heartbeat,
     LiveDeparture,
-    MatchRecord,
     TripCutShort,
     TripDeparted,
     TripDetected,
@@ -39,35 +38,41 @@ from engine.messages import (
     VehicleAhead,
     VehicleDayRevised,
 )
-from engine.live import LiveMap, LiveView, advance, measure
+from engine.live import LiveMap, advance, measure
 from engine.sends import Sends
+from engine.servicedays import ServiceDays
+from engine.settling import (
+    Judging,
+    catraca_versions_of,
+    on_both_versions,
+    other_catraca_facts,
+    settle_day,
+    vehicle_day_from,
+)
 from engine.status import VehicleStatus, live_match, live_status, open_trip
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
+from engine.vehiclestate import Held, VehicleState
 from gtfs.projection import Projector
-from gtfs.schedule import ServiceDay, service_day
+from gtfs.schedule import ServiceDay
 from rules import d19, d21
-from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, finish, rejustify, safe_detect
+from rules.evaluate import evaluate_arrival, finish, safe_detect
 from rules.facts import (
     CutShortPass,
     DoorFix,
     PassFacts,
     SensorRuns,
-    Standing,
     TripFacts,
     VehicleDayFacts,
     in_service_from,
-    iso,
     runs_of,
     within,
 )
-from rules.model import PROVISIONAL, Finding, Infraction, Live, Scope, interval_of, localized, stamped
+from rules.model import PROVISIONAL, Finding, Infraction, Live, Scope, interval_of, stamped
 from rules.unmarked_stop import standing_with_doors_open
 from rules.versions import (
-    CatracaVersion,
     OtherVersion,
     judged_on_both_catraca_versions,
-    judged_on_both_versions,
     kept_reading,
     kept_version,
     version_key,
@@ -76,73 +81,11 @@ from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, dec
 from trips.detection import departure_time
 from trips.matching import live_matches, unmatched_realization
 from trips.memo import TakeGeometry, TrackMemo, measured
-from trips.model import DetectedTrip, Fix, Match, Track, columns
+from trips.model import DetectedTrip, Fix, Match, columns
 from trips.passes import itinerary_passes
-from trips.position import PositionFault, PositionScreen, screen_positions
+from trips.position import PositionFault, screen_positions
 from trips.tracker import advance_track, new_track
 from trips.unfollowed import unfollowed_passes
-
-
-class Held(msgspec.Struct, frozen=True):
-    """A message held by the clock-jump guard, as it arrived."""
-
-    raw: str
-    location: str | None
-    offset: int | None
-
-
-class VehicleState(msgspec.Struct):
-    vehicle_id: str
-    pending: list[Fix] = msgspec.field(default_factory=list)  # not yet past the watermark
-    pending_catraca: list[CatracaReading] = msgspec.field(default_factory=list)
-    track: Track | None = None  # the open trip's fixes (trip detection)
-    days: list[DayLog] = msgspec.field(default_factory=list)  # operating days not judged yet
-    trips: list[TripLog] = msgspec.field(default_factory=list)  # arrived trips of days not matched yet
-    last_counter: int | None = None  # the newest plausible catraca counter released
-    last_reading: tuple[float, int] | None = None  # time and counter of the newest reading released
-    # dedup keys -> event time, within the lateness of the newest event (older ones are late)
-    seen: dict[str, float] = msgspec.field(default_factory=dict)
-    offsets: dict[str, int] = msgspec.field(default_factory=dict)  # input topic -> newest offset admitted
-    # input -> event time of the newest message released: the day's compact facts take a
-    # vehicle's messages in event-time order, so one behind this is late
-    released: dict[str, float] = msgspec.field(default_factory=dict)
-    judged: list[str] = msgspec.field(default_factory=list)  # service dates already judged
-    max_events: dict[str, float] = msgspec.field(default_factory=dict)  # newest event time per input
-    # records emitted while their day runs (C-01, D-19, D-21, B-04), by id, until the day is judged
-    emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
-    departure: tuple[float, str] | None = None  # the running trip last told to the operator stage
-    # the bus ahead of its latest departure (live or released) on a line with a scheduled headway
-    ahead: VehicleAhead | None = None
-    # dedup key -> digest of the content first received with it (within the lateness, as `seen`)
-    digests: dict[str, str] = msgspec.field(default_factory=dict)
-    # message id -> event time: messages that came in two versions, until their day is judged
-    conflicted: dict[str, float] = msgspec.field(default_factory=dict)
-    # tachograph messages in two versions, until their day is judged (rules.versions): by
-    # instant and seq, the version not in the facts and both versions' digests
-    versions: dict[str, OtherVersion] = msgspec.field(default_factory=dict)
-    # catraca readings in two versions received before the first was released, until their
-    # day is judged (rules.versions): by dedup key, both versions
-    catraca_versions: dict[str, CatracaVersion] = msgspec.field(default_factory=dict)
-    # input -> a message dated far ahead of the vehicle's newest, waiting for the next one
-    held: dict[str, Held] = msgspec.field(default_factory=dict)
-    # "shape_id|first fix" -> (last fix, silent after) of the unfollowed passes told, while the track holds them
-    unfollowed: dict[str, tuple[float, bool]] = msgspec.field(default_factory=dict)
-    # the plausible catraca readings a trip not yet arrived may span (from the open
-    # track's first fix on), for the trip rules that count boardings (a pack with
-    # rules.other_line only); replaced whole, never changed in place
-    trip_readings: list[CatracaReading] = msgspec.field(default_factory=list)
-    # the GPS position screen (trips.position): the last fixes taken and the open fault run
-    positions: PositionScreen = msgspec.field(default_factory=PositionScreen)
-    # stretches of its messages a faulty clock dated (rejected as `clock_offset`), in receipt
-    # time, for the days they fall in (engine.clocks)
-    clock_faults: list[ClockFault] = msgspec.field(default_factory=list)
-    # what the operations room sees, moved at each ping's arrival (engine.live): never evidence
-    live: LiveView = msgspec.field(default_factory=LiveView)
-    # operating date -> the late messages kept for it (engine.late), while it may be judged again
-    late: dict[str, LateDay] = msgspec.field(default_factory=dict)
-    # service date -> this vehicle's records of that day as last sent (id -> record), while a
-    # late message may still have it judged again (only where a re-judgment is wired)
-    sent: dict[str, dict[str, Infraction]] = msgspec.field(default_factory=dict)
 
 
 class PartitionState(msgspec.Struct):
@@ -280,7 +223,7 @@ class VehicleStage:
         self._load, self._save = load, save
         self._projector = Projector(ctx.feed.epsg)
         self._lateness = ctx.policy.stream.allowed_lateness_s
-        self._days: dict[dt.date, ServiceDay] = {}
+        self._days = ServiceDays(ctx.feed, ctx.policy.trips.service_day_cutover_s)
         self._marks: dict[str, tuple[float, ...]] = {}
         # per vehicle, the corridor geometry of its open track measured so far: a cache, not
         # state (a restarted worker measures again and finds the same)
@@ -297,6 +240,7 @@ class VehicleStage:
         self._operator_lines: dict[str, tuple[str, ...]] = {}
         self._live_map = LiveMap(ctx.geofences)
         self._vehicle_codes = frozenset(rule.code for rule in pack.catalogue.values() if rule.scope in _VEHICLE_SCOPES)
+        self._judging = Judging(ctx, self._days, self._projector, frozenset(rule.code for rule in self._track_rules))
 
     @property
     def watermark(self) -> float | None:
@@ -318,9 +262,7 @@ class VehicleStage:
         return self._load(vehicle_id) or VehicleState(vehicle_id)
 
     def _day(self, date: dt.date) -> ServiceDay:
-        if date not in self._days:
-            self._days[date] = service_day(self.ctx.feed, date)
-        return self._days[date]
+        return self._days(date)
 
     # --- telemetry in -------------------------------------------------------------
 
@@ -492,44 +434,6 @@ class VehicleStage:
     def _xy(self, ping: TachographPing) -> tuple[float, float]:
         x, y = self._projector.to_xy(np.array([ping.lon]), np.array([ping.lat]))
         return float(x[0]), float(y[0])
-
-    def _on_both_versions(self, state: VehicleState, findings: list[Finding], facts: VehicleDayFacts | None,
-                          rules, occurrences) -> list[Finding]:
-        """`findings` of `rules` judged on both versions of the messages they cite (rules.versions)."""
-        if not state.versions or facts is None:
-            return findings
-        policy = self.ctx.policy
-        return judged_on_both_versions(
-            findings, facts, state.versions, rules, policy,
-            finish=lambda records: finish(records, occurrences, self.ctx.pack, policy, self._projector),
-            detect=lambda rule, other: safe_detect(rule, other, policy, other.date))
-
-    def _catraca_versions_of(self, state: VehicleState, date: dt.date) -> list[CatracaVersion]:
-        return [v for v in state.catraca_versions.values() if self._operating_date(v.kept.epoch) == date]
-
-    @staticmethod
-    def _other_catraca_facts(facts: VehicleDayFacts | None, day_log: DayLog | None) -> VehicleDayFacts | None:
-        """The day's facts with its catraca as the other versions tell it; None if none came."""
-        if facts is None or day_log is None or day_log.other is None:
-            return None
-        return replace(facts, catraca=day_log.other.log.catraca())
-
-    def _on_both_catraca_versions(self, state: VehicleState, findings: list[Finding], facts: VehicleDayFacts | None,
-                                  day_log: DayLog | None, occurrences) -> list[Finding]:
-        """The vehicle-day rules' records judged on both versions of the day's catraca
-        readings that came in two (rules.versions); the other records pass."""
-        other = self._other_catraca_facts(facts, day_log)
-        versions = self._catraca_versions_of(state, facts.date) if other is not None else []
-        if not versions:
-            return findings
-        rules = self.ctx.pack.rules_for(Scope.VEHICLE_DAY)
-        codes = {rule.code for rule in rules}
-        policy = self.ctx.policy
-        theirs = finish([r for rule in rules for r in safe_detect(rule, other, policy, other.date)], occurrences,
-                        self.ctx.pack, policy, self._projector)
-        judged = judged_on_both_catraca_versions([f for f in findings if f.code in codes], theirs, versions,
-                                                 self.ctx.feed.timezone)
-        return [f for f in findings if f.code not in codes] + [record for record, _ in judged]
 
     def _note_clock_fault(self, state: VehicleState, source: str, body, received: float, offset_s: float) -> None:
         """A message a faulty clock dated, rejected: its stretch of the vehicle's day grows."""
@@ -826,15 +730,6 @@ class VehicleStage:
                 sent[date] = {**sent.get(date, {}), record.infraction_id: record}
             state.sent = sent
             self._save(state)
-
-    def _forget_late(self, state: VehicleState, date: dt.date) -> None:
-        """Days no message can be late enough for any more (policy stream.rejudge_max_late_s)
-        are forgotten when a later one is judged."""
-        days = int(np.ceil(self.ctx.policy.stream.rejudge_max_late_s / 86400)) + 1
-        oldest = (date - dt.timedelta(days=days)).isoformat()
-        if any(d < oldest for d in (*state.sent, *state.late)):
-            state.sent = {d: r for d, r in state.sent.items() if d >= oldest}
-            state.late = {d: r for d, r in state.late.items() if d >= oldest}
 
     def _buffer(self, pings: list[tuple[VehicleState, TachographPing]]) -> list[tuple[VehicleState, Fix]]:
         """The admitted pings as fixes, into their vehicles' pending messages (for release)."""
@@ -1225,11 +1120,8 @@ class VehicleStage:
     # --- the day's compact facts ------------------------------------------------------
 
     def _operating_date(self, epoch: float) -> dt.date:
-        """The operating day an instant belongs to: from the cutover (03:00) of its date
-        to the next one."""
-        cutover = self.ctx.policy.trips.service_day_cutover_s
-        date = dt.datetime.fromtimestamp(epoch, self.ctx.feed.timezone).date()
-        return date if epoch >= self._day(date).start_epoch + cutover else date - dt.timedelta(days=1)
+        """The operating day an instant belongs to (engine.servicedays)."""
+        return self._days.operating_date(epoch)
 
     def _day_log(self, state: VehicleState, date: dt.date) -> DayLog:
         iso = date.isoformat()
@@ -1352,10 +1244,10 @@ class VehicleStage:
                 continue
             date = dt.date.fromisoformat(log.date)
             trips = [(self._live_trip(state.vehicle_id, t), t) for t in state.trips]
-            facts = self._vehicle_day_from(state, date, log, trips, in_service=())
-            records = self._on_both_versions(state, self._detect_live(Live.EPISODE_OVER, facts, date), facts,
-                                             [r for r in self.ctx.pack.catalogue.values() if r.live == Live.EPISODE_OVER],
-                                             ())
+            facts = vehicle_day_from(state, date, log, trips, (), self.ctx)
+            records = on_both_versions(state, self._detect_live(Live.EPISODE_OVER, facts, date), facts,
+                                       [r for r in self.ctx.pack.catalogue.values() if r.live == Live.EPISODE_OVER],
+                                       (), self._judging)
             for record in records:
                 if isinstance(record, Infraction) and interval_of(record).end in over:
                     record = at_most_provisional(record, state.conflicted)
@@ -1379,10 +1271,10 @@ class VehicleStage:
             date = dt.date.fromisoformat(day_log.date)
             trips = [(self._live_trip(state.vehicle_id, log), log) for log in logs]
             in_service = in_service_from([(tf, log.standing) for tf, log in trips], terminal)
-            facts = self._vehicle_day_from(state, date, day_log, trips, in_service)
+            facts = vehicle_day_from(state, date, day_log, trips, in_service, self.ctx)
             # the day's facts, and those its catraca readings in two versions tell (rules.versions)
-            worlds = [f for f in (facts, self._other_catraca_facts(facts, day_log)) if f is not None]
-            versions = self._catraca_versions_of(state, date) if len(worlds) > 1 else []
+            worlds = [f for f in (facts, other_catraca_facts(facts, day_log)) if f is not None]
+            versions = catraca_versions_of(state, date, self._days) if len(worlds) > 1 else []
             for live, moments_of in ((Live.CATRACA_SILENCE, self._d19_moments),
                                      (Live.CATRACA_FAULT, lambda f: self._d21_moments(f, self.ctx.policy))):
                 found = [finish([r for r in self._detect_live(live, f, date) if isinstance(r, Infraction)],
@@ -1597,122 +1489,9 @@ class VehicleStage:
                 raw=msgspec.json.encode(message).decode())])
 
     def on_day_matched(self, message: DayMatched, occurrences: list[Occurrence]) -> list[Finding]:
+        """The vehicle's day settled (engine.settling); its state saved unless it was judged already."""
         state = self._state(message.vehicle_id)
-        date = message.service_date.isoformat()
-        if date in state.judged:
-            return []  # delivered again after a restart: judged once already
-        state.judged.append(date)
-        day = self._day(message.service_date)
-        logs = {log.key: log for log in state.trips if log.service_date == date}
-        findings: list[Finding] = self._settle_arrivals(message, logs, occurrences, state.conflicted)
-        trips = [self._matched_trip(record, logs.get(self._key(record)), day) for record in message.matches]
-        facts = self._vehicle_day(state, message.service_date, trips)
-        settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.pack,
-                                       self.ctx.policy, self._projector)
-        settled = self._on_both_catraca_versions(state, settled, facts, next(
-            (log for log in state.days if log.date == date), None), occurrences)
-        settled = self._on_both_versions(state, settled, facts, self.ctx.pack.rules_for(Scope.VEHICLE_DAY), occurrences)
-        settled = [at_most_provisional(f, state.conflicted) for f in settled]
-        settled += self._settle_passes(state, message, occurrences)
-        findings += settle(state.emitted, settled, message.service_date, message.closed_at, self.ctx.feed.timezone)
-        # Forget the day: its trips, its operating day's facts, its messages in two versions.
-        state.conflicted = {m: t for m, t in state.conflicted.items()
-                            if self._operating_date(t).isoformat() not in state.judged}
-        state.versions = {k: v for k, v in state.versions.items()
-                          if self._operating_date(v.fix.t).isoformat() not in state.judged}
-        state.catraca_versions = {k: v for k, v in state.catraca_versions.items()
-                                  if self._operating_date(v.kept.epoch).isoformat() not in state.judged}
-        state.trips = [log for log in state.trips if log.service_date != date]
-        state.days = [log for log in state.days if log.date != date]
-        state.judged = state.judged[-7:]
-        self._forget_late(state, message.service_date)
-        self._save(state)
+        settled, findings = settle_day(state, message, occurrences, self._judging)
+        if settled is not state:
+            self._save(settled)
         return findings
-
-    def _settle_passes(self, state: VehicleState, message: DayMatched, occurrences) -> list[Finding]:
-        """The track rules' records of the day stand as told (their pass is not judged
-        again: the track no longer holds it), against the occurrences known now, each
-        naming the scheduled trip its pass was running: the one the day's close paired it
-        with (`message.cut_short`, the trip it cut short), with its scheduled departure in
-        the evidence (the pairing reaches a match window either way of the departure)."""
-        codes = {rule.code for rule in self._track_rules}
-        tz = self.ctx.feed.timezone
-        settled = []
-        for r in state.emitted.values():
-            if r.code not in codes or r.service_date != message.service_date:
-                continue
-            r = localized(r, tz)
-            departed = r.evidence.get("departed_at")
-            departed = dt.datetime.fromisoformat(departed).timestamp() if departed else None
-            if departed is not None:
-                paired = next(((trip_id, scheduled) for p, trip_id, scheduled in message.cut_short
-                               if (p.code, p.route_id, p.direction_id) == (r.code, r.route_id, r.direction_id)
-                               and abs(p.departed_at - departed) < 1), None)
-                if paired is not None:
-                    r = msgspec.structs.replace(r, trip_id=paired[0], evidence={
-                        **r.evidence, "scheduled_departure": iso(paired[1], tz)})
-            settled.append(at_most_provisional(
-                rejustify(r, occurrences, self.ctx.pack, self.ctx.policy, self._projector), state.conflicted))
-        return settled
-
-    @staticmethod
-    def _key(record: MatchRecord) -> tuple[float, str, int, str]:
-        d = record.detected
-        return (d.departed_at, d.route_id, d.direction_id, d.shape_id)
-
-    def _matched_trip(self, record: MatchRecord, log: TripLog | None, day: ServiceDay) -> tuple[TripFacts, TripLog | None]:
-        """A matched trip's facts for the day-close rules: its checkpoint fixes (B-04)."""
-        d = record.detected
-        return TripFacts(
-            match=rebuild_match(record, day),
-            itinerary=self._itinerary(d.route_id, d.direction_id, d.shape_id),
-            operator_id=self.ctx.fleet[d.vehicle_id].operator_id,
-            fixes=tuple(sorted(log.checkpoint_fixes, key=_fix_order)) if log else (),
-            tz=self.ctx.feed.timezone,
-            day_start=day.start_epoch,
-        ), log
-
-    def _vehicle_day(self, state: VehicleState, date: dt.date,
-                     trips: list[tuple[TripFacts, TripLog | None]]) -> VehicleDayFacts | None:
-        """A vehicle's operating day (None when it sent nothing in it)."""
-        day_log = next((log for log in state.days if log.date == date.isoformat()), None)
-        if day_log is None:
-            return None
-        standings = [(tf, log.standing if log else Standing()) for tf, log in trips]
-        return self._vehicle_day_from(state, date, day_log, trips,
-                                      in_service_from(standings, self.ctx.policy.trips.in_service_terminal_s))
-
-    def _vehicle_day_from(self, state: VehicleState, date: dt.date, day_log: DayLog,
-                          trips: list[tuple[TripFacts, TripLog | None]], in_service) -> VehicleDayFacts:
-        kept = day_log.fixes()
-        mine = sorted((tf for tf, _ in trips), key=lambda tf: tf.departed_at)
-        return VehicleDayFacts(
-            vehicle_id=state.vehicle_id,
-            operator_id=self.ctx.fleet[state.vehicle_id].operator_id,
-            date=date,
-            tz=self.ctx.feed.timezone,
-            fixes=tuple(k.fix for k in kept),
-            speed_limits_kmh=tuple(k.limit_kmh for k in kept),
-            catraca=day_log.catraca(),
-            trips=tuple(mine),
-            in_service=in_service,
-            doors=tuple(day_log.doors),
-            doors_reported=day_log.doors_reported,
-            clock_faults=tuple((f.first, f.last) for f in state.clock_faults),
-        )
-
-    def _settle_arrivals(self, message: DayMatched, logs: dict, occurrences, conflicted) -> list[Finding]:
-        """The day's matching is final: the records judged on arrival get their trip's
-        scheduled trip_id, and an occurrence registered since may justify them. Only
-        records that changed are emitted again (same ids, first detected_at kept)."""
-        trip_of = {self._key(r): r.realized.trip_id for r in message.matches}
-        updates: list[Finding] = []
-        for key, log in logs.items():
-            for before in log.infractions:
-                before = localized(before, self.ctx.feed.timezone)
-                after = rejustify(msgspec.structs.replace(before, trip_id=trip_of.get(key)), occurrences,
-                                  self.ctx.pack, self.ctx.policy, self._projector)
-                after = at_most_provisional(after, conflicted)
-                if after != before:
-                    updates.append(after)
-        return updates
