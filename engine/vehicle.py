@@ -6,8 +6,11 @@ The state of a vehicle holds what its open trip and open episodes need plus the 
 compact facts (`engine.daylog`, `engine.triplog`), never the day's pings: the raw
 telemetry, which is the evidence, stays in the input topics and files.
 
-State lives in msgspec Structs read and written through a `Store` (a dict in the
-replay, a Faust table in the workers), so the same code runs in both.
+State lives in msgspec Structs (`engine.vehiclestate`) read and written through a
+`Store` (a dict in the replay, a Faust table in the workers), so the same code runs in
+both. The stage orchestrates (ingest, release, flush, heartbeat) and hands concerns to
+their modules: whether a message is taken (`engine.admission`), and a matched day
+settled (`engine.settling`).
 """
 
 from __future__ import annotations
