@@ -6,15 +6,17 @@ The state of a vehicle holds what its open trip and open episodes need plus the 
 compact facts (`engine.daylog`, `engine.triplog`), never the day's pings: the raw
 telemetry, which is the evidence, stays in the input topics and files.
 
-State lives in msgspec Structs read and written through a `Store` (a dict in the
-replay, a Faust table in the workers), so the same code runs in both.
+State lives in msgspec Structs (`engine.vehiclestate`) read and written through a
+`Store` (a dict in the replay, a Faust table in the workers), so the same code runs in
+both. The stage orchestrates (ingest, release, flush, heartbeat) and hands concerns to
+their modules: whether a message is taken (`engine.admission`), and a matched day
+settled (`engine.settling`).
 """
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
-import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -22,16 +24,28 @@ from dataclasses import replace
 import msgspec
 import numpy as np
 
-from engine.assemble import rebuild_match, service_date_of, trip_facts
-from engine.changelog import at_most_provisional, emit_change, settle
-from engine.clocks import ClockFault, clock_passes, judge_clock, received_epoch, with_fault
+from engine.admission import (
+    KEPT_LATE,
+    Gate,
+    admit,
+    content_digest,
+    dedup_key,
+    forget_old_keys,
+    held_message,
+    holds,
+    keep_for_rejudgment,
+    resolve_held,
+    source_of,
+)
+from engine.assemble import service_date_of, trip_facts
+from engine.changelog import at_most_provisional, emit_change
+from engine.clocks import clock_passes
 from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, other_catraca, over_episodes
-from engine.late import LateDay, Rejudged, keeps, rejudged_changes, with_late
+from engine.late import Rejudged, rejudged_changes
 from engine.messages import (
     DayMatched,
     Heartbeat,
     LiveDeparture,
-    MatchRecord,
     TripCutShort,
     TripDeparted,
     TripDetected,
@@ -39,110 +53,54 @@ from engine.messages import (
     VehicleAhead,
     VehicleDayRevised,
 )
-from engine.live import LiveMap, LiveView, advance, measure
+from engine.live import LiveMap, advance, measure
 from engine.sends import Sends
+from engine.servicedays import ServiceDays
+from engine.settling import (
+    Judging,
+    catraca_versions_of,
+    on_both_versions,
+    other_catraca_facts,
+    settle_day,
+    vehicle_day_from,
+)
 from engine.status import VehicleStatus, live_match, live_status, open_trip
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
+from engine.vehiclestate import VehicleState
 from gtfs.projection import Projector
-from gtfs.schedule import ServiceDay, service_day
+from gtfs.schedule import ServiceDay
 from rules import d19, d21
-from rules.evaluate import evaluate_arrival, evaluate_vehicle_day, finish, rejustify, safe_detect
+from rules.evaluate import evaluate_arrival, finish, safe_detect
 from rules.facts import (
     CutShortPass,
     DoorFix,
     PassFacts,
     SensorRuns,
-    Standing,
     TripFacts,
     VehicleDayFacts,
     in_service_from,
-    iso,
     runs_of,
     within,
 )
-from rules.model import PROVISIONAL, Finding, Infraction, Live, Scope, interval_of, localized, stamped
+from rules.model import PROVISIONAL, Finding, Infraction, Live, Scope, interval_of, stamped
 from rules.unmarked_stop import standing_with_doors_open
 from rules.versions import (
-    CatracaVersion,
     OtherVersion,
     judged_on_both_catraca_versions,
-    judged_on_both_versions,
     kept_reading,
     kept_version,
     version_key,
 )
-from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, decode, encode, message_id
+from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode, message_id
 from trips.detection import departure_time
 from trips.matching import live_matches, unmatched_realization
 from trips.memo import TakeGeometry, TrackMemo, measured
-from trips.model import DetectedTrip, Fix, Match, Track, columns
+from trips.model import DetectedTrip, Fix, Match, columns
 from trips.passes import itinerary_passes
-from trips.position import PositionFault, PositionScreen, screen_positions
+from trips.position import PositionFault, screen_positions
 from trips.tracker import advance_track, new_track
 from trips.unfollowed import unfollowed_passes
-
-
-class Held(msgspec.Struct, frozen=True):
-    """A message held by the clock-jump guard, as it arrived."""
-
-    raw: str
-    location: str | None
-    offset: int | None
-
-
-class VehicleState(msgspec.Struct):
-    vehicle_id: str
-    pending: list[Fix] = msgspec.field(default_factory=list)  # not yet past the watermark
-    pending_catraca: list[CatracaReading] = msgspec.field(default_factory=list)
-    track: Track | None = None  # the open trip's fixes (trip detection)
-    days: list[DayLog] = msgspec.field(default_factory=list)  # operating days not judged yet
-    trips: list[TripLog] = msgspec.field(default_factory=list)  # arrived trips of days not matched yet
-    last_counter: int | None = None  # the newest plausible catraca counter released
-    last_reading: tuple[float, int] | None = None  # time and counter of the newest reading released
-    # dedup keys -> event time, within the lateness of the newest event (older ones are late)
-    seen: dict[str, float] = msgspec.field(default_factory=dict)
-    offsets: dict[str, int] = msgspec.field(default_factory=dict)  # input topic -> newest offset admitted
-    # input -> event time of the newest message released: the day's compact facts take a
-    # vehicle's messages in event-time order, so one behind this is late
-    released: dict[str, float] = msgspec.field(default_factory=dict)
-    judged: list[str] = msgspec.field(default_factory=list)  # service dates already judged
-    max_events: dict[str, float] = msgspec.field(default_factory=dict)  # newest event time per input
-    # records emitted while their day runs (C-01, D-19, D-21, B-04), by id, until the day is judged
-    emitted: dict[str, Infraction] = msgspec.field(default_factory=dict)
-    departure: tuple[float, str] | None = None  # the running trip last told to the operator stage
-    # the bus ahead of its latest departure (live or released) on a line with a scheduled headway
-    ahead: VehicleAhead | None = None
-    # dedup key -> digest of the content first received with it (within the lateness, as `seen`)
-    digests: dict[str, str] = msgspec.field(default_factory=dict)
-    # message id -> event time: messages that came in two versions, until their day is judged
-    conflicted: dict[str, float] = msgspec.field(default_factory=dict)
-    # tachograph messages in two versions, until their day is judged (rules.versions): by
-    # instant and seq, the version not in the facts and both versions' digests
-    versions: dict[str, OtherVersion] = msgspec.field(default_factory=dict)
-    # catraca readings in two versions received before the first was released, until their
-    # day is judged (rules.versions): by dedup key, both versions
-    catraca_versions: dict[str, CatracaVersion] = msgspec.field(default_factory=dict)
-    # input -> a message dated far ahead of the vehicle's newest, waiting for the next one
-    held: dict[str, Held] = msgspec.field(default_factory=dict)
-    # "shape_id|first fix" -> (last fix, silent after) of the unfollowed passes told, while the track holds them
-    unfollowed: dict[str, tuple[float, bool]] = msgspec.field(default_factory=dict)
-    # the plausible catraca readings a trip not yet arrived may span (from the open
-    # track's first fix on), for the trip rules that count boardings (a pack with
-    # rules.other_line only); replaced whole, never changed in place
-    trip_readings: list[CatracaReading] = msgspec.field(default_factory=list)
-    # the GPS position screen (trips.position): the last fixes taken and the open fault run
-    positions: PositionScreen = msgspec.field(default_factory=PositionScreen)
-    # stretches of its messages a faulty clock dated (rejected as `clock_offset`), in receipt
-    # time, for the days they fall in (engine.clocks)
-    clock_faults: list[ClockFault] = msgspec.field(default_factory=list)
-    # what the operations room sees, moved at each ping's arrival (engine.live): never evidence
-    live: LiveView = msgspec.field(default_factory=LiveView)
-    # operating date -> the late messages kept for it (engine.late), while it may be judged again
-    late: dict[str, LateDay] = msgspec.field(default_factory=dict)
-    # service date -> this vehicle's records of that day as last sent (id -> record), while a
-    # late message may still have it judged again (only where a re-judgment is wired)
-    sent: dict[str, dict[str, Infraction]] = msgspec.field(default_factory=dict)
 
 
 class PartitionState(msgspec.Struct):
@@ -170,8 +128,6 @@ class PartitionState(msgspec.Struct):
 # operating day in epoch s, occurrences) -> every infraction record the core finds in it, then
 # its insufficient evidence, and the day as the operator stage is to hear it again
 JudgeAgain = Callable[[str, float, float, list[Occurrence]], Rejudged]
-# _admit's verdict on a late message kept for its vehicle-day's re-judgment (not a rejection)
-_KEPT_LATE = Rejection(source="", reason="kept_late", detail="", location=None, raw="")
 # the scopes of the rules the vehicle stage judges (the operator stage judges Scope.SERVICE_DAY)
 _VEHICLE_SCOPES = frozenset({Scope.TRIP, Scope.MATCHED_TRIP, Scope.VEHICLE_DAY, Scope.TRACK})
 
@@ -202,39 +158,10 @@ def _restored(state: VehicleState, snapshot: tuple) -> VehicleState:
         setattr(state, name, dict(value) if isinstance(value, dict) else value)
     return state
 log = logging.getLogger(__name__)
-# a clock-fault stretch is kept this long after its last message: past its day's close
-_CLOCK_FAULTS_KEPT_S = 2 * 86400
 
 
 def _describe(item: Fix | CatracaReading) -> str:
     return item.msg_id if isinstance(item, Fix) else message_id(item)
-
-
-def _source(body: TachographPing | CatracaReading) -> str:
-    return "tachograph" if isinstance(body, TachographPing) else "catraca"
-
-
-def _dedup_key(body: TachographPing | CatracaReading) -> str:
-    return f"{_source(body)}|{body.epoch!r}|{body.seq}"
-
-
-_CONTENT = msgspec.json.Encoder()
-
-
-def _digest(body: TachographPing | CatracaReading) -> str:
-    """The content of a message, whatever its bytes' layout (key order, spaces), the
-    offset its time is written with (12:00-03:00 is 15:00Z) and when it was received (a
-    copy received again is the same message). Never a digest of the bytes as received:
-    a resend laid out otherwise, or stamped with its new receipt, would then be a second
-    version, and every record citing it provisional (DESIGN.md: `conflicting_duplicate`
-    is other content). Once per admitted message: the fields read off the decoded body
-    (no struct rebuilt, which would check its invariants again)."""
-    canonical = msgspec.structs.asdict(body)
-    canonical["ts"] = body.ts.astimezone(dt.timezone.utc)
-    del canonical["received_at"]  # the fields before it, in order: the digest the contract had without it
-    if canonical.get("speed_source") == "reported":  # the default, as before the field existed
-        del canonical["speed_source"]
-    return hashlib.blake2b(_CONTENT.encode(canonical), digest_size=8).hexdigest()
 
 
 def _position_fault(vehicle_id: str, fault: PositionFault, tz) -> Rejection:
@@ -274,13 +201,10 @@ class VehicleStage:
         self._judge_again = judge_again
         self.partition = partition
         self.sources = sources  # the inputs the watermark waits for
-        # the processing clock (epoch s) of a live worker: a message dated further ahead of
-        # it than a device clock may be off is quarantined; replay reads history, none
-        self._wall_clock = wall_clock
         self._load, self._save = load, save
         self._projector = Projector(ctx.feed.epsg)
         self._lateness = ctx.policy.stream.allowed_lateness_s
-        self._days: dict[dt.date, ServiceDay] = {}
+        self._days = ServiceDays(ctx.feed, ctx.policy.trips.service_day_cutover_s)
         self._marks: dict[str, tuple[float, ...]] = {}
         # per vehicle, the corridor geometry of its open track measured so far: a cache, not
         # state (a restarted worker measures again and finds the same)
@@ -297,6 +221,11 @@ class VehicleStage:
         self._operator_lines: dict[str, tuple[str, ...]] = {}
         self._live_map = LiveMap(ctx.geofences)
         self._vehicle_codes = frozenset(rule.code for rule in pack.catalogue.values() if rule.scope in _VEHICLE_SCOPES)
+        self._judging = Judging(ctx, self._days, self._projector, frozenset(rule.code for rule in self._track_rules))
+        # what admission reads (engine.admission); `wall_clock`, the processing clock (epoch s)
+        # of a live worker: a message dated further ahead of it than a device clock may be
+        # off is quarantined; replay reads history, none
+        self._gate = Gate(ctx, self._days, self._lateness, rejudging=judge_again is not None, wall_clock=wall_clock)
 
     @property
     def watermark(self) -> float | None:
@@ -307,20 +236,11 @@ class VehicleStage:
             return None
         return min(newest[source] for source in self.sources) - self._lateness
 
-    def _lateness_limit(self, state: VehicleState, source: str) -> float | None:
-        """A message is late when it is behind its vehicle's newest message of the same
-        input by more than the lateness (a restarted worker whose partition progress
-        survived but not every vehicle's state still takes that vehicle's redelivery)."""
-        newest = state.max_events.get(source)
-        return None if newest is None else newest - self._lateness
-
     def _state(self, vehicle_id: str) -> VehicleState:
         return self._load(vehicle_id) or VehicleState(vehicle_id)
 
     def _day(self, date: dt.date) -> ServiceDay:
-        if date not in self._days:
-            self._days[date] = service_day(self.ctx.feed, date)
-        return self._days[date]
+        return self._days(date)
 
     # --- telemetry in -------------------------------------------------------------
 
@@ -334,7 +254,7 @@ class VehicleStage:
             body = message.body
             state = touched.get(body.vehicle_id) or self._state(body.vehicle_id)
             if body.vehicle_id in self.ctx.fleet:
-                taken, copy = self._resolve_held(state, message)
+                taken, copy = resolve_held(state, message, self._gate, self.watermark)
                 for held, rejection in taken:
                     self._take(state, held, rejection, out, touched, pings, heard)
                     touched[body.vehicle_id] = state
@@ -342,7 +262,8 @@ class VehicleStage:
                     out.rejected.append(copy)
                     touched[body.vehicle_id] = state
                     continue
-                if self._holds(state, message):
+                if holds(state, message, self._gate):
+                    self._mark_dirty(body.vehicle_id)
                     touched[body.vehicle_id] = state
                     continue
             self._take(state, message, None, out, touched, pings, heard)
@@ -366,11 +287,11 @@ class VehicleStage:
                 rejection = self._admit(state, message)
             except Exception as exc:  # noqa: BLE001 - one bad message must not stop the stream
                 log.exception("dead-lettering %s: the engine failed on it", message.location)
-                rejection = Rejection(source=_source(body),
+                rejection = Rejection(source=source_of(body),
                                       reason="engine_error", detail=f"{type(exc).__name__}: {exc}",
                                       location=message.location,
                                       raw=message.raw if message.raw is not None else encode(body).decode())
-        if rejection is _KEPT_LATE:
+        if rejection is KEPT_LATE:
             touched[body.vehicle_id] = state
             out.late_kept += 1
             return
@@ -399,18 +320,6 @@ class VehicleStage:
                     heard[state.vehicle_id] = (state, self._shown(state))
                 state.live = msgspec.structs.replace(live, catraca_at=body.epoch)
 
-    # --- the clock-jump guard (DESIGN.md: a message dated beyond the frontier is `future`) ---
-    # A device whose clock jumps ahead sends one message (or a few) dated hours later, then
-    # goes on with the right time. Taken, the jumped message would move the vehicle's
-    # lateness frontier and the watermark ahead, and every genuine message after it would be
-    # `late` (one ping dated the next day cost a vehicle 5,593 messages and ~7,000 UFIR of
-    # verdicts). So a message more than `stream.max_clock_jump_s` ahead of the vehicle's
-    # newest (same input) waits for the vehicle's next message on that input: one dated
-    # back near the old time shows the jump (the held one is rejected as `future`); one at
-    # or after it shows that time moved on (a night, an outage), and the held one is taken
-    # first. In event-time order (replay) nothing comes back, so every held message is taken
-    # at the next one: the guard only ever rejects what arrived out of its place in time.
-
     def _at_most_provisional(self, state: VehicleState) -> list[Finding]:
         """The records already sent that cite a message now known in two versions, sent
         again at most provisional (same id, same detected_at)."""
@@ -434,16 +343,16 @@ class VehicleStage:
         order of arrival decides nothing; the other is kept beside the facts, to judge the
         records that cite it on both. One already taken into the facts stays there: whether
         it was (released), returned."""
-        key = _dedup_key(body)
+        key = dedup_key(body)
         if key not in state.digests:
             return False  # a copy of a message held by the clock-jump guard: not taken yet
-        this = _digest(body)
+        this = content_digest(body)
         new = self._fix_of(body, *self._xy(body))
         vkey = version_key(new.t, new.msg_id)
         known = state.versions.get(vkey)
         first = known.digests[0] if known is not None else state.digests[key]
         # the first version admitted in this call (not yet pending), or waiting in pending
-        k = next((k for k, (s, p) in enumerate(pings) if s is state and _dedup_key(p) == key), None)
+        k = next((k for k, (s, p) in enumerate(pings) if s is state and dedup_key(p) == key), None)
         i = None if k is not None else \
             next((i for i, f in enumerate(state.pending) if f.t == new.t and version_key(f.t, f.msg_id) == vkey), None)
         if k is None and i is None:
@@ -467,18 +376,43 @@ class VehicleStage:
         (rules.versions.kept_reading), the other is accumulated beside them (DayLog.other),
         so the order of arrival decides nothing. Whether the first was released already
         (it stays as it was), returned."""
-        key = _dedup_key(body)
-        i = next((i for i, r in enumerate(state.pending_catraca) if _dedup_key(r) == key), None)
+        key = dedup_key(body)
+        i = next((i for i, r in enumerate(state.pending_catraca) if dedup_key(r) == key), None)
         if key not in state.digests or key in state.catraca_versions or i is None:
             # a copy of a held message, a third version, or the first already released
             return key in state.digests and key not in state.catraca_versions
-        version = kept_reading(state.pending_catraca[i], state.digests[key], body, _digest(body))
+        version = kept_reading(state.pending_catraca[i], state.digests[key], body, content_digest(body))
         if version.kept is body:
             pending = state.pending_catraca[:i] + state.pending_catraca[i + 1:]
             bisect.insort(pending, body, key=_reading_order)
             state.pending_catraca = pending
         state.catraca_versions = {**state.catraca_versions, key: version}
         return False
+
+    def _admit(self, state: VehicleState, message: Message) -> Rejection | None:
+        """The message admitted or not (engine.admission); one taken moves the partition's progress."""
+        verdict = admit(state, message, self._gate, self.watermark)
+        if verdict is None:
+            self._note_progress(message.body)
+        return verdict
+
+    def _note_progress(self, body: TachographPing | CatracaReading) -> None:
+        """A message taken: the partition's newest event of its input, its first event, and
+        the minute its operator reported in (for the next heartbeat)."""
+        epoch, source = body.epoch, source_of(body)
+        p = self.partition
+        p.max_events[source] = max(p.max_events.get(source, epoch), epoch)
+        p.first_event = epoch if p.first_event is None else min(p.first_event, epoch)
+        operator = self.ctx.fleet[body.vehicle_id].operator_id
+        minute = int(epoch // 60)
+        minutes = p.reporting.setdefault(operator, [])
+        if not minutes or minutes[-1] != minute:
+            minutes.append(minute)
+
+    def _mark_dirty(self, vehicle_id: str) -> None:
+        """A vehicle with a message waiting (pending or held), for the next release."""
+        if vehicle_id not in self.partition.dirty:
+            self.partition.dirty = sorted({*self.partition.dirty, vehicle_id})
 
     def _rejudge_version(self, state: VehicleState, body: TachographPing | CatracaReading) -> None:
         """A second version of a message the day's facts took already (the watermark passed
@@ -487,54 +421,11 @@ class VehicleStage:
         re-judgment is wired and the policy's bounds allow; else what cites it stays at
         most provisional. The second version is dead-lettered all the same (counted)."""
         if self._judge_again is not None:
-            self._keep_for_rejudgment(state, body)
+            keep_for_rejudgment(state, body, self._gate, self.watermark)
 
     def _xy(self, ping: TachographPing) -> tuple[float, float]:
         x, y = self._projector.to_xy(np.array([ping.lon]), np.array([ping.lat]))
         return float(x[0]), float(y[0])
-
-    def _on_both_versions(self, state: VehicleState, findings: list[Finding], facts: VehicleDayFacts | None,
-                          rules, occurrences) -> list[Finding]:
-        """`findings` of `rules` judged on both versions of the messages they cite (rules.versions)."""
-        if not state.versions or facts is None:
-            return findings
-        policy = self.ctx.policy
-        return judged_on_both_versions(
-            findings, facts, state.versions, rules, policy,
-            finish=lambda records: finish(records, occurrences, self.ctx.pack, policy, self._projector),
-            detect=lambda rule, other: safe_detect(rule, other, policy, other.date))
-
-    def _catraca_versions_of(self, state: VehicleState, date: dt.date) -> list[CatracaVersion]:
-        return [v for v in state.catraca_versions.values() if self._operating_date(v.kept.epoch) == date]
-
-    @staticmethod
-    def _other_catraca_facts(facts: VehicleDayFacts | None, day_log: DayLog | None) -> VehicleDayFacts | None:
-        """The day's facts with its catraca as the other versions tell it; None if none came."""
-        if facts is None or day_log is None or day_log.other is None:
-            return None
-        return replace(facts, catraca=day_log.other.log.catraca())
-
-    def _on_both_catraca_versions(self, state: VehicleState, findings: list[Finding], facts: VehicleDayFacts | None,
-                                  day_log: DayLog | None, occurrences) -> list[Finding]:
-        """The vehicle-day rules' records judged on both versions of the day's catraca
-        readings that came in two (rules.versions); the other records pass."""
-        other = self._other_catraca_facts(facts, day_log)
-        versions = self._catraca_versions_of(state, facts.date) if other is not None else []
-        if not versions:
-            return findings
-        rules = self.ctx.pack.rules_for(Scope.VEHICLE_DAY)
-        codes = {rule.code for rule in rules}
-        policy = self.ctx.policy
-        theirs = finish([r for rule in rules for r in safe_detect(rule, other, policy, other.date)], occurrences,
-                        self.ctx.pack, policy, self._projector)
-        judged = judged_on_both_catraca_versions([f for f in findings if f.code in codes], theirs, versions,
-                                                 self.ctx.feed.timezone)
-        return [f for f in findings if f.code not in codes] + [record for record, _ in judged]
-
-    def _note_clock_fault(self, state: VehicleState, source: str, body, received: float, offset_s: float) -> None:
-        """A message a faulty clock dated, rejected: its stretch of the vehicle's day grows."""
-        state.clock_faults = with_fault(state.clock_faults, source, received, offset_s, message_id(body),
-                                        gap_s=self.ctx.policy.trips.max_coverage_gap_s, keep_s=_CLOCK_FAULTS_KEPT_S)
 
     def _with_clock_passes(self, state: VehicleState, told: list[TripUnfollowed]) -> list[TripUnfollowed]:
         """`told` with the vehicle's latest tachograph clock-fault stretch as unfollowed
@@ -550,83 +441,6 @@ class VehicleStage:
         keys = {p.key for p in passes}
         operator = self.ctx.fleet[state.vehicle_id].operator_id
         return [m for m in told if m.passage.key not in keys] + [TripUnfollowed(operator, p) for p in passes]
-
-    def _holds(self, state: VehicleState, message: Message) -> bool:
-        body = message.body
-        if received_epoch(body, message.received_at) is not None:
-            return False  # its receipt is a clock to check it against (_admit): no need to wait
-        source = _source(body)
-        newest = state.max_events.get(source)
-        if newest is None or body.epoch <= newest + self.ctx.policy.stream.max_clock_jump_s:
-            return False
-        raw = message.raw if message.raw is not None else encode(body).decode()
-        state.held[source] = Held(raw, message.location, message.offset)
-        if body.vehicle_id not in self.partition.dirty:
-            self.partition.dirty = sorted({*self.partition.dirty, body.vehicle_id})
-        return True
-
-    def _resolve_held(self, state: VehicleState,
-                      message: Message) -> tuple[list[tuple[Message, Rejection | None]], Rejection | None]:
-        """The message held for this input, judged by the one that arrives now: what to
-        take (the held message, admitted or rejected), or the rejection of the arriving
-        message if it is a copy of the held one (which then stays held)."""
-        body = message.body
-        source = _source(body)
-        if source not in state.held:
-            return [], None
-        held = state.held[source]
-        suspect = self._held_message(source, held)
-        if not isinstance(suspect.body, (TachographPing, CatracaReading)):
-            del state.held[source]
-            return [], None
-        if (message.offset is not None and message.offset == held.offset) or \
-                (suspect.body.epoch == body.epoch and suspect.body.seq == body.seq):
-            # a copy of the held message (or the same one delivered again after a restart):
-            # no proof that time moved on; the held one waits for the next
-            return [], self._copy_of_held(state, suspect, message)
-        if _dedup_key(body) in state.seen or (message.offset is not None and message.offset <= state.offsets.get(source, -1)):
-            return [], None  # a message seen before (a redelivery): it tells nothing of the clock now
-        del state.held[source]
-        bound = self.ctx.policy.stream.max_clock_jump_s
-        if body.epoch >= suspect.body.epoch - bound:
-            return [(suspect, None)], None
-        newest = state.max_events.get(source)
-        before = dt.datetime.fromtimestamp(newest, suspect.body.ts.tzinfo).isoformat() if newest else "?"
-        future = Rejection(
-            source=source, reason="future", location=held.location, raw=held.raw,
-            detail=(f"event time {suspect.body.ts.isoformat()} is {(suspect.body.epoch - (newest or 0)) / 60:.0f} min "
-                    f"ahead of the vehicle's message before it ({before}) and the one after it "
-                    f"({body.ts.isoformat()}) came back: the device clock jumped (policy stream.max_clock_jump_s)"))
-        if self._operating_date(suspect.body.epoch) == self._operating_date(body.epoch):
-            # A unit back from a coverage loss sends its first live message before its stored
-            # backlog (store and forward), which looks like a clock that jumped and came back.
-            # Within one operating day, where a re-judgment is wired, the held message is kept
-            # as late: the day judged again in event-time order takes it where the replay
-            # does, jumped clock or not (engine.late); a jump across days stays `future`.
-            return [(suspect, self._late(state, suspect.body, future))], None
-        return [(suspect, future)], None
-
-    def _copy_of_held(self, state: VehicleState, held: Message, message: Message) -> Rejection:
-        body = message.body
-        raw = message.raw if message.raw is not None else encode(body).decode()
-        first, this = _digest(held.body), _digest(body)
-        if first == this:
-            return Rejection(source=_source(body), reason="duplicate", location=message.location, raw=raw,
-                             detail=f"same vehicle, time and seq as an earlier message ({message_id(body)})")
-        return Rejection(source=_source(body), reason="conflicting_duplicate", location=message.location, raw=raw,
-                         detail=self._conflicting(state, body, first, this))
-
-    def _conflicting(self, state: VehicleState, body: TachographPing | CatracaReading, first: str, this: str) -> str:
-        """A second version of a message: recorded, so that what cites it is at most
-        provisional (under its id as sent, and in the feed's time, as evidence read back
-        from state cites it); the rejection's detail."""
-        state.conflicted[message_id(body)] = state.conflicted[message_id(body, self.ctx.feed.timezone)] = body.epoch
-        return (f"same vehicle, time and seq as {message_id(body)} received before, with other content "
-                f"(content digest {first} received first and counts; this one {this})")
-
-    @staticmethod
-    def _held_message(source: str, held: Held) -> Message:
-        return Message(decode(source, held.raw, held.location), held.location, held.raw, held.offset)
 
     def _take_all_held(self, out: Sends) -> None:
         """End of input: nothing came back behind a held message. One within the bound of
@@ -645,7 +459,7 @@ class VehicleStage:
                 continue
             for source in sorted(state.held):
                 held = state.held.pop(source)
-                message = self._held_message(source, held)
+                message = held_message(source, held)
                 beyond = None
                 if frontier is not None and message.body.epoch > frontier + bound:
                     beyond = Rejection(
@@ -659,105 +473,6 @@ class VehicleStage:
         out.statuses += self._live_and_heard(pings, heard, out.live_departed)
         for state in touched.values():
             self._save(state)
-
-    def _admit(self, state: VehicleState, message: Message) -> Rejection | None:
-        body = message.body
-        source = _source(body)
-
-        def reject(reason: str, detail: str) -> Rejection:
-            raw = message.raw if message.raw is not None else encode(body).decode()
-            return Rejection(source=source, reason=reason, detail=detail, location=message.location, raw=raw)
-
-        if body.vehicle_id not in self.ctx.fleet:
-            return reject("unknown_vehicle", f"vehicle {body.vehicle_id!r} is not in fleet.csv")
-        ceiling = self.ctx.policy.trips.max_plausible_speed_kmh
-        if isinstance(body, TachographPing) and body.speed_kmh > ceiling:
-            # a sensor fault: never used, so it can neither accuse nor move the watermark
-            return reject("implausible", f"speed {body.speed_kmh:g} km/h is above the physical ceiling of "
-                                         f"{ceiling:g} km/h for a bus (policy trips.max_plausible_speed_kmh)")
-        if isinstance(body, CatracaReading):
-            beyond = d21.implausible(None, body.epoch, body.counter, self.ctx.policy)
-            if beyond is not None:  # no register holds it (policy d21.counter_moduli)
-                return reject("implausible", beyond)
-        epoch = body.epoch
-        skew = self.ctx.policy.stream.max_clock_jump_s
-        if self._wall_clock is not None and epoch > self._wall_clock() + skew:
-            # a device clock in the future: never taken, so it moves no frontier or watermark
-            return reject("future", f"event time {body.ts.isoformat()} is more than {skew:.0f} s ahead of the "
-                                    "worker's clock (policy stream.max_clock_jump_s)")
-        received = received_epoch(body, message.received_at)
-        if received is not None:
-            verdict = judge_clock(epoch, received, self.ctx.policy.stream, self.ctx.feed.timezone)
-            if verdict is not None:
-                self._note_clock_fault(state, source, body, received, verdict.offset_s)
-                return reject(verdict.reason, verdict.detail)
-        key = _dedup_key(body)
-        limit = self._lateness_limit(state, source)
-        # Keys are forgotten once behind the lateness (whenever that happens): a copy that
-        # old is late, so the verdict never depends on when they were forgotten.
-        seen = key in state.seen and (limit is None or epoch >= limit)
-        digest = _digest(body)
-        if seen and state.digests.get(key, digest) != digest:
-            # two versions of one message: the first received counts (replay reads the
-            # files in their order for that), and what cites it is at most provisional
-            return reject("conflicting_duplicate", self._conflicting(state, body, state.digests[key], digest))
-        if seen or (message.offset is not None and message.offset <= state.offsets.get(source, -1)):
-            # before the lateness checks: a message Kafka delivers again after a worker
-            # restart or a rebalance is behind its vehicle's newest one, and is a duplicate
-            return reject("duplicate", f"same vehicle, time and seq as an earlier message ({message_id(body)})")
-        if limit is not None and epoch < limit:
-            return self._late(state, body, reject("late", f"event time {body.ts.isoformat()} is more than "
-                                                          f"{self._lateness:.0f} s behind the vehicle's newest event"))
-        released = state.released.get(source)
-        # a reading at the very instant of one released shares its order (counter) too late
-        if released is not None and (epoch < released or (epoch == released and source == "catraca")):
-            return self._late(state, body, reject(
-                "late", f"event time {body.ts.isoformat()} is behind this vehicle's {source} messages "
-                        "already taken into the day's facts (its stream runs behind the partition's)"))
-        watermark = self.watermark
-        horizon = self.ctx.policy.trips.max_trip_duration_s
-        if watermark is not None and epoch < watermark - horizon:
-            # its service day may already be closed and judged
-            return self._late(state, body, reject("late", f"event time {body.ts.isoformat()} is more than "
-                                                          f"{horizon:.0f} s behind the stream's progress: its "
-                                                          "service day may be closed"))
-        state.seen[key] = epoch
-        state.digests[key] = digest
-        if message.offset is not None:
-            state.offsets[source] = message.offset
-        state.max_events[source] = max(state.max_events.get(source, epoch), epoch)
-        p = self.partition
-        p.max_events[source] = max(p.max_events.get(source, epoch), epoch)
-        p.first_event = epoch if p.first_event is None else min(p.first_event, epoch)
-        operator = self.ctx.fleet[body.vehicle_id].operator_id
-        minute = int(epoch // 60)
-        minutes = p.reporting.setdefault(operator, [])
-        if not minutes or minutes[-1] != minute:
-            minutes.append(minute)
-        return None
-
-    def _late(self, state: VehicleState, body: TachographPing | CatracaReading, rejection: Rejection) -> Rejection:
-        """A message too late for the day's compact facts: kept for its vehicle-day's
-        re-judgment (engine.late) when one is wired and the policy's bounds allow, else
-        rejected as `late`, saying which bound."""
-        if self._judge_again is None:
-            return rejection
-        why = self._keep_for_rejudgment(state, body)
-        if why is not None:
-            return msgspec.structs.replace(rejection, detail=f"{rejection.detail}; not judged again: {why}")
-        return _KEPT_LATE
-
-    def _keep_for_rejudgment(self, state: VehicleState, body: TachographPing | CatracaReading) -> str | None:
-        """The message's vehicle-day to be judged again from its raw input, if the policy's
-        bounds allow; else why not."""
-        rules = self.ctx.policy.stream
-        date = self._operating_date(body.epoch).isoformat()
-        day = state.late.get(date)
-        why = keeps(day, body.epoch, state.max_events.get(_source(body)), rules.rejudge_max_late_s,
-                    rules.rejudge_max_times, self.watermark)
-        if why is None:
-            state.late = {**state.late, date: with_late(day, body.epoch)}
-        return why
 
     def _judge_late_days(self, vehicle_ids, occurrences, out: Sends) -> list[Finding]:
         """The vehicle-days already judged that late messages wait for, judged again."""
@@ -826,15 +541,6 @@ class VehicleStage:
                 sent[date] = {**sent.get(date, {}), record.infraction_id: record}
             state.sent = sent
             self._save(state)
-
-    def _forget_late(self, state: VehicleState, date: dt.date) -> None:
-        """Days no message can be late enough for any more (policy stream.rejudge_max_late_s)
-        are forgotten when a later one is judged."""
-        days = int(np.ceil(self.ctx.policy.stream.rejudge_max_late_s / 86400)) + 1
-        oldest = (date - dt.timedelta(days=days)).isoformat()
-        if any(d < oldest for d in (*state.sent, *state.late)):
-            state.sent = {d: r for d, r in state.sent.items() if d >= oldest}
-            state.late = {d: r for d, r in state.late.items() if d >= oldest}
 
     def _buffer(self, pings: list[tuple[VehicleState, TachographPing]]) -> list[tuple[VehicleState, Fix]]:
         """The admitted pings as fixes, into their vehicles' pending messages (for release)."""
@@ -995,7 +701,7 @@ class VehicleStage:
                     batch, state.pending = state.pending[:cut], state.pending[cut:]
                     readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
                         state.pending_catraca[cut_catraca:]
-                    self._forget_old_keys(state)
+                    forget_old_keys(state, self._lateness)
                     before = _snapshot(state)
                     try:
                         self._process(state, batch, readings, occurrences, out)
@@ -1026,19 +732,6 @@ class VehicleStage:
             if state.track is not None:
                 out.unfollowed += self._unfollowed(state, state.track.fixes, silent_after=True)
                 self._save(state)
-
-    def _forget_old_keys(self, state: VehicleState) -> None:
-        """Dedup keys behind the lateness go: a message that old is late anyway."""
-        if not state.seen or not state.max_events:
-            return
-        horizon = {source: newest - self._lateness for source, newest in state.max_events.items()}
-        # only a key older than the newest horizon can go: those few are read by source
-        latest = max(horizon.values())
-        old = [k for k, t in state.seen.items() if t < latest]
-        gone = [k for k in old if state.seen[k] < horizon.get(k.split("|", 1)[0], -np.inf)]
-        for k in gone:  # in place: the keys kept keep their order
-            del state.seen[k]
-            state.digests.pop(k, None)
 
     def _process(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
                  out: Sends) -> None:
@@ -1225,11 +918,8 @@ class VehicleStage:
     # --- the day's compact facts ------------------------------------------------------
 
     def _operating_date(self, epoch: float) -> dt.date:
-        """The operating day an instant belongs to: from the cutover (03:00) of its date
-        to the next one."""
-        cutover = self.ctx.policy.trips.service_day_cutover_s
-        date = dt.datetime.fromtimestamp(epoch, self.ctx.feed.timezone).date()
-        return date if epoch >= self._day(date).start_epoch + cutover else date - dt.timedelta(days=1)
+        """The operating day an instant belongs to (engine.servicedays)."""
+        return self._days.operating_date(epoch)
 
     def _day_log(self, state: VehicleState, date: dt.date) -> DayLog:
         iso = date.isoformat()
@@ -1277,7 +967,7 @@ class VehicleStage:
             else:
                 reading = readings[j]
                 into = day_log(reading.epoch)
-                version = state.catraca_versions.get(_dedup_key(reading))
+                version = state.catraca_versions.get(dedup_key(reading))
                 if version is not None and into.other is None:
                     into.other = other_catraca(into, state.last_reading)
                 if into.other is not None:
@@ -1352,10 +1042,10 @@ class VehicleStage:
                 continue
             date = dt.date.fromisoformat(log.date)
             trips = [(self._live_trip(state.vehicle_id, t), t) for t in state.trips]
-            facts = self._vehicle_day_from(state, date, log, trips, in_service=())
-            records = self._on_both_versions(state, self._detect_live(Live.EPISODE_OVER, facts, date), facts,
-                                             [r for r in self.ctx.pack.catalogue.values() if r.live == Live.EPISODE_OVER],
-                                             ())
+            facts = vehicle_day_from(state, date, log, trips, (), self.ctx)
+            records = on_both_versions(state, self._detect_live(Live.EPISODE_OVER, facts, date), facts,
+                                       [r for r in self.ctx.pack.catalogue.values() if r.live == Live.EPISODE_OVER],
+                                       (), self._judging)
             for record in records:
                 if isinstance(record, Infraction) and interval_of(record).end in over:
                     record = at_most_provisional(record, state.conflicted)
@@ -1379,10 +1069,10 @@ class VehicleStage:
             date = dt.date.fromisoformat(day_log.date)
             trips = [(self._live_trip(state.vehicle_id, log), log) for log in logs]
             in_service = in_service_from([(tf, log.standing) for tf, log in trips], terminal)
-            facts = self._vehicle_day_from(state, date, day_log, trips, in_service)
+            facts = vehicle_day_from(state, date, day_log, trips, in_service, self.ctx)
             # the day's facts, and those its catraca readings in two versions tell (rules.versions)
-            worlds = [f for f in (facts, self._other_catraca_facts(facts, day_log)) if f is not None]
-            versions = self._catraca_versions_of(state, date) if len(worlds) > 1 else []
+            worlds = [f for f in (facts, other_catraca_facts(facts, day_log)) if f is not None]
+            versions = catraca_versions_of(state, date, self._days) if len(worlds) > 1 else []
             for live, moments_of in ((Live.CATRACA_SILENCE, self._d19_moments),
                                      (Live.CATRACA_FAULT, lambda f: self._d21_moments(f, self.ctx.policy))):
                 found = [finish([r for r in self._detect_live(live, f, date) if isinstance(r, Infraction)],
@@ -1597,122 +1287,9 @@ class VehicleStage:
                 raw=msgspec.json.encode(message).decode())])
 
     def on_day_matched(self, message: DayMatched, occurrences: list[Occurrence]) -> list[Finding]:
+        """The vehicle's day settled (engine.settling); its state saved unless it was judged already."""
         state = self._state(message.vehicle_id)
-        date = message.service_date.isoformat()
-        if date in state.judged:
-            return []  # delivered again after a restart: judged once already
-        state.judged.append(date)
-        day = self._day(message.service_date)
-        logs = {log.key: log for log in state.trips if log.service_date == date}
-        findings: list[Finding] = self._settle_arrivals(message, logs, occurrences, state.conflicted)
-        trips = [self._matched_trip(record, logs.get(self._key(record)), day) for record in message.matches]
-        facts = self._vehicle_day(state, message.service_date, trips)
-        settled = evaluate_vehicle_day([tf for tf, _ in trips], facts, occurrences, self.ctx.pack,
-                                       self.ctx.policy, self._projector)
-        settled = self._on_both_catraca_versions(state, settled, facts, next(
-            (log for log in state.days if log.date == date), None), occurrences)
-        settled = self._on_both_versions(state, settled, facts, self.ctx.pack.rules_for(Scope.VEHICLE_DAY), occurrences)
-        settled = [at_most_provisional(f, state.conflicted) for f in settled]
-        settled += self._settle_passes(state, message, occurrences)
-        findings += settle(state.emitted, settled, message.service_date, message.closed_at, self.ctx.feed.timezone)
-        # Forget the day: its trips, its operating day's facts, its messages in two versions.
-        state.conflicted = {m: t for m, t in state.conflicted.items()
-                            if self._operating_date(t).isoformat() not in state.judged}
-        state.versions = {k: v for k, v in state.versions.items()
-                          if self._operating_date(v.fix.t).isoformat() not in state.judged}
-        state.catraca_versions = {k: v for k, v in state.catraca_versions.items()
-                                  if self._operating_date(v.kept.epoch).isoformat() not in state.judged}
-        state.trips = [log for log in state.trips if log.service_date != date]
-        state.days = [log for log in state.days if log.date != date]
-        state.judged = state.judged[-7:]
-        self._forget_late(state, message.service_date)
-        self._save(state)
+        settled, findings = settle_day(state, message, occurrences, self._judging)
+        if settled is not state:
+            self._save(settled)
         return findings
-
-    def _settle_passes(self, state: VehicleState, message: DayMatched, occurrences) -> list[Finding]:
-        """The track rules' records of the day stand as told (their pass is not judged
-        again: the track no longer holds it), against the occurrences known now, each
-        naming the scheduled trip its pass was running: the one the day's close paired it
-        with (`message.cut_short`, the trip it cut short), with its scheduled departure in
-        the evidence (the pairing reaches a match window either way of the departure)."""
-        codes = {rule.code for rule in self._track_rules}
-        tz = self.ctx.feed.timezone
-        settled = []
-        for r in state.emitted.values():
-            if r.code not in codes or r.service_date != message.service_date:
-                continue
-            r = localized(r, tz)
-            departed = r.evidence.get("departed_at")
-            departed = dt.datetime.fromisoformat(departed).timestamp() if departed else None
-            if departed is not None:
-                paired = next(((trip_id, scheduled) for p, trip_id, scheduled in message.cut_short
-                               if (p.code, p.route_id, p.direction_id) == (r.code, r.route_id, r.direction_id)
-                               and abs(p.departed_at - departed) < 1), None)
-                if paired is not None:
-                    r = msgspec.structs.replace(r, trip_id=paired[0], evidence={
-                        **r.evidence, "scheduled_departure": iso(paired[1], tz)})
-            settled.append(at_most_provisional(
-                rejustify(r, occurrences, self.ctx.pack, self.ctx.policy, self._projector), state.conflicted))
-        return settled
-
-    @staticmethod
-    def _key(record: MatchRecord) -> tuple[float, str, int, str]:
-        d = record.detected
-        return (d.departed_at, d.route_id, d.direction_id, d.shape_id)
-
-    def _matched_trip(self, record: MatchRecord, log: TripLog | None, day: ServiceDay) -> tuple[TripFacts, TripLog | None]:
-        """A matched trip's facts for the day-close rules: its checkpoint fixes (B-04)."""
-        d = record.detected
-        return TripFacts(
-            match=rebuild_match(record, day),
-            itinerary=self._itinerary(d.route_id, d.direction_id, d.shape_id),
-            operator_id=self.ctx.fleet[d.vehicle_id].operator_id,
-            fixes=tuple(sorted(log.checkpoint_fixes, key=_fix_order)) if log else (),
-            tz=self.ctx.feed.timezone,
-            day_start=day.start_epoch,
-        ), log
-
-    def _vehicle_day(self, state: VehicleState, date: dt.date,
-                     trips: list[tuple[TripFacts, TripLog | None]]) -> VehicleDayFacts | None:
-        """A vehicle's operating day (None when it sent nothing in it)."""
-        day_log = next((log for log in state.days if log.date == date.isoformat()), None)
-        if day_log is None:
-            return None
-        standings = [(tf, log.standing if log else Standing()) for tf, log in trips]
-        return self._vehicle_day_from(state, date, day_log, trips,
-                                      in_service_from(standings, self.ctx.policy.trips.in_service_terminal_s))
-
-    def _vehicle_day_from(self, state: VehicleState, date: dt.date, day_log: DayLog,
-                          trips: list[tuple[TripFacts, TripLog | None]], in_service) -> VehicleDayFacts:
-        kept = day_log.fixes()
-        mine = sorted((tf for tf, _ in trips), key=lambda tf: tf.departed_at)
-        return VehicleDayFacts(
-            vehicle_id=state.vehicle_id,
-            operator_id=self.ctx.fleet[state.vehicle_id].operator_id,
-            date=date,
-            tz=self.ctx.feed.timezone,
-            fixes=tuple(k.fix for k in kept),
-            speed_limits_kmh=tuple(k.limit_kmh for k in kept),
-            catraca=day_log.catraca(),
-            trips=tuple(mine),
-            in_service=in_service,
-            doors=tuple(day_log.doors),
-            doors_reported=day_log.doors_reported,
-            clock_faults=tuple((f.first, f.last) for f in state.clock_faults),
-        )
-
-    def _settle_arrivals(self, message: DayMatched, logs: dict, occurrences, conflicted) -> list[Finding]:
-        """The day's matching is final: the records judged on arrival get their trip's
-        scheduled trip_id, and an occurrence registered since may justify them. Only
-        records that changed are emitted again (same ids, first detected_at kept)."""
-        trip_of = {self._key(r): r.realized.trip_id for r in message.matches}
-        updates: list[Finding] = []
-        for key, log in logs.items():
-            for before in log.infractions:
-                before = localized(before, self.ctx.feed.timezone)
-                after = rejustify(msgspec.structs.replace(before, trip_id=trip_of.get(key)), occurrences,
-                                  self.ctx.pack, self.ctx.policy, self._projector)
-                after = at_most_provisional(after, conflicted)
-                if after != before:
-                    updates.append(after)
-        return updates

@@ -62,7 +62,7 @@ def test_a_rejection_decoded_by_the_shell_goes_to_the_dead_letter_output(context
 
 
 def test_a_closed_day_coming_back_is_judged_and_one_the_engine_fails_on_is_dead_lettered(context, monkeypatch):
-    import engine.vehicle
+    import engine.settling
     stage = vehicle_stage(context)
     day = DayMatched("JN-1011", "VNV", DAY, [], closed_at=1.8e9)
     assert vehicle_step(stage, [Matched(day, "day-matched/0/1")], [], BOTH).rejected == []
@@ -70,7 +70,7 @@ def test_a_closed_day_coming_back_is_judged_and_one_the_engine_fails_on_is_dead_
     def broken(*args, **kwargs):
         raise KeyError("a bug")
 
-    monkeypatch.setattr(engine.vehicle, "evaluate_vehicle_day", broken)
+    monkeypatch.setattr(engine.settling, "evaluate_vehicle_day", broken)
     other = DayMatched("JN-1012", "VNV", DAY, [], closed_at=1.8e9)
     [dead] = vehicle_step(stage, [Matched(other, "day-matched/0/2")], [], BOTH).rejected
     assert (dead.reason, dead.location) == ("engine_error", "day-matched/0/2")

@@ -250,16 +250,16 @@ def test_a_vehicles_stream_behind_the_partition_is_taken_in_order_never_a_false_
 
 
 def test_a_day_match_the_vehicle_stage_fails_on_is_dead_lettered_and_the_state_kept(context, monkeypatch):
-    import engine.vehicle
+    import engine.settling
     record = emitted(context)
     stage, states = stage_with(context, VehicleState("JN-2014", emitted={record.infraction_id: record}))
     before = msgspec.msgpack.encode(states["JN-2014"])
-    real = engine.vehicle.evaluate_vehicle_day
+    real = engine.settling.evaluate_vehicle_day
 
     def broken(*args, **kwargs):
         raise ValueError("a bug in a vehicle-day rule")
 
-    monkeypatch.setattr(engine.vehicle, "evaluate_vehicle_day", broken)
+    monkeypatch.setattr(engine.settling, "evaluate_vehicle_day", broken)
     message = DayMatched("JN-2014", "TRD", DAY, [], closed_at=1.8e9)
     out = stage.judge_day(message, [], location="day-matched/1/3")
     [dead] = out.rejected
@@ -267,7 +267,7 @@ def test_a_day_match_the_vehicle_stage_fails_on_is_dead_lettered_and_the_state_k
     assert "ValueError: a bug in a vehicle-day rule" in dead.detail and not out.findings
     assert msgspec.msgpack.encode(states["JN-2014"]) == before  # not judged, nothing of it lost
     # once fixed, the same message settles the day as it would have
-    monkeypatch.setattr(engine.vehicle, "evaluate_vehicle_day", real)
+    monkeypatch.setattr(engine.settling, "evaluate_vehicle_day", real)
     assert [r.status for r in stage.judge_day(message, []).findings] == ["withdrawn"]
 
 

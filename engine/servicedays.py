@@ -1,0 +1,29 @@
+"""The feed's service days as the vehicle stage reads them: each date's `ServiceDay`
+built once (a cache, not state: a restarted worker builds the same), and the operating
+day an instant belongs to, from the cutover (03:00) of its date to the next one."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from gtfs.model import Feed
+from gtfs.schedule import ServiceDay, service_day
+
+
+class ServiceDays:
+    """A lookup of the feed's service days by date; callable as `days(date)`."""
+
+    def __init__(self, feed: Feed, cutover_s: float):
+        self._feed = feed
+        self._cutover_s = cutover_s
+        self._days: dict[dt.date, ServiceDay] = {}
+
+    def __call__(self, date: dt.date) -> ServiceDay:
+        if date not in self._days:
+            self._days[date] = service_day(self._feed, date)
+        return self._days[date]
+
+    def operating_date(self, epoch: float) -> dt.date:
+        """The operating day an instant belongs to: from the cutover of its date to the next one."""
+        date = dt.datetime.fromtimestamp(epoch, self._feed.timezone).date()
+        return date if epoch >= self(date).start_epoch + self._cutover_s else date - dt.timedelta(days=1)

@@ -1,0 +1,37 @@
+"""The feed's service days by date and the operating day of an instant (engine.servicedays).
+
+Context: the João Neiva sample feed (America/Sao_Paulo, -03:00) and its policy's 03:00 cutover."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from engine.servicedays import ServiceDays
+from gtfs import load_feed
+from gtfs.schedule import service_day
+from samples import joao_neiva
+
+
+@pytest.fixture(scope="module")
+def feed():
+    return load_feed(joao_neiva()[0])
+
+
+def on_december_2(feed, hour: int, minute: int) -> float:
+    return dt.datetime(2026, 12, 2, hour, minute, tzinfo=feed.timezone).timestamp()
+
+
+def test_an_instant_before_the_cutover_belongs_to_the_day_before(feed):
+    days = ServiceDays(feed, cutover_s=3 * 3600)
+    assert days.operating_date(on_december_2(feed, 2, 59)) == dt.date(2026, 12, 1)
+    assert days.operating_date(on_december_2(feed, 3, 0)) == dt.date(2026, 12, 2)
+    assert ServiceDays(feed, cutover_s=0).operating_date(on_december_2(feed, 0, 1)) == dt.date(2026, 12, 2)
+
+
+def test_a_service_day_is_the_schedules_and_built_once(feed):
+    days = ServiceDays(feed, cutover_s=3 * 3600)
+    day = days(dt.date(2026, 12, 1))
+    assert day.start_epoch == service_day(feed, dt.date(2026, 12, 1)).start_epoch
+    assert days(dt.date(2026, 12, 1)) is day
