@@ -20,8 +20,8 @@ from engine.settling import Judging, forget_late, settle_day
 from engine.vehiclestate import VehicleState
 from fiscaliza.replay import ReplayInputs
 from gtfs.projection import Projector
-from rules.model import make_infraction
 from samples import joao_neiva
+from sent_records import sent_c01
 
 DAY = dt.date(2026, 12, 1)
 
@@ -38,22 +38,13 @@ def judging(context):
     return Judging(context, days, Projector(context.feed.epsg), frozenset())
 
 
-def emitted(context):
-    tz = context.feed.timezone
-    record = make_infraction("C-01", context.policy, identity=(DAY, "JN-2014", 1.0), operator_id="TRD",
-                             vehicle_id="JN-2014", service_date=DAY,
-                             occurred_at=dt.datetime(2026, 12, 1, 6, 49, tzinfo=tz), description="…",
-                             evidence={"interval_epoch": [1.0, 2.0]})
-    return msgspec.structs.replace(record, detected_at=dt.datetime(2026, 12, 1, 6, 55, tzinfo=tz))
-
-
 def at(context, day: int, hour: int, minute: int = 0) -> float:
     return dt.datetime(2026, 12, day, hour, minute, tzinfo=context.feed.timezone).timestamp()
 
 
 def test_a_record_the_settled_day_does_not_support_is_withdrawn_and_the_state_given_is_left_as_it_was(
         context, judging):
-    record = emitted(context)
+    record = sent_c01(context, DAY)
     state = VehicleState("JN-2014", emitted={record.infraction_id: record})
     given = msgspec.msgpack.encode(state)
     # the day closes with nothing of this vehicle's (no trips, no telemetry kept)
@@ -65,7 +56,7 @@ def test_a_record_the_settled_day_does_not_support_is_withdrawn_and_the_state_gi
 
 
 def test_a_day_judged_already_gives_the_same_state_and_no_records(context, judging):
-    record = emitted(context)
+    record = sent_c01(context, DAY)
     state = VehicleState("JN-2014", emitted={record.infraction_id: record}, judged=["2026-12-01"])
     after, records = settle_day(state, DayMatched("JN-2014", "TRD", DAY, [], closed_at=1.8e9), [], judging)
     assert after is state and records == []

@@ -17,8 +17,8 @@ from engine.messages import DayMatched
 from engine.sends import Sends
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
 from fiscaliza.replay import ReplayInputs
-from rules.model import make_infraction
 from samples import joao_neiva
+from sent_records import sent_c01
 
 DAY = dt.date(2026, 12, 1)
 
@@ -34,17 +34,8 @@ def stage_with(context, state):
     return VehicleStage(context, PartitionState(0), states.get, lambda s: states.__setitem__(s.vehicle_id, s)), states
 
 
-def emitted(context):
-    tz = context.feed.timezone
-    record = make_infraction("C-01", context.policy, identity=(DAY, "JN-2014", 1.0), operator_id="TRD",
-                             vehicle_id="JN-2014", service_date=DAY,
-                             occurred_at=dt.datetime(2026, 12, 1, 6, 49, tzinfo=tz), description="…",
-                             evidence={"interval_epoch": [1.0, 2.0]})
-    return msgspec.structs.replace(record, detected_at=dt.datetime(2026, 12, 1, 6, 55, tzinfo=tz))
-
-
 def test_a_live_record_the_settled_day_does_not_support_is_withdrawn_not_deleted(context):
-    record = emitted(context)
+    record = sent_c01(context, DAY)
     stage, states = stage_with(context, VehicleState("JN-2014", emitted={record.infraction_id: record}))
     # the day closes with nothing of this vehicle's (no trips, no telemetry kept)
     [withdrawn] = stage.on_day_matched(DayMatched("JN-2014", "TRD", DAY, [], closed_at=1.8e9), [])
@@ -55,12 +46,11 @@ def test_a_live_record_the_settled_day_does_not_support_is_withdrawn_not_deleted
 
 
 def test_a_day_judged_again_after_a_restart_emits_nothing(context):
-    record = emitted(context)
+    record = sent_c01(context, DAY)
     stage, _ = stage_with(context, VehicleState("JN-2014", emitted={record.infraction_id: record}))
     message = DayMatched("JN-2014", "TRD", DAY, [], closed_at=1.8e9)
     assert len(stage.on_day_matched(message, [])) == 1
     assert stage.on_day_matched(message, []) == []
-
 
 
 def _replayed_in_calls_of_1000(engine, messages) -> tuple[list, list]:
@@ -251,7 +241,7 @@ def test_a_vehicles_stream_behind_the_partition_is_taken_in_order_never_a_false_
 
 def test_a_day_match_the_vehicle_stage_fails_on_is_dead_lettered_and_the_state_kept(context, monkeypatch):
     import engine.settling
-    record = emitted(context)
+    record = sent_c01(context, DAY)
     stage, states = stage_with(context, VehicleState("JN-2014", emitted={record.infraction_id: record}))
     before = msgspec.msgpack.encode(states["JN-2014"])
     real = engine.settling.evaluate_vehicle_day
