@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError
 
 from engine.values import Message
 from kernel.partitioning import partition_of
@@ -35,11 +36,19 @@ class KafkaReadBack:
         self.deadline_s = deadline_s
 
     def __call__(self, vehicle_id: str, start: float, end: float) -> list[Message]:
-        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, group_id=None,
-                                 client_id="fiscaliza-readback")
+        # the deadline counts from here: kafka-python's consumer otherwise waits 30 s for a
+        # first broker before the reading starts, on the thread that runs the vehicle stage
+        # (a connection gets at least a second, whatever is left of the deadline)
+        deadline = time.monotonic() + self.deadline_s
+        try:
+            consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, group_id=None,
+                                     client_id="fiscaliza-readback",
+                                     bootstrap_timeout_ms=max(int(self.deadline_s * 1000), 1000))
+        except KafkaError as exc:
+            raise ReadBackTimeout(f"no broker at {self.bootstrap} within {max(self.deadline_s, 1.0):.0f} s "
+                                  f"({type(exc).__name__})") from None
         key = vehicle_id.encode()
         found: list[Message] = []
-        deadline = time.monotonic() + self.deadline_s
         try:
             for topic in sorted(self.inputs):
                 partitions = sorted(consumer.partitions_for_topic(topic) or ())

@@ -62,3 +62,13 @@ def test_a_read_back_past_its_deadline_raises_instead_of_judging_part_of_the_day
     read = KafkaReadBack(published, frozenset({"tachograph"}), 65536, backfill=True, deadline_s=0.0)
     with pytest.raises(ReadBackTimeout, match="read back to offset"):
         read("JN-1011", *window())
+
+
+def test_no_broker_is_a_timeout_within_the_deadline_not_kafka_pythons_30_s():
+    import time
+
+    read = KafkaReadBack("127.0.0.1:1", frozenset({"tachograph"}), 65536, backfill=False, deadline_s=1.0)
+    started = time.monotonic()
+    with pytest.raises(ReadBackTimeout, match=r"^no broker at 127.0.0.1:1 within 1 s \(KafkaTimeoutError\)$"):
+        read("JN-2013", 0.0, 1.0)
+    assert time.monotonic() - started < 10
