@@ -67,9 +67,12 @@ class KafkaAnchorLog:
 
         try:
             if self._producer is None:
+                # its wait for a first broker too: kafka-python's is 30 s, and a commit of
+                # the docket store (a clerk's request) waits on this append
                 self._producer = KafkaProducer(bootstrap_servers=self.bootstrap, acks="all",
                                                client_id="fiscaliza-audit-anchors",
-                                               max_block_ms=int(self.timeout_s * 1000))
+                                               max_block_ms=int(self.timeout_s * 1000),
+                                               bootstrap_timeout_ms=int(self.timeout_s * 1000))
             self._producer.send(self.topic, anchor.encode()).get(timeout=self.timeout_s)
         except KafkaError as exc:
             raise AuditError(f"âncora não gravada em {self.describe()}: {exc}") from None
@@ -81,6 +84,7 @@ class KafkaAnchorLog:
         try:
             consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False,
                                      client_id="fiscaliza-audit-verify",
+                                     bootstrap_timeout_ms=int(self.timeout_s * 1000),
                                      request_timeout_ms=int(self.timeout_s * 1000) + 1000,
                                      consumer_timeout_ms=int(self.timeout_s * 1000))
         except KafkaError as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -235,6 +236,19 @@ def test_the_kafka_anchor_log_keeps_every_head_in_order(kafka_bootstrap):
         configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "audit-anchors")])
     assert configs["topic"]["audit-anchors"]["retention.ms"]["value"] == "-1"  # a legal record: never expires
 
+
+
+def test_without_a_broker_the_kafka_anchor_log_fails_clearly_within_its_own_timeout():
+    """A commit of the docket store waits on its anchor: with Kafka down, the clerk gets
+    the anchor's error within the log's timeout, not after kafka-python's 30 s wait for a
+    first broker (its constructor's, before `max_block_ms` even applies)."""
+    log = KafkaAnchorLog("127.0.0.1:1", timeout_s=2)
+    started = time.monotonic()
+    with pytest.raises(AuditError, match=r"^âncora não gravada em kafka://127.0.0.1:1/audit-anchors: "):
+        log.append(Anchor(1, f"{1:064x}", "k", "2026-12-02T00:00:01+00:00"))
+    with pytest.raises(AuditError, match=r"^não foi possível ler as âncoras em kafka://127.0.0.1:1/audit-anchors: "):
+        log.read()
+    assert time.monotonic() - started < 15  # two waits of 2 s (and their diagnosis), not 2 × 30 s
 
 # --- accounts and occurrences (#32 item 8): acts that change a power or excuse an infraction ---
 
