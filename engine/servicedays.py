@@ -23,7 +23,12 @@ class ServiceDays:
             self._days[date] = service_day(self._feed, date)
         return self._days[date]
 
+    def window(self, date: dt.date) -> tuple[float, float]:
+        """The operating day `date` as instants: [its cutover, the next date's cutover)."""
+        return (self(date).start_epoch + self._cutover_s,
+                self(date + dt.timedelta(days=1)).start_epoch + self._cutover_s)
+
     def operating_date(self, epoch: float) -> dt.date:
-        """The operating day an instant belongs to: from the cutover of its date to the next one."""
+        """The operating day an instant belongs to (`window`): its date's or the one before."""
         date = dt.datetime.fromtimestamp(epoch, self._feed.timezone).date()
-        return date if epoch >= self(date).start_epoch + self._cutover_s else date - dt.timedelta(days=1)
+        return date if epoch >= self.window(date)[0] else date - dt.timedelta(days=1)

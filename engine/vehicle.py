@@ -505,9 +505,7 @@ class VehicleStage:
         one version supports, which the day's first judgment, before the second version
         came, could not know; and the day as the operator stage is to hear it again."""
         day = dt.date.fromisoformat(date)
-        cutover = self.ctx.policy.trips.service_day_cutover_s
-        start = self._day(day).start_epoch + cutover
-        end = self._day(day + dt.timedelta(days=1)).start_epoch + cutover
+        start, end = self._days.window(day)
         rejudged = self._judge_again(state.vehicle_id, start, end, list(occurrences))
         found = [r for r in rejudged.records
                  if r.vehicle_id == state.vehicle_id and r.service_date == day and r.code in self._vehicle_codes]
@@ -950,9 +948,7 @@ class VehicleStage:
             nonlocal window
             if not window[0] <= epoch < window[1]:
                 date = self._operating_date(epoch)
-                cutover = self.ctx.policy.trips.service_day_cutover_s
-                window = (self._day(date).start_epoch + cutover,
-                          self._day(date + dt.timedelta(days=1)).start_epoch + cutover, self._day_log(state, date))
+                window = (*self._days.window(date), self._day_log(state, date))
             return window[2]
 
         boardings = []  # readings whose counter rose: passengers boarding, the vehicle in service

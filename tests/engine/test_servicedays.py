@@ -35,3 +35,12 @@ def test_a_service_day_is_the_schedules_and_built_once(feed):
     day = days(dt.date(2026, 12, 1))
     assert day.start_epoch == service_day(feed, dt.date(2026, 12, 1)).start_epoch
     assert days(dt.date(2026, 12, 1)) is day
+
+
+def test_an_operating_day_runs_from_its_cutover_to_the_next_dates(feed):
+    days = ServiceDays(feed, cutover_s=3 * 3600)
+    start, end = days.window(dt.date(2026, 12, 2))
+    # 03:00 of the 2nd to 03:00 of the 3rd, local time (-03:00): 24 h
+    assert (start, end) == (on_december_2(feed, 3, 0), on_december_2(feed, 3, 0) + 24 * 3600)
+    assert days.operating_date(start) == dt.date(2026, 12, 2) and days.operating_date(end - 1) == dt.date(2026, 12, 2)
+    assert days.operating_date(end) == dt.date(2026, 12, 3)
