@@ -209,6 +209,11 @@ class VehicleStage:
         # per vehicle, the corridor geometry of its open track measured so far: a cache, not
         # state (a restarted worker measures again and finds the same)
         self._track_memos: dict[str, TrackMemo] = {}
+        # per vehicle seen at a release, the earliest of its pending messages (inf: none),
+        # kept no later than it as messages come (`_pending_at`): a release loads and reads only
+        # the vehicles with something at or before the watermark, not every vehicle waiting
+        # (a worker unpacks each state it loads). A cache, not state: one not known is loaded
+        self._due: dict[str, float] = {}
         # the fixes of the release running, measured together (trips.memo.TakeGeometry)
         self._released_geometry: TakeGeometry | None = None
         pack = ctx.pack
@@ -314,6 +319,7 @@ class VehicleStage:
             pings.append((state, body))
         else:
             bisect.insort(state.pending_catraca, body, key=_reading_order)
+            self._pending_at(state.vehicle_id, body.epoch)
             live = state.live
             if live.catraca_at is None or body.epoch > live.catraca_at:
                 if state.vehicle_id not in heard:
@@ -366,11 +372,11 @@ class VehicleStage:
             pending = state.pending[:i] + state.pending[i + 1:]
             bisect.insort(pending, new, key=_fix_order)
             state.pending = pending
+            self._pending_at(state.vehicle_id, new.t)
         state.versions = {**state.versions, vkey: OtherVersion(other, (kept_digest, other_digest))}
         return False
 
-    @staticmethod
-    def _keep_catraca_versions(state: VehicleState, body: CatracaReading) -> bool:
+    def _keep_catraca_versions(self, state: VehicleState, body: CatracaReading) -> bool:
         """A second version of a catraca reading while the first still waits for the
         watermark: the one the day's facts take is chosen by content
         (rules.versions.kept_reading), the other is accumulated beside them (DayLog.other),
@@ -386,6 +392,7 @@ class VehicleStage:
             pending = state.pending_catraca[:i] + state.pending_catraca[i + 1:]
             bisect.insort(pending, body, key=_reading_order)
             state.pending_catraca = pending
+            self._pending_at(state.vehicle_id, body.epoch)
         state.catraca_versions = {**state.catraca_versions, key: version}
         return False
 
@@ -408,6 +415,12 @@ class VehicleStage:
         minutes = p.reporting.setdefault(operator, [])
         if not minutes or minutes[-1] != minute:
             minutes.append(minute)
+
+    def _pending_at(self, vehicle_id: str, epoch: float) -> None:
+        """A message of that time now pending: the vehicle's next release is no later
+        (`_due`). A vehicle not known there stays unknown: loaded at the next release."""
+        if vehicle_id in self._due:
+            self._due[vehicle_id] = min(self._due[vehicle_id], epoch)
 
     def _mark_dirty(self, vehicle_id: str) -> None:
         """A vehicle with a message waiting (pending or held), for the next release."""
@@ -551,6 +564,7 @@ class VehicleStage:
         for (state, ping), px, py in zip(pings, x.tolist(), y.tolist()):
             fix = self._fix_of(ping, px, py)
             bisect.insort(state.pending, fix, key=_fix_order)
+            self._pending_at(state.vehicle_id, fix.t)
             fixes.append((state, fix))
         return fixes
 
@@ -679,7 +693,11 @@ class VehicleStage:
         if limit is None:
             return out
         released: list[tuple[VehicleState, int, int]] = []
+        waiting = set()  # vehicles with messages pending, none at or before the limit: not even loaded
         for vehicle_id in self.partition.dirty:
+            if limit < self._due.get(vehicle_id, -np.inf) < np.inf:
+                waiting.add(vehicle_id)
+                continue
             state = self._state(vehicle_id)
             # most dirty vehicles have nothing at or before the limit: seen at their first message
             cut = bisect.bisect_right(state.pending, limit, key=lambda f: f.t) \
@@ -693,8 +711,13 @@ class VehicleStage:
         self._released_geometry = TakeGeometry(self.ctx.geofences,
                                                [fix for state, cut, _ in released for fix in state.pending[:cut]])
         still_dirty = []
+        processed = iter(released)
         try:
-            for state, cut, cut_catraca in released:
+            for vehicle_id in self.partition.dirty:
+                if vehicle_id in waiting:
+                    still_dirty.append(vehicle_id)
+                    continue
+                state, cut, cut_catraca = next(processed)
                 if cut or cut_catraca:
                     batch, state.pending = state.pending[:cut], state.pending[cut:]
                     readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
@@ -706,6 +729,8 @@ class VehicleStage:
                     except Exception:  # noqa: BLE001 - one bad message must not stop the stream
                         state = self._isolate(_restored(state, before), batch, readings, occurrences, out)
                     self._save(state)
+                self._due[state.vehicle_id] = min(state.pending[0].t if state.pending else np.inf,
+                                                  state.pending_catraca[0].epoch if state.pending_catraca else np.inf)
                 if state.pending or state.pending_catraca or state.held:
                     still_dirty.append(state.vehicle_id)
         finally:

@@ -85,6 +85,11 @@ class Shell:
         # topic -> partitions this worker owns; the rebalance signals keep it current
         self.owned: dict[str, set[int]] = {topic: set() for topic in set(OWNER_TOPIC.values())}
         self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._hold_operator)
+        # partition -> its vehicle stage, kept from batch to batch while this worker owns
+        # the partition: its caches (each open track's measured geometry, the service days)
+        # are not state, and a stage built anew per batch read every released vehicle's
+        # whole open track again at each batch (the replay keeps one stage throughout)
+        self._vehicle_stages: dict[int, VehicleStage] = {}
         # an assignment came: the day's counts kept in memory (streams.metrics) are to be
         # recounted from the tables once they are recovered, before the next batch
         self.recount_due = False
@@ -107,6 +112,8 @@ class Shell:
         for tp in revoked:
             if tp.topic in self.owned:
                 self.owned[tp.topic].discard(tp.partition)
+            if tp.topic == OWNER_TOPIC["partitions"]:
+                self._vehicle_stages.pop(tp.partition, None)
         dropped = [k for k in list(self._held) if not self._owns_key(*k)]
         for k in dropped:
             del self._held[k]
@@ -120,6 +127,8 @@ class Shell:
         for topic in self.owned:
             self.owned[topic] = {tp.partition for tp in assigned if tp.topic == topic}
         self.recount_due = True
+        # a partition that comes back starts from its changelog: its stage's caches go too
+        self._vehicle_stages.clear()
         for name, table in (("vehicles", self.vehicles), ("operators", self.operators),
                             ("partitions", self.partitions)):
             store = table.data
@@ -184,8 +193,13 @@ class Shell:
         key = partition_key(partition, self.settings.partitions)
         state = self._load(self.partitions, "partitions", key, self._partition_decoder) or PartitionState(partition)
         self._held[("partitions", key)] = state  # the stage updates it in place; written after the batch
-        return VehicleStage(self.ctx, state, self._load_vehicle, self._hold_vehicle, self.settings.inputs,
-                            wall_clock=None if self.settings.backfill else time.time, judge_again=self.judge_again)
+        stage = self._vehicle_stages.get(partition)
+        if stage is None:
+            stage = self._vehicle_stages[partition] = VehicleStage(
+                self.ctx, state, self._load_vehicle, self._hold_vehicle, self.settings.inputs,
+                wall_clock=None if self.settings.backfill else time.time, judge_again=self.judge_again)
+        stage.partition = state  # the partition's state as stored or held, not a copy the stage kept
+        return stage
 
 
 class StoredTrips(msgspec.Struct):

@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry
 from engine import Engine, Message
 from engine.loading import load_context
 from engine.routing import vehicle_step
+from engine.stored import pack
 from engine.vehicle import PartitionState, VehicleState
 from fiscaliza.replay import ReplayInputs
 from kernel.partitioning import partition_of
@@ -146,6 +147,32 @@ def test_partition_state_round_trips_through_the_shell(shell):
     shell.write_state("partitions")
     assert shell.vehicle_stage(0).partition == PartitionState(0, max_events={"tachograph": 1.0})
 
+
+
+
+def test_a_partition_s_vehicle_stage_is_kept_while_owned_and_reads_the_partition_as_stored(context):
+    """Its caches (each open track's measured geometry) last from batch to batch; its
+    state never: each batch's stage reads the partition's state from the table, and a
+    rebalance starts the partition afresh from its changelog, caches and all."""
+    shell = Shell(context, StreamSettings(partitions=PARTITIONS, inputs=frozenset({"tachograph"})),
+                  *[FakeTable() for _ in range(4)])
+    shell.on_assigned(assigned(0, 2))
+    stage = shell.vehicle_stage(0)
+    # 12:12 less the allowed lateness releases 12:00 and 12:01
+    pings = [ping("2026-12-01T12:00:00-03:00", 1), ping("2026-12-01T12:01:00-03:00", 2),
+             ping("2026-12-01T12:12:00-03:00", 3)]
+    vehicle_step(stage, pings, [], frozenset({"tachograph"}))
+    shell.write_state("vehicles", "partitions")
+    assert stage._track_memos  # the open track's geometry, measured at the release
+    assert shell.vehicle_stage(0) is stage
+    shell.write_state("partitions")
+    # the partition as stored, whatever the stage held before
+    shell.partitions[partition_key(0, PARTITIONS).encode()] = pack(PartitionState(0, max_events={"tachograph": 7.0}))
+    assert shell.vehicle_stage(0).partition == PartitionState(0, max_events={"tachograph": 7.0})
+    assert shell.vehicle_stage(2) is not stage
+    shell.on_revoked({TP("tachograph", 0)})
+    shell.on_assigned(assigned(0))
+    assert shell.vehicle_stage(0) is not stage
 
 def test_a_redelivery_after_a_long_silence_does_not_make_a_clock_jump(context):
     # 20 min of silence, then the new owner reads 12:00 again: a message seen before tells
