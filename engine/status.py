@@ -15,6 +15,7 @@ matching). Two readers of that one meaning:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable
 
 import msgspec
@@ -71,34 +72,47 @@ def live_status(state, ctx: Context) -> VehicleStatus | None:
     if last is None:
         return None
     tz = ctx.feed.timezone
-    status = dict(vehicle_id=state.vehicle_id, operator_id=ctx.fleet[state.vehicle_id].operator_id,
-                  ts=iso(last.t, tz), lat=last.lat, lon=last.lon, speed_kmh=last.speed_kmh, in_service=False,
-                  route_id=None, direction_id=None, trip_id=None, progress=None, departed_at=None,
-                  schedule_deviation_s=None, off_route_m=None, off_route_since=None,
-                  catraca_silent_since=_catraca_silent_since(state, last.t, ctx, lambda e: iso(e, tz)))
-    running = next((leg for leg in view.legs if leg.key == view.running), None)
+    common = dict(vehicle_id=state.vehicle_id, operator_id=ctx.fleet[state.vehicle_id].operator_id,
+                  ts=iso(last.t, tz), lat=last.lat, lon=last.lon, speed_kmh=last.speed_kmh,
+                  catraca_silent_since=_catraca_silent_since(state, last.t, ctx, lambda e: _instant(e, tz)))
+    running = None
+    if view.running is not None:
+        running = next((leg for leg in view.legs if leg.key == view.running), None)
     if running is not None:
-        pattern = ctx.geofences.itineraries[running.key].pattern
-        length = ctx.geofences.itineraries[running.key].length_m
+        itinerary = ctx.geofences.itineraries[running.key]
+        pattern = itinerary.pattern
         match = view.match if view.match is not None and (view.match.key, view.match.exit_t) == \
             (running.key, running.exit_t) else None
         off = running.distance_m > ctx.policy.d11.max_distance_m
-        status.update(in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
-                      trip_id=match.trip_id if match else None,
-                      progress=round(min(running.progress_m / length, 1.0), 3), departed_at=iso(running.exit_t, tz),
-                      schedule_deviation_s=round(running.exit_t - match.scheduled, 1)
-                      if match and match.scheduled is not None else None,
-                      off_route_m=round(running.distance_m, 1) if off else None,
-                      off_route_since=iso(running.off_since, tz) if off else None)
-        status.update(_headway(state.ahead, running.departed, ctx.policy.headway))
-    elif view.arrivals and view.arrivals[-1].standing and \
+        return VehicleStatus(
+            **common, in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
+            trip_id=match.trip_id if match else None,
+            progress=round(min(running.progress_m / itinerary.length_m, 1.0), 3),
+            departed_at=_instant(running.exit_t, tz),
+            schedule_deviation_s=round(running.exit_t - match.scheduled, 1)
+            if match and match.scheduled is not None else None,
+            off_route_m=round(running.distance_m, 1) if off else None,
+            off_route_since=_instant(running.off_since, tz) if off else None,
+            **_headway(state.ahead, running.departed, ctx.policy.headway))
+    if view.arrivals and view.arrivals[-1].standing and \
             last.t <= view.arrivals[-1].arrived + ctx.policy.trips.in_service_terminal_s:
         # standing in the destination zone after it arrived, less than the terminal time
         arrival = view.arrivals[-1]
         pattern = ctx.geofences.itineraries[arrival.key].pattern
-        status.update(in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
-                      progress=1.0, departed_at=iso(arrival.departed, tz), layover_since=iso(arrival.arrived, tz))
-    return VehicleStatus(**status)
+        return VehicleStatus(**common, in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
+                             trip_id=None, progress=1.0, departed_at=_instant(arrival.departed, tz),
+                             schedule_deviation_s=None, off_route_m=None, off_route_since=None,
+                             layover_since=_instant(arrival.arrived, tz))
+    return VehicleStatus(**common, in_service=False, route_id=None, direction_id=None, trip_id=None, progress=None,
+                         departed_at=None, schedule_deviation_s=None, off_route_m=None, off_route_since=None)
+
+
+@functools.lru_cache(maxsize=8192)
+def _instant(epoch: float | None, tz) -> str | None:
+    """`iso`, remembered: the instants a status repeats at every ping (the departure,
+    since when off route, the layover's arrival, the last catraca reading) are formatted
+    once, not per ping. The ping's own time, new at each, is formatted by `iso`."""
+    return iso(epoch, tz)
 
 
 def live_match(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay]) -> LiveMatch | None:
