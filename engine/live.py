@@ -273,4 +273,29 @@ def advance(view: LiveView, fix: Fix, measured: Measured, live_map: LiveMap, pol
 
 
 def iso(epoch: float | None, tz) -> str | None:
-    return None if epoch is None else dt.datetime.fromtimestamp(round(epoch), tz).isoformat()
+    """The instant to the second, ISO-8601 in `tz`: `datetime.fromtimestamp(round(epoch),
+    tz).isoformat()`, from its minute's text (`_minute_iso`) where that is known: a status
+    formats its ping's time at every ping."""
+    if epoch is None:
+        return None
+    whole = round(epoch)
+    minute, second = divmod(whole, 60)
+    head, offset = _minute_iso(minute, tz)
+    if head is None:
+        return dt.datetime.fromtimestamp(whole, tz).isoformat()
+    return f"{head}{second:02d}{offset}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _minute_iso(minute: int, tz) -> tuple[str | None, str | None]:
+    """The text of a UTC minute's instants in `tz` around their seconds: ('YYYY-MM-DDTHH:MM:',
+    '-03:00'), when the offset is whole minutes and the same at its first and last second
+    (no zone changes its offset twice within a minute), else (None, None)."""
+    if tz is None:
+        return None, None
+    first = dt.datetime.fromtimestamp(minute * 60, tz)
+    last = dt.datetime.fromtimestamp(minute * 60 + 59, tz)
+    if first.second != 0 or first.utcoffset() != last.utcoffset():
+        return None, None
+    text = first.isoformat()
+    return text[:17], text[19:]

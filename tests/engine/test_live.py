@@ -276,3 +276,27 @@ def test_the_live_screens_network_test_answers_as_the_index_query_does(context):
         assert live_map.near_network(x, y, metres) == expected
         assert 0 < sum(expected) < len(expected)  # both answers are tested
     assert live_map.near_network(np.empty(0), np.empty(0), 20_000.0) == []
+
+
+def test_an_instant_is_written_as_datetime_writes_it_across_offset_changes():
+    """`iso` writes from its minute's text where the offset holds the whole minute: around
+    São Paulo's last DST changes (2018-11-04, 2019-02-17), its 1914 change from local mean
+    time (-03:06:28, an offset with seconds), in UTC and a fixed offset, fractions of a
+    second rounded, it writes what `datetime.isoformat` writes."""
+    import zoneinfo
+
+    import numpy as np
+
+    from engine.live import iso
+
+    sao_paulo = zoneinfo.ZoneInfo("America/Sao_Paulo")
+    around = [dt.datetime(2018, 11, 4, 3, 0, tzinfo=dt.timezone.utc), dt.datetime(2019, 2, 17, 2, 0, tzinfo=dt.timezone.utc),
+              dt.datetime(1914, 1, 1, 3, 6, 28, tzinfo=dt.timezone.utc), dt.datetime(2026, 12, 1, 9, tzinfo=dt.timezone.utc)]
+    rng = np.random.default_rng(31)
+    epochs = [a.timestamp() + s for a in around for s in [*range(-125, 125), *rng.uniform(-7200, 7200, 200)]]
+    for tz in (sao_paulo, dt.timezone.utc, TZ):
+        for epoch in epochs:
+            assert iso(epoch, tz) == dt.datetime.fromtimestamp(round(epoch), tz).isoformat()
+    assert {iso(e, sao_paulo)[-6:] for e in epochs} >= {"-02:00", "-03:00"}  # both sides of a change seen
+    assert any(iso(e, sao_paulo).endswith("-03:06:28") for e in epochs)
+    assert iso(None, TZ) is None
