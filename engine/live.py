@@ -123,6 +123,29 @@ class LiveMap:
     def itinerary(self, key: str) -> Itinerary:
         return self.geofences.itineraries[key]
 
+    @functools.cached_property
+    def _anchors(self) -> tuple[np.ndarray, np.ndarray]:
+        """One vertex of each itinerary's shape (its first): a shape is never farther from
+        a position than any of its vertices."""
+        first = [itinerary.line.coords[0] for itinerary in self.geofences.itineraries.values()]
+        return np.array([x for x, _ in first], dtype=float), np.array([y for _, y in first], dtype=float)
+
+    def near_network(self, x: np.ndarray, y: np.ndarray, metres: float) -> list[bool]:
+        """Exactly `Geofences.near_any_itinerary` (whether a position lies within `metres`
+        of some itinerary), without its index query for the positions within `metres` of
+        an itinerary's first vertex, less a metre for rounding (a bus in the network is:
+        the query measures every shape near a point, on every call of a live take). Only
+        the others are asked (a cold start's (0,0), a unit in another city, NaN)."""
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        ax, ay = self._anchors
+        if not len(x) or not len(ax):
+            return self.geofences.near_any_itinerary(x, y, metres).tolist()
+        near = (np.hypot(x[:, None] - ax, y[:, None] - ay) <= metres - 1.0).any(axis=1)
+        if not near.all():
+            asked = np.flatnonzero(~near)
+            near[asked] = self.geofences.near_any_itinerary(x[asked], y[asked], metres)
+        return near.tolist()
+
 
 class Measured(msgspec.Struct, frozen=True):
     """One fix measured: the terminal zones it is in, and per itinerary asked (distance, progress)."""
@@ -250,4 +273,29 @@ def advance(view: LiveView, fix: Fix, measured: Measured, live_map: LiveMap, pol
 
 
 def iso(epoch: float | None, tz) -> str | None:
-    return None if epoch is None else dt.datetime.fromtimestamp(round(epoch), tz).isoformat()
+    """The instant to the second, ISO-8601 in `tz`: `datetime.fromtimestamp(round(epoch),
+    tz).isoformat()`, from its minute's text (`_minute_iso`) where that is known: a status
+    formats its ping's time at every ping."""
+    if epoch is None:
+        return None
+    whole = round(epoch)
+    minute, second = divmod(whole, 60)
+    head, offset = _minute_iso(minute, tz)
+    if head is None:
+        return dt.datetime.fromtimestamp(whole, tz).isoformat()
+    return f"{head}{second:02d}{offset}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _minute_iso(minute: int, tz) -> tuple[str | None, str | None]:
+    """The text of a UTC minute's instants in `tz` around their seconds: ('YYYY-MM-DDTHH:MM:',
+    '-03:00'), when the offset is whole minutes and the same at its first and last second
+    (no zone changes its offset twice within a minute), else (None, None)."""
+    if tz is None:
+        return None, None
+    first = dt.datetime.fromtimestamp(minute * 60, tz)
+    last = dt.datetime.fromtimestamp(minute * 60 + 59, tz)
+    if first.second != 0 or first.utcoffset() != last.utcoffset():
+        return None, None
+    text = first.isoformat()
+    return text[:17], text[19:]

@@ -71,34 +71,39 @@ def live_status(state, ctx: Context) -> VehicleStatus | None:
     if last is None:
         return None
     tz = ctx.feed.timezone
-    status = dict(vehicle_id=state.vehicle_id, operator_id=ctx.fleet[state.vehicle_id].operator_id,
-                  ts=iso(last.t, tz), lat=last.lat, lon=last.lon, speed_kmh=last.speed_kmh, in_service=False,
-                  route_id=None, direction_id=None, trip_id=None, progress=None, departed_at=None,
-                  schedule_deviation_s=None, off_route_m=None, off_route_since=None,
+    common = dict(vehicle_id=state.vehicle_id, operator_id=ctx.fleet[state.vehicle_id].operator_id,
+                  ts=iso(last.t, tz), lat=last.lat, lon=last.lon, speed_kmh=last.speed_kmh,
                   catraca_silent_since=_catraca_silent_since(state, last.t, ctx, lambda e: iso(e, tz)))
-    running = next((leg for leg in view.legs if leg.key == view.running), None)
+    running = None
+    if view.running is not None:
+        running = next((leg for leg in view.legs if leg.key == view.running), None)
     if running is not None:
-        pattern = ctx.geofences.itineraries[running.key].pattern
-        length = ctx.geofences.itineraries[running.key].length_m
+        itinerary = ctx.geofences.itineraries[running.key]
+        pattern = itinerary.pattern
         match = view.match if view.match is not None and (view.match.key, view.match.exit_t) == \
             (running.key, running.exit_t) else None
         off = running.distance_m > ctx.policy.d11.max_distance_m
-        status.update(in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
-                      trip_id=match.trip_id if match else None,
-                      progress=round(min(running.progress_m / length, 1.0), 3), departed_at=iso(running.exit_t, tz),
-                      schedule_deviation_s=round(running.exit_t - match.scheduled, 1)
-                      if match and match.scheduled is not None else None,
-                      off_route_m=round(running.distance_m, 1) if off else None,
-                      off_route_since=iso(running.off_since, tz) if off else None)
-        status.update(_headway(state.ahead, running.departed, ctx.policy.headway))
-    elif view.arrivals and view.arrivals[-1].standing and \
+        return VehicleStatus(
+            **common, in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
+            trip_id=match.trip_id if match else None,
+            progress=round(min(running.progress_m / itinerary.length_m, 1.0), 3),
+            departed_at=iso(running.exit_t, tz),
+            schedule_deviation_s=round(running.exit_t - match.scheduled, 1)
+            if match and match.scheduled is not None else None,
+            off_route_m=round(running.distance_m, 1) if off else None,
+            off_route_since=iso(running.off_since, tz) if off else None,
+            **_headway(state.ahead, running.departed, ctx.policy.headway))
+    if view.arrivals and view.arrivals[-1].standing and \
             last.t <= view.arrivals[-1].arrived + ctx.policy.trips.in_service_terminal_s:
         # standing in the destination zone after it arrived, less than the terminal time
         arrival = view.arrivals[-1]
         pattern = ctx.geofences.itineraries[arrival.key].pattern
-        status.update(in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
-                      progress=1.0, departed_at=iso(arrival.departed, tz), layover_since=iso(arrival.arrived, tz))
-    return VehicleStatus(**status)
+        return VehicleStatus(**common, in_service=True, route_id=pattern.route_id, direction_id=pattern.direction_id,
+                             trip_id=None, progress=1.0, departed_at=iso(arrival.departed, tz),
+                             schedule_deviation_s=None, off_route_m=None, off_route_since=None,
+                             layover_since=iso(arrival.arrived, tz))
+    return VehicleStatus(**common, in_service=False, route_id=None, direction_id=None, trip_id=None, progress=None,
+                         departed_at=None, schedule_deviation_s=None, off_route_m=None, off_route_since=None)
 
 
 def live_match(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay]) -> LiveMatch | None:
@@ -188,11 +193,14 @@ def _live_match(state, itinerary, departed: float, ctx: Context,
 def _catraca_silent_since(state, now: float, ctx: Context, iso) -> str | None:
     """The last catraca reading heard (admitted, or released into the day's facts), when
     older than D-19's limit."""
+    limit = ctx.policy.d19.max_silence_s
+    if state.live.catraca_at is not None and now - state.live.catraca_at <= limit:
+        return None  # heard within the limit: the newest reading is at least as recent
     heard = [log.last_reading for log in state.days if log.last_reading is not None]
     if state.live.catraca_at is not None:
         heard.append(state.live.catraca_at)
     last = max(heard, default=None)
-    if last is None or now - last <= ctx.policy.d19.max_silence_s:
+    if last is None or now - last <= limit:
         return None
     return iso(last)
 

@@ -563,7 +563,10 @@ class VehicleStage:
         fixes = []
         for (state, ping), px, py in zip(pings, x.tolist(), y.tolist()):
             fix = self._fix_of(ping, px, py)
-            bisect.insort(state.pending, fix, key=_fix_order)
+            if state.pending and _fix_order(fix) < _fix_order(state.pending[-1]):
+                bisect.insort(state.pending, fix, key=_fix_order)
+            else:  # in order, as nearly every ping comes: where insort would put it, without its search
+                state.pending.append(fix)
             self._pending_at(state.vehicle_id, fix.t)
             fixes.append((state, fix))
         return fixes
@@ -638,7 +641,7 @@ class VehicleStage:
             return []
         order = list(by_vehicle.values())
         flat = [fix for _, mine in order for fix in mine]
-        near = self.ctx.geofences.near_any_itinerary(*columns(flat, "x", "y"), rules.max_network_distance_m).tolist()
+        near = self._live_map.near_network(*columns(flat, "x", "y"), rules.max_network_distance_m)
         screened: list[tuple[VehicleState, list[Fix]]] = []
         k = 0
         for state, mine in order:
@@ -658,7 +661,9 @@ class VehicleStage:
             try:
                 for fix, m in zip(taken, measured[k: k + len(taken)]):
                     state.live = advance(state.live, fix, m, self._live_map, self.ctx.policy)
-                    state.live = msgspec.structs.replace(state.live, match=live_match(state, self.ctx, self._day))
+                    match = live_match(state, self.ctx, self._day)
+                    if match is not state.live.match:  # kept while the same departure runs
+                        state.live = msgspec.structs.replace(state.live, match=match)
                     left += self._live_departure(state)
                     mine.append(live_status(state, self.ctx))
             except Exception:  # noqa: BLE001 - the live view is information: the legal path goes on
