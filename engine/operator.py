@@ -50,7 +50,7 @@ from rules.line_interruption import advance_lines
 from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, Live, interval_of, localized, plain, stamped
 from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, scheduled_headway
-from trips.matching import LiveSchedule, live_matches, match_service_day_full
+from trips.matching import live_matches, match_service_day_full
 from trips.model import DetectedTrip, Match, trip_key
 from trips.unfollowed import UnfollowedPass
 
@@ -144,7 +144,6 @@ class OperatorStage:
         self._days: dict[dt.date, ServiceDay] = {}
         self._operator_days: dict[tuple[dt.date, str], ServiceDay] = {}
         self._dues: dict[tuple[dt.date, str], tuple[float, ...]] = {}
-        self._live_schedules: dict[tuple[dt.date, str], LiveSchedule] = {}
         # by (date, operator), then vehicle: its trips at the last live evaluation and their
         # live matches (see `_live_matches`); a cache, never state
         self._live_memo: dict[tuple[dt.date, str], dict[str, tuple[tuple[DetectedTrip, ...], list[Match]]]] = {}
@@ -478,9 +477,6 @@ class OperatorStage:
         vehicles of the last evaluation, and only the open dates'."""
         key = (date, operator_id)
         day = self._operator_day(date, operator_id)
-        if key not in self._live_schedules:
-            self._live_schedules[key] = LiveSchedule(day)
-        schedule = self._live_schedules[key]
         by_vehicle: dict[str, list[DetectedTrip]] = {}
         for trip in trips:
             by_vehicle.setdefault(trip.vehicle_id, []).append(trip)
@@ -491,7 +487,7 @@ class OperatorStage:
             mine = tuple(by_vehicle[vehicle])
             kept = before.get(vehicle)
             if kept is None or kept[0] != mine:
-                kept = (mine, live_matches(list(mine), day, self.ctx.feed.timezone, self.ctx.policy.trips, schedule))
+                kept = (mine, live_matches(list(mine), day, self.ctx.feed.timezone, self.ctx.policy.trips))
             memo[vehicle] = kept
             matches += kept[1]
         self._live_memo[key] = memo

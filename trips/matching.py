@@ -144,6 +144,7 @@ class LiveSchedule:
             entries.sort(key=lambda e: (e[0], e[1]))
             self._entries[key] = entries
             self._epochs[key] = [e[0] for e in entries]
+        self.headway_keys = {(w.route_id, w.direction_id) for w in day.windows}
 
     def near(self, route_id: str, direction_id: int, departed_at: float, window_s: float) -> list[ScheduledTrip]:
         """The day's trips of that route and direction scheduled at most `window_s` from
@@ -160,8 +161,24 @@ class LiveSchedule:
         return [e[2] for e in picked]
 
 
-def live_matches(detected: list[DetectedTrip], day: ServiceDay, tz: ZoneInfo, rules: TripRules,
-                 schedule: LiveSchedule | None = None) -> list[Match]:
+# The LiveSchedule of the days live_matches was last asked about, by the day's identity
+# (hashing a day would read all its trips): a cache of frozen days' indexes, which holds
+# its day (so an id is not reused while its entry lives) and a few days at most.
+_SCHEDULES: dict[int, LiveSchedule] = {}
+_SCHEDULES_KEPT = 16
+
+
+def live_schedule(day: ServiceDay) -> LiveSchedule:
+    """The day's LiveSchedule, built once for as long as the day is among the last few asked."""
+    schedule = _SCHEDULES.get(id(day))
+    if schedule is None or schedule.day is not day:
+        if len(_SCHEDULES) >= _SCHEDULES_KEPT:
+            _SCHEDULES.clear()
+        schedule = _SCHEDULES[id(day)] = LiveSchedule(day)
+    return schedule
+
+
+def live_matches(detected: list[DetectedTrip], day: ServiceDay, tz: ZoneInfo, rules: TripRules) -> list[Match]:
     """The day's arrived trips matched while the day runs, as AVL systems assign trips
     live: each vehicle's trips in order, each to the next trip of the block its previous
     trip ran when that block has one of its line and direction within the match window,
@@ -172,11 +189,8 @@ def live_matches(detected: list[DetectedTrip], day: ServiceDay, tz: ZoneInfo, ru
     A vehicle's matches depend on its own trips only (not on any other vehicle's), so
     the matches of `detected` are those of each vehicle's trips alone, concatenated in
     the order of the vehicles' ids: a caller may keep a vehicle's matches while its
-    trips stay the same. `schedule`, the day's `LiveSchedule`, only speeds up finding
-    the candidates (without it the day is scanned: cheaper for a call or two)."""
-    if schedule is not None and schedule.day is not day:
-        raise ValueError(f"the LiveSchedule given is of another day than {day.date}")
-    headway_keys = {(w.route_id, w.direction_id) for w in day.windows}
+    trips stay the same."""
+    schedule = live_schedule(day)
     by_vehicle: dict[str, list[DetectedTrip]] = defaultdict(list)
     for d in detected:
         by_vehicle[d.vehicle_id].append(d)
@@ -184,14 +198,10 @@ def live_matches(detected: list[DetectedTrip], day: ServiceDay, tz: ZoneInfo, ru
     for vehicle in sorted(by_vehicle):
         block, after = None, -np.inf
         for d in sorted(by_vehicle[vehicle], key=lambda d: d.departed_at):
-            if (d.route_id, d.direction_id) in headway_keys:
+            if (d.route_id, d.direction_id) in schedule.headway_keys:
                 result.append(Match(d, unmatched_realization(d, day.date, tz), None, None))
                 continue
-            if schedule is not None:
-                mine = schedule.near(d.route_id, d.direction_id, d.departed_at, rules.match_window_s)
-            else:
-                mine = [s for s in day.trips if (s.route_id, s.direction_id) == (d.route_id, d.direction_id)
-                        and abs(d.departed_at - day.departure_epoch(s)) <= rules.match_window_s]
+            mine = schedule.near(d.route_id, d.direction_id, d.departed_at, rules.match_window_s)
             in_block = [s for s in mine if block is not None and s.block_id == block
                         and day.departure_epoch(s) > after]
             pool = in_block[:1] if in_block else mine

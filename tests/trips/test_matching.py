@@ -23,8 +23,8 @@ from gtfs import load_feed
 from gtfs.model import FrequencyWindow, ScheduledTrip
 from gtfs.schedule import ServiceDay, service_day
 from kernel.policy import load_policy
-from trips.matching import LiveSchedule, _align, live_matches, match_service_day, service_date_for
-from trips.model import DetectedTrip
+from trips.matching import LiveSchedule, _align, live_matches, live_schedule, match_service_day, service_date_for
+from trips.model import DetectedTrip, Match
 
 TINY = Path(__file__).parent.parent / "gtfs" / "fixtures" / "tiny"
 SAO_PAULO = ZoneInfo("America/Sao_Paulo")
@@ -314,12 +314,32 @@ def random_trips(entries) -> list[DetectedTrip]:
             for k, (vehicle, (route, direction), departure, offset) in enumerate(entries)]
 
 
+def scanned_live_matches(detected, day, rules) -> list[Match]:
+    """live_matches as it was before the LiveSchedule: every trip scans the whole day."""
+    from trips.matching import _realized, unmatched_realization
+    headway_keys = {(w.route_id, w.direction_id) for w in day.windows}
+    result = []
+    for vehicle in sorted({d.vehicle_id for d in detected}):
+        block, after = None, float("-inf")
+        for d in sorted([d for d in detected if d.vehicle_id == vehicle], key=lambda d: d.departed_at):
+            mine = [s for s in day.trips if (s.route_id, s.direction_id) == (d.route_id, d.direction_id)
+                    and abs(d.departed_at - day.departure_epoch(s)) <= rules.match_window_s]
+            in_block = [s for s in mine if block is not None and s.block_id == block and day.departure_epoch(s) > after]
+            best = min(in_block[:1] or mine, key=lambda s: abs(d.departed_at - day.departure_epoch(s)), default=None)
+            if (d.route_id, d.direction_id) in headway_keys or best is None:
+                result.append(Match(d, unmatched_realization(d, day.date, SAO_PAULO), None, None))
+                continue
+            result.append(Match(d, _realized(d, day, SAO_PAULO, best, d.departed_at - day.departure_epoch(best)), best, None))
+            block, after = best.block_id, day.departure_epoch(best)
+    return result
+
+
 @settings(max_examples=300, deadline=None)
 @given(schedule=scheduled_trips, detected=detected_trips)
-def test_live_matches_over_a_live_schedule_are_those_of_the_scan_of_the_day(schedule, detected, rules):
+def test_live_matches_are_those_of_scanning_the_whole_day_for_each_trip(schedule, detected, rules):
     day = random_day(schedule)
     trips = random_trips(detected)
-    assert live_matches(trips, day, SAO_PAULO, rules, LiveSchedule(day)) == live_matches(trips, day, SAO_PAULO, rules)
+    assert live_matches(trips, day, SAO_PAULO, rules) == scanned_live_matches(trips, day, rules)
 
 
 @settings(max_examples=300, deadline=None)
@@ -343,16 +363,16 @@ def test_a_live_schedule_finds_the_trips_within_the_window_in_the_days_order(sch
     assert LiveSchedule(day).near("A", 0, departed, WINDOW) == scan
 
 
-def test_two_scheduled_trips_equally_near_go_to_the_first_of_the_day_with_or_without_a_live_schedule(rules):
+def test_two_scheduled_trips_equally_near_go_to_the_first_of_the_day(rules):
     # 07:00 and 07:20, listed 07:20 first: a departure at 07:10 is 10 min from each
     day = random_day([(("A", 0), 7 * 3600 + 1200, None), (("A", 0), 7 * 3600, None)])
     [departure] = random_trips([("v1", ("A", 0), 7 * 3600 + 600, 0.0)])
-    for schedule in (None, LiveSchedule(day)):
-        [match] = live_matches([departure], day, SAO_PAULO, rules, schedule)
-        assert match.scheduled.trip_id == "s0"
+    [match] = live_matches([departure], day, SAO_PAULO, rules)
+    assert match.scheduled.trip_id == "s0"
 
 
-def test_a_live_schedule_of_another_day_is_refused(rules):
-    day = random_day([])
-    with pytest.raises(ValueError, match="another day"):
-        live_matches([], day, SAO_PAULO, rules, LiveSchedule(random_day([])))
+def test_a_days_live_schedule_is_built_once_and_never_serves_another_day():
+    day, other = random_day([(("A", 0), 7 * 3600, None)]), random_day([(("A", 0), 8 * 3600, None)])
+    assert live_schedule(day) is live_schedule(day)
+    assert live_schedule(other).day is other
+    assert live_schedule(other).near("A", 0, START + 8 * 3600, WINDOW) == list(other.trips)
