@@ -51,7 +51,7 @@ from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, Live, inter
 from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, scheduled_headway
 from trips.matching import live_matches, match_service_day_full
-from trips.model import DetectedTrip, trip_key
+from trips.model import DetectedTrip, Match, trip_key
 from trips.unfollowed import UnfollowedPass
 
 
@@ -144,6 +144,9 @@ class OperatorStage:
         self._days: dict[dt.date, ServiceDay] = {}
         self._operator_days: dict[tuple[dt.date, str], ServiceDay] = {}
         self._dues: dict[tuple[dt.date, str], tuple[float, ...]] = {}
+        # by (date, operator), then vehicle: its trips at the last live evaluation and their
+        # live matches (see `_live_matches`); a cache, never state
+        self._live_memo: dict[tuple[dt.date, str], dict[str, tuple[tuple[DetectedTrip, ...], list[Match]]]] = {}
 
     def _state(self, operator_id: str) -> OperatorState:
         """The operator's state to work on: a shallow copy of the stored one, whose fields
@@ -414,7 +417,9 @@ class OperatorStage:
         found: list[Finding] = []
         tz = self.ctx.feed.timezone
         emitted = dict(state.emitted)  # emit_change adds to it
-        for date in self._open_dates(state):
+        open_dates = self._open_dates(state)
+        self._forget_live_memo(state.operator_id, open_dates)
+        for date in open_dates:
             iso_date = date.isoformat()
             day = self._operator_day(date, state.operator_id)
             due = self._due(date, state.operator_id)
@@ -425,7 +430,7 @@ class OperatorStage:
                 continue
             running = [d.trip for d in state.running.values()]
             running = [t for t in running if service_date_of(t, self.ctx, self._day) == date]
-            matches = live_matches(state.detected.get(iso_date, []) + running, day, tz, self.ctx.policy.trips)
+            matches = self._live_matches(date, state.operator_id, state.detected.get(iso_date, []) + running)
             reporting = {state.operator_id: [minute * 60.0 for minute in state.reporting]}
             facts = service_day_facts(day, matches, self.ctx, reporting, occurrences,
                                       state.unfollowed.get(iso_date, []), state.cut_short.get(iso_date, []),
@@ -462,6 +467,36 @@ class OperatorStage:
         state.live = []
         state.judged_live_to = absence if absence is not None else state.judged_live_to
         return found
+
+    def _live_matches(self, date: dt.date, operator_id: str, trips: list[DetectedTrip]) -> list[Match]:
+        """`live_matches(trips, ...)` of the operator's day, matching again only the
+        vehicles whose trips changed since the day's last live evaluation. Exact, not an
+        approximation: live matching is per vehicle (a vehicle's matches depend on its
+        own trips, in the order given, and on the frozen day alone), and its answer is
+        the vehicles' answers in the order of their ids. The memo keeps only the
+        vehicles of the last evaluation, and only the open dates'."""
+        key = (date, operator_id)
+        day = self._operator_day(date, operator_id)
+        by_vehicle: dict[str, list[DetectedTrip]] = {}
+        for trip in trips:
+            by_vehicle.setdefault(trip.vehicle_id, []).append(trip)
+        before = self._live_memo.get(key, {})
+        memo: dict[str, tuple[tuple[DetectedTrip, ...], list[Match]]] = {}
+        matches: list[Match] = []
+        for vehicle in sorted(by_vehicle):
+            mine = tuple(by_vehicle[vehicle])
+            kept = before.get(vehicle)
+            if kept is None or kept[0] != mine:
+                kept = (mine, live_matches(list(mine), day, self.ctx.feed.timezone, self.ctx.policy.trips))
+            memo[vehicle] = kept
+            matches += kept[1]
+        self._live_memo[key] = memo
+        return matches
+
+    def _forget_live_memo(self, operator_id: str, open_dates: list[dt.date]) -> None:
+        """Drops the live memo of the operator's days no longer open (closed ones)."""
+        for key in [k for k in self._live_memo if k[1] == operator_id and k[0] not in open_dates]:
+            del self._live_memo[key]
 
     def _due(self, date: dt.date, operator_id: str) -> tuple[float, ...]:
         """The moments the operator's day's live verdicts may change without a new

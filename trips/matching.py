@@ -10,6 +10,7 @@ the frequency window they depart in.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from collections import defaultdict
 from zoneinfo import ZoneInfo
@@ -125,14 +126,71 @@ def _window_of(trip: DetectedTrip, day: ServiceDay) -> FrequencyWindow | None:
     return None
 
 
+class LiveSchedule:
+    """A service day's scheduled trips by (route, direction), sorted by departure, so
+    that `live_matches` finds those within the match window of a departure by bisection
+    instead of scanning the whole day for each trip. An index of a frozen day: it holds
+    nothing `live_matches` could not read from the day itself, and `near` answers
+    exactly what the scan answered, in the day's order (ties are broken as before)."""
+
+    def __init__(self, day: ServiceDay):
+        self.day = day
+        groups: dict[tuple[str, int], list[tuple[float, int, ScheduledTrip]]] = defaultdict(list)
+        for position, s in enumerate(day.trips):
+            groups[(s.route_id, s.direction_id)].append((day.departure_epoch(s), position, s))
+        self._epochs: dict[tuple[str, int], list[float]] = {}
+        self._entries: dict[tuple[str, int], list[tuple[float, int, ScheduledTrip]]] = {}
+        for key, entries in groups.items():
+            entries.sort(key=lambda e: (e[0], e[1]))
+            self._entries[key] = entries
+            self._epochs[key] = [e[0] for e in entries]
+        self.headway_keys = {(w.route_id, w.direction_id) for w in day.windows}
+
+    def near(self, route_id: str, direction_id: int, departed_at: float, window_s: float) -> list[ScheduledTrip]:
+        """The day's trips of that route and direction scheduled at most `window_s` from
+        `departed_at`, in the day's order."""
+        epochs = self._epochs.get((route_id, direction_id))
+        if not epochs:
+            return []
+        # bisect a range one second wider than the window, then keep what the scan kept:
+        # `departed_at ± window_s` may round differently from `abs(departed_at - epoch)`
+        lo = bisect.bisect_left(epochs, departed_at - window_s - 1.0)
+        hi = bisect.bisect_right(epochs, departed_at + window_s + 1.0)
+        picked = [e for e in self._entries[(route_id, direction_id)][lo:hi] if abs(departed_at - e[0]) <= window_s]
+        picked.sort(key=lambda e: e[1])
+        return [e[2] for e in picked]
+
+
+# The LiveSchedule of the days live_matches was last asked about, by the day's identity
+# (hashing a day would read all its trips): a cache of frozen days' indexes, which holds
+# its day (so an id is not reused while its entry lives) and a few days at most.
+_SCHEDULES: dict[int, LiveSchedule] = {}
+_SCHEDULES_KEPT = 16
+
+
+def live_schedule(day: ServiceDay) -> LiveSchedule:
+    """The day's LiveSchedule, built once for as long as the day is among the last few asked."""
+    schedule = _SCHEDULES.get(id(day))
+    if schedule is None or schedule.day is not day:
+        if len(_SCHEDULES) >= _SCHEDULES_KEPT:
+            _SCHEDULES.clear()
+        schedule = _SCHEDULES[id(day)] = LiveSchedule(day)
+    return schedule
+
+
 def live_matches(detected: list[DetectedTrip], day: ServiceDay, tz: ZoneInfo, rules: TripRules) -> list[Match]:
     """The day's arrived trips matched while the day runs, as AVL systems assign trips
     live: each vehicle's trips in order, each to the next trip of the block its previous
     trip ran when that block has one of its line and direction within the match window,
     else to the scheduled trip of its line and direction whose departure is nearest.
     Per vehicle, so it never depends on which vehicle's trips arrived first; the day's
-    final matching (one-to-one) settles it at day close."""
-    headway_keys = {(w.route_id, w.direction_id) for w in day.windows}
+    final matching (one-to-one) settles it at day close.
+
+    A vehicle's matches depend on its own trips only (not on any other vehicle's), so
+    the matches of `detected` are those of each vehicle's trips alone, concatenated in
+    the order of the vehicles' ids: a caller may keep a vehicle's matches while its
+    trips stay the same."""
+    schedule = live_schedule(day)
     by_vehicle: dict[str, list[DetectedTrip]] = defaultdict(list)
     for d in detected:
         by_vehicle[d.vehicle_id].append(d)
@@ -140,11 +198,10 @@ def live_matches(detected: list[DetectedTrip], day: ServiceDay, tz: ZoneInfo, ru
     for vehicle in sorted(by_vehicle):
         block, after = None, -np.inf
         for d in sorted(by_vehicle[vehicle], key=lambda d: d.departed_at):
-            if (d.route_id, d.direction_id) in headway_keys:
+            if (d.route_id, d.direction_id) in schedule.headway_keys:
                 result.append(Match(d, unmatched_realization(d, day.date, tz), None, None))
                 continue
-            mine = [s for s in day.trips if (s.route_id, s.direction_id) == (d.route_id, d.direction_id)
-                    and abs(d.departed_at - day.departure_epoch(s)) <= rules.match_window_s]
+            mine = schedule.near(d.route_id, d.direction_id, d.departed_at, rules.match_window_s)
             in_block = [s for s in mine if block is not None and s.block_id == block
                         and day.departure_epoch(s) > after]
             pool = in_block[:1] if in_block else mine

@@ -13,11 +13,14 @@ import datetime as dt
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.messages import Heartbeat, LiveDeparture, TripDeparted, TripDetected
 from engine.operator import OperatorStage, OperatorState
 from operator_run import DAY, Run, at, eleven_of_twelve, sample_context, trip
 from rules.facts import SensorRuns
+from trips.matching import live_matches
 
 
 @pytest.fixture(scope="module")
@@ -348,3 +351,25 @@ def test_a_failed_message_leaves_the_state_exactly_as_before(context, monkeypatc
             assert msgspec.msgpack.encode(before) == encoded
         run.stage.handle("VNV", message, [])  # then it goes through
     assert failed >= 3
+
+
+# Departures of line 101 (both directions) by three vehicles, each in two versions (its
+# arrival told, or still running), near its scheduled ones or between two of them.
+LIVE_POOL = [(vehicle, direction, hh, mm, arrived)
+             for vehicle in ("JN-1011", "JN-1012", "JN-1013") for direction in (0, 1)
+             for hh, mm in ((8, 0), (8, 15), (8, 40), (9, 5), (9, 30)) for arrived in (False, True)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(evaluations=st.lists(st.lists(st.sampled_from(LIVE_POOL), max_size=10), min_size=1, max_size=6))
+def test_the_live_matches_kept_between_evaluations_are_those_of_matching_everything_again(context, evaluations):
+    # one stage through a sequence of live evaluations whose trips grow, change and go
+    # (a trip arriving, another vehicle's departing, a vehicle's trips dropped): each
+    # answer is the one live_matches gives over all the trips at once
+    stage = OperatorStage(context, 1, {}.get, lambda state: None)
+    day = stage._operator_day(DAY, "VNV")
+    for entries in evaluations:
+        trips = [trip(vehicle, "101", direction, at(context, hh, mm), at(context, hh, mm) + 1500 if arrived else None)
+                 for vehicle, direction, hh, mm, arrived in entries]
+        assert stage._live_matches(DAY, "VNV", trips) == \
+            live_matches(trips, day, context.feed.timezone, context.policy.trips)

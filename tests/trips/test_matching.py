@@ -16,12 +16,15 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gtfs import load_feed
-from gtfs.schedule import service_day
+from gtfs.model import FrequencyWindow, ScheduledTrip
+from gtfs.schedule import ServiceDay, service_day
 from kernel.policy import load_policy
-from trips.matching import _align, match_service_day, service_date_for
-from trips.model import DetectedTrip
+from trips.matching import LiveSchedule, _align, live_matches, live_schedule, match_service_day, service_date_for
+from trips.model import DetectedTrip, Match
 
 TINY = Path(__file__).parent.parent / "gtfs" / "fixtures" / "tiny"
 SAO_PAULO = ZoneInfo("America/Sao_Paulo")
@@ -280,3 +283,96 @@ def test_departure_one_second_past_widened_span_falls_back_to_calendar_day(two_d
     # 00:20:01 Wed = 23:50 Tue + 1801 s > 1800; Wed's span starts at 05:30: calendar date.
     detected = trip("V1", "T", 0, local(0, 20, 1, date=WEDNESDAY))
     assert service_date_for(detected, two_days, SAO_PAULO, WINDOW) == WEDNESDAY
+
+
+# --- live_matches with a LiveSchedule ----------------------------------------------
+# Random days on a coarse grid (every 5 min from 06:00, the match window 30 min), so
+# that equal departures, trips exactly a window apart and departures halfway between
+# two scheduled ones (ties) come up often. Line "H" runs by headway.
+
+START = dt.datetime(2026, 12, 1, tzinfo=SAO_PAULO).timestamp()
+GRID = [6 * 3600 + 300 * k for k in range(37)]  # 06:00 .. 09:00
+LINES = [("A", 0), ("A", 1), ("B", 0), ("H", 0)]
+
+scheduled_trips = st.lists(st.tuples(st.sampled_from(LINES[:3]), st.sampled_from(GRID),
+                                     st.sampled_from([None, "b1", "b2"])), max_size=25)
+detected_trips = st.lists(st.tuples(st.sampled_from(["v1", "v2", "v3"]), st.sampled_from(LINES),
+                                    st.sampled_from(GRID), st.sampled_from([0.0, 0.5, -0.25, 150.0, 1e-7])),
+                          max_size=12)
+
+
+def random_day(entries) -> ServiceDay:
+    trips = tuple(ScheduledTrip(f"s{k}", route, direction, TUESDAY, "L", block, departure, departure + 1500, (), 0.0)
+                  for k, ((route, direction), departure, block) in enumerate(entries))
+    window = FrequencyWindow("h", "H", 0, TUESDAY, "L", 6 * 3600, 9 * 3600, 900, False, 0.0)
+    return ServiceDay(TUESDAY, START, trips, (window,))
+
+
+def random_trips(entries) -> list[DetectedTrip]:
+    return [DetectedTrip(vehicle, route, direction, "L", START + departure + offset, START + departure + 1500, 0.9,
+                         f"{vehicle}/{k}/first", f"{vehicle}/{k}/last")
+            for k, (vehicle, (route, direction), departure, offset) in enumerate(entries)]
+
+
+def scanned_live_matches(detected, day, rules) -> list[Match]:
+    """live_matches as it was before the LiveSchedule: every trip scans the whole day."""
+    from trips.matching import _realized, unmatched_realization
+    headway_keys = {(w.route_id, w.direction_id) for w in day.windows}
+    result = []
+    for vehicle in sorted({d.vehicle_id for d in detected}):
+        block, after = None, float("-inf")
+        for d in sorted([d for d in detected if d.vehicle_id == vehicle], key=lambda d: d.departed_at):
+            mine = [s for s in day.trips if (s.route_id, s.direction_id) == (d.route_id, d.direction_id)
+                    and abs(d.departed_at - day.departure_epoch(s)) <= rules.match_window_s]
+            in_block = [s for s in mine if block is not None and s.block_id == block and day.departure_epoch(s) > after]
+            best = min(in_block[:1] or mine, key=lambda s: abs(d.departed_at - day.departure_epoch(s)), default=None)
+            if (d.route_id, d.direction_id) in headway_keys or best is None:
+                result.append(Match(d, unmatched_realization(d, day.date, SAO_PAULO), None, None))
+                continue
+            result.append(Match(d, _realized(d, day, SAO_PAULO, best, d.departed_at - day.departure_epoch(best)), best, None))
+            block, after = best.block_id, day.departure_epoch(best)
+    return result
+
+
+@settings(max_examples=300, deadline=None)
+@given(schedule=scheduled_trips, detected=detected_trips)
+def test_live_matches_are_those_of_scanning_the_whole_day_for_each_trip(schedule, detected, rules):
+    day = random_day(schedule)
+    trips = random_trips(detected)
+    assert live_matches(trips, day, SAO_PAULO, rules) == scanned_live_matches(trips, day, rules)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schedule=scheduled_trips, detected=detected_trips)
+def test_live_matches_are_each_vehicles_own_in_the_order_of_their_ids(schedule, detected, rules):
+    # what lets the operator stage match again only the vehicles whose trips changed
+    day = random_day(schedule)
+    trips = random_trips(detected)
+    alone = [m for vehicle in sorted({t.vehicle_id for t in trips})
+             for m in live_matches([t for t in trips if t.vehicle_id == vehicle], day, SAO_PAULO, rules)]
+    assert live_matches(trips, day, SAO_PAULO, rules) == alone
+
+
+@settings(max_examples=300, deadline=None)
+@given(schedule=scheduled_trips, departure=st.sampled_from(GRID), offset=st.floats(-3600, 3600))
+def test_a_live_schedule_finds_the_trips_within_the_window_in_the_days_order(schedule, departure, offset, rules):
+    day = random_day(schedule)
+    departed = START + departure + offset
+    scan = [s for s in day.trips if (s.route_id, s.direction_id) == ("A", 0)
+            and abs(departed - day.departure_epoch(s)) <= WINDOW]
+    assert LiveSchedule(day).near("A", 0, departed, WINDOW) == scan
+
+
+def test_two_scheduled_trips_equally_near_go_to_the_first_of_the_day(rules):
+    # 07:00 and 07:20, listed 07:20 first: a departure at 07:10 is 10 min from each
+    day = random_day([(("A", 0), 7 * 3600 + 1200, None), (("A", 0), 7 * 3600, None)])
+    [departure] = random_trips([("v1", ("A", 0), 7 * 3600 + 600, 0.0)])
+    [match] = live_matches([departure], day, SAO_PAULO, rules)
+    assert match.scheduled.trip_id == "s0"
+
+
+def test_a_days_live_schedule_is_built_once_and_never_serves_another_day():
+    day, other = random_day([(("A", 0), 7 * 3600, None)]), random_day([(("A", 0), 8 * 3600, None)])
+    assert live_schedule(day) is live_schedule(day)
+    assert live_schedule(other).day is other
+    assert live_schedule(other).near("A", 0, START + 8 * 3600, WINDOW) == list(other.trips)
