@@ -45,7 +45,6 @@ def itinerary_passes(fixes: Sequence[Fix], geofences: Geofences, rules: TripRule
     t = measures.t
     near = measures.corridors()
     cuts = sorted(a for a in ends_at if a is not None)
-    routes = [f.route_id for f in fixes]
     reach = rules.max_plausible_speed_kmh / 3.6 * np.diff(t) + 2 * rules.corridor_m
     jumps = np.flatnonzero(np.hypot(np.diff(measures.x), np.diff(measures.y)) > reach) + 1
     found = []
@@ -61,25 +60,28 @@ def itinerary_passes(fixes: Sequence[Fix], geofences: Geofences, rules: TripRule
         kept = without_noise(on_corridor, rules.max_noise_pings)
         left = kept[~on_corridor[kept]]  # off the corridor, not noise
         arrivals = np.flatnonzero(destination_fixes(measures, itinerary, rules))
+        # the first of each kind after an exit, found by bisection (each is sorted): a
+        # pass reads what ends it and its own fixes, not the whole track again
+        after = [(stops.tolist(), np.searchsorted(stops, exits, side="right").tolist(), arrived)
+                 for stops, arrived in ((arrivals, True), (left, False), (jumps, False))]
         for k, e in enumerate(exits.tolist()):
             end = int(exits[k + 1]) + 1 if k + 1 < len(exits) else len(t)
             arrived = False
-            later = arrivals[arrivals > e]
-            if len(later) and later[0] < end:
-                end, arrived = int(later[0]), True
-            off = left[left > e]
-            if len(off) and off[0] < end:
-                end, arrived = int(off[0]), False
-            jump = jumps[jumps > e]
-            if len(jump) and jump[0] < end:
-                end, arrived = int(jump[0]), False
+            for stops, first, ends_arrived in after:
+                if first[k] < len(stops) and stops[first[k]] < end:
+                    end, arrived = stops[first[k]], ends_arrived
             cut = next((c for c in cuts if c > t[e]), None)
             if cut is not None:
                 stop = int(np.searchsorted(t, cut, side="left"))
                 if stop < end:
                     end, arrived = stop, False
-            declared = {r for r in routes[e:end] if r is not None}
-            if end - e < 2 or (declared and itinerary.pattern.route_id not in declared):
+            if end - e < 2 or not _may_be(itinerary, fixes, e, end):
                 continue  # nothing run, or the driver's console says another line
             found.append(Pass(itinerary, e, end, arrived))
     return found
+
+
+def _may_be(itinerary: Itinerary, fixes: Sequence[Fix], start: int, end: int) -> bool:
+    """No fix from `start` to `end` (excluded) declares a line, or one declares the itinerary's."""
+    declared = {fixes[i].route_id for i in range(start, end)} - {None}
+    return not declared or itinerary.pattern.route_id in declared

@@ -76,7 +76,7 @@ def unfollowed_passes(vehicle_id: str, fixes: tuple[Fix, ...] | list[Fix], geofe
     measures = measured(fixes, geofences, memo)
     t, x, y = measures.t, measures.x, measures.y
     near = measures.corridors()
-    followed = _followed_so_far(t, rules, silent_after)
+    followed = _followed_so_far(measures, rules, silent_after)
     found = []
     for itinerary in geofences.itineraries_near(near):  # the feed's order, whatever the memo's
         if itinerary.pattern.key in near:
@@ -88,7 +88,7 @@ def unfollowed_passes(vehicle_id: str, fixes: tuple[Fix, ...] | list[Fix], geofe
     return sorted(found, key=lambda p: (p.first_t, p.shape_id))
 
 
-def _followed_so_far(t: np.ndarray, rules: TripRules, silent_after: bool) -> bool:
+def _followed_so_far(measures: TrackMemo, rules: TripRules, silent_after: bool) -> bool:
     """No silence in the track and more fixes to come: no two fixes a stretch can join
     (at most `max_noise_pings` + 1 apart) are further apart than `max_coverage_gap_s`, nor
     a stretch and the fixes around it, and none ends in a silence. Then a stretch can be
@@ -97,18 +97,30 @@ def _followed_so_far(t: np.ndarray, rules: TripRules, silent_after: bool) -> boo
     without scanning the others)."""
     if silent_after:
         return False
-    return float(np.diff(t).max()) * (rules.max_noise_pings + 1) <= rules.max_coverage_gap_s
+    return _widest_gap(measures) * (rules.max_noise_pings + 1) <= rules.max_coverage_gap_s
+
+
+def _widest_gap(measures: TrackMemo) -> float:
+    """The longest time between two consecutive fixes of the track (at least two). Kept
+    in the memo's `grown` while the track grows at its end: only the new gaps are read."""
+    t = measures.t
+    done, widest = measures.grown.get(("unfollowed", "widest gap"), (1, -np.inf))
+    if done < len(t):
+        tail = t[done - 1:].tolist()  # Python floats: the same differences, fewer calls for a fix or two
+        widest = max(widest, max(b - a for a, b in zip(tail, tail[1:])))
+        measures.grown[("unfollowed", "widest gap")] = (len(t), widest)
+    return widest
 
 
 def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.ndarray, progress: np.ndarray,
             rules: TripRules, silent_after: bool, measures: TrackMemo):
-    if on_corridor.sum() < 2:
-        return []
     key = ("unfollowed", vehicle_id, itinerary.pattern.key)
     chains = measures.grown.get(key)
     if chains is None or (chains.rules is not rules and chains.rules != rules):
         chains = measures.grown[key] = _Chains(rules)
     chains.extend(t, progress, on_corridor)
+    if chains.on_corridor < 2:
+        return []
     zones: list[np.ndarray] = []  # the zone flags, read only for a verdict (most beats give none)
 
     def verdict(run: np.ndarray) -> UnfollowedPass | None:
@@ -123,9 +135,17 @@ def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.nd
             chains.verdicts.append(verdict(run))
         if chains.verdicts[k] is not None:
             found.append(chains.verdicts[k])
-    if chains.current[-1] + 1 == len(t) and not silent_after:
-        return found  # the chain runs on at the last fix: not over yet (as _verdict finds it)
-    last = verdict(np.array(chains.current))
+    if chains.current[-1] + 1 == len(t):
+        if not silent_after:
+            return found  # the chain runs on at the last fix: not over yet (as _verdict finds it)
+        last = verdict(np.array(chains.current))
+    else:
+        # a fix follows the chain's last: its verdict reads only fixes up to that one, the
+        # same at every beat until the chain grows
+        if chains.current_verdict_len != len(chains.current):
+            chains.current_verdict = verdict(np.array(chains.current))
+            chains.current_verdict_len = len(chains.current)
+        last = chains.current_verdict
     return found + [last] if last is not None else found
 
 
@@ -141,23 +161,31 @@ class _Chains:
     track's memo (trips.memo, `grown`) and only the new fixes read; a cut at the front
     changes the reach of the chain it cuts, and the memo starts them again."""
 
-    __slots__ = ("rules", "done", "closed", "verdicts", "current", "reach")
+    __slots__ = ("rules", "done", "on_corridor", "closed", "verdicts", "current", "reach", "current_verdict",
+                 "current_verdict_len")
 
     def __init__(self, rules: TripRules) -> None:
         self.rules = rules
         self.done = 0  # the fixes read: indices below
+        self.on_corridor = 0  # how many of them are on the corridor
         self.closed: list[np.ndarray] = []
         self.verdicts: list[UnfollowedPass | None] = []
         self.current: list[int] = []
         self.reach = 0.0
+        # the current chain's verdict once a fix follows its last, and its length then
+        # (0: none yet); a chain only grows at its end, and a new one starts at length 1
+        self.current_verdict: UnfollowedPass | None = None
+        self.current_verdict_len = 0
 
     def extend(self, t: np.ndarray, progress: np.ndarray, on_corridor: np.ndarray) -> None:
         """The chains over the fixes not read yet."""
         rules = self.rules
-        fresh = (np.flatnonzero(on_corridor[self.done:]) + self.done).tolist()
+        done = self.done
+        fresh = [done + i for i, on in enumerate(on_corridor[done:].tolist()) if on]
         self.done = len(t)
         if not fresh:
             return
+        self.on_corridor += len(fresh)
         if not self.current:
             self.current, self.reach = [fresh[0]], float(progress[fresh[0]])
             fresh = fresh[1:]
@@ -165,21 +193,21 @@ class _Chains:
                 return
         jitter = 2 * rules.corridor_m
         top_speed = rules.max_plausible_speed_kmh / 3.6
-        lo = self.current[-1]
-        tl, pl = t[lo:].tolist(), progress[lo:].tolist()  # Python floats: the same arithmetic, read faster
         current, reach = self.current, self.reach
-        a = current[-1]
-        for b in fresh:
-            elapsed = tl[b - lo] - tl[a - lo]
+        read = [current[-1], *fresh]  # the chain's last fix and the new ones: no other is read
+        tl, pl = t[read].tolist(), progress[read].tolist()  # Python floats: the same arithmetic, read faster
+        for j in range(1, len(read)):
+            a, b = read[j - 1], read[j]
+            elapsed = tl[j] - tl[j - 1]
             goes_on = b - a <= rules.max_noise_pings + 1 and elapsed <= rules.max_trip_duration_s \
-                and pl[b - lo] >= reach - jitter and pl[b - lo] - pl[a - lo] <= top_speed * elapsed + jitter
+                and pl[j] >= reach - jitter and pl[j] - pl[j - 1] <= top_speed * elapsed + jitter
             if goes_on:
                 current.append(b)
-                reach = max(reach, pl[b - lo])
+                reach = max(reach, pl[j])
             else:
                 self.closed.append(np.array(current))
-                current, reach = [b], pl[b - lo]
-            a = b
+                current, reach = [b], pl[j]
+                self.current_verdict, self.current_verdict_len = None, 0
         self.current, self.reach = current, reach
 
 
