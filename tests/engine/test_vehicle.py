@@ -574,3 +574,45 @@ def test_the_heartbeat_tells_when_each_vehicles_tachograph_and_catraca_boardings
     assert heard.tachograph == ((noon, noon + 300), (noon + 601, noon + 601))
     assert heard.boarding == ((noon + 60, noon + 180),)  # 12:01 and 12:03, 120 s apart: one run
     assert stage.heartbeat().coverage == {}  # told once
+
+
+def test_a_release_reads_only_the_vehicles_with_a_message_at_or_before_the_watermark(context):
+    """A worker unpacks each vehicle state it loads: a release loads the vehicles with
+    something due, not every vehicle waiting (VehicleStage._due). A message that comes
+    earlier than what a vehicle waits with makes it due sooner."""
+    import json
+
+    from engine import Message
+    from telemetry import decode_tachograph
+
+    def ping(vehicle_id: str, ts: str, seq: int) -> Message:
+        line = json.dumps({"vehicle_id": vehicle_id, "ts": f"2026-12-01T{ts}-03:00", "lat": -19.7574776,
+                           "lon": -40.3852385, "speed_kmh": 0.0, "seq": seq})
+        return Message(decode_tachograph(line, f"tachograph/0/{seq}"), f"tachograph/0/{seq}", line, offset=seq)
+
+    def at(ts: str) -> float:
+        return dt.datetime.fromisoformat(f"2026-12-01T{ts}-03:00").timestamp()
+
+    states: dict[str, VehicleState] = {}
+    loaded: list[str] = []
+
+    def load(vehicle_id: str) -> VehicleState | None:
+        loaded.append(vehicle_id)
+        return states.get(vehicle_id)
+
+    stage = VehicleStage(context, PartitionState(0), load, lambda s: states.__setitem__(s.vehicle_id, s))
+    stage.ingest([ping("JN-1011", "12:00:00", 1), ping("JN-1013", "12:09:00", 2)])  # no catraca yet: no watermark
+    assert stage.partition.dirty == ["JN-1011", "JN-1013"]
+    loaded.clear()
+    stage.release(at("12:05:00"))  # JN-1011's ping goes; JN-1013 is read once, and its 12:09 learnt
+    assert sorted(loaded) == ["JN-1011", "JN-1013"] and stage.partition.dirty == ["JN-1013"]
+    assert states["JN-1011"].track.fixes[-1].t == at("12:00:00")
+    loaded.clear()
+    stage.release(at("12:06:00"))  # nothing due: JN-1013 not loaded, still waiting
+    # (JN-1011 is, silent 6 min: the release tells its silence, trips.unfollowed)
+    assert "JN-1013" not in loaded and stage.partition.dirty == ["JN-1013"]
+    stage.ingest([ping("JN-1013", "12:07:00", 3)])
+    loaded.clear()
+    stage.release(at("12:08:00"))  # its new 12:07 is due, its 12:09 not yet
+    assert "JN-1013" in loaded and [f.t for f in states["JN-1013"].pending] == [at("12:09:00")]
+    assert states["JN-1013"].track.fixes[-1].t == at("12:07:00")
