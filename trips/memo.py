@@ -159,6 +159,14 @@ class TrackMemo:
                                       itertools.islice(fixes, shared)))
         if not (same and start == 0 and shared == len(self.t)):
             self.grown = {}
+        if same and start == 0 and shared == len(self.t):
+            # the track measured, grown at its end or not at all (the engine's usual beat): every
+            # measure kept stands as it is, and only the new fixes are read
+            if n > shared:
+                self.t, self.x, self.y = (np.concatenate((known, fresh))
+                                          for known, fresh in zip((self.t, self.x, self.y), _arrays(fixes[shared:])))
+            self.fixes = fixes
+            return self
         if same:
             # the very fixes measured before (the engine passes the same objects): only the
             # new ones are read
