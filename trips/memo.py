@@ -125,84 +125,24 @@ class TakeGeometry:
             raise
 
 
-class _Growing:
-    """One measure of the track's fixes, appended at its end in amortized constant time: the
-    values live in a buffer with room to spare, and a cut at the front moves where they
-    start (no copy). What `values` hands out never changes afterwards: a value written
-    where a view handed out reaches (a lagging value measured again, a track cut short at
-    its end and grown back) goes to a new buffer unless it is the value already there."""
-
-    __slots__ = ("_buffer", "_start", "_end", "_shown")
-
-    def __init__(self, values: np.ndarray) -> None:
-        self._buffer = np.empty(max(16, 2 * len(values)), dtype=values.dtype)
-        self._buffer[:len(values)] = values
-        self._start, self._end, self._shown = 0, len(values), 0
-
-    def __len__(self) -> int:
-        return self._end - self._start
-
-    @property
-    def values(self) -> np.ndarray:
-        """The values, read-only (shared by every reader of the track)."""
-        view = self._buffer[self._start:self._end]
-        view.flags.writeable = False
-        self._shown = max(self._shown, self._end)
-        return view
-
-    def extend(self, fresh: np.ndarray) -> None:
-        end = self._end + len(fresh)
-        overwritten = min(self._shown, end) - self._end
-        if end > len(self._buffer) or fresh.dtype != self._buffer.dtype or (
-                overwritten > 0 and not _same(self._buffer[self._end:self._end + overwritten], fresh[:overwritten])):
-            kept = self._buffer[self._start:self._end]
-            buffer = np.empty(max(16, 2 * (len(kept) + len(fresh))), dtype=np.result_type(kept, fresh))
-            buffer[:len(kept)] = kept
-            self._buffer, self._start, self._end, self._shown = buffer, 0, len(kept), 0
-            end = self._end + len(fresh)
-        self._buffer[self._end:end] = fresh
-        self._end = end
-
-    def cut(self, start: int, stop: int) -> None:
-        """Keep the values [start:stop] (as a slice: `stop` past the end keeps to the end)."""
-        start = self._start + start
-        self._end = max(start, min(self._end, self._start + stop))
-        self._start = start
-
-
-def _same(known: np.ndarray, fresh: np.ndarray) -> bool:
-    """Whether writing `fresh` over `known` changes nothing a reader can see (NaN and
-    objects are taken as changed: a new buffer then, never a wrong one)."""
-    return known.dtype.kind == "b" and bool(np.array_equal(known, fresh))
-
-
-def _grown(values: np.ndarray) -> _Growing:
-    return _Growing(np.asarray(values))
-
-
 class TrackMemo:
-    __slots__ = ("geofences", "fixes", "t", "x", "y", "_txy", "_points", "_columns", "_lagging", "_corridors",
-                 "_corridor_views", "_corridors_len", "_zones", "_zone_views", "_zones_len", "grown", "take")
+    __slots__ = ("geofences", "fixes", "t", "x", "y", "_points", "_columns", "_lagging", "_corridors",
+                 "_corridors_len", "_zones", "_zones_len", "grown", "take")
 
     def __init__(self, geofences: Geofences) -> None:
         self.geofences = geofences
         self.fixes: Sequence[Fix] = ()
-        self._txy = tuple(_grown(np.empty(0)) for _ in range(3))
-        self.t, self.x, self.y = (column.values for column in self._txy)
-        self._points = _grown(np.empty(0, dtype=object))  # the fixes as shapely points, made once each
-        self._columns: dict[tuple, _Growing] = {}
+        self.t = self.x = self.y = np.empty(0)
+        self._points = np.empty(0, dtype=object)  # the fixes as shapely points, made once each
+        self._columns: dict[tuple, np.ndarray] = {}
         # key of a column whose value for a fix depends on the fixes after it -> how many
         # (`settled`): the column holds only the values whose following fixes were measured
         self._lagging: dict[tuple, int] = {}
-        # itinerary key -> (on its corridor, progress along it; NaN off the corridor), and
-        # the same as arrays (what `corridors` gives)
-        self._corridors: dict[str, tuple[_Growing, _Growing]] = {}
-        self._corridor_views: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        # itinerary key -> (on its corridor, progress along it; NaN off the corridor)
+        self._corridors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._corridors_len = 0
-        # id of a terminal zone with a fix inside -> which fixes are (the others: none is),
-        # and the same as arrays (what `inside_terminals` gives)
-        self._zones: dict[int, _Growing] = {}
-        self._zone_views: dict[int, np.ndarray] = {}
+        # id of a terminal zone with a fix inside -> which fixes are (the others: none is)
+        self._zones: dict[int, np.ndarray] = {}
         self._zones_len = 0
         # what readers kept of the track that holds only while it grows at its end with the
         # very same fixes (trips.unfollowed's chains, which a cut at the front changes and
@@ -221,82 +161,67 @@ class TrackMemo:
         shared = min(len(self.t) - start, n)
         same = shared > 0 and all(map(operator.is_, itertools.islice(self.fixes, start, start + shared),
                                       itertools.islice(fixes, shared)))
+        if not (same and start == 0 and shared == len(self.t)):
+            self.grown = {}
         if same and start == 0 and shared == len(self.t):
             # the track measured, grown at its end or not at all (the engine's usual beat): every
             # measure kept stands as it is, and only the new fixes are read
             if n > shared:
-                for column, fresh in zip(self._txy, _arrays(fixes[shared:])):
-                    column.extend(fresh)
-                self.t, self.x, self.y = (column.values for column in self._txy)
+                self.t, self.x, self.y = (np.concatenate((known, fresh))
+                                          for known, fresh in zip((self.t, self.x, self.y), _arrays(fixes[shared:])))
             self.fixes = fixes
             return self
-        self.grown = {}
         if same:
             # the very fixes measured before (the engine passes the same objects): only the
             # new ones are read
-            for column, fresh in zip(self._txy, _arrays(fixes[shared:])):
-                column.cut(start, start + shared)
-                column.extend(fresh)
+            t, x, y = (np.concatenate((known[start:start + shared], fresh))
+                       for known, fresh in zip((self.t, self.x, self.y), _arrays(fixes[shared:])))
         else:
             t, x, y = _arrays(fixes)
             if shared <= 0 or not (np.array_equal(self.t[start:start + shared], t[:shared])
                                    and np.array_equal(self.x[start:start + shared], x[:shared])
                                    and np.array_equal(self.y[start:start + shared], y[:shared])):
                 start, shared = 0, 0
-            self._txy = (_grown(t), _grown(x), _grown(y))
         # a track that ends before the fixes measured (the same fixes, fewer at the end): a
         # lagging column's last values read fixes it no longer has
         shorter = len(self.t) - start > shared
-        kept = {}
-        for key, column in self._columns.items():
-            if shared and len(column) > start:
-                column.cut(start, start + shared - (self._lagging.get(key, 0) if shorter else 0))
-                kept[key] = column
-        self._columns = kept
-        if shared:
-            self._points.cut(start, start + shared)
-        else:
-            self._points = _grown(np.empty(0, dtype=object))
+        self._columns = {key: column[start:start + shared - (self._lagging.get(key, 0) if shorter else 0)]
+                         for key, column in self._columns.items() if shared and len(column) > start}
+        self._points = self._points[start:start + shared] if shared else np.empty(0, dtype=object)
         kept = max(0, min(self._corridors_len - start, shared))
-        for on, progress in self._corridors.values() if kept else ():
-            on.cut(start, start + kept)
-            progress.cut(start, start + kept)
-        self._corridors = self._corridors if kept else {}
-        self._corridor_views = {key: (on.values, progress.values) for key, (on, progress) in self._corridors.items()}
+        self._corridors = {key: (on[start:start + kept], progress[start:start + kept])
+                           for key, (on, progress) in self._corridors.items() if kept} if kept else {}
         self._corridors_len = kept
         kept = max(0, min(self._zones_len - start, shared))
-        zones = {}
-        for key, inside in self._zones.items():
-            inside.cut(start, start + kept)
-            if inside.values.any():
-                zones[key] = inside
-        self._zones = zones
-        self._zone_views = {key: inside.values for key, inside in zones.items()}
+        self._zones = {key: inside[start:start + kept] for key, inside in self._zones.items()
+                       if inside[start:start + kept].any()}
         self._zones_len = kept
-        self.fixes = fixes
-        self.t, self.x, self.y = (column.values for column in self._txy)
+        self.fixes, self.t, self.x, self.y = fixes, t, x, y
         return self
 
     @property
     def zones_entered(self) -> set[int]:
         """Ids of the terminal zones with a fix of the track inside."""
-        return set(self.inside_terminals())
+        self.inside_terminals()
+        return set(self._zones)
 
     def _points_from(self, done: int) -> np.ndarray:
         """The fixes from index `done` on as shapely points (each made once, when first read)."""
         made = len(self._points)
         if made < len(self.t):
-            self._points.extend(shapely.points(self.x[made:], self.y[made:]))
-        return self._points.values[done:]
+            self._points = np.concatenate((self._points, shapely.points(self.x[made:], self.y[made:])))
+        return self._points[done:]
 
     def _column(self, key: tuple[str, int], measure: Callable[[int], np.ndarray]) -> np.ndarray:
         """A measure of every fix, kept: `measure(done)` measures the fixes from `done` on."""
         column = self._columns.get(key)
-        if column is None:
-            column = self._columns[key] = _grown(measure(0))
-        elif len(column) < len(self.t):
-            column.extend(measure(len(column)))
-        return column.values
+        if column is None or len(column) < len(self.t):
+            done = 0 if column is None else len(column)
+            fresh = measure(done)
+            column = fresh if column is None else np.concatenate((column, fresh))
+            column.flags.writeable = False  # shared by every reader of the track
+            self._columns[key] = column
+        return column
 
     def settled(self, key: tuple, measure: Callable[[int], np.ndarray], lag: int,
                 first: Callable[[], bool] | None = None) -> np.ndarray:
@@ -308,18 +233,18 @@ class TrackMemo:
         fix when its value depends on the fix before it (a zone entered between the two),
         which a cut at the front takes away: a kept value read that fix, this one does not."""
         column = self._columns.get(key)
-        if column is None:
-            column = self._columns[key] = _grown(measure(0))
-        elif len(column) < len(self.t):
-            column.extend(measure(len(column)))
-        values = column.values
+        done = 0 if column is None else len(column)
+        if done < len(self.t) or column is None:
+            fresh = measure(done)
+            values = fresh if column is None else np.concatenate((column, fresh))
+        else:
+            values = column
         if first is not None and len(values) and values[0] != (head := first()):
             values = values.copy()
             values[0] = head
-            column = self._columns[key] = _grown(values)
-            values = column.values
+        values.flags.writeable = False  # shared by every reader of the track
         self._lagging[key] = lag
-        column.cut(0, max(len(self.t) - lag, 0))
+        self._columns[key] = values[:max(len(self.t) - lag, 0)]
         return values
 
     def inside(self, zone: Zone) -> np.ndarray:
@@ -339,14 +264,11 @@ class TrackMemo:
                          else self.take.in_terminal_zones(rows))
             merged = {}
             for key in self._zones.keys() | fresh.keys():
-                inside = self._zones.get(key)
-                if inside is None:
-                    inside = _grown(np.zeros(done, dtype=bool))
-                inside.extend(np.asarray(fresh[key], dtype=bool) if key in fresh else np.zeros(n - done, dtype=bool))
-                merged[key] = inside
+                before = self._zones.get(key, np.zeros(done, dtype=bool))
+                merged[key] = np.concatenate((before, fresh.get(key, np.zeros(n - done, dtype=bool))))
+                merged[key].flags.writeable = False
             self._zones, self._zones_len = merged, n
-            self._zone_views = {key: inside.values for key, inside in merged.items()}
-        return self._zone_views
+        return self._zones
 
     def distance(self, itinerary: Itinerary) -> np.ndarray:
         """Metres from each fix to the itinerary's shape (as `Itinerary.distance`)."""
@@ -361,7 +283,7 @@ class TrackMemo:
     def _progress_from(self, itinerary: Itinerary, done: int) -> np.ndarray:
         points = self._points_from(done)
         progress = np.full(len(points), np.nan)
-        known = self._corridor_views.get(itinerary.pattern.key)
+        known = self._corridors.get(itinerary.pattern.key)
         if known is not None and self._corridors_len > done:
             on_corridor, along = (a[done:self._corridors_len] for a in known)
             progress[:len(on_corridor)][on_corridor] = along[on_corridor]
@@ -394,18 +316,11 @@ class TrackMemo:
                 fresh[itineraries[index].pattern.key] = (on_corridor, progress)
             merged = {}
             for key in self._corridors.keys() | fresh.keys():
-                before = self._corridors.get(key)
-                if before is None:
-                    before = (_grown(np.zeros(done, dtype=bool)), _grown(np.full(done, np.nan)))
-                after = fresh.get(key)
-                if after is None:
-                    after = (np.zeros(n - done, dtype=bool), np.full(n - done, np.nan))
-                before[0].extend(after[0])
-                before[1].extend(after[1])
-                merged[key] = before
+                before = self._corridors.get(key, (np.zeros(done, dtype=bool), np.full(done, np.nan)))
+                after = fresh.get(key, (np.zeros(n - done, dtype=bool), np.full(n - done, np.nan)))
+                merged[key] = (np.concatenate((before[0], after[0])), np.concatenate((before[1], after[1])))
             self._corridors, self._corridors_len = merged, n
-            self._corridor_views = {key: (on.values, progress.values) for key, (on, progress) in merged.items()}
-        return self._corridor_views
+        return self._corridors
 
     def _take_rows(self, done: int) -> np.ndarray | None:
         """The take's rows of the fixes from index `done` on, when it holds them all."""

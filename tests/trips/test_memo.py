@@ -238,7 +238,7 @@ def test_a_track_fed_in_random_beats_is_measured_as_one_fresh_read_and_no_answer
     # the engine's beats: the open track grown by a batch, read again as a list of the same
     # fixes, then cut at the front (a trip closed, a horizon passed) or, now and then, cut
     # short at its end; each position's every answer is a fresh memo's, and every array
-    # handed out earlier still holds what it held (the columns grow in buffers in place)
+    # handed out earlier still holds what it held
     rng = np.random.default_rng(41)
     track = wander(400, seed=43)
     memo = TrackMemo(GEOFENCES)
@@ -265,21 +265,3 @@ def test_a_track_fed_in_random_beats_is_measured_as_one_fresh_read_and_no_answer
     for values, then in given:
         np.testing.assert_array_equal(values, then)
 
-
-def test_a_lagging_value_measured_again_leaves_the_arrays_handed_out_as_they_were():
-    # a settled column's last value is measured again as the track grows; where it changes,
-    # the array a reader holds keeps the value it was given, and where it does not, the
-    # column goes on in the same buffer
-    memo = TrackMemo(GEOFENCES)
-    track = wander(30, seed=47)
-    measured(track[:10], GEOFENCES, memo)
-    first = memo.settled(("test",), lambda done: np.array([False] * 8 + [True, False])[done:], lag=1)
-    measured(track[:12], GEOFENCES, memo)
-    second = memo.settled(("test",), lambda done: np.array([False] * 8 + [True, True, True, False])[done:], lag=1)
-    measured(track[:13], GEOFENCES, memo)
-    third = memo.settled(("test",), lambda done: np.array([False] * 8 + [True, True, True, False, True])[done:],
-                         lag=1)
-    np.testing.assert_array_equal(first, [False] * 8 + [True, False])
-    np.testing.assert_array_equal(second, [False] * 8 + [True, True, True, False])
-    np.testing.assert_array_equal(third, [False] * 8 + [True, True, True, False, True])
-    assert np.shares_memory(second, third) and not np.shares_memory(first, second)
