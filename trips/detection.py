@@ -200,7 +200,16 @@ def destination_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRule
 def _arrives_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRules, first: int) -> bool:
     """Whether a fix from index `first` on is an arrival of `itinerary`: the first of a run
     of fixes in its destination zone as `destination_fixes` reads them (the arrivals
-    `_candidates` pairs with an exit)."""
+    `_candidates` pairs with an exit). Such a fix is inside the zone or, with the fix
+    before it, a step along the corridor (`_passed_through`): without either among the
+    fixes from `first` on, the column is not read (the gate costs the new fixes only)."""
+    if not measures.inside(itinerary.destination)[first:].any():
+        near = measures.corridors().get(itinerary.pattern.key)
+        if near is None:
+            return False
+        on_corridor = near[0][max(first - 1, 0):]
+        if not (on_corridor[:-1] & on_corridor[1:]).any():
+            return False
     held = destination_fixes(measures, itinerary, rules)[max(first - 1, 0):]
     if first == 0:
         return bool(held.any())
@@ -230,6 +239,8 @@ def _passed_through(measures: TrackMemo, itinerary: Itinerary, spans: np.ndarray
     if near is None or not len(spans) or len(inside) < 2:
         return None
     on_corridor, progress = (column[start:] for column in near)
+    if not (on_corridor[:-1] & on_corridor[1:]).any():
+        return None  # a pair steps along the shape only on the corridor at both ends (`along_shape`)
     progress = np.where(on_corridor, progress, 0.0)  # NaN off the corridor; such pairs never step
     crossed = _spans_between(spans, progress[:-1], progress[1:]) & ~inside[:-1] & ~inside[1:]
     if not crossed.any():

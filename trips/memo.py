@@ -108,9 +108,13 @@ class TakeGeometry:
     def in_terminal_zones(self, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """As `Geofences.in_terminal_zones` over those fixes (in that order)."""
         if self._zones is None:
-            self._zones = self._measured(self.geofences.in_terminal_zones, self.x, self.y)
-        return [(zone, inside) for zone, inside in ((zone, mask[rows]) for zone, mask in self._zones)
-                if inside.any()]
+            zones = self._measured(self.geofences.in_terminal_zones, self.x, self.y)
+            # one row per zone: a vehicle's share is one fancy index, not one per zone of the take
+            self._zones = ([zone for zone, _ in zones],
+                           np.array([mask for _, mask in zones], dtype=bool).reshape(len(zones), len(self.x)))
+        zones, inside = self._zones
+        mine = inside[:, rows]
+        return [(zones[k], mine[k]) for k in np.flatnonzero(mine.any(axis=1)).tolist()]
 
     def _measured(self, query, *args):
         """`query(*args)`; one that raises marks the take failed (`rows`)."""
@@ -159,6 +163,14 @@ class TrackMemo:
                                       itertools.islice(fixes, shared)))
         if not (same and start == 0 and shared == len(self.t)):
             self.grown = {}
+        if same and start == 0 and shared == len(self.t):
+            # the track measured, grown at its end or not at all (the engine's usual beat): every
+            # measure kept stands as it is, and only the new fixes are read
+            if n > shared:
+                self.t, self.x, self.y = (np.concatenate((known, fresh))
+                                          for known, fresh in zip((self.t, self.x, self.y), _arrays(fixes[shared:])))
+            self.fixes = fixes
+            return self
         if same:
             # the very fixes measured before (the engine passes the same objects): only the
             # new ones are read

@@ -424,3 +424,24 @@ def test_a_track_stored_under_other_rules_is_read_whole_by_a_process_that_did_no
     assert len(track.fixes) == len(fixes) - 1  # nothing cut: the drive is shorter than the longest trip
     _, trips = advance_track(track, fixes[-1:], GEOFENCES, RULES, TrackMemo(GEOFENCES))
     assert trips == detect_trips("v", fixes, GEOFENCES, RULES) and len(trips) == 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=10))
+def test_batches_with_the_memo_read_only_the_new_fixes_and_yield_the_trips_of_one_read(sizes):
+    # with a memo, detect_trips reads an itinerary only when a new fix can arrive there (a fix
+    # in its destination zone, or a step along its corridor that may pass through the zone):
+    # the gate must never miss an arrival, read from a fix inside the zone (two trips on L
+    # and R) or from the progress between two fixes outside it (a zone the shape passes by)
+    passed_by = zones_along_l(destination_m=6800.0)
+    cases = [(GEOFENCES, drive() + drive(FEED.shapes["R"].line, start=T0 + 900)),
+             (passed_by, [Fix(T0 + 30 * k, *at(50.0 + 300 * k), 36.0, "T", f"p/{k}") for k in range(24)])]
+    for fences, fixes in cases:
+        whole = detect_trips("v", fixes, fences, RULES)
+        track, memo, found, i, k = new_track("v"), TrackMemo(fences), [], 0, 0
+        while i < len(fixes):
+            size = sizes[k % len(sizes)]
+            track, trips = advance_track(track, fixes[i : i + size], fences, RULES, memo)
+            found += trips
+            i, k = i + size, k + 1
+        assert found == whole and whole

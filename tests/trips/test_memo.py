@@ -15,6 +15,7 @@ from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix
 from geofences.zones import Geofences
+from trips.detection import destination_fixes, origin_fixes
 from trips.memo import Along, TakeGeometry, TrackMemo, measured
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
@@ -216,3 +217,51 @@ def test_a_take_answers_for_any_of_its_fixes_in_any_order_and_for_none_it_lacks(
     # an equal copy is not the fix the take measured: the memo queries it itself
     copy = Fix(fixes[5].t, fixes[5].x, fixes[5].y, fixes[5].speed_kmh, fixes[5].route_id, fixes[5].msg_id)
     assert take.rows([fixes[4], copy]) is None
+
+
+def _every_answer(memo: TrackMemo) -> dict:
+    """Every measure the memo gives of its track (the trip rules' settled columns too)."""
+    rules = load_policy().trips
+    out = remembered(memo)
+    for it in ITINERARIES:
+        out[("origin_fixes", it.pattern.key)] = origin_fixes(memo, it, rules)
+        out[("destination_fixes", it.pattern.key)] = destination_fixes(memo, it, rules)
+    for key, (on, progress) in memo.corridors().items():
+        out[("on_corridor", key)], out[("along", key)] = on, progress
+    for zone, inside in memo.inside_terminals().items():
+        out[("terminal", zone)] = inside
+    out["t"], out["x"], out["y"] = memo.t, memo.x, memo.y
+    return out
+
+
+def test_a_track_fed_in_random_beats_is_measured_as_one_fresh_read_and_no_answer_given_changes_later():
+    # the engine's beats: the open track grown by a batch, read again as a list of the same
+    # fixes, then cut at the front (a trip closed, a horizon passed) or, now and then, cut
+    # short at its end; each position's every answer is a fresh memo's, and every array
+    # handed out earlier still holds what it held
+    rng = np.random.default_rng(41)
+    track = wander(400, seed=43)
+    memo = TrackMemo(GEOFENCES)
+    given = []  # (array handed out, a copy of it then)
+    begin, end, cuts, shortened = 0, 0, 0, 0
+    while end < len(track):
+        end = min(len(track), end + int(rng.integers(1, 9)))
+        positions = [tuple(track[begin:end]), list(track[begin:end])]
+        if rng.random() < 0.3 and end - begin > 3:
+            begin += int(rng.integers(1, (end - begin) // 2 + 1))
+            cuts += 1
+            positions.append(tuple(track[begin:end]))
+        if rng.random() < 0.1 and end - begin > 3:
+            positions.append(tuple(track[begin:end - 2]))
+            shortened += 1
+        for fixes in positions:
+            got = _every_answer(measured(fixes, GEOFENCES, memo))
+            expected = _every_answer(TrackMemo(GEOFENCES).over(fixes))
+            assert got.keys() == expected.keys()
+            for key, values in expected.items():
+                np.testing.assert_array_equal(got[key], values, err_msg=str(key))
+            given += [(values, values.copy()) for values in got.values()]
+    assert cuts >= 10 and shortened >= 3
+    for values, then in given:
+        np.testing.assert_array_equal(values, then)
+
