@@ -206,6 +206,8 @@ class VehicleStage:
         self._lateness = ctx.policy.stream.allowed_lateness_s
         self._days = ServiceDays(ctx.feed, ctx.policy.trips.service_day_cutover_s)
         self._marks: dict[str, tuple[float, ...]] = {}
+        # per vehicle, its running trip's live match and what it was matched from (`_running_match`)
+        self._running_matches: dict[str, tuple[ServiceDay, tuple[DetectedTrip, ...], Match]] = {}
         # per vehicle, the corridor geometry of its open track measured so far: a cache, not
         # state (a restarted worker measures again and finds the same)
         self._track_memos: dict[str, TrackMemo] = {}
@@ -1228,7 +1230,7 @@ class VehicleStage:
         date = service_date_of(trip, self.ctx, self._day)
         day = self._day(date)
         earlier = arrived_before(state.vehicle_id, state.trips, date.isoformat(), departed)
-        match = live_matches([*earlier, trip], day, self.ctx.feed.timezone, self.ctx.policy.trips)[-1]
+        match = self._running_match(state.vehicle_id, (*earlier, trip), day)
         if match.scheduled is None:
             return []
         fixes = state.track.fixes[exit_index:]
@@ -1245,6 +1247,18 @@ class VehicleStage:
             moment = next((f.t for f in fixes if f.t >= seen), fixes[-1].t)
             changed += emit_change(state.emitted, record, moment, self.ctx.feed.timezone)
         return changed
+
+    def _running_match(self, vehicle_id: str, trips: tuple[DetectedTrip, ...], day: ServiceDay) -> Match:
+        """The live match of the last of `trips` (the running one, after the vehicle's
+        earlier trips of the day), as `live_matches` gives it: a function of those trips and
+        the day alone, so kept per vehicle while they are the same (a cache, not state: the
+        same at every beat of a trip, which asked it again per beat)."""
+        kept = self._running_matches.get(vehicle_id)
+        if kept is not None and kept[0] is day and kept[1] == trips:
+            return kept[2]
+        match = live_matches(list(trips), day, self.ctx.feed.timezone, self.ctx.policy.trips)[-1]
+        self._running_matches[vehicle_id] = (day, trips, match)
+        return match
 
     def _checkpoint_marks(self, pattern_key: str) -> tuple[float, ...]:
         """Where along the pattern's shape B-04 reads a timepoint passage, for any of its

@@ -616,3 +616,29 @@ def test_a_release_reads_only_the_vehicles_with_a_message_at_or_before_the_water
     stage.release(at("12:08:00"))  # its new 12:07 is due, its 12:09 not yet
     assert "JN-1013" in loaded and [f.t for f in states["JN-1013"].pending] == [at("12:09:00")]
     assert states["JN-1013"].track.fixes[-1].t == at("12:07:00")
+
+
+def test_a_running_trip_s_live_match_is_asked_once_not_at_every_beat(context, tmp_path, monkeypatch):
+    """B-04 reads the running trip's live match at every beat; the match is a function of
+    the vehicle's trips of the day and the day alone, so the stage asks it again only when
+    they change (VehicleStage._running_match), and the records are the replay's."""
+    import engine.vehicle as vehicle_module
+
+    replayed, messages, _ = _a_day_and_a_moving_ping(tmp_path)
+    asked = []
+    real = vehicle_module.live_matches
+
+    def counting(trips, *args):
+        asked.append(tuple(trips))
+        return real(trips, *args)
+
+    monkeypatch.setattr(vehicle_module, "live_matches", counting)
+    from engine import Engine
+
+    engine = Engine(context)
+    infractions = []
+    for start in range(0, len(messages), 13):  # a live worker's takes: many beats per trip
+        infractions += engine.ingest(messages[start: start + 13]).infractions
+    infractions += engine.close().infractions
+    assert asked and len(asked) == len(set(asked))  # never the same trips twice
+    assert {r.infraction_id for r in infractions} == {r.infraction_id for r in replayed.infractions}
