@@ -127,7 +127,7 @@ class TakeGeometry:
 
 class TrackMemo:
     __slots__ = ("geofences", "fixes", "t", "x", "y", "_points", "_columns", "_lagging", "_corridors",
-                 "_corridors_len", "_zones", "_zones_len", "grown", "take")
+                 "_corridors_len", "_zones", "_zones_len", "grown", "take", "detected_under")
 
     def __init__(self, geofences: Geofences) -> None:
         self.geofences = geofences
@@ -151,6 +151,10 @@ class TrackMemo:
         # the engine call's fixes measured together (`TakeGeometry`), while it runs: the
         # fixes of this track found there are not queried again
         self.take: TakeGeometry | None = None
+        # the trip rules trip detection (trips.tracker) read this memo's tracks under: the
+        # tracks it is given from then on were made by those calls, so their fixes hold
+        # nothing more (detect_trips' `new_from`); None until detection reads one here
+        self.detected_under: object | None = None
 
     def over(self, fixes: Sequence[Fix]) -> TrackMemo:
         """The memo positioned on `fixes` (time-ordered): what it kept of them is kept."""

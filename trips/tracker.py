@@ -30,11 +30,14 @@ def advance_track(
     # the track's fixes were all read by the call that made it (nothing more in them):
     # only an arrival at its last fix or a new one can end a trip (detect_trips'
     # `new_from`). Known only of a call in this process, with these geofences and rules
-    # (the memo has read the track): a track stored by another (a restart, a new feed or
-    # policy) is read whole once.
-    read_here = memo is not None and memo.geofences is geofences and len(memo.t) > 0
+    # (this memo's tracks were made here, under them: `detected_under`). A track stored
+    # by another (a restart, a new feed or policy) is read whole once, even where another
+    # reader (the unfollowed passes of a vehicle fallen silent) measured it here first.
+    read_here = memo is not None and memo.geofences is geofences and memo.detected_under is rules
     trips = detect_trips(track.vehicle_id, fixes, geofences, rules, not_before=track.last_arrival, memo=memo,
                          new_from=max(len(track.fixes) - 1, 0) if read_here else None)
+    if memo is not None:
+        memo.detected_under = rules
     last_arrival = trips[-1].arrived_at if trips else track.last_arrival
     # Keep what a future trip may still need: pings after the last arrival, and no
     # older than the longest possible trip before the newest ping.

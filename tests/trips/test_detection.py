@@ -22,6 +22,7 @@ from kernel.policy import load_policy
 from trips import Fix, advance_track, detect_trips, new_track
 from trips.detection import destination_fixes, origin_fixes, tachograph_distance
 from trips.memo import TrackMemo, measured
+from trips.unfollowed import unfollowed_passes
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 POLICY = load_policy()
@@ -425,6 +426,25 @@ def test_a_track_stored_under_other_rules_is_read_whole_by_a_process_that_did_no
     _, trips = advance_track(track, fixes[-1:], GEOFENCES, RULES, TrackMemo(GEOFENCES))
     assert trips == detect_trips("v", fixes, GEOFENCES, RULES) and len(trips) == 1
 
+
+
+def test_a_stored_track_another_reader_measured_first_is_still_read_whole():
+    # a worker keeps a partition's memos from batch to batch: restarted under the real
+    # rules, a vehicle fallen silent has its stored track measured by the unfollowed passes
+    # (trips.unfollowed) before its next fix comes; that is no trip detection under these
+    # rules, so the next fix still finds the trip the stored fixes hold (review finding)
+    fixes = drive()
+    never = msgspec.structs.replace(RULES, min_coverage=1.5)
+    track, memo = new_track("v"), TrackMemo(GEOFENCES)
+    for fix in fixes[:-1]:
+        track, _ = advance_track(track, [fix], GEOFENCES, never, memo)
+    restarted = TrackMemo(GEOFENCES)
+    unfollowed_passes("v", track.fixes, GEOFENCES, RULES, True, restarted)
+    _, trips = advance_track(track, fixes[-1:], GEOFENCES, RULES, restarted)
+    assert trips == detect_trips("v", fixes, GEOFENCES, RULES) and len(trips) == 1
+    # the same memo under other rules than those it detected under reads whole too
+    _, trips = advance_track(track, fixes[-1:], GEOFENCES, RULES, memo)
+    assert len(trips) == 1
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=10))
