@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -164,17 +164,20 @@ class LiveSchedule:
 # The LiveSchedule of the days live_matches was last asked about, by the day's identity
 # (hashing a day would read all its trips): a cache of frozen days' indexes, which holds
 # its day (so an id is not reused while its entry lives) and a few days at most.
-_SCHEDULES: dict[int, LiveSchedule] = {}
-_SCHEDULES_KEPT = 16
+# The least recently asked goes first: a worker's stages each build their own days (one
+# per partition, one per operator and date), more than a few live at once.
+_SCHEDULES: OrderedDict[int, LiveSchedule] = OrderedDict()
+_SCHEDULES_KEPT = 64
 
 
 def live_schedule(day: ServiceDay) -> LiveSchedule:
-    """The day's LiveSchedule, built once for as long as the day is among the last few asked."""
+    """The day's LiveSchedule, built once for as long as the day is among the last days asked."""
     schedule = _SCHEDULES.get(id(day))
     if schedule is None or schedule.day is not day:
-        if len(_SCHEDULES) >= _SCHEDULES_KEPT:
-            _SCHEDULES.clear()
         schedule = _SCHEDULES[id(day)] = LiveSchedule(day)
+        if len(_SCHEDULES) > _SCHEDULES_KEPT:
+            _SCHEDULES.popitem(last=False)
+    _SCHEDULES.move_to_end(id(day))
     return schedule
 
 

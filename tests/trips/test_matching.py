@@ -376,3 +376,14 @@ def test_a_days_live_schedule_is_built_once_and_never_serves_another_day():
     assert live_schedule(day) is live_schedule(day)
     assert live_schedule(other).day is other
     assert live_schedule(other).near("A", 0, START + 8 * 3600, WINDOW) == list(other.trips)
+
+
+def test_a_day_asked_often_keeps_its_live_schedule_among_many_other_days():
+    # a worker's stages each build their own days: the one asked at every beat is not
+    # built again because dozens of others were asked in between (least recent goes first)
+    busy = random_day([(("A", 0), 7 * 3600, None)])
+    kept = live_schedule(busy)
+    others = [random_day([(("A", 0), 8 * 3600, None)]) for _ in range(100)]
+    for other in others:
+        assert live_schedule(other).day is other
+        assert live_schedule(busy) is kept
