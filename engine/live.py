@@ -140,11 +140,18 @@ class LiveMap:
         ax, ay = self._anchors
         if not len(x) or not len(ax):
             return self.geofences.near_any_itinerary(x, y, metres).tolist()
-        near = (np.hypot(x[:, None] - ax, y[:, None] - ay) <= metres - 1.0).any(axis=1)
+        # a backfill's take is thousands of pings: the (ping, anchor) distances a block of
+        # rows at a time, never one matrix of them all
+        rows = max(1, _DISTANCES_PER_BLOCK // len(ax))
+        near = np.concatenate([(np.hypot(x[i:i + rows, None] - ax, y[i:i + rows, None] - ay) <= metres - 1.0)
+                               .any(axis=1) for i in range(0, len(x), rows)])
         if not near.all():
             asked = np.flatnonzero(~near)
             near[asked] = self.geofences.near_any_itinerary(x[asked], y[asked], metres)
         return near.tolist()
+
+
+_DISTANCES_PER_BLOCK = 1 << 18  # (ping, first vertex) distances computed at once: 2 MB of floats
 
 
 class Measured(msgspec.Struct, frozen=True):

@@ -252,15 +252,18 @@ def test_a_catraca_reading_older_than_the_views_does_not_move_it_back(both, cont
     assert status.catraca_silent_since is None  # 7.7 min after 06:58 (after 06:55 it would be 10.7: silent)
 
 
-def test_the_live_screens_network_test_answers_as_the_index_query_does(context):
+@pytest.mark.parametrize("block", [1 << 18, 7])  # one block of distances; blocks of one row
+def test_the_live_screens_network_test_answers_as_the_index_query_does(context, block, monkeypatch):
     """`LiveMap.near_network` skips the index query for positions near a shape's first
     vertex: on positions around the network, just inside and outside the distance, far
     away, it answers exactly `Geofences.near_any_itinerary` (here with 20 km and
     with 150 m, where most positions go to the query)."""
     import numpy as np
 
+    import engine.live
     from engine.live import LiveMap
 
+    monkeypatch.setattr(engine.live, "_DISTANCES_PER_BLOCK", block)
     geofences = context.geofences
     live_map = LiveMap(geofences)
     line = geofences.itineraries["101:0:101-0"].line
