@@ -410,22 +410,27 @@ def test_the_zone_flags_kept_in_the_memo_are_those_read_afresh_however_the_track
     assert flagged["origin"] > 0 and flagged["destination"] > 0
 
 
-def test_a_track_stored_under_other_rules_is_read_whole_by_a_process_that_did_not_read_it():
-    # The gate (detect_trips' new_from) trusts that the call which made the track found
-    # nothing more in it: true in the process that read it, not in one restarted with
-    # another policy or feed. A track built fix by fix under rules asking a coverage no
-    # trip reaches keeps the whole drive of L; restarted under the real rules (a fresh
-    # memo), its next fix finds the trip its stored fixes hold, as a look at all of them does
-    fixes = drive()
+def _stored_under_rules_no_trip_meets(fixes):
+    """The drive of L but its last fix, tracked fix by fix under rules asking a coverage no
+    trip reaches (a policy since changed): the track and the memo that read it."""
     never = msgspec.structs.replace(RULES, min_coverage=1.5)
     track, memo = new_track("v"), TrackMemo(GEOFENCES)
     for fix in fixes[:-1]:
         track, trips = advance_track(track, [fix], GEOFENCES, never, memo)
         assert trips == []
     assert len(track.fixes) == len(fixes) - 1  # nothing cut: the drive is shorter than the longest trip
+    return track, memo
+
+
+def test_a_track_stored_under_other_rules_is_read_whole_by_a_process_that_did_not_read_it():
+    # The gate (detect_trips' new_from) trusts that the call which made the track found
+    # nothing more in it: true in the process that read it, not in one restarted with
+    # another policy or feed. Restarted under the real rules (a fresh memo), the track's
+    # next fix finds the trip its stored fixes hold, as a look at all of them does
+    fixes = drive()
+    track, _ = _stored_under_rules_no_trip_meets(fixes)
     _, trips = advance_track(track, fixes[-1:], GEOFENCES, RULES, TrackMemo(GEOFENCES))
     assert trips == detect_trips("v", fixes, GEOFENCES, RULES) and len(trips) == 1
-
 
 
 def test_a_stored_track_another_reader_measured_first_is_still_read_whole():
@@ -434,17 +439,15 @@ def test_a_stored_track_another_reader_measured_first_is_still_read_whole():
     # (trips.unfollowed) before its next fix comes; that is no trip detection under these
     # rules, so the next fix still finds the trip the stored fixes hold (review finding)
     fixes = drive()
-    never = msgspec.structs.replace(RULES, min_coverage=1.5)
-    track, memo = new_track("v"), TrackMemo(GEOFENCES)
-    for fix in fixes[:-1]:
-        track, _ = advance_track(track, [fix], GEOFENCES, never, memo)
+    track, memo = _stored_under_rules_no_trip_meets(fixes)
     restarted = TrackMemo(GEOFENCES)
     unfollowed_passes("v", track.fixes, GEOFENCES, RULES, True, restarted)
     _, trips = advance_track(track, fixes[-1:], GEOFENCES, RULES, restarted)
     assert trips == detect_trips("v", fixes, GEOFENCES, RULES) and len(trips) == 1
-    # the same memo under other rules than those it detected under reads whole too
+    # the memo that read it under the other rules reads it whole under these
     _, trips = advance_track(track, fixes[-1:], GEOFENCES, RULES, memo)
     assert len(trips) == 1
+
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=10))
