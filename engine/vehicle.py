@@ -734,7 +734,7 @@ class VehicleStage:
                     try:
                         self._process(state, batch, readings, occurrences, out)
                     except Exception:  # noqa: BLE001 - one bad message must not stop the stream
-                        state = self._isolate(_restored(state, before), batch, readings, occurrences, out)
+                        state = self._isolate(self._undone(state, before), batch, readings, occurrences, out)
                     self._save(state)
                 self._due[state.vehicle_id] = min(state.pending[0].t if state.pending else np.inf,
                                                   state.pending_catraca[0].epoch if state.pending_catraca else np.inf)
@@ -850,7 +850,7 @@ class VehicleStage:
                     self._process(state, [item] if kind == 0 else [], [item] if kind == 1 else [], occurrences, out)
                 except Exception as exc:  # noqa: BLE001
                     log.exception("dead-lettering %s: the engine failed on it", _describe(item))
-                    state = _restored(state, snapshot)
+                    state = self._undone(state, snapshot)
                     out.rejected.append(Rejection(
                         source="tachograph" if kind == 0 else "catraca", reason="engine_error",
                         detail=f"{type(exc).__name__}: {exc}", location=_describe(item),
@@ -933,6 +933,13 @@ class VehicleStage:
         oldest = state.track.fixes[0].t if state.track.fixes else np.inf
         state.unfollowed = {k: v for k, v in state.unfollowed.items() if float(k.rsplit("|", 1)[1]) >= oldest}
         return told
+
+    def _undone(self, state: VehicleState, snapshot: tuple) -> VehicleState:
+        """`state` as the snapshot left it, and its track's memo forgotten: the failed call's
+        detection read the track it was making, not the one restored (which may have been
+        stored by another process, under other rules: detect_trips' gate must read it whole)."""
+        self._track_memos.pop(state.vehicle_id, None)
+        return _restored(state, snapshot)
 
     def _memo(self, state: VehicleState) -> TrackMemo:
         """The vehicle's track geometry measured so far (trips.memo): a cache, not state."""

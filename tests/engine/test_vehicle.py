@@ -642,3 +642,57 @@ def test_a_running_trip_s_live_match_is_asked_once_not_at_every_beat(context, tm
     infractions += engine.close().infractions
     assert asked and len(asked) == len(set(asked))  # never the same trips twice
     assert {r.infraction_id for r in infractions} == {r.infraction_id for r in replayed.infractions}
+
+
+def test_a_release_undone_after_a_restart_under_new_rules_still_finds_the_stored_tracks_trip(context, tmp_path,
+                                                                                           monkeypatch):
+    """A worker restarted under a new policy reads a stored track whole once (trips.tracker:
+    its fixes were not read under these rules). When that first release fails after its
+    detection and is undone, the track restored is the stored one again: the stage forgets
+    its memo, so the messages taken again one by one (`_isolate`) still find the trip the
+    stored fixes hold, at once, as a stage without the fault does (the review's finding)."""
+    import dataclasses
+
+    replayed, messages, _ = _a_day_and_a_moving_ping(tmp_path)
+    from telemetry import TachographPing
+
+    mine = sorted((m for m in messages if m.body.vehicle_id == "JN-1011" and isinstance(m.body, TachographPing)),
+                  key=lambda m: m.body.epoch)
+    trips = sorted((t for t in replayed.trips if t.vehicle_id == "JN-1011"), key=lambda t: t.departed_at)
+    cut = trips[1].departed_at.timestamp() + 300  # the first trip arrived; the stored track still holds it
+    before = [m for m in mine if m.body.epoch <= cut]
+    after = [m for m in mine if cut < m.body.epoch <= cut + 600]
+    old_rules = dataclasses.replace(context, policy=msgspec.structs.replace(
+        context.policy, trips=msgspec.structs.replace(context.policy.trips, min_coverage=1.5)))  # no trip meets it
+
+    def stage(ctx, states, partition):
+        return VehicleStage(ctx, partition, states.get, lambda s: states.__setitem__(s.vehicle_id, s),
+                            frozenset({"tachograph"}))
+
+    old_states: dict[str, VehicleState] = {}
+    old = stage(old_rules, old_states, PartitionState(0))
+    for start in range(0, len(before), 13):
+        assert not old.ingest(before[start: start + 13]).detected
+    stored = msgspec.msgpack.encode(old_states["JN-1011"]), msgspec.msgpack.encode(old.partition)
+
+    def restarted(fault: bool) -> list:
+        states = {"JN-1011": msgspec.msgpack.decode(stored[0], type=VehicleState)}
+        again = stage(context, states, msgspec.msgpack.decode(stored[1], type=PartitionState))
+        judge, fired = VehicleStage._judge_arrival, []
+
+        def failing_once(self, *args, **kwargs):
+            if fault and not fired:
+                fired.append(True)
+                raise RuntimeError("a fault judging the arrival")
+            return judge(self, *args, **kwargs)
+
+        monkeypatch.setattr(VehicleStage, "_judge_arrival", failing_once)
+        found = []
+        for start in range(0, len(after), 13):
+            found.append([d.trip.departed_at for d in again.ingest(after[start: start + 13]).detected])
+        assert fired or not fault
+        return found
+
+    # the stored trip is found at the first release, with the fault as without it
+    without, with_fault = restarted(fault=False), restarted(fault=True)
+    assert len(without[0]) == 1 and with_fault == without
