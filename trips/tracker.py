@@ -10,6 +10,8 @@ from __future__ import annotations
 import bisect
 import operator
 
+import numpy as np
+
 from geofences.zones import Geofences
 from kernel.policy import TripRules
 from trips.detection import detect_trips
@@ -48,23 +50,36 @@ def advance_track(
     dropped = len(fixes) - len(kept)
     if dropped > 0 and last_arrival is not None and keep_from == last_arrival:
         kept = fixes[dropped - 1 :]
-    return Track(track.vehicle_id, _trim_standing(kept, geofences, rules), last_arrival), trips
+    # the memo was positioned on `fixes` by detection: the kept fixes' zones are measured there
+    zones = memo.inside_terminals() if memo is not None and memo.fixes is fixes else None
+    return Track(track.vehicle_id, _trim_standing(kept, geofences, rules, zones, len(fixes) - len(kept)),
+                 last_arrival), trips
 
 
-def _trim_standing(fixes: tuple[Fix, ...], geofences: Geofences, rules: TripRules) -> tuple[Fix, ...]:
+def _trim_standing(fixes: tuple[Fix, ...], geofences: Geofences, rules: TripRules,
+                   zones: dict[int, np.ndarray] | None = None, offset: int = 0) -> tuple[Fix, ...]:
     """A vehicle standing in a terminal it may depart from (every kept fix inside the
     same origin zone since it arrived) needs only the last of that stay: a departure's evidence reaches
     back `in_service_terminal_s` before it, and the coverage of a trip gains nothing from
     hours of standing at its first stop. Without this a bus parked at a terminal would
-    keep up to `max_trip_duration_s` of pings."""
+    keep up to `max_trip_duration_s` of pings.
+    `zones`: the terminal zones with a fix inside, by id, each with the mask of a track
+    whose fixes from `offset` on are `fixes` (`TrackMemo.inside_terminals`, exactly
+    `zone.contains`); every origin zone is a terminal zone, so a zone not in it holds no
+    fix. Without it the fixes are tested here, zone by zone: the same answer, at a cost
+    that grew with the track at every beat of a vehicle standing or out long."""
     if len(fixes) < 2:
         return fixes
     horizon = fixes[-1].t - rules.in_service_terminal_s - rules.max_coverage_gap_s
     if fixes[0].t >= horizon:
         return fixes
-    x, y = columns(fixes, "x", "y")
     # (the first fix may be the one kept outside, before the arrival that began the stay)
-    if not any(zone.contains(x[1:], y[1:]).all() for zone in geofences.origin_zones):
+    if zones is not None:
+        standing = any(id(zone) in zones and zones[id(zone)][offset + 1:].all() for zone in geofences.origin_zones)
+    else:
+        x, y = columns(fixes, "x", "y")
+        standing = any(zone.contains(x[1:], y[1:]).all() for zone in geofences.origin_zones)
+    if not standing:
         return fixes
     times = [f.t for f in fixes]
     return fixes[bisect.bisect_left(times, horizon):]
