@@ -208,6 +208,9 @@ class VehicleStage:
         self._marks: dict[str, tuple[float, ...]] = {}
         # per vehicle, its running trip's live match and what it was matched from (`_running_match`)
         self._running_matches: dict[str, tuple[ServiceDay, tuple[DetectedTrip, ...], Match]] = {}
+        # per vehicle, its running trip's departure as last measured (`_departure`): a function of
+        # the itinerary and the two fixes around the exit alone, asked again at every beat of the trip
+        self._departures: dict[str, tuple[object, tuple[Fix, ...], float]] = {}
         # per vehicle, the corridor geometry of its open track measured so far: a cache, not
         # state (a restarted worker measures again and finds the same)
         self._track_memos: dict[str, TrackMemo] = {}
@@ -821,9 +824,14 @@ class VehicleStage:
             return []
         itinerary, e, _ = running
         fixes = state.track.fixes
-        pair = fixes[e: e + 2]
-        departed = departure_time(itinerary, np.array([f.t for f in pair]), np.array([f.x for f in pair]),
-                                  np.array([f.y for f in pair]), 0)
+        pair = tuple(fixes[e: e + 2])
+        kept = self._departures.get(state.vehicle_id)
+        if kept is not None and kept[0] is itinerary and kept[1] == pair:
+            departed = kept[2]
+        else:
+            departed = departure_time(itinerary, np.array([f.t for f in pair]), np.array([f.x for f in pair]),
+                                      np.array([f.y for f in pair]), 0)
+            self._departures[state.vehicle_id] = (itinerary, pair, departed)
         key = (departed, itinerary.pattern.key)
         if state.departure is not None and tuple(state.departure) == key:
             return []

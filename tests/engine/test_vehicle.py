@@ -644,6 +644,37 @@ def test_a_running_trip_s_live_match_is_asked_once_not_at_every_beat(context, tm
     assert {r.infraction_id for r in infractions} == {r.infraction_id for r in replayed.infractions}
 
 
+def test_a_running_trip_s_departure_is_measured_once_not_at_every_beat(context, tmp_path, monkeypatch):
+    """The release tells the running trip's departure (`_departure`) at every beat; the
+    crossing is a function of the itinerary and the two fixes around the exit alone, so
+    the stage measures it again only when they change, and the records are the replay's."""
+    import sys
+
+    import engine.vehicle as vehicle_module
+
+    replayed, messages, _ = _a_day_and_a_moving_ping(tmp_path)
+    asked = []
+    real = vehicle_module.departure_time
+
+    def counting(itinerary, t, x, y, e):
+        if sys._getframe(1).f_code.co_name == "_departure":
+            asked.append((itinerary.pattern.key, *t.tolist(), *x.tolist(), *y.tolist()))
+        return real(itinerary, t, x, y, e)
+
+    monkeypatch.setattr(vehicle_module, "departure_time", counting)
+    from engine import Engine
+
+    engine = Engine(context)
+    out = []
+    for start in range(0, len(messages), 13):  # a live worker's takes: many beats per trip
+        out.append(engine.ingest(messages[start: start + 13]))
+    out.append(engine.close())
+    assert asked and len(asked) == len(set(asked))  # never the same crossing twice
+    assert {r.infraction_id for o in out for r in o.infractions} == {r.infraction_id for r in replayed.infractions}
+    assert sorted((t.vehicle_id, t.departed_at) for o in out for t in o.trips) == \
+        sorted((t.vehicle_id, t.departed_at) for t in replayed.trips)
+
+
 def test_a_release_undone_after_a_restart_under_new_rules_still_finds_the_stored_tracks_trip(context, tmp_path,
                                                                                            monkeypatch):
     """A worker restarted under a new policy reads a stored track whole once (trips.tracker:
