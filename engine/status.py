@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from typing import NamedTuple
 
 import msgspec
 import numpy as np
@@ -26,7 +27,7 @@ from engine.triplog import arrived_before
 from engine.values import Context
 from gtfs.schedule import ServiceDay
 from kernel.policy import Headway
-from trips.detection import origin_fixes
+from trips.detection import origin_fixes_from
 from trips.headways import HeadwayState, headway_state
 from trips.matching import live_matches
 from trips.memo import TrackMemo, measured
@@ -144,31 +145,78 @@ def _headway(ahead, departed: float | None, policy: Headway) -> dict:
 def open_trip(fixes, ctx: Context, memo: TrackMemo | None = None):
     """The itinerary the vehicle is running: the latest exit from an origin terminal
     zone among the track's fixes (since the last arrival), on the console's line when
-    the newest ping names one. None while it stands in a terminal or runs nothing.
+    the newest ping names one; of two itineraries left at the same fix, the one with
+    more fixes on its corridor since. None while it stands in a terminal or runs nothing.
     (itinerary, index of the last fix in the origin zone, distance of each fix to the shape).
-    `memo`: see trips.memo."""
+    `memo`: see trips.memo; each itinerary's exits are kept in its `grown` store
+    (`_OriginExits`), so a beat reads only the fixes new since the last one."""
     measures = measured(fixes, ctx.geofences, memo)
     entered = measures.zones_entered
     near = measures.corridors()
     declared = fixes[-1].route_id
-    best = None
+    rules = ctx.policy.trips
+    left = []  # (exit index, itinerary), in the geofences' order (the tie break)
     for itinerary in ctx.geofences.itineraries_near(near, entered):
         if declared is not None and itinerary.pattern.route_id != declared:
             continue
         if id(itinerary.origin) not in entered and itinerary.pattern.key not in near:
             continue  # never in its origin nor on its corridor: no exit from it
-        inside = origin_fixes(measures, itinerary, ctx.policy.trips)
-        if inside[-1]:
-            continue  # still in (or back in) its origin terminal
-        exits = np.flatnonzero(inside[:-1] & ~inside[1:])
-        if not len(exits):
-            continue
-        e = int(exits[-1])
-        distance = measures.distance(itinerary)
-        on = int((distance[e:] <= itinerary.corridor_m).sum())
-        if best is None or (e, on) > (best[1], best[3]):
-            best = (itinerary, e, distance, on)
-    return None if best is None else best[:3]
+        e = _last_exit(measures, itinerary, rules)
+        if e is not None:
+            left.append((e, itinerary))
+    if not left:
+        return None
+    latest = max(e for e, _ in left)
+    tied = [itinerary for e, itinerary in left if e == latest]
+    best = tied[0]
+    if len(tied) > 1:
+        # the first of the most fixes on its corridor since the exit (only ties read distances)
+        on = [int((measures.distance(itinerary)[latest:] <= itinerary.corridor_m).sum()) for itinerary in tied]
+        best = tied[on.index(max(on))]
+    return best, latest, measures.distance(best)
+
+
+class _OriginExits(NamedTuple):
+    """One itinerary's origin exits over the settled part of a growing track (kept in
+    `TrackMemo.grown`, which holds only while the track grows at its end with the same
+    fixes): `origin_fixes` of a fix reads the fix after it, so the values of the fixes
+    before the last are settled and the last one's is read again at the next beat."""
+
+    settled: int  # fixes whose origin value is settled (all but the last of the track read)
+    last_in: bool  # the origin value of fix `settled - 1`
+    last_exit: int  # the last i < settled - 1 in the zone with fix i + 1 out of it; -1: none
+
+
+def _last_exit(measures: TrackMemo, itinerary, rules) -> int | None:
+    """Where the track last left the itinerary's origin zone (the last fix in it before
+    one out of it), as `origin_fixes` reads the whole track; None while its last fix is
+    in the zone or it never left. Reads the origin values of the new fixes only."""
+    key = ("open_trip.exits", id(itinerary), id(rules))
+    known = measures.grown.get(key) or _OriginExits(0, False, -1)
+    n = len(measures.t)
+    values = origin_fixes_from(measures, itinerary, rules, known.settled)
+    # the values of fixes settled..n-2 are settled now: their exits with the fix before
+    # (its value kept) and between them
+    last_exit, last_in = known.last_exit, known.last_in
+    if len(values) > 8:  # a track read whole (a fresh memo, a cut): at numpy's pace
+        pairs = np.concatenate(([last_in], values[:-1])) if known.settled else values[:-1]
+        exits = np.flatnonzero(pairs[:-1] & ~pairs[1:])
+        if len(exits):
+            last_exit = int(exits[-1]) + known.settled - (1 if known.settled else 0)
+        last_in = bool(values[-2])
+    else:  # a beat's fix or two: numpy's calls would cost more than the reading
+        i = known.settled
+        for value in values[:-1].tolist():
+            if i and last_in and not value:
+                last_exit = i - 1
+            last_in, i = value, i + 1
+    settled = n - 1
+    measures.grown[key] = _OriginExits(settled, last_in, last_exit)
+    if values[-1]:
+        return None  # still in (or back in) its origin terminal
+    if settled and last_in:
+        return settled - 1  # left it at the newest fix
+    return last_exit if last_exit >= 0 else None
 
 
 def _live_match(state, itinerary, departed: float, ctx: Context,

@@ -167,15 +167,46 @@ def origin_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRules) ->
     zone short of the stretch's end is no such pass: the bus is read leaving the zone
     where it left it, not where GPS noise puts it back on the stretch. Kept in the memo:
     a fix's value reads only it and the next (read-only)."""
-    def measure(done: int) -> np.ndarray:
-        inside = measures.inside(itinerary.origin)[done:]
-        crossed = _passed_through(measures, itinerary, _left_spans(itinerary), inside, rules, done)
-        if crossed is None:
-            return inside
-        held = inside.copy()
-        held[:-1] |= crossed
-        return held
-    return measures.settled(("origin", id(itinerary), id(rules)), measure, lag=1)
+    return measures.settled(("origin", id(itinerary), id(rules)),
+                            lambda done: origin_fixes_from(measures, itinerary, rules, done), lag=1)
+
+
+def origin_fixes_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRules, done: int) -> np.ndarray:
+    """`origin_fixes` of the fixes from index `done` on, measured now and not kept: the
+    last one's value is as the fixes known make it (it reads the fix after it)."""
+    inside = measures.inside(itinerary.origin)[done:]
+    if not _may_pass_a_span(measures, itinerary, done):
+        return inside
+    crossed = _passed_through(measures, itinerary, _left_spans(itinerary), inside, rules, done)
+    if crossed is None:
+        return inside
+    held = inside.copy()
+    held[:-1] |= crossed
+    return held
+
+
+def _may_pass_a_span(measures: TrackMemo, itinerary: Itinerary, done: int) -> bool:
+    """Whether a pair of the fixes from index `done` on may pass through one of the
+    itinerary's left spans (`_passed_through`'s origin reading): only a pair on the corridor
+    at both ends whose first fix is not past the last span's start can. Read in Python for
+    a beat's fix or two (numpy's calls would cost more than the reading); False only when
+    `_passed_through` finds no pair."""
+    near = measures.corridors().get(itinerary.pattern.key)
+    if near is None:
+        return False
+    on_corridor = near[0]
+    if len(on_corridor) - done > 8:
+        return True
+    on = on_corridor[done:].tolist()
+    pairs = [k for k in range(len(on) - 1) if on[k] and on[k + 1]]
+    if not pairs:
+        return False
+    spans = _left_spans(itinerary)
+    if not len(spans):
+        return False
+    last_start = spans[-1, 0]  # the spans are in order (`_spans_between`)
+    along = near[1]
+    return any(along[done + k] <= last_start for k in pairs)
 
 
 def destination_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRules) -> np.ndarray:

@@ -5,21 +5,32 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import shapely
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import Engine
 from engine.loading import load_context
+from engine.status import open_trip
+from geofences import build_geofences
 from fiscaliza.replay import ReplayInputs, read_messages, replay, write_outputs
 from gtfs import load_feed
 from kernel.fleet import load_fleet
+from kernel.policy import load_policy
 from samples import joao_neiva
 from simulator import SimulationSettings, simulate
 from simulator.plan import plan_day
+from trips import Fix
+from trips.memo import TrackMemo
 
 FEED_PATH, FLEET_PATH = joao_neiva()
 DAY = dt.date(2026, 12, 1)
+T0 = 1_764_576_000.0
 
 
 @pytest.fixture(scope="module")
@@ -202,3 +213,103 @@ def test_a_catraca_topic_15_min_behind_leaves_each_bus_the_status_of_one_on_time
     heard = [v for v, (_, silent) in on_time.items() if silent is None]
     assert len(heard) >= 3  # buses whose catraca the on-time morning hears at their last ping
     assert lagging == on_time
+
+
+# open_trip read at every beat of a growing track, against a fresh read of it. The tiny
+# fixture feed's shapes: L from terminal A 3000 m east, then 4000 m north to terminal C,
+# and R back; 100 m zones. Made to meet every case: F:0:L leaves A along L, and so does
+# T:1:R (against its shape: R ends at A), on a corridor of 12 m rather than 30 m, first in
+# the order (a tie at one exit that the fixes on the corridor since decide); T:0:L's origin
+# is a stop point 1500 m along L that the shape passes by (a fix's origin value then reads
+# the next fix: it may have passed the zone between the two); E:1:R leaves C.
+def _tiny_context():
+    import dataclasses
+
+    from geofences import CircleZone, Geofences
+
+    geofences = build_geofences(TINY, load_policy())
+    ours = geofences.itineraries
+    by = ours["T:0:L"].line.interpolate(1500.0)
+    itineraries = {
+        "T:1:R": dataclasses.replace(ours["T:1:R"], origin=ours["F:0:L"].origin, corridor_m=12.0),
+        "F:0:L": ours["F:0:L"],
+        "T:0:L": dataclasses.replace(ours["T:0:L"], origin=CircleZone("origin", by.x, by.y, 100.0)),
+        "E:1:R": ours["E:1:R"],
+    }
+    return SimpleNamespace(geofences=Geofences(itineraries=itineraries, speed_zones=(), default_speed_limit_kmh=60.0),
+                           policy=load_policy())
+
+
+TINY = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
+TINY_CONTEXT = _tiny_context()
+
+
+def _drive(seed: int, n: int) -> list[Fix]:
+    """n fixes 10 s apart: a walk along shape L from either end (steps of -100 to 450 m,
+    up to 45 m off the shape each way), turning back at random; the console names T, F, E or none."""
+    rng = np.random.default_rng(seed)
+    line = TINY.shapes["L"].line
+    along = [float(rng.choice([0.0, line.length]))]
+    heading = 1.0 if along[0] == 0.0 else -1.0
+    for _ in range(n - 1):
+        if rng.random() < 0.05:
+            heading = -heading
+        along.append(min(max(along[-1] + heading * rng.uniform(-100, 450), 0.0), line.length))
+    points = shapely.line_interpolate_point(line, np.array(along))
+    x = shapely.get_x(points) + rng.uniform(-45, 45, n)
+    y = shapely.get_y(points) + rng.uniform(-45, 45, n)
+    routes = rng.choice(np.array(["T", "F", "E", ""], dtype=object), n, p=[0.05, 0.05, 0.05, 0.85])
+    return [Fix(T0 + 10 * i, float(a), float(b), 30.0, r or None, f"v/{i}")
+            for i, (a, b, r) in enumerate(zip(x, y, routes))]
+
+
+def _read(found):
+    return None if found is None else (found[0].pattern.key, found[1], found[2].tolist())
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(60, 160), st.lists(st.integers(1, 6), min_size=1, max_size=40),
+       st.floats(0.0, 0.2))
+@settings(max_examples=60, deadline=None)
+def test_the_running_trip_read_beat_by_beat_is_the_one_a_fresh_read_of_the_track_gives(seed, n, beats, cut_rate):
+    # the engine's beats: the open track grown by a batch (read as a list of the same fixes),
+    # now and then cut at the front (a trip closed); each beat's answer from the vehicle's
+    # memo is a fresh memo's (its kept exits read the last fix's origin value again: it
+    # reads the fix after it)
+    track = _drive(seed, n)
+    rng = np.random.default_rng(seed)
+    memo = TrackMemo(TINY_CONTEXT.geofences)
+    begin, end, k = 0, 0, 0
+    while end < len(track):
+        end = min(len(track), end + beats[k % len(beats)])
+        k += 1
+        if rng.random() < cut_rate and end - begin > 3:
+            begin += int(rng.integers(1, (end - begin) // 2 + 1))
+        fixes = list(track[begin:end])
+        assert _read(open_trip(fixes, TINY_CONTEXT, memo)) == _read(open_trip(fixes, TINY_CONTEXT))
+
+
+def test_the_drives_meet_every_case_of_the_running_trip():
+    # the random drives above meet every case open_trip has, so the test above reads them:
+    # with no line named, T:1:R (first) and F:0:L leave A at the same fix, and each wins
+    # (T:1:R when as many fixes are on both corridors since, F:0:L with more on its wider
+    # one); T:0:L left at a fix outside its zone (the zone passed by between it and the
+    # next: that fix's value changed when the next came); a line named; a bus that was
+    # running read as running nothing
+    found_as, passed_by, named, stopped = [], 0, 0, 0
+    for seed in range(30):
+        track = _drive(seed, 120)
+        memo, before = TrackMemo(TINY_CONTEXT.geofences), None
+        for end in range(1, len(track) + 1):
+            found = open_trip(track[:end], TINY_CONTEXT, memo)
+            stopped += found is None and before is not None
+            before = found
+            if found is None:
+                continue
+            itinerary, e, _ = found
+            if track[end - 1].route_id is None:
+                found_as.append(itinerary.pattern.key)
+            else:
+                named += 1
+            passed_by += itinerary.pattern.key == "T:0:L" and not memo.inside(itinerary.origin)[e]
+    assert {"T:1:R", "F:0:L", "T:0:L", "E:1:R"} <= set(found_as)
+    assert passed_by and named and stopped
