@@ -25,29 +25,32 @@ of unpacking, under three conditions that make it the object `unpack(bytes)` giv
   through the same stage. So a kept object is unchanged since its bytes were made, and
   equals `unpack(bytes)`: msgpack of a `VehicleState` holds every field, and decoding
   gives the values it encoded (tests/streams/test_decoded.py compares them at every load
-  of a day through the shell).
+  served over a morning of the sample day through the shell, and what the shell sends
+  with the cache and without).
 
 A state handed out from here is the object the stage worked on before, so its open
 track's fixes are the very objects its track memo measured (trips.memo: known by
 identity): the memo reads only the new fixes, as in the replay, instead of comparing the
 whole track's coordinates again.
 
-At most `capacity` states are kept, the most recently written: past it the oldest entry
-goes (it is unpacked when next loaded, as without the cache). The revocation and the
-assignment of partitions drop entries (`Shell.on_revoked`, `Shell.on_assigned`).
+At most `capacity` states are kept (`DECODED_STATES_KEPT`). A decoded state weighs
+~100 KB in memory on the 150-vehicle benchmark day, about 9.5 times its packed bytes
+(BENCHMARKS.md): a cache of every vehicle the worker owns is what the replay holds
+anyway, and the bound only matters for a worker that owns more vehicles than it. Then a
+state written while the cache is full is not kept (it is unpacked when next loaded, as
+without the cache); evicting the oldest instead would serve nothing, since the vehicles
+are loaded again in about the order they were written, the oldest next. The revocation
+and the assignment of partitions drop entries (`Shell.on_revoked`, `Shell.on_assigned`).
 Operations are single dict operations (atomic under the GIL): the worker's event loop
 writes and drops while its core thread loads.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 
-# A vehicle state decoded is several times its packed bytes in memory (Python objects for
-# every fix kept); a worker rarely owns more vehicles than this, and past it the cache only
-# saves the unpack of the most recently written (BENCHMARKS.md, the shell's state cache)
-DECODED_STATES_KEPT = 4096
+# ~100 KB each decoded on the benchmark day: at most ~200 MB, for a worker owning 2,048 vehicles or more
+DECODED_STATES_KEPT = 2048
 
 
 class DecodedStates:
@@ -55,19 +58,16 @@ class DecodedStates:
 
     def __init__(self, capacity: int = DECODED_STATES_KEPT) -> None:
         self.capacity = capacity
-        self._kept: OrderedDict[str, tuple[bytes, object]] = OrderedDict()
+        self._kept: dict[str, tuple[bytes, object]] = {}
 
     def __len__(self) -> int:
         return len(self._kept)
 
     def keep(self, key: str, raw: bytes, state: object) -> None:
-        """`state` was packed into `raw`, which the table now holds at `key`."""
-        self._kept.pop(key, None)  # a key written again goes to the newest end
-        if self.capacity <= 0:
-            return
-        self._kept[key] = (raw, state)
-        while len(self._kept) > self.capacity:
-            self._kept.popitem(last=False)
+        """`state` was packed into `raw`, which the table now holds at `key`: kept, unless
+        the cache is full and holds nothing for `key`."""
+        if key in self._kept or len(self._kept) < self.capacity:
+            self._kept[key] = (raw, state)
 
     def take(self, key: str, raw: bytes) -> object | None:
         """The object packed into `raw` if this worker wrote exactly those bytes at `key`

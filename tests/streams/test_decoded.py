@@ -112,14 +112,16 @@ def test_an_assignment_drops_every_state(shell):
     assert shell._load_vehicle(ON_0) is not state
 
 
-def test_past_its_capacity_the_oldest_written_goes():
+def test_when_full_a_new_key_is_not_kept_and_a_kept_one_takes_its_new_bytes():
     states = DecodedStates(capacity=2)
     for key in ("a", "b", "c"):
         states.keep(key, key.encode(), [key])
-    states.keep("b", b"b2", ["b2"])  # written again: the newest
-    assert states.take("a", b"a") is None
-    assert states.take("c", b"c") == ["c"]
-    assert states.take("b", b"b2") == ["b2"]
+    states.keep("b", b"b2", ["b2"])  # written again
+    assert states.take("c", b"c") is None  # came when full
+    assert states.take("b", b"b") is None and len(states) == 1  # other bytes: gone
+    states.keep("d", b"d", ["d"])  # room again
+    assert states.take("a", b"a") == ["a"]
+    assert states.take("d", b"d") == ["d"]
     assert len(states) == 0
 
 
