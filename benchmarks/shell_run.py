@@ -5,18 +5,22 @@
 The messages in event-time order (the replay's sorted input), BATCH per take, through
 the Faust shell's own code (`streams.app.Shell`) over tables that are dicts: each take's
 vehicle stage as the worker gets it (`Shell.vehicle_stage`), its vehicle and partition
-states packed into the tables after the take and unpacked when next loaded, the
-partition's heartbeat and the take's operator messages through the operator stage, its
-state packed too. What Kafka, Faust and the event loop add is left out: what is left is
-what the worker's CPU per event owes to the shell and the core. BATCH about one second
-of the fleet's telemetry is the live worker's take. Next to `benchmarks.replay_run` at
-the same BATCH, the difference is the shell's (state loaded and stored per take).
+states packed into the tables after the take and read back when next loaded (a vehicle
+state this shell wrote, from its decoded states: streams.decoded), the partition's
+heartbeat and the take's operator messages through the operator stage, its state packed
+too. What Kafka, Faust and the event loop add is left out: what is left is what the
+worker's CPU per event owes to the shell and the core. BATCH about one second of the
+fleet's telemetry is the live worker's take. `max_rss_mb`, the process's peak resident
+memory, is what the context, the tables and the shell's caches hold. Next to
+`benchmarks.replay_run` at the same BATCH, the difference is the shell's (state loaded
+and stored per take).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -62,7 +66,9 @@ def shell_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path, batch: i
             shell.write_state("operators")
     cpu_seconds = time.process_time() - cpu_started
     return {"events": events, "takes": takes, "batch": batch, "seconds": round(time.perf_counter() - started, 3),
-            "cpu_seconds": round(cpu_seconds, 3), "cpu_ms_per_event": round(1000 * cpu_seconds / max(events, 1), 4)}
+            "cpu_seconds": round(cpu_seconds, 3), "cpu_ms_per_event": round(1000 * cpu_seconds / max(events, 1), 4),
+            # the process's peak resident memory (Linux: KiB): context, tables and the shell's caches
+            "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
 def main(argv: list[str]) -> dict:

@@ -33,6 +33,7 @@ from kernel.partitioning import partition_of
 from kernel.settings import StreamSettings
 from rules.model import Infraction, InsufficientEvidence, infraction_record
 from streams.consumer import Transport
+from streams.decoded import DecodedStates
 from streams.metrics import WorkerMetrics
 from streams.readback import KafkaReadBack
 from streams.topics import END_OF_INPUT_KEY
@@ -82,6 +83,9 @@ class Shell:
         # (table, key) -> state not yet written; the two agents interleave at their sends,
         # so each holds back its own tables only
         self._held: dict[tuple[str, str], object] = {}
+        # vehicle states this worker wrote, decoded, until next loaded (streams.decoded): a
+        # state written by this worker is not unpacked again at the next batch
+        self._decoded_vehicles = DecodedStates()
         # topic -> partitions this worker owns; the rebalance signals keep it current
         self.owned: dict[str, set[int]] = {topic: set() for topic in set(OWNER_TOPIC.values())}
         self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._hold_operator)
@@ -117,6 +121,7 @@ class Shell:
         dropped = [k for k in list(self._held) if not self._owns_key(*k)]
         for k in dropped:
             del self._held[k]
+        self._decoded_vehicles.drop(keeps=lambda key: self._owns_key("vehicles", key))
         return dropped
 
     def on_assigned(self, assigned) -> None:
@@ -129,6 +134,7 @@ class Shell:
         self.recount_due = True
         # a partition that comes back starts from its changelog: its stage's caches go too
         self._vehicle_stages.clear()
+        self._decoded_vehicles.drop()
         for name, table in (("vehicles", self.vehicles), ("operators", self.operators),
                             ("partitions", self.partitions)):
             store = table.data
@@ -159,7 +165,14 @@ class Shell:
         return unpack(raw, decoder) if raw else None
 
     def _load_vehicle(self, vehicle_id: str) -> VehicleState | None:
-        return self._load(self.vehicles, "vehicles", vehicle_id, self._vehicle_decoder)
+        held = self._held.get(("vehicles", vehicle_id))
+        if held is not None:
+            return held
+        raw = self.vehicles.get(vehicle_id.encode())
+        if not raw:
+            return None
+        decoded = self._decoded_vehicles.take(vehicle_id, raw)
+        return decoded if decoded is not None else unpack(raw, self._vehicle_decoder)
 
     def _hold_vehicle(self, state: VehicleState) -> None:
         self._held[("vehicles", state.vehicle_id)] = state
@@ -181,7 +194,9 @@ class Shell:
         for (name, key) in [k for k in list(self._held) if k[0] in names]:
             state = self._held.pop((name, key))
             if self._owns_key(name, key):
-                tables[name][key.encode()] = pack(state)
+                tables[name][key.encode()] = raw = pack(state)
+                if name == "vehicles":
+                    self._decoded_vehicles.keep(key, raw, state)
             else:
                 log.warning("not writing %s %r: its partition was reassigned", name, key)
 

@@ -19,4 +19,4 @@ def test_the_shell_path_takes_every_message_in_takes_of_its_batch(tmp_path):
     run = shell_run(feed, fleet, sim.tachograph, sim.catraca, batch=13, limit=400)
     # 400 messages, 13 a take: 30 full takes and one of 10
     assert (run["events"], run["takes"], run["batch"]) == (400, 31, 13)
-    assert run["cpu_ms_per_event"] > 0
+    assert run["cpu_ms_per_event"] > 0 and run["max_rss_mb"] > 0

@@ -1,0 +1,86 @@
+"""The vehicle states this worker packed into its table, kept decoded until next loaded.
+
+Every batch rewrites the state of each vehicle it touched (`Shell.write_state`, a pack)
+and the next batch that touches the vehicle reads it back (`Shell._load`, an unpack:
+~170 µs a state, about as much CPU as the pack). Most of the time the bytes read back
+are the very bytes this worker wrote, and the object it packed them from is still at
+hand: `DecodedStates` keeps (bytes, object) per key, and hands the object out instead
+of unpacking, under three conditions that make it the object `unpack(bytes)` gives:
+
+- **The table still holds exactly those bytes** (`==`). A changelog recovered after a
+  rebalance or a restart, another writer, anything at all that put other bytes there:
+  the entry is dropped and the table's bytes are unpacked, as without the cache. The
+  table's bytes are the truth; the cache only saves decoding them again.
+- **Handed out once.** The entry goes when its object is handed out: the stage changes
+  what it loads in place, and holds it (`Shell._hold_vehicle`) to have it written. A
+  state loaded, changed and never held (a release that found nothing to cut still reads
+  a state) would otherwise come back from the cache unlike its table's bytes. Held, it
+  is packed again at the batch's end and kept again with its new bytes.
+- **Nothing else references a kept object.** It was packed after the batch that held it
+  ended, and the vehicle stage keeps no `VehicleState` nor any mutable part of one from
+  one batch to the next: its per-vehicle caches hold values derived from the state or
+  frozen parts of it (`_track_memos`: an open track's immutable tuple of frozen fixes and
+  the geometry measured from them; `_running_matches`: frozen trips and a match; `_due`:
+  times), and the replay's `Engine`, which never packs, keeps its states as live objects
+  through the same stage. So a kept object is unchanged since its bytes were made, and
+  equals `unpack(bytes)`: msgpack of a `VehicleState` holds every field, and decoding
+  gives the values it encoded (tests/streams/test_decoded.py compares them at every load
+  served over a morning of the sample day through the shell, and what the shell sends
+  with the cache and without).
+
+A state handed out from here is the object the stage worked on before, so its open
+track's fixes are the very objects its track memo measured (trips.memo: known by
+identity): the memo reads only the new fixes, as in the replay, instead of comparing the
+whole track's coordinates again.
+
+At most `capacity` states are kept (`DECODED_STATES_KEPT`). A decoded state weighs
+~100 KB in memory on the 150-vehicle benchmark day, about 9.5 times its packed bytes
+(BENCHMARKS.md): a cache of every vehicle the worker owns is what the replay holds
+anyway, and the bound only matters for a worker that owns more vehicles than it. Then a
+state written while the cache is full is not kept (it is unpacked when next loaded, as
+without the cache); evicting the oldest instead would serve nothing, since the vehicles
+are loaded again in about the order they were written, the oldest next. The revocation
+and the assignment of partitions drop entries (`Shell.on_revoked`, `Shell.on_assigned`).
+Operations are single dict operations (atomic under the GIL): the worker's event loop
+writes and drops while its core thread loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+# ~100 KB each decoded on the benchmark day: at most ~200 MB, for a worker owning 2,048 vehicles or more
+DECODED_STATES_KEPT = 2048
+
+
+class DecodedStates:
+    """Per table key, the bytes this worker last wrote there and the object packed into them."""
+
+    def __init__(self, capacity: int = DECODED_STATES_KEPT) -> None:
+        self.capacity = capacity
+        self._kept: dict[str, tuple[bytes, object]] = {}
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def keep(self, key: str, raw: bytes, state: object) -> None:
+        """`state` was packed into `raw`, which the table now holds at `key`: kept, unless
+        the cache is full and holds nothing for `key`."""
+        if key in self._kept or len(self._kept) < self.capacity:
+            self._kept[key] = (raw, state)
+
+    def take(self, key: str, raw: bytes) -> object | None:
+        """The object packed into `raw` if this worker wrote exactly those bytes at `key`
+        (and it was not handed out since); None: unpack `raw`. The entry goes either way."""
+        entry = self._kept.pop(key, None)
+        if entry is None or not (entry[0] is raw or entry[0] == raw):
+            return None
+        return entry[1]
+
+    def drop(self, keeps: Callable[[str], bool] | None = None) -> None:
+        """Forget every entry, or those whose key `keeps` refuses."""
+        if keeps is None:
+            self._kept.clear()
+            return
+        for key in [k for k in list(self._kept) if not keeps(k)]:
+            self._kept.pop(key, None)

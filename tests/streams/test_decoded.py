@@ -1,0 +1,188 @@
+"""The worker's decoded vehicle states (streams/decoded.py), through the shell that keeps
+them: a state this worker wrote is handed out instead of unpacked only while the table
+holds its very bytes, once, and only while its partition stays owned."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+
+import msgspec
+import pytest
+from faust.types import TP
+
+from engine.loading import load_context
+from engine.routing import operator_step, vehicle_step
+from engine.stored import pack, unpack
+from engine.vehicle import VehicleState
+from fiscaliza.replay import RUN, ReplayInputs, SortedInput
+from gtfs import load_feed
+from kernel.fleet import load_fleet
+from kernel.partitioning import partition_of
+from kernel.settings import StreamSettings
+from samples import joao_neiva
+from simulator import SimulationSettings, simulate
+from streams.app import Shell
+from streams.decoded import DecodedStates
+
+PARTITIONS = 4
+ON_0, ON_2 = "JN-1011", "JN-1013"  # the sample fleet's vehicles on partitions 0 and 2 of 4
+_ENCODER = msgspec.msgpack.Encoder()
+_DECODER = msgspec.msgpack.Decoder(VehicleState)
+
+
+class FakeTable(dict):
+    """A table that is a dict (no changelog): what the Shell wrote."""
+
+    data = None
+
+
+@pytest.fixture(scope="module")
+def context():
+    feed, fleet = joao_neiva()
+    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
+
+
+@pytest.fixture
+def shell(context):
+    shell = Shell(context, StreamSettings(partitions=PARTITIONS), *(FakeTable() for _ in range(4)))
+    shell.on_assigned({TP(topic, p) for p in (0, 2) for topic in ("tachograph", "catraca", "operator-events")})
+    return shell
+
+
+def written(shell: Shell, vehicle_id: str, *judged: str) -> VehicleState:
+    """A state of `vehicle_id` held and written by the shell, as after a batch."""
+    state = VehicleState(vehicle_id, judged=list(judged))
+    shell._hold_vehicle(state)
+    shell.write_state("vehicles")
+    return state
+
+
+def test_the_sample_vehicles_are_on_the_partitions_these_tests_assume():
+    assert (partition_of(ON_0, PARTITIONS), partition_of(ON_2, PARTITIONS)) == (0, 2)
+
+
+def test_a_state_this_worker_wrote_comes_back_as_the_object_written_equal_to_its_bytes_unpacked(shell):
+    state = written(shell, ON_0, "2026-12-01")
+    loaded = shell._load_vehicle(ON_0)
+    assert loaded is state  # not unpacked again
+    assert _ENCODER.encode(loaded) == _ENCODER.encode(unpack(shell.vehicles[ON_0.encode()], _DECODER))
+
+
+def test_other_bytes_in_the_table_are_unpacked_not_served_from_the_cache(shell):
+    state = written(shell, ON_0, "2026-12-01")
+    # a changelog recovered (or another writer) put another state there
+    shell.vehicles[ON_0.encode()] = pack(VehicleState(ON_0, judged=["2026-11-30"]))
+    loaded = shell._load_vehicle(ON_0)
+    assert loaded is not state
+    assert loaded.judged == ["2026-11-30"]
+
+
+def test_a_state_loaded_changed_and_not_held_is_read_from_the_table_at_the_next_load(shell):
+    state = written(shell, ON_0, "2026-12-01")
+    loaded = shell._load_vehicle(ON_0)
+    loaded.judged.append("2026-12-02")  # the stage changes what it loads in place, and never held it
+    again = shell._load_vehicle(ON_0)
+    assert again is not state
+    assert again.judged == ["2026-12-01"]  # the table's bytes
+
+
+def test_a_state_held_again_is_kept_with_its_new_bytes(shell):
+    state = written(shell, ON_0, "2026-12-01")
+    loaded = shell._load_vehicle(ON_0)
+    loaded.judged.append("2026-12-02")
+    shell._hold_vehicle(loaded)
+    shell.write_state("vehicles")
+    assert shell._load_vehicle(ON_0) is state
+    assert unpack(shell.vehicles[ON_0.encode()], _DECODER).judged == ["2026-12-01", "2026-12-02"]
+
+
+def test_a_revoked_partition_s_states_are_dropped_the_others_kept(shell):
+    kept, revoked = written(shell, ON_0), written(shell, ON_2)
+    shell.on_revoked({TP("tachograph", 2)})
+    assert len(shell._decoded_vehicles) == 1
+    assert shell._load_vehicle(ON_2) is not revoked  # the table's bytes, unpacked
+    assert shell._load_vehicle(ON_0) is kept
+
+
+def test_an_assignment_drops_every_state(shell):
+    state = written(shell, ON_0)
+    shell.on_assigned({TP("tachograph", 0), TP("tachograph", 2)})
+    assert len(shell._decoded_vehicles) == 0
+    assert shell._load_vehicle(ON_0) is not state
+
+
+def test_when_full_a_new_key_is_not_kept_and_a_kept_one_takes_its_new_bytes():
+    states = DecodedStates(capacity=2)
+    for key in ("a", "b", "c"):
+        states.keep(key, key.encode(), [key])
+    states.keep("b", b"b2", ["b2"])  # written again
+    assert states.take("c", b"c") is None  # came when full
+    assert states.take("b", b"b") is None and len(states) == 1  # other bytes: gone
+    states.keep("d", b"d", ["d"])  # room again
+    assert states.take("a", b"a") == ["a"]
+    assert states.take("d", b"d") == ["d"]
+    assert len(states) == 0
+
+
+def test_no_capacity_keeps_nothing():
+    states = DecodedStates(capacity=0)
+    states.keep("a", b"a", ["a"])
+    assert states.take("a", b"a") is None
+
+
+def _numpy_as_builtin(value):
+    return value.item()  # a numpy scalar in an evidence field: JSON gives its value
+
+
+def _shell_day(feed, fleet, sim, capacity: int, limit: int) -> tuple[list[bytes], int]:
+    """The messages in event-time order, 13 a take, through a shell as benchmarks.shell_run
+    drives it, its decoded states kept up to `capacity`: every send of each take, as JSON,
+    and how many loads the cache served. At every load it serves, the state handed out
+    must encode as the table's bytes unpacked."""
+    inputs = ReplayInputs(feed=feed, fleet=fleet, tachograph=sim.tachograph, catraca=sim.catraca)
+    context = load_context(inputs)
+    settings = StreamSettings(partitions=1, backfill=True)
+    shell = Shell(context, settings, *(FakeTable() for _ in range(4)))
+    shell.on_assigned({TP(topic, 0) for topic in ("tachograph", "catraca", "day-matched", "operator-events")})
+    shell._decoded_vehicles = cache = DecodedStates(capacity)
+    served = 0
+    take = cache.take
+
+    def checked(key, raw):
+        nonlocal served
+        state = take(key, raw)
+        if state is not None:
+            served += 1
+            assert _ENCODER.encode(state) == _ENCODER.encode(unpack(raw, _DECODER)), key
+        return state
+
+    cache.take = checked
+    encoder = msgspec.json.Encoder(enc_hook=_numpy_as_builtin)
+    sent = []
+    with SortedInput(inputs, RUN) as messages:
+        stream = itertools.islice(messages, limit)
+        while batch := list(itertools.islice(stream, 13)):
+            stage = shell.vehicle_stage(0)
+            sends = vehicle_step(stage, batch, [], settings.inputs)
+            sent.append(encoder.encode(sends))
+            shell.write_state("vehicles", "partitions")
+            beat = stage.heartbeat(final=False)
+            shell.hold_partition(stage.partition)
+            shell.write_state("partitions")
+            for message in sends.to_operators:
+                sent.append(encoder.encode(operator_step(shell.operator_stage, message.operator_id, message, [])))
+            for operator_id in sorted(context.feed.agencies):
+                sent.append(encoder.encode(operator_step(shell.operator_stage, operator_id, beat, [])))
+            shell.write_state("operators")
+    return sent, served
+
+
+def test_a_morning_through_the_shell_sends_the_same_with_the_cache_as_without(tmp_path):
+    feed, fleet = joao_neiva()
+    day = dt.date(2026, 12, 1)
+    sim = simulate(load_feed(feed), load_fleet(fleet), SimulationSettings(day, day, seed=3), tmp_path)
+    with_cache, served = _shell_day(feed, fleet, sim, capacity=4096, limit=3000)
+    without, none_served = _shell_day(feed, fleet, sim, capacity=0, limit=3000)
+    assert none_served == 0 and served > 100  # most loads of a vehicle written at the take before
+    assert with_cache == without
