@@ -200,20 +200,36 @@ def destination_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRule
 def _arrives_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRules, first: int) -> bool:
     """Whether a fix from index `first` on is an arrival of `itinerary`: the first of a run
     of fixes in its destination zone as `destination_fixes` reads them (the arrivals
-    `_candidates` pairs with an exit). Such a fix is inside the zone or, with the fix
-    before it, a step along the corridor (`_passed_through`): without either among the
-    fixes from `first` on, the column is not read (the gate costs the new fixes only)."""
-    if not measures.inside(itinerary.destination)[first:].any():
-        near = measures.corridors().get(itinerary.pattern.key)
-        if near is None:
-            return False
-        on_corridor = near[0][max(first - 1, 0):]
-        if not (on_corridor[:-1] & on_corridor[1:]).any():
-            return False
+    `_candidates` pairs with an exit). The column is read only when the fixes from `first`
+    on could hold one (`_may_arrive_from`): the gate costs the new fixes only."""
+    if not _may_arrive_from(measures, itinerary, first):
+        return False
     held = destination_fixes(measures, itinerary, rules)[max(first - 1, 0):]
     if first == 0:
         return bool(held.any())
     return bool((held[1:] & ~held[:-1]).any())
+
+
+def _may_arrive_from(measures: TrackMemo, itinerary: Itinerary, first: int) -> bool:
+    """False only when no fix from index `first` on is held in the destination zone by
+    `destination_fixes`, read from those fixes (and the one before) alone. Exact: a fix i
+    is held when it is inside the zone, or when the pair (i - 1, i) passed through one of
+    `_entered_spans` (`_passed_through`), which needs both fixes on the corridor
+    (`along_shape`) and a span between their progress along it (`_spans_between`). The
+    first fix of the track has no pair: it is held only inside. So with no fix from
+    `first` on inside and no pair from `first - 1` on the corridor at both ends with a
+    span between, no fix from `first` on is held, and none is an arrival."""
+    if measures.inside(itinerary.destination)[first:].any():
+        return True
+    near = measures.corridors().get(itinerary.pattern.key)
+    if near is None:
+        return False
+    on_corridor, progress = (column[max(first - 1, 0):] for column in near)
+    stepped = on_corridor[:-1] & on_corridor[1:]
+    if not stepped.any():
+        return False
+    spans = _entered_spans(itinerary)
+    return bool(len(spans)) and bool(_spans_between(spans, progress[:-1][stepped], progress[1:][stepped]).any())
 
 
 def _left_spans(itinerary: Itinerary) -> np.ndarray:
