@@ -477,11 +477,15 @@ def test_the_arrival_gate_rules_out_only_itineraries_the_full_read_finds_no_arri
     # drives of L and R) or from the progress between two fixes outside it (the zone L
     # passes by 6700-6900 m along, between p/22 and p/23). And it rules out steps along
     # the corridor that cross no entered span (most beats of a bus on its way), which the
-    # mere test of a step on the corridor let through
+    # mere test of a step on the corridor let through, and fixes in the zone after a fix
+    # in it (a bus standing at its destination)
     passed_by = zones_along_l(destination_m=6800.0)
     cases = [(GEOFENCES, drive() + drive(FEED.shapes["R"].line, start=T0 + 900)),
              (passed_by, [Fix(T0 + 30 * k, *at(50.0 + 300 * k), 36.0, "T", f"p/{k}") for k in range(24)])]
-    arrivals, ruled_out_on_the_corridor, between_fixes_outside = 0, 0, 0
+    rng = np.random.default_rng(5)  # and drives pushed up to 120 m either side, in and out of zones and corridors
+    cases += [(fences, drive(every=20.0, side=lambda progress: rng.uniform(-120, 120, len(progress))))
+              for fences in (GEOFENCES, passed_by, zones_along_l(destination_m=3500.0)) for _ in range(3)]
+    arrivals, ruled_out_on_the_corridor, between_fixes_outside, standing_inside = 0, 0, 0, 0
     for fences, fixes in cases:
         memo = measured(fixes, fences, None)
         for itinerary in fences.itineraries.values():
@@ -500,4 +504,5 @@ def test_the_arrival_gate_rules_out_only_itineraries_the_full_read_finds_no_arri
                 between_fixes_outside += arrives and not inside[first:].any()
                 steps = on_corridor[max(first - 1, 0):]
                 ruled_out_on_the_corridor += not may and bool((steps[:-1] & steps[1:]).any())
-    assert arrivals and between_fixes_outside and ruled_out_on_the_corridor
+                standing_inside += not may and bool(inside[first:].any())
+    assert arrivals and between_fixes_outside and ruled_out_on_the_corridor and standing_inside
