@@ -109,12 +109,21 @@ class TakeGeometry:
         """As `Geofences.in_terminal_zones` over those fixes (in that order)."""
         if self._zones is None:
             zones = self._measured(self.geofences.in_terminal_zones, self.x, self.y)
-            # one row per zone: a vehicle's share is one fancy index, not one per zone of the take
-            self._zones = ([zone for zone, _ in zones],
-                           np.array([mask for _, mask in zones], dtype=bool).reshape(len(zones), len(self.x)))
-        zones, inside = self._zones
-        mine = inside[:, rows]
-        return [(zones[k], mine[k]) for k in np.flatnonzero(mine.any(axis=1)).tolist()]
+            inside = np.array([mask for _, mask in zones], dtype=bool).reshape(len(zones), len(self.x))
+            # per fix, the zones it is in (by their place in the take's list, ascending): a
+            # vehicle's share is read from its own fixes' few entries, not from every zone's row
+            fix_at, zone_at = np.nonzero(inside.T)
+            self._zones = ([zone for zone, _ in zones], zone_at.tolist(),
+                           np.searchsorted(fix_at, np.arange(len(self.x) + 1)).tolist())
+        zones, zone_at, bounds = self._zones
+        masks: dict[int, np.ndarray] = {}
+        for i, row in enumerate(rows.tolist()):
+            for k in zone_at[bounds[row]:bounds[row + 1]]:
+                mask = masks.get(k)
+                if mask is None:
+                    mask = masks[k] = np.zeros(len(rows), dtype=bool)
+                mask[i] = True
+        return [(zones[k], masks[k]) for k in sorted(masks)]
 
     def _measured(self, query, *args):
         """`query(*args)`; one that raises marks the take failed (`rows`)."""
