@@ -173,7 +173,10 @@ class TrackMemo:
         if fixes is self.fixes and isinstance(fixes, tuple):
             return self  # the very track again (the running trip, then its judgment): a tuple never changes
         n = len(fixes)
-        start = int(np.searchsorted(self.t, fixes[0].t, side="left")) if n and len(self.t) else 0
+        if n and len(self.t) and fixes[0] is self.fixes[0]:
+            start = 0  # the same first fix (the usual beat): where a search of its time would put it
+        else:
+            start = int(np.searchsorted(self.t, fixes[0].t, side="left")) if n and len(self.t) else 0
         shared = min(len(self.t) - start, n)
         same = shared > 0 and all(map(operator.is_, itertools.islice(self.fixes, start, start + shared),
                                       itertools.islice(fixes, shared)))
