@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -272,7 +272,7 @@ class TrackMemo:
         inside = self.inside_terminals().get(id(zone))
         return inside if inside is not None else np.zeros(len(self.t), dtype=bool)
 
-    def inside_terminals(self) -> Mapping[int, np.ndarray]:
+    def inside_terminals(self) -> dict[int, np.ndarray]:
         """Per terminal zone (by id) with a fix inside: which fixes are (read-only)."""
         done, n = self._zones_len, len(self.t)
         if done < n:
@@ -285,7 +285,7 @@ class TrackMemo:
                 row = zones.row(key)  # before the buffer is read: a new row may make new buffers
                 zones.buffers[0][row, done:n] = mask
             self._zones_len = n
-        return self._zones.views(n, lambda columns: columns[0])
+        return self._zones.views(n)
 
     def distance(self, itinerary: Itinerary) -> np.ndarray:
         """Metres from each fix to the itinerary's shape (as `Itinerary.distance`)."""
@@ -313,7 +313,7 @@ class TrackMemo:
         """Every fix of the track measured against `itinerary` (only the new ones measured now)."""
         return Along(self.t, self.x, self.y, self.progress(itinerary), self.distance(itinerary))
 
-    def corridors(self) -> Mapping[str, tuple[np.ndarray, np.ndarray]]:
+    def corridors(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per itinerary with a fix near its corridor: which fixes are on it, and their
         progress along it (NaN off the corridor), read-only; one segment-index query for
         the fixes not yet measured locates all their (fix, itinerary) pairs
@@ -336,7 +336,7 @@ class TrackMemo:
                 on_corridor[rows_in, slots] = True
                 progress[rows_in, slots] = located[inside]
             self._corridors_len = n
-        return self._corridors.views(n, tuple)
+        return self._corridors.views(n)
 
     def _take_rows(self, done: int) -> np.ndarray | None:
         """The take's rows of the fixes from index `done` on, when it holds them all."""
@@ -350,12 +350,11 @@ class _Rows:
     (the values in `fill`'s order): slot i of a row is fix i's value, and the slots past
     the ones written hold `fill` (no fix measured there reads as none on it). Appending
     a beat's fixes writes their slots only (amortised O(new fixes): the capacity doubles
-    when full), and readers get read-only views of the first n slots (`views`). A slot
-    covered by a view handed out is never written again: a buffer is only ever written
-    past every view given of it, a new key takes a row never given, and a cut at the front
-    (`cut`) or a full buffer copies into new buffers, leaving the old ones to their views.
-    The key->row dict and the set of keys handed out are never changed either: a new key
-    makes new ones."""
+    when full), and readers get read-only views of the first n slots (`views`: a dict
+    made once per n, a key's row being its place among the keys). A slot covered by a
+    view handed out is never written again: a buffer is only ever written past every view
+    given of it, a new key takes a row never given, and a cut at the front (`cut`) or a
+    full buffer copies into new buffers, leaving the old ones to their views."""
 
     __slots__ = ("fill", "buffers", "rows", "_given", "_keys")
 
@@ -363,7 +362,7 @@ class _Rows:
         self.fill = fill
         self.buffers = tuple(np.full((4, capacity), value) for value in fill)
         self.rows: dict = {}
-        self._given: tuple[int, Mapping] | None = None
+        self._given: tuple[int, dict] | None = None
         self._keys: frozenset | None = None
 
     def row(self, key) -> int:
@@ -373,7 +372,7 @@ class _Rows:
             row = len(self.rows)
             if row == len(self.buffers[0]):
                 self._copied(2 * row, self.buffers[0].shape[1], slice(None))
-            self.rows = {**self.rows, key: row}  # a new dict: the views given keep their keys
+            self.rows[key] = row
             self._given = self._keys = None
         return row
 
@@ -394,16 +393,17 @@ class _Rows:
         self.buffers = tuple(fresh)
         self._given = None
 
-    def views(self, n: int, read: Callable[[tuple], object]) -> Mapping:
-        """Per key, `read` of its row's first n slots in each buffer (read-only views)."""
+    def views(self, n: int) -> dict:
+        """Per key, read-only views of its row's first n slots: the one buffer's, or a tuple
+        of each buffer's (made at once for all keys, in C loops: a plain dict's look-ups)."""
         if self._given is not None and self._given[0] == n:
             return self._given[1]
-        buffers = []
+        rows = []
         for buffer in self.buffers:
-            view = buffer[:, :n]
+            view = buffer[:len(self.rows), :n]
             view.flags.writeable = False
-            buffers.append(view)
-        given = _RowViews(self.rows, tuple(buffers), read)
+            rows.append(list(view))  # the rows in key order: a key's row is its place among them
+        given = dict(zip(self.rows, rows[0] if len(rows) == 1 else zip(*rows)))
         self._given = (n, given)
         return given
 
@@ -425,35 +425,6 @@ class _Rows:
                     for buffer, column in zip(fresh.buffers, columns):
                         buffer[new, :kept] = column
         return fresh
-
-
-class _RowViews(Mapping):
-    """A read-only mapping of key -> its row's views (`_Rows.views`), each made when first
-    asked."""
-
-    __slots__ = ("_rows", "_buffers", "_read", "_made")
-
-    def __init__(self, rows: dict, buffers: tuple, read: Callable[[tuple], object]) -> None:
-        self._rows, self._buffers, self._read, self._made = rows, buffers, read, {}
-
-    def __getitem__(self, key):
-        made = self._made.get(key)
-        if made is None:
-            row = self._rows[key]
-            made = self._made[key] = self._read(tuple(buffer[row] for buffer in self._buffers))
-        return made
-
-    def get(self, key, default=None):
-        return self[key] if key in self._rows else default
-
-    def __contains__(self, key) -> bool:
-        return key in self._rows
-
-    def __iter__(self):
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
 
 
 def _arrays(fixes: Sequence[Fix]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
