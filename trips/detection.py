@@ -231,20 +231,49 @@ def destination_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRule
 def _arrives_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRules, first: int) -> bool:
     """Whether a fix from index `first` on is an arrival of `itinerary`: the first of a run
     of fixes in its destination zone as `destination_fixes` reads them (the arrivals
-    `_candidates` pairs with an exit). Such a fix is inside the zone or, with the fix
-    before it, a step along the corridor (`_passed_through`): without either among the
-    fixes from `first` on, the column is not read (the gate costs the new fixes only)."""
-    if not measures.inside(itinerary.destination)[first:].any():
-        near = measures.corridors().get(itinerary.pattern.key)
-        if near is None:
-            return False
-        on_corridor = near[0][max(first - 1, 0):]
-        if not (on_corridor[:-1] & on_corridor[1:]).any():
-            return False
+    `_candidates` pairs with an exit). The column is read only when the fixes from `first`
+    on could hold one (`_may_arrive_from`): the gate costs the new fixes only."""
+    if not _may_arrive_from(measures, itinerary, first):
+        return False
     held = destination_fixes(measures, itinerary, rules)[max(first - 1, 0):]
     if first == 0:
         return bool(held.any())
     return bool((held[1:] & ~held[:-1]).any())
+
+
+def _may_arrive_from(measures: TrackMemo, itinerary: Itinerary, first: int) -> bool:
+    """False only when no fix from index `first` on is an arrival by `destination_fixes`,
+    read from those fixes and the one before alone. Exact: a fix i is held in the zone
+    when it is inside it, or when the pair (i - 1, i) passed through one of
+    `_entered_spans` (`_passed_through`), which needs both fixes on the corridor
+    (`along_shape`) and a span between their progress along it (`_spans_between`); the
+    track's first fix has no pair and is held only inside. An arrival from `first` > 0 is
+    a fix i >= first held after fix i - 1 not held, so fix i - 1 is not inside (inside
+    is held). With no such pair from `first - 1` on (a bus on its way between terminals,
+    or one standing in its destination zone), and for `first` 0 no fix inside and no
+    such crossing, there is none."""
+    # a beat brings a fix or two: its pairs are read as Python floats, not by numpy calls
+    low = max(first - 1, 0)
+    inside = measures.inside(itinerary.destination)[low:].tolist()
+    if any(inside) if first == 0 else any(not a and b for a, b in zip(inside, inside[1:])):
+        return True
+    near = measures.corridors().get(itinerary.pattern.key)
+    if near is None:
+        return False
+    on_corridor, progress = (column[low:].tolist() for column in near)
+    spans = None
+    for k in range(1, len(on_corridor)):
+        if on_corridor[k - 1] and on_corridor[k] and (first == 0 or not inside[k - 1]):
+            if spans is None:
+                spans = _entered_spans(itinerary).tolist()
+            # as `_spans_between`: the first span starting at or after the pair's start
+            before, after = progress[k - 1], progress[k]
+            for begin, end in spans:
+                if begin >= before:
+                    if end <= after:
+                        return True
+                    break
+    return False
 
 
 def _left_spans(itinerary: Itinerary) -> np.ndarray:

@@ -109,12 +109,21 @@ class TakeGeometry:
         """As `Geofences.in_terminal_zones` over those fixes (in that order)."""
         if self._zones is None:
             zones = self._measured(self.geofences.in_terminal_zones, self.x, self.y)
-            # one row per zone: a vehicle's share is one fancy index, not one per zone of the take
-            self._zones = ([zone for zone, _ in zones],
-                           np.array([mask for _, mask in zones], dtype=bool).reshape(len(zones), len(self.x)))
-        zones, inside = self._zones
-        mine = inside[:, rows]
-        return [(zones[k], mine[k]) for k in np.flatnonzero(mine.any(axis=1)).tolist()]
+            inside = np.array([mask for _, mask in zones], dtype=bool).reshape(len(zones), len(self.x))
+            # per fix, the zones it is in (by their place in the take's list, ascending): a
+            # vehicle's share is read from its own fixes' few entries, not from every zone's row
+            fix_at, zone_at = np.nonzero(inside.T)
+            self._zones = ([zone for zone, _ in zones], zone_at.tolist(),
+                           np.searchsorted(fix_at, np.arange(len(self.x) + 1)).tolist())
+        zones, zone_at, bounds = self._zones
+        masks: dict[int, np.ndarray] = {}
+        for i, row in enumerate(rows.tolist()):
+            for k in zone_at[bounds[row]:bounds[row + 1]]:
+                mask = masks.get(k)
+                if mask is None:
+                    mask = masks[k] = np.zeros(len(rows), dtype=bool)
+                mask[i] = True
+        return [(zones[k], masks[k]) for k in sorted(masks)]
 
     def _measured(self, query, *args):
         """`query(*args)`; one that raises marks the take failed (`rows`)."""
@@ -129,6 +138,9 @@ class TrackMemo:
     __slots__ = ("geofences", "fixes", "t", "x", "y", "_points", "_columns", "_lagging", "_corridors",
                  "_corridors_len", "_zones", "_zones_len", "grown", "take", "detected_under")
 
+    # The corridors and the terminal zones are kept in growable buffers (`_Rows`): a beat
+    # writes its new fixes' slots only, and readers get read-only views of the filled part.
+
     def __init__(self, geofences: Geofences) -> None:
         self.geofences = geofences
         self.fixes: Sequence[Fix] = ()
@@ -139,10 +151,10 @@ class TrackMemo:
         # (`settled`): the column holds only the values whose following fixes were measured
         self._lagging: dict[tuple, int] = {}
         # itinerary key -> (on its corridor, progress along it; NaN off the corridor)
-        self._corridors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._corridors = _Rows((False, np.nan))
         self._corridors_len = 0
         # id of a terminal zone with a fix inside -> which fixes are (the others: none is)
-        self._zones: dict[int, np.ndarray] = {}
+        self._zones = _Rows((False,))
         self._zones_len = 0
         # what readers kept of the track that holds only while it grows at its end with the
         # very same fixes (trips.unfollowed's chains, which a cut at the front changes and
@@ -161,7 +173,10 @@ class TrackMemo:
         if fixes is self.fixes and isinstance(fixes, tuple):
             return self  # the very track again (the running trip, then its judgment): a tuple never changes
         n = len(fixes)
-        start = int(np.searchsorted(self.t, fixes[0].t, side="left")) if n and len(self.t) else 0
+        if n and len(self.t) and fixes[0] is self.fixes[0]:
+            start = 0  # the same first fix (the usual beat): where a search of its time would put it
+        else:
+            start = int(np.searchsorted(self.t, fixes[0].t, side="left")) if n and len(self.t) else 0
         shared = min(len(self.t) - start, n)
         same = shared > 0 and all(map(operator.is_, itertools.islice(self.fixes, start, start + shared),
                                       itertools.islice(fixes, shared)))
@@ -193,21 +208,19 @@ class TrackMemo:
                          for key, column in self._columns.items() if shared and len(column) > start}
         self._points = self._points[start:start + shared] if shared else np.empty(0, dtype=object)
         kept = max(0, min(self._corridors_len - start, shared))
-        self._corridors = {key: (on[start:start + kept], progress[start:start + kept])
-                           for key, (on, progress) in self._corridors.items() if kept} if kept else {}
+        self._corridors = self._corridors.cut(start, kept, keep=lambda columns: True)
         self._corridors_len = kept
         kept = max(0, min(self._zones_len - start, shared))
-        self._zones = {key: inside[start:start + kept] for key, inside in self._zones.items()
-                       if inside[start:start + kept].any()}
+        self._zones = self._zones.cut(start, kept, keep=lambda columns: bool(columns[0].any()))
         self._zones_len = kept
         self.fixes, self.t, self.x, self.y = fixes, t, x, y
         return self
 
     @property
-    def zones_entered(self) -> set[int]:
+    def zones_entered(self) -> frozenset[int]:
         """Ids of the terminal zones with a fix of the track inside."""
         self.inside_terminals()
-        return set(self._zones)
+        return self._zones.keys_given()
 
     def _points_from(self, done: int) -> np.ndarray:
         """The fixes from index `done` on as shapely points (each made once, when first read)."""
@@ -260,19 +273,19 @@ class TrackMemo:
         return inside if inside is not None else np.zeros(len(self.t), dtype=bool)
 
     def inside_terminals(self) -> dict[int, np.ndarray]:
-        """Per terminal zone (by id) with a fix inside: which fixes are."""
+        """Per terminal zone (by id) with a fix inside: which fixes are (read-only)."""
         done, n = self._zones_len, len(self.t)
         if done < n:
             rows = self._take_rows(done)
-            fresh = dict(self.geofences.in_terminal_zones(self.x[done:], self.y[done:]) if rows is None
-                         else self.take.in_terminal_zones(rows))
-            merged = {}
-            for key in self._zones.keys() | fresh.keys():
-                before = self._zones.get(key, np.zeros(done, dtype=bool))
-                merged[key] = np.concatenate((before, fresh.get(key, np.zeros(n - done, dtype=bool))))
-                merged[key].flags.writeable = False
-            self._zones, self._zones_len = merged, n
-        return self._zones
+            fresh = (self.geofences.in_terminal_zones(self.x[done:], self.y[done:]) if rows is None
+                     else self.take.in_terminal_zones(rows))
+            zones = self._zones
+            zones.grow(n)
+            for key, mask in fresh:
+                row = zones.row(key)  # before the buffer is read: a new row may make new buffers
+                zones.buffers[0][row, done:n] = mask
+            self._zones_len = n
+        return self._zones.views(n)
 
     def distance(self, itinerary: Itinerary) -> np.ndarray:
         """Metres from each fix to the itinerary's shape (as `Itinerary.distance`)."""
@@ -287,9 +300,9 @@ class TrackMemo:
     def _progress_from(self, itinerary: Itinerary, done: int) -> np.ndarray:
         points = self._points_from(done)
         progress = np.full(len(points), np.nan)
-        known = self._corridors.get(itinerary.pattern.key)
-        if known is not None and self._corridors_len > done:
-            on_corridor, along = (a[done:self._corridors_len] for a in known)
+        row = self._corridors.rows.get(itinerary.pattern.key)
+        if row is not None and self._corridors_len > done:
+            on_corridor, along = (buffer[row, done:self._corridors_len] for buffer in self._corridors.buffers)
             progress[:len(on_corridor)][on_corridor] = along[on_corridor]
         missing = np.isnan(progress)
         if missing.any():
@@ -301,36 +314,117 @@ class TrackMemo:
         return Along(self.t, self.x, self.y, self.progress(itinerary), self.distance(itinerary))
 
     def corridors(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Per itinerary with a fix on its corridor: which fixes are, and their progress
-        along it (NaN off the corridor); one segment-index query for the fixes not yet
-        measured locates all their (fix, itinerary) pairs (`Geofences.near_corridors`)."""
+        """Per itinerary with a fix near its corridor: which fixes are on it, and their
+        progress along it (NaN off the corridor), read-only; one segment-index query for
+        the fixes not yet measured locates all their (fix, itinerary) pairs
+        (`Geofences.near_corridors`), and only their slots are written."""
         done, n = self._corridors_len, len(self.t)
         if done < n:
             rows = self._take_rows(done)
             itineraries, position, which, inside, located = \
                 self.geofences.near_corridors(self.x[done:], self.y[done:]) if rows is None \
                 else self.take.near_corridors(rows)
-            fresh = {}
-            for index in np.unique(which).tolist():
-                pairs = (which == index) & inside
-                on_corridor = np.zeros(n - done, dtype=bool)
-                on_corridor[position[pairs]] = True
-                progress = np.full(n - done, np.nan)
-                progress[position[pairs]] = located[pairs]
-                fresh[itineraries[index].pattern.key] = (on_corridor, progress)
-            merged = {}
-            for key in self._corridors.keys() | fresh.keys():
-                before = self._corridors.get(key, (np.zeros(done, dtype=bool), np.full(done, np.nan)))
-                after = fresh.get(key, (np.zeros(n - done, dtype=bool), np.full(n - done, np.nan)))
-                merged[key] = (np.concatenate((before[0], after[0])), np.concatenate((before[1], after[1])))
-            self._corridors, self._corridors_len = merged, n
-        return self._corridors
+            corridors = self._corridors
+            corridors.grow(n)
+            if len(which):
+                # a beat brings a few pairs: their itineraries' rows found in Python, not by np.unique
+                indices = sorted(set(which.tolist()))
+                row_of = np.zeros(indices[-1] + 1, dtype=np.intp)
+                row_of[indices] = [corridors.row(itineraries[index].pattern.key) for index in indices]
+                on_corridor, progress = corridors.buffers  # after the rows: a new row may make new buffers
+                rows_in, slots = row_of[which[inside]], done + position[inside]
+                on_corridor[rows_in, slots] = True
+                progress[rows_in, slots] = located[inside]
+            self._corridors_len = n
+        return self._corridors.views(n)
 
     def _take_rows(self, done: int) -> np.ndarray | None:
         """The take's rows of the fixes from index `done` on, when it holds them all."""
         if self.take is None:
             return None
         return self.take.rows(self.fixes[done:])
+
+
+class _Rows:
+    """Columns of the track's fixes, one row per key in one growable 2-D buffer per kind
+    (the values in `fill`'s order): slot i of a row is fix i's value, and the slots past
+    the ones written hold `fill` (no fix measured there reads as none on it). Appending
+    a beat's fixes writes their slots only (amortised O(new fixes): the capacity doubles
+    when full), and readers get read-only views of the first n slots (`views`: a dict
+    made once per n, a key's row being its place among the keys). A slot covered by a
+    view handed out is never written again: a buffer is only ever written past every view
+    given of it, a new key takes a row never given, and a cut at the front (`cut`) or a
+    full buffer copies into new buffers, leaving the old ones to their views."""
+
+    __slots__ = ("fill", "buffers", "rows", "_given", "_keys")
+
+    def __init__(self, fill: tuple, capacity: int = 16) -> None:
+        self.fill = fill
+        self.buffers = tuple(np.full((4, capacity), value) for value in fill)
+        self.rows: dict = {}
+        self._given: tuple[int, dict] | None = None
+        self._keys: frozenset | None = None
+
+    def row(self, key) -> int:
+        """The row of `key`, made (slots all `fill`) when it has none."""
+        row = self.rows.get(key)
+        if row is None:
+            row = len(self.rows)
+            if row == len(self.buffers[0]):
+                self._copied(2 * row, self.buffers[0].shape[1], slice(None))
+            self.rows[key] = row
+            self._given = self._keys = None
+        return row
+
+    def grow(self, n: int) -> None:
+        """Room for the slots of n fixes."""
+        capacity = self.buffers[0].shape[1]
+        if n > capacity:
+            self._copied(len(self.buffers[0]), max(2 * capacity, n), slice(None))
+
+    def _copied(self, rows: int, capacity: int, slots: slice) -> None:
+        """New buffers of that size holding `slots` of the old ones (at their start)."""
+        fresh = []
+        for buffer, value in zip(self.buffers, self.fill):
+            new = np.full((rows, capacity), value)
+            kept = buffer[:, slots]
+            new[:len(kept), :kept.shape[1]] = kept
+            fresh.append(new)
+        self.buffers = tuple(fresh)
+        self._given = None
+
+    def views(self, n: int) -> dict:
+        """Per key, read-only views of its row's first n slots: the one buffer's, or a tuple
+        of each buffer's (made at once for all keys, in C loops: a plain dict's look-ups)."""
+        if self._given is not None and self._given[0] == n:
+            return self._given[1]
+        rows = []
+        for buffer in self.buffers:
+            view = buffer[:len(self.rows), :n]
+            view.flags.writeable = False
+            rows.append(list(view))  # the rows in key order: a key's row is its place among them
+        given = dict(zip(self.rows, rows[0] if len(rows) == 1 else zip(*rows)))
+        self._given = (n, given)
+        return given
+
+    def keys_given(self) -> frozenset:
+        if self._keys is None:
+            self._keys = frozenset(self.rows)
+        return self._keys
+
+    def cut(self, start: int, kept: int, keep: Callable[[tuple], bool]) -> _Rows:
+        """The rows of slots [start, start + kept) moved to the front, in new buffers, with
+        only the keys whose slots there `keep` accepts (none when kept is 0)."""
+        fresh = _Rows(self.fill, max(kept, 16))
+        if kept:
+            window = tuple(buffer[:, start:start + kept] for buffer in self.buffers)
+            for key, row in self.rows.items():
+                columns = tuple(column[row] for column in window)
+                if keep(columns):
+                    new = fresh.row(key)
+                    for buffer, column in zip(fresh.buffers, columns):
+                        buffer[new, :kept] = column
+        return fresh
 
 
 def _arrays(fixes: Sequence[Fix]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

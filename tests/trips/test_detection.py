@@ -20,7 +20,7 @@ from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix, advance_track, detect_trips, new_track
-from trips.detection import destination_fixes, origin_fixes, tachograph_distance
+from trips.detection import _arrives_from, _may_arrive_from, destination_fixes, origin_fixes, tachograph_distance
 from trips.memo import TrackMemo, measured
 from trips.unfollowed import unfollowed_passes
 
@@ -468,3 +468,41 @@ def test_batches_with_the_memo_read_only_the_new_fixes_and_yield_the_trips_of_on
             found += trips
             i, k = i + size, k + 1
         assert found == whole and whole
+
+
+def test_the_arrival_gate_rules_out_only_itineraries_the_full_read_finds_no_arrival_on():
+    # _may_arrive_from reads the fixes from `first` on (and the one before) alone: where it
+    # says no, the destination column read whole holds no arrival from `first` on; where
+    # the column holds one it says yes, an arrival read from a fix inside the zone (the
+    # drives of L and R) or from the progress between two fixes outside it (the zone L
+    # passes by 6700-6900 m along, between p/22 and p/23). And it rules out steps along
+    # the corridor that cross no entered span (most beats of a bus on its way), which the
+    # mere test of a step on the corridor let through, and fixes in the zone after a fix
+    # in it (a bus standing at its destination)
+    passed_by = zones_along_l(destination_m=6800.0)
+    cases = [(GEOFENCES, drive() + drive(FEED.shapes["R"].line, start=T0 + 900)),
+             (passed_by, [Fix(T0 + 30 * k, *at(50.0 + 300 * k), 36.0, "T", f"p/{k}") for k in range(24)])]
+    rng = np.random.default_rng(5)  # and drives pushed up to 120 m either side, in and out of zones and corridors
+    cases += [(fences, drive(every=20.0, side=lambda progress: rng.uniform(-120, 120, len(progress))))
+              for fences in (GEOFENCES, passed_by, zones_along_l(destination_m=3500.0)) for _ in range(3)]
+    arrivals, ruled_out_on_the_corridor, between_fixes_outside, standing_inside = 0, 0, 0, 0
+    for fences, fixes in cases:
+        memo = measured(fixes, fences, None)
+        for itinerary in fences.itineraries.values():
+            held = destination_fixes(memo, itinerary, RULES)
+            inside = memo.inside(itinerary.destination)
+            on_corridor = memo.corridors().get(itinerary.pattern.key, (np.zeros(len(fixes), bool),))[0]
+            for first in range(len(fixes)):
+                # the full read: a fix from `first` on that starts a run held in the zone
+                starts = held & ~np.concatenate(([False], held[:-1])) if first == 0 else \
+                    np.concatenate(([False], held[1:] & ~held[:-1]))
+                arrives = bool(starts[first:].any())
+                may = _may_arrive_from(memo, itinerary, first)
+                assert may or not arrives, (itinerary.pattern.key, first)
+                assert _arrives_from(memo, itinerary, RULES, first) == arrives
+                arrivals += arrives
+                between_fixes_outside += arrives and not inside[first:].any()
+                steps = on_corridor[max(first - 1, 0):]
+                ruled_out_on_the_corridor += not may and bool((steps[:-1] & steps[1:]).any())
+                standing_inside += not may and bool(inside[first:].any())
+    assert arrivals and between_fixes_outside and ruled_out_on_the_corridor and standing_inside

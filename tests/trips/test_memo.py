@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import shapely
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from geofences import build_geofences
 from gtfs import load_feed
@@ -265,3 +267,46 @@ def test_a_track_fed_in_random_beats_is_measured_as_one_fresh_read_and_no_answer
     for values, then in given:
         np.testing.assert_array_equal(values, then)
 
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=10_000),
+       beats=st.lists(st.tuples(st.integers(min_value=1, max_value=12), st.integers(min_value=0, max_value=6)),
+                      min_size=1, max_size=40))
+def test_a_track_in_random_batch_splits_reads_at_every_beat_as_one_whole_read_and_no_view_changes(seed, beats):
+    # the corridors and the terminal zones are kept in growable buffers, a beat writing only
+    # its new fixes' slots: at every beat (a batch appended, now and then a cut at the
+    # front) each answer is a fresh memo's, and every view handed out at an earlier beat
+    # still holds what it held then (a buffer slot written again under a view would not)
+    track = wander(160, seed=seed)
+    rules = load_policy().trips
+    memo = TrackMemo(GEOFENCES)
+    given_then = []  # (view handed out, a copy of it then)
+    begin = end = 0
+    for grown, cut in beats:
+        end = min(len(track), end + grown)
+        begin = min(begin + cut, end - 1) if cut else begin
+        fixes = track[begin:end]
+        got, afresh = measured(fixes, GEOFENCES, memo), TrackMemo(GEOFENCES).over(fixes)
+        corridors, want = got.corridors(), afresh.corridors()
+        # a key whose fixes were all cut off may stay, with no fix on its corridor
+        assert set(want) <= set(corridors)
+        for key, (on, progress) in corridors.items():
+            want_on, want_progress = want.get(key, (np.zeros(len(fixes), bool), np.full(len(fixes), np.nan)))
+            assert on.dtype == bool and progress.dtype == float and not on.flags.writeable
+            np.testing.assert_array_equal(on, want_on, err_msg=key)
+            np.testing.assert_array_equal(progress, want_progress, err_msg=key)
+            given_then += [(on, on.copy()), (progress, progress.copy())]
+        zones = got.inside_terminals()
+        assert zones.keys() == afresh.inside_terminals().keys() == got.zones_entered == afresh.zones_entered
+        for zone, inside in zones.items():
+            assert inside.dtype == bool and not inside.flags.writeable
+            np.testing.assert_array_equal(inside, afresh.inside_terminals()[zone])
+            given_then.append((inside, inside.copy()))
+        for itinerary in ITINERARIES:
+            for flags in (origin_fixes, destination_fixes):
+                kept = flags(got, itinerary, rules)
+                np.testing.assert_array_equal(kept, flags(afresh, itinerary, rules))
+                given_then.append((kept, kept.copy()))
+    for view, then in given_then:
+        np.testing.assert_array_equal(view, then)
