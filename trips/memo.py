@@ -173,8 +173,11 @@ class TrackMemo:
         if fixes is self.fixes and isinstance(fixes, tuple):
             return self  # the very track again (the running trip, then its judgment): a tuple never changes
         n = len(fixes)
-        if n and len(self.t) and fixes[0] is self.fixes[0]:
-            start = 0  # the same first fix (the usual beat): where a search of its time would put it
+        if n and len(self.t) and isinstance(self.fixes, tuple) and fixes[0] is self.fixes[0]:
+            # the same first fix (the usual beat): where a search of its time would put it. Only
+            # from a tuple: a list the caller changed in place since would pass the identity
+            # checks below against itself (the review's finding), where the search does not
+            start = 0
         else:
             start = int(np.searchsorted(self.t, fixes[0].t, side="left")) if n and len(self.t) else 0
         shared = min(len(self.t) - start, n)

@@ -50,8 +50,10 @@ def advance_track(
     dropped = len(fixes) - len(kept)
     if dropped > 0 and last_arrival is not None and keep_from == last_arrival:
         kept = fixes[dropped - 1 :]
-    # the memo was positioned on `fixes` by detection: the kept fixes' zones are measured there
-    zones = memo.inside_terminals() if memo is not None and memo.fixes is fixes else None
+    # the memo was positioned on `fixes` by detection (under these geofences: else detection
+    # measured a fresh one): the kept fixes' zones are measured there
+    zones = memo.inside_terminals() if memo is not None and memo.geofences is geofences and memo.fixes is fixes \
+        else None
     return Track(track.vehicle_id, _trim_standing(kept, geofences, rules, zones, len(fixes) - len(kept)),
                  last_arrival), trips
 

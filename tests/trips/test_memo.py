@@ -78,6 +78,22 @@ def test_the_memo_measures_as_a_fresh_look_at_the_track_however_it_grew_or_was_c
     assert entered >= 5 and on_corridor >= 5
 
 
+def test_a_list_the_caller_cut_and_grew_in_place_is_measured_as_it_is_now():
+    # the memo last read the list L; the caller then cut its first fix and appended one,
+    # in place: the memo holds the same list object, so only the times tell where its
+    # track starts now (the first-fix shortcut is taken from a tuple only: the review's finding)
+    track = wander(40, 5)
+    fixes = list(track[:20])
+    memo = TrackMemo(GEOFENCES)
+    memo.over(fixes).corridors()
+    del fixes[0]
+    fixes.append(track[20])
+    memo.over(fixes)
+    afresh = TrackMemo(GEOFENCES).over(fixes)
+    assert np.array_equal(memo.t, afresh.t) and np.array_equal(memo.x, afresh.x)
+    assert all(np.array_equal(memo.corridors()[k][0], afresh.corridors()[k][0]) for k in afresh.corridors())
+
+
 def test_a_memo_given_other_geofences_starts_afresh():
     other = build_geofences(FEED, load_policy())
     memo = measured(wander(30, seed=5), GEOFENCES, None)

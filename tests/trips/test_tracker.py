@@ -55,3 +55,20 @@ def test_the_trim_reads_the_memo_s_masks_from_the_kept_fixes_on():
         assert answer == _trim_standing(fixes[offset:], GEOFENCES, RULES)
         answers.append(len(answer) < len(fixes) - offset)
     assert answers == [False, False, False, True, True, True]
+
+
+def test_a_memo_of_other_geofences_is_not_read_for_the_trim():
+    # the same feed built again (equal values, new zone objects): detection measures the
+    # track with a fresh memo of its own, and the caller's memo, positioned on this very
+    # tuple before, holds masks keyed by the other zones' ids (the review's finding)
+    from tests.trips.test_detection import FEED, POLICY
+    from geofences import build_geofences
+    from trips.model import Track
+    other = build_geofences(FEED, POLICY)
+    fixes = tuple(f for f in round_trip(0.0, stand_s=3 * 3600.0, every=60.0) if not f.msg_id.startswith("r/"))
+    track = Track("v", fixes, None)
+    memo = TrackMemo(GEOFENCES)
+    memo.over(track.fixes)
+    with_memo, _ = advance_track(track, [], other, RULES, memo)
+    afresh, _ = advance_track(track, [], other, RULES, None)
+    assert with_memo.fixes == afresh.fixes and len(afresh.fixes) < len(fixes)
