@@ -83,7 +83,7 @@ from rules.facts import (
     runs_of,
     within,
 )
-from rules.model import PROVISIONAL, Finding, Infraction, Live, Scope, interval_of, stamped
+from rules.model import PROVISIONAL, Finding, Infraction, Live, Scope, interval_of, localized, stamped
 from rules.unmarked_stop import standing_with_doors_open
 from rules.versions import (
     OtherVersion,
@@ -160,8 +160,10 @@ def _restored(state: VehicleState, snapshot: tuple) -> VehicleState:
 log = logging.getLogger(__name__)
 
 
-def _describe(item: Fix | CatracaReading) -> str:
-    return item.msg_id if isinstance(item, Fix) else message_id(item)
+def _describe(item: Fix | CatracaReading, tz) -> str:
+    """The message's id; a reading's time in the feed's timezone, whether the reading was
+    kept as admitted or read back from stored state (msgpack keeps no offset)."""
+    return item.msg_id if isinstance(item, Fix) else message_id(item, tz)
 
 
 def _position_fault(vehicle_id: str, fault: PositionFault, tz) -> Rejection:
@@ -333,19 +335,22 @@ class VehicleStage:
 
     def _at_most_provisional(self, state: VehicleState) -> list[Finding]:
         """The records already sent that cite a message now known in two versions, sent
-        again at most provisional (same id, same detected_at)."""
+        again at most provisional (same id, same detected_at), their instants in the feed's
+        timezone: a record read back from stored state has them in UTC (rules.model.localized),
+        one the stage still holds as it made it in the feed's, and what is sent must not
+        depend on which (the worker's decoded states, streams.decoded)."""
         changed: list[Finding] = []
         tz = self.ctx.feed.timezone
         for record in list(state.emitted.values()):
             after = at_most_provisional(record, state.conflicted)
             if after is not record:
-                changed += emit_change(state.emitted, after, record.detected_at.timestamp(), tz)
+                changed += emit_change(state.emitted, localized(after, tz), record.detected_at.timestamp(), tz)
         for log in state.trips:
             for k, record in enumerate(log.infractions):
                 after = at_most_provisional(record, state.conflicted)
                 if after is not record:
                     log.infractions[k] = after
-                    changed.append(after)
+                    changed.append(localized(after, tz))
         return changed
 
     def _keep_versions(self, state: VehicleState, body: TachographPing, pings: list) -> bool:
@@ -857,11 +862,11 @@ class VehicleStage:
                 try:
                     self._process(state, [item] if kind == 0 else [], [item] if kind == 1 else [], occurrences, out)
                 except Exception as exc:  # noqa: BLE001
-                    log.exception("dead-lettering %s: the engine failed on it", _describe(item))
+                    log.exception("dead-lettering %s: the engine failed on it", _describe(item, self.ctx.feed.timezone))
                     state = self._undone(state, snapshot)
                     out.rejected.append(Rejection(
                         source="tachograph" if kind == 0 else "catraca", reason="engine_error",
-                        detail=f"{type(exc).__name__}: {exc}", location=_describe(item),
+                        detail=f"{type(exc).__name__}: {exc}", location=_describe(item, self.ctx.feed.timezone),
                         raw=msgspec.json.encode(item).decode()))
         finally:
             self._released_geometry = shared

@@ -26,7 +26,12 @@ of unpacking, under three conditions that make it the object `unpack(bytes)` giv
   equals `unpack(bytes)`: msgpack of a `VehicleState` holds every field, and decoding
   gives the values it encoded (tests/streams/test_decoded.py compares them at every load
   served over a morning of the sample day through the shell, and what the shell sends
-  with the cache and without).
+  with the cache and without). Equal, not identical in every respect: msgpack keeps no
+  offset, so an aware datetime comes back in UTC where the kept object has the feed's
+  (or the one it was sent with); equal instants, written otherwise. So the stage never
+  writes an instant it read from a state without putting it in the feed's timezone
+  (`rules.model.localized`, `message_id(…, tz)`): what the worker sends must not depend on
+  whether a state was served from here or unpacked (the review found one path that did).
 
 A state handed out from here is the object the stage worked on before, so its open
 track's fixes are the very objects its track memo measured (trips.memo: known by

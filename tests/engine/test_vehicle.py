@@ -727,3 +727,17 @@ def test_a_release_undone_after_a_restart_under_new_rules_still_finds_the_stored
     # the stored trip is found at the first release, with the fault as without it
     without, with_fault = restarted(fault=False), restarted(fault=True)
     assert len(without[0]) == 1 and with_fault == without
+
+
+def test_a_reading_dead_lettered_by_an_engine_error_is_named_alike_kept_or_read_back(context):
+    """`_describe` names a catraca reading by its id in the feed's timezone: one the stage
+    kept as admitted carries the offset it was sent with, one read back from stored state
+    (msgpack) comes back in UTC, and the rejection's location must not depend on which."""
+    from engine.vehicle import _describe
+    from telemetry import CatracaReading
+    tz = context.feed.timezone
+    admitted = CatracaReading(vehicle_id="JN-1011", ts=dt.datetime(2026, 12, 1, 7, 0, tzinfo=tz), counter=5,
+                              seal_intact=True, status="ok", seq=3)
+    read_back = msgspec.msgpack.decode(msgspec.msgpack.encode(admitted), type=CatracaReading)
+    assert read_back.ts.utcoffset() == dt.timedelta(0)  # what the stored state gives back
+    assert _describe(admitted, tz) == _describe(read_back, tz) == "JN-1011/2026-12-01T07:00:00-03:00#3"

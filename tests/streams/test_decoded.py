@@ -186,3 +186,41 @@ def test_a_morning_through_the_shell_sends_the_same_with_the_cache_as_without(tm
     without, none_served = _shell_day(feed, fleet, sim, capacity=0, limit=3000)
     assert none_served == 0 and served > 100  # most loads of a vehicle written at the take before
     assert with_cache == without
+
+
+def _a_sent_record(context, vehicle_id: str, cites: str):
+    from rules.model import Infraction
+    tz = context.feed.timezone
+    return Infraction(infraction_id="x1", code="A-07", group="A", fine_ufir=1, status="confirmed", operator_id="op",
+                      route_id="r", direction_id=0, trip_id=None, vehicle_id=vehicle_id,
+                      service_date=dt.date(2026, 12, 1), occurred_at=dt.datetime(2026, 12, 1, 7, 5, tzinfo=tz),
+                      detected_at=dt.datetime(2026, 12, 1, 7, 6, tzinfo=tz), lat=None, lon=None, description="",
+                      legal_basis="", evidence={"pings": [{"msg_id": cites}]})
+
+
+@pytest.mark.parametrize("served_decoded", [True, False])
+def test_a_record_sent_again_at_most_provisional_is_the_same_whether_its_state_was_served_or_unpacked(
+        shell, context, served_decoded):
+    """A second version of a ping a sent record cites: the record goes again, provisional.
+    msgpack gives aware datetimes back in UTC, equal (==) to the feed's but written
+    otherwise; the stage sends them in the feed's timezone, so what the worker sends does
+    not depend on whether the state came from its decoded states or its table's bytes
+    (the review's finding: it did, `-03:00` on a hit and `+00:00` on a miss)."""
+    from engine.triplog import TripLog
+    from rules.model import infraction_record
+    cites = f"{ON_0}/2026-12-01T07:00:00-03:00#1"
+    record = _a_sent_record(context, ON_0, cites)
+    log = TripLog(1.0, 2.0, "r", 0, "s", "2026-12-01", 3.0, 2.0, infractions=[record])
+    state = VehicleState(ON_0, trips=[log], emitted={"x2": msgspec.structs.replace(record, infraction_id="x2")},
+                         conflicted={cites: 0.0})
+    shell._hold_vehicle(state)
+    shell.write_state("vehicles")
+    if not served_decoded:
+        shell._decoded_vehicles.drop()  # after a restart, a rebalance, or the cache full
+    stage = shell.vehicle_stage(0)
+    loaded = shell._load_vehicle(ON_0)
+    assert (loaded is state) == served_decoded
+    sent = sorted((infraction_record(r)["infraction_id"], infraction_record(r)["occurred_at"],
+                   infraction_record(r)["detected_at"], r.status) for r in stage._at_most_provisional(loaded))
+    assert sent == [("x1", "2026-12-01T07:05:00-03:00", "2026-12-01T07:06:00-03:00", "provisional"),
+                    ("x2", "2026-12-01T07:05:00-03:00", "2026-12-01T07:06:00-03:00", "provisional")]
