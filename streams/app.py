@@ -86,6 +86,9 @@ class Shell:
         # vehicle states this worker wrote, decoded, until next loaded (streams.decoded): a
         # state written by this worker is not unpacked again at the next batch
         self._decoded_vehicles = DecodedStates()
+        # operator states likewise, handed out as often as loaded: the operator stage never
+        # changes a state it loads (streams.decoded)
+        self._decoded_operators = DecodedStates()
         # topic -> partitions this worker owns; the rebalance signals keep it current
         self.owned: dict[str, set[int]] = {topic: set() for topic in set(OWNER_TOPIC.values())}
         self.operator_stage = OperatorStage(ctx, settings.partitions, self._load_operator, self._hold_operator)
@@ -122,6 +125,7 @@ class Shell:
         for k in dropped:
             del self._held[k]
         self._decoded_vehicles.drop(keeps=lambda key: self._owns_key("vehicles", key))
+        self._decoded_operators.drop(keeps=lambda key: self._owns_key("operators", key))
         return dropped
 
     def on_assigned(self, assigned) -> None:
@@ -135,6 +139,7 @@ class Shell:
         # a partition that comes back starts from its changelog: its stage's caches go too
         self._vehicle_stages.clear()
         self._decoded_vehicles.drop()
+        self._decoded_operators.drop()
         for name, table in (("vehicles", self.vehicles), ("operators", self.operators),
                             ("partitions", self.partitions)):
             store = table.data
@@ -178,7 +183,14 @@ class Shell:
         self._held[("vehicles", state.vehicle_id)] = state
 
     def _load_operator(self, operator_id: str) -> OperatorState | None:
-        return self._load(self.operators, "operators", operator_id, self._operator_decoder)
+        held = self._held.get(("operators", operator_id))
+        if held is not None:
+            return held
+        raw = self.operators.get(operator_id.encode())
+        if not raw:
+            return None
+        decoded = self._decoded_operators.read(operator_id, raw)
+        return decoded if decoded is not None else unpack(raw, self._operator_decoder)
 
     def _hold_operator(self, state: OperatorState) -> None:
         self._held[("operators", state.operator_id)] = state
@@ -197,6 +209,8 @@ class Shell:
                 tables[name][key.encode()] = raw = pack(state)
                 if name == "vehicles":
                     self._decoded_vehicles.keep(key, raw, state)
+                elif name == "operators":
+                    self._decoded_operators.keep(key, raw, state)
             else:
                 log.warning("not writing %s %r: its partition was reassigned", name, key)
 

@@ -48,6 +48,19 @@ are loaded again in about the order they were written, the oldest next. The revo
 and the assignment of partitions drop entries (`Shell.on_revoked`, `Shell.on_assigned`).
 Operations are single dict operations (atomic under the GIL): the worker's event loop
 writes and drops while its core thread loads.
+
+**Operator states** (`Shell._load_operator`) are kept the same way, on the same first and
+third conditions, but read with `read`, which leaves the entry: the operator stage never
+changes a state it loads (engine.operator: a message works on a shallow copy whose fields
+it replaces, never changes in place, since the loaded state is its undo if the message
+fails), so the kept object stays equal to its bytes unpacked however often it is handed
+out; each message loads its operator's state twice (`OperatorStage.handle`'s undo, then
+the copy it works on), and heartbeats come for every operator at every take. The stage
+keeps no `OperatorState` nor a mutable part of one across messages: its caches hold
+service days, due times and live matches of frozen trips (`_days`, `_operator_days`,
+`_dues`, `_live_memo`). Only the core thread loads operator states (the vehicle step
+never does, and the operator agent's steps run there one at a time), and
+`write_state("operators")` runs on the event loop between the operator agent's own steps.
 """
 
 from __future__ import annotations
@@ -79,6 +92,17 @@ class DecodedStates:
         (and it was not handed out since); None: unpack `raw`. The entry goes either way."""
         entry = self._kept.pop(key, None)
         if entry is None or not (entry[0] is raw or entry[0] == raw):
+            return None
+        return entry[1]
+
+    def read(self, key: str, raw: bytes) -> object | None:
+        """As `take`, but the entry stays while the table holds `raw` (other bytes drop
+        it): for a stage that never changes the states it loads."""
+        entry = self._kept.get(key)
+        if entry is None:
+            return None
+        if not (entry[0] is raw or entry[0] == raw):
+            self._kept.pop(key, None)
             return None
         return entry[1]
 

@@ -1,6 +1,7 @@
-"""The worker's decoded vehicle states (streams/decoded.py), through the shell that keeps
-them: a state this worker wrote is handed out instead of unpacked only while the table
-holds its very bytes, once, and only while its partition stays owned."""
+"""The worker's decoded vehicle and operator states (streams/decoded.py), through the
+shell that keeps them: a state this worker wrote is handed out instead of unpacked only
+while the table holds its very bytes, a vehicle's once, and only while its partition
+stays owned."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from faust.types import TP
 
 from engine.loading import load_context
+from engine.operator import OperatorState
 from engine.routing import operator_step, vehicle_step
 from engine.stored import pack, unpack
 from engine.vehicle import VehicleState
@@ -27,8 +29,10 @@ from streams.decoded import DecodedStates
 
 PARTITIONS = 4
 ON_0, ON_2 = "JN-1011", "JN-1013"  # the sample fleet's vehicles on partitions 0 and 2 of 4
+OPERATOR_ON_0, OPERATOR_ON_2 = "OP-1", "OP-0"  # operator keys on partitions 0 and 2 of 4
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(VehicleState)
+_OPERATOR_DECODER = msgspec.msgpack.Decoder(OperatorState)
 
 
 class FakeTable(dict):
@@ -58,8 +62,17 @@ def written(shell: Shell, vehicle_id: str, *judged: str) -> VehicleState:
     return state
 
 
+def written_operator(shell: Shell, operator_id: str, *closed: str) -> OperatorState:
+    """A state of `operator_id` held and written by the shell, as after a batch."""
+    state = OperatorState(operator_id, closed=list(closed))
+    shell._hold_operator(state)
+    shell.write_state("operators")
+    return state
+
+
 def test_the_sample_vehicles_are_on_the_partitions_these_tests_assume():
     assert (partition_of(ON_0, PARTITIONS), partition_of(ON_2, PARTITIONS)) == (0, 2)
+    assert (partition_of(OPERATOR_ON_0, PARTITIONS), partition_of(OPERATOR_ON_2, PARTITIONS)) == (0, 2)
 
 
 def test_a_state_this_worker_wrote_comes_back_as_the_object_written_equal_to_its_bytes_unpacked(shell):
@@ -112,6 +125,52 @@ def test_an_assignment_drops_every_state(shell):
     assert shell._load_vehicle(ON_0) is not state
 
 
+def test_an_operator_state_this_worker_wrote_comes_back_at_every_load_as_the_object_written(shell):
+    state = written_operator(shell, OPERATOR_ON_0, "2026-11-30")
+    # the operator stage loads twice per message (its undo, then the copy it works on)
+    assert shell._load_operator(OPERATOR_ON_0) is state
+    assert shell._load_operator(OPERATOR_ON_0) is state
+    assert _ENCODER.encode(state) == _ENCODER.encode(unpack(shell.operators[OPERATOR_ON_0.encode()],
+                                                            _OPERATOR_DECODER))
+
+
+def test_other_bytes_in_the_operators_table_are_unpacked_and_the_entry_dropped(shell):
+    state = written_operator(shell, OPERATOR_ON_0, "2026-11-30")
+    shell.operators[OPERATOR_ON_0.encode()] = pack(OperatorState(OPERATOR_ON_0, closed=["2026-11-29"]))
+    loaded = shell._load_operator(OPERATOR_ON_0)
+    assert loaded is not state and loaded.closed == ["2026-11-29"]
+    assert len(shell._decoded_operators) == 0
+
+
+def test_an_operator_state_written_again_is_kept_with_its_new_bytes(shell):
+    written_operator(shell, OPERATOR_ON_0, "2026-11-30")
+    again = written_operator(shell, OPERATOR_ON_0, "2026-11-30", "2026-12-01")
+    assert shell._load_operator(OPERATOR_ON_0) is again
+
+
+def test_a_revoked_partition_s_operator_states_are_dropped_the_others_kept(shell):
+    kept, revoked = written_operator(shell, OPERATOR_ON_0), written_operator(shell, OPERATOR_ON_2)
+    shell.on_revoked({TP("operator-events", 2)})
+    assert len(shell._decoded_operators) == 1
+    assert shell._load_operator(OPERATOR_ON_2) is not revoked  # the table's bytes, unpacked
+    assert shell._load_operator(OPERATOR_ON_0) is kept
+
+
+def test_an_assignment_drops_every_operator_state(shell):
+    state = written_operator(shell, OPERATOR_ON_0)
+    shell.on_assigned({TP("operator-events", 0), TP("operator-events", 2)})
+    assert len(shell._decoded_operators) == 0
+    assert shell._load_operator(OPERATOR_ON_0) is not state
+
+
+def test_read_leaves_the_entry_while_the_bytes_match_and_drops_it_otherwise():
+    states = DecodedStates()
+    states.keep("a", b"a", ["a"])
+    assert states.read("a", b"a") == ["a"] and states.read("a", b"a") == ["a"]
+    assert states.read("a", b"other") is None and len(states) == 0
+    assert states.read("a", b"a") is None
+
+
 def test_when_full_a_new_key_is_not_kept_and_a_kept_one_takes_its_new_bytes():
     states = DecodedStates(capacity=2)
     for key in ("a", "b", "c"):
@@ -135,29 +194,31 @@ def _numpy_as_builtin(value):
     return value.item()  # a numpy scalar in an evidence field: JSON gives its value
 
 
-def _shell_day(feed, fleet, sim, capacity: int, limit: int) -> tuple[list[bytes], int]:
+def _shell_day(feed, fleet, sim, capacity: int, limit: int) -> tuple[list[bytes], dict[str, int]]:
     """The messages in event-time order, 13 a take, through a shell as benchmarks.shell_run
     drives it, its decoded states kept up to `capacity`: every send of each take, as JSON,
-    and how many loads the cache served. At every load it serves, the state handed out
-    must encode as the table's bytes unpacked."""
+    and how many loads of vehicles and of operators the caches served. At every load they
+    serve, the state handed out must encode as the table's bytes unpacked."""
     inputs = ReplayInputs(feed=feed, fleet=fleet, tachograph=sim.tachograph, catraca=sim.catraca)
     context = load_context(inputs)
     settings = StreamSettings(partitions=1, backfill=True)
     shell = Shell(context, settings, *(FakeTable() for _ in range(4)))
     shell.on_assigned({TP(topic, 0) for topic in ("tachograph", "catraca", "day-matched", "operator-events")})
     shell._decoded_vehicles = cache = DecodedStates(capacity)
-    served = 0
-    take = cache.take
+    shell._decoded_operators = operator_cache = DecodedStates(capacity)
+    served = {"vehicles": 0, "operators": 0}
 
-    def checked(key, raw):
-        nonlocal served
-        state = take(key, raw)
-        if state is not None:
-            served += 1
-            assert _ENCODER.encode(state) == _ENCODER.encode(unpack(raw, _DECODER)), key
-        return state
+    def checked(load, decoder, name):
+        def served_or_none(key, raw):
+            state = load(key, raw)
+            if state is not None:
+                served[name] += 1
+                assert _ENCODER.encode(state) == _ENCODER.encode(unpack(raw, decoder)), key
+            return state
+        return served_or_none
 
-    cache.take = checked
+    cache.take = checked(cache.take, _DECODER, "vehicles")
+    operator_cache.read = checked(operator_cache.read, _OPERATOR_DECODER, "operators")
     encoder = msgspec.json.Encoder(enc_hook=_numpy_as_builtin)
     sent = []
     with SortedInput(inputs, RUN) as messages:
@@ -178,13 +239,15 @@ def _shell_day(feed, fleet, sim, capacity: int, limit: int) -> tuple[list[bytes]
     return sent, served
 
 
-def test_a_morning_through_the_shell_sends_the_same_with_the_cache_as_without(tmp_path):
+def test_a_morning_through_the_shell_sends_the_same_with_the_caches_as_without(tmp_path):
     feed, fleet = joao_neiva()
     day = dt.date(2026, 12, 1)
     sim = simulate(load_feed(feed), load_fleet(fleet), SimulationSettings(day, day, seed=3), tmp_path)
     with_cache, served = _shell_day(feed, fleet, sim, capacity=4096, limit=3000)
     without, none_served = _shell_day(feed, fleet, sim, capacity=0, limit=3000)
-    assert none_served == 0 and served > 100  # most loads of a vehicle written at the take before
+    assert none_served == {"vehicles": 0, "operators": 0}
+    assert served["vehicles"] > 100  # most loads of a vehicle written at the take before
+    assert served["operators"] > 100  # every load of an operator after its first write
     assert with_cache == without
 
 
