@@ -138,25 +138,39 @@ _LOGS_DECODER = msgspec.msgpack.Decoder(tuple[list[DayLog], list[TripLog]])
 
 # The fields of a vehicle's state that `VehicleStage._process` changes; it only reads the
 # others. A release that raises is undone from a snapshot of these alone, taken at every
-# beat: the day and trip logs are changed in place (encoded), the rest is replaced whole
-# (immutable values, or a dict copied). tests/engine/test_vehicle.py undoes every beat
-# of a day with it and compares with the whole state encoded before.
+# beat: the rest is replaced whole (immutable values, or a dict copied). tests/engine/
+# test_vehicle.py undoes every beat of a day with it and compares with the whole state
+# encoded before.
 _PROCESSED = ("released", "track", "unfollowed", "emitted", "departure", "last_counter", "last_reading",
               "trip_readings", "positions")
 
 
 def _snapshot(state: VehicleState) -> tuple:
-    return _STATE.encode((state.days, state.trips)), \
-        tuple(dict(v) if isinstance(v, dict) else v for v in (getattr(state, name) for name in _PROCESSED))
+    """What undoing a release needs (`_restored`). The day and trip logs are changed in
+    place, so the logs a release can change are kept encoded: every day log, and the
+    trip logs still watching. A settled trip log (`watching` False) is kept as the object
+    it is: nothing changes it any more (triplog.watch, its only writer after it opens,
+    returns at once on it), and the trip logs of a vehicle's day are mostly settled, so
+    the snapshot costs the open logs, not the day. The lists are copied (a release
+    appends to them)."""
+    trips = list(state.trips)
+    watching = [i for i, log in enumerate(trips) if log.watching]
+    logs = trips, watching, _STATE.encode((state.days, [trips[i] for i in watching]))
+    return logs, tuple(dict(v) if isinstance(v, dict) else v for v in (getattr(state, name) for name in _PROCESSED))
 
 
 def _restored(state: VehicleState, snapshot: tuple) -> VehicleState:
     """`state` as it was when `snapshot` was taken (in place)."""
-    logs, values = snapshot
-    state.days, state.trips = _LOGS_DECODER.decode(logs)
+    (trips, watching, encoded), values = snapshot
+    state.days, reopened = _LOGS_DECODER.decode(encoded)
+    state.trips = list(trips)
+    for i, log in zip(watching, reopened):
+        state.trips[i] = log
     for name, value in zip(_PROCESSED, values):
         setattr(state, name, dict(value) if isinstance(value, dict) else value)
     return state
+
+
 log = logging.getLogger(__name__)
 
 
