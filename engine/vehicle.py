@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import logging
+import operator
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -70,7 +71,7 @@ from engine.values import Context, Message
 from engine.vehiclestate import VehicleState
 from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay
-from rules import d19, d21
+from rules import b04, d19, d21
 from rules.evaluate import evaluate_arrival, finish, safe_detect
 from rules.facts import (
     CutShortPass,
@@ -204,6 +205,23 @@ def _reading_order(r: CatracaReading) -> tuple[float, int]:
     return (r.epoch, r.counter)
 
 
+class _RunningRead:
+    """What B-04's judgment of a vehicle's running trip read when it last ran
+    (`VehicleStage._judge_running`), for the stage to skip it at a beat where provably
+    none of it changed: a cache, never state (a worker without it judges, and finds the
+    same). `fixes`: the trip's fixes read, which the track must still hold from its exit
+    (the very objects); `unpassed`: the lowest timepoint mark of the scheduled trip no fix
+    read had reached (inf: none left); `emitted`: each record the judgment sent or found
+    already sent, as `state.emitted` held it after."""
+
+    __slots__ = ("itinerary", "match", "fixes", "occurrences", "conflicted", "emitted", "unpassed")
+
+    def __init__(self, itinerary, match: Match, fixes, occurrences: tuple, conflicted: tuple,
+                 emitted: tuple, unpassed: float) -> None:
+        self.itinerary, self.match, self.fixes = itinerary, match, fixes
+        self.occurrences, self.conflicted, self.emitted, self.unpassed = occurrences, conflicted, emitted, unpassed
+
+
 class VehicleStage:
     """One partition of the vehicle stage."""
 
@@ -227,6 +245,11 @@ class VehicleStage:
         # per vehicle, its running trip's departure as last measured (`_departure`): a function of
         # the itinerary and the two fixes around the exit alone, asked again at every beat of the trip
         self._departures: dict[str, tuple[object, tuple[Fix, ...], float]] = {}
+        # per vehicle, what B-04's judgment of its running trip last read (`_judge_running`), kept
+        # only when B-04 is the pack's one running-trip rule: the judgment's answer is then known
+        self._running_reads: dict[str, _RunningRead] = {}
+        self._running_is_b04 = all(rule.detect is b04.detect for rule in ctx.pack.catalogue.values()
+                                   if rule.live == Live.RUNNING_TRIP)
         # per vehicle, the corridor geometry of its open track measured so far: a cache, not
         # state (a restarted worker measures again and finds the same)
         self._track_memos: dict[str, TrackMemo] = {}
@@ -1253,8 +1276,23 @@ class VehicleStage:
         """B-04 while the trip runs (DESIGN.md, Timing): as soon as its fixes show a
         timepoint passed off schedule on the trip's live match, provisional, detected
         when the first fix past the timepoint was seen. The trip's arrival and the day's
-        matching settle the same record (same id)."""
+        matching settle the same record (same id).
+
+        A beat whose new fixes reach no timepoint mark the trip's fixes had not reached,
+        with every other input as the last judgment read it, is not judged again
+        (`_unchanged_since`): the judgment would send nothing. B-04 reads of the fixes only
+        each timepoint's first fix at or past its mark and the one before (its pings,
+        times and progress, the fix nearest the passage), all kept when fixes only come
+        after them, and a mark not reached stays so; the live match (which fixes the
+        trip's itinerary, departure, service day and scheduled trip) is the same object;
+        `finish` reads the occurrences, `at_most_provisional` the conflicted messages'
+        ids, equal; and each record is compared with the very record `state.emitted` held
+        after the last judgment, which that judgment found unchanged again if run (a
+        record sent is stamped with its earliest moment; a later fix's moment does not
+        lower it). Anything else that changed `state.emitted` (an arrival's or the day's
+        settling, a release undone) makes the stage judge."""
         if running is None or state.departure is None:
+            self._running_reads.pop(state.vehicle_id, None)
             return []
         itinerary, exit_index, _ = running
         pattern = itinerary.pattern
@@ -1267,12 +1305,18 @@ class VehicleStage:
         match = self._running_match(state.vehicle_id, (*earlier, trip), day)
         if match.scheduled is None:
             return []
+        occurrences = tuple(occurrences)
+        conflicted = tuple(state.conflicted)
+        memo = measured(state.track.fixes, self.ctx.geofences, self._memo(state))
+        if self._unchanged_since(state, itinerary, exit_index, match, occurrences, conflicted, memo):
+            return []
         fixes = state.track.fixes[exit_index:]
-        along = measured(state.track.fixes, self.ctx.geofences, self._memo(state)).along(itinerary)
+        along = memo.along(itinerary)
         facts = TripFacts(match, itinerary, self.ctx.fleet[state.vehicle_id].operator_id, fixes,
                           self.ctx.feed.timezone, day.start_epoch, measured=along[exit_index:])
         found = [r for r in self._detect_live(Live.RUNNING_TRIP, facts, date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
+        judged = []
         for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
             if record.status == "confirmed":
                 record = msgspec.structs.replace(record, status=PROVISIONAL)
@@ -1280,7 +1324,37 @@ class VehicleStage:
             seen = record.occurred_at.timestamp()
             moment = next((f.t for f in fixes if f.t >= seen), fixes[-1].t)
             changed += emit_change(state.emitted, record, moment, self.ctx.feed.timezone)
+            judged.append(record.infraction_id)
+        if self._running_is_b04:
+            progress = facts.progress()
+            top = float(progress[~np.isnan(progress)].max(initial=-np.inf))
+            self._running_reads[state.vehicle_id] = _RunningRead(
+                itinerary, match, fixes, occurrences, conflicted,
+                tuple((key, state.emitted.get(key)) for key in judged),
+                min((mark for mark in b04.passage_marks(match.scheduled, self.ctx.policy) if mark > top),
+                    default=np.inf))
         return changed
+
+    def _unchanged_since(self, state: VehicleState, itinerary, exit_index: int, match: Match,
+                         occurrences: tuple, conflicted: tuple, memo: TrackMemo) -> bool:
+        """Whether the running trip's judgment last read what it would read now, but new
+        fixes that reach no mark it had not reached (`_judge_running`); if so, those fixes
+        are taken as read."""
+        read = self._running_reads.get(state.vehicle_id)
+        track = state.track.fixes
+        if read is None or read.match is not match or read.itinerary is not itinerary \
+                or read.occurrences != occurrences or read.conflicted != conflicted:
+            return False
+        known = len(read.fixes)
+        if len(track) - exit_index < known or not all(map(operator.is_, read.fixes, track[exit_index:exit_index + known])):
+            return False
+        if any(state.emitted.get(key) is not record for key, record in read.emitted):
+            return False
+        unpassed = read.unpassed
+        if any(p >= unpassed for p in memo.progress(itinerary)[exit_index + known:].tolist()):
+            return False
+        read.fixes = track[exit_index:]
+        return True
 
     def _running_match(self, vehicle_id: str, trips: tuple[DetectedTrip, ...], day: ServiceDay) -> Match:
         """The live match of the last of `trips` (the running one, after the vehicle's

@@ -15,6 +15,7 @@ import datetime as dt
 
 import numpy as np
 
+from gtfs.model import ScheduledTrip
 from kernel.policy import Policy
 from rules.facts import TripFacts, iso, local
 from rules.model import Finding, InsufficientEvidence, Live, Rule, Scope, duration, make_infraction
@@ -27,14 +28,8 @@ def timepoint_passages(facts: TripFacts, policy: Policy) -> list[dict]:
     t, _, _ = facts.arrays()
     progress = facts.progress()
     day_start = facts.day_start
-    radius = policy.a07.stop_radius_m
-    stops = facts.scheduled.stops
     passages = []
-    for k, stop in enumerate(stops[1:], start=1):
-        if not stop.timepoint:
-            continue
-        final = k == len(stops) - 1
-        target = stop.shape_dist_m - radius if final else stop.shape_dist_m + radius
+    for stop, final, target in _timepoints(facts.scheduled, policy):
         scheduled = day_start + (stop.arrival_s if final else stop.departure_s)
         reached = np.flatnonzero(progress >= target)
         entry = {"stop_id": stop.stop_id, "event": "chegada" if final else "partida",
@@ -52,6 +47,24 @@ def timepoint_passages(facts: TripFacts, policy: Policy) -> list[dict]:
         passages.append({**entry, "observed": iso(observed, facts.tz), "deviation_s": round(observed - scheduled, 1),
                          "observed_epoch": observed, "pings": [facts.fixes[i - 1].msg_id, facts.fixes[i].msg_id]})
     return passages
+
+
+def passage_marks(scheduled: ScheduledTrip, policy: Policy) -> tuple[float, ...]:
+    """Where along the shape `timepoint_passages` reads each timepoint of a scheduled trip
+    passed (the progress a fix must reach), in the timepoints' order."""
+    return tuple(target for _, _, target in _timepoints(scheduled, policy))
+
+
+def _timepoints(scheduled: ScheduledTrip, policy: Policy):
+    """(stop, final, mark) of each timepoint after the origin: past an intermediate one by
+    the stop radius, short of the final stop by it."""
+    radius = policy.a07.stop_radius_m
+    stops = scheduled.stops
+    for k, stop in enumerate(stops[1:], start=1):
+        if not stop.timepoint:
+            continue
+        final = k == len(stops) - 1
+        yield stop, final, stop.shape_dist_m - radius if final else stop.shape_dist_m + radius
 
 
 def detect(facts: TripFacts, policy: Policy) -> list[Finding]:

@@ -745,3 +745,105 @@ def test_a_reading_dead_lettered_by_an_engine_error_is_named_alike_kept_or_read_
     read_back = msgspec.msgpack.decode(msgspec.msgpack.encode(admitted), type=CatracaReading)
     assert read_back.ts.utcoffset() == dt.timedelta(0)  # what the stored state gives back
     assert _describe(admitted, tz) == _describe(read_back, tz) == "JN-1011/2026-12-01T07:00:00-03:00#3"
+
+
+@pytest.fixture(scope="module")
+def late_en_route(tmp_path_factory):
+    """A simulated weekday where a trip departs on time and runs late at a timepoint (B-04
+    while it runs): its inputs, messages and replay."""
+    import json
+
+    from fiscaliza.replay import read_messages, replay
+    from gtfs import load_feed
+    from kernel.fleet import load_fleet
+    from simulator import SimulationSettings, simulate
+
+    out = tmp_path_factory.mktemp("b04-running")
+    feed_path, fleet_path = joao_neiva()
+    sim = simulate(load_feed(feed_path), load_fleet(fleet_path),
+                   SimulationSettings(DAY, DAY, seed=21, faults=("en_route_lateness",)), out)
+    [injected] = json.loads(sim.manifest.read_text())["faults"]
+    inputs = ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca)
+    messages, rejected = read_messages(inputs)
+    assert not rejected
+    return inputs, messages, injected, replay(inputs), out
+
+
+def _live_in_takes_of_13(context, messages, cached: bool = True, after_b04=()):
+    """The change log of a live run taking 13 messages per call, as (call, record), and
+    the watermark after each call; `after_b04`: messages taken in a call of their own right
+    after the first B-04 came out. `cached=False`: the running trip judged at every beat."""
+    from engine import Engine
+
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    engine._vehicle_stage._running_is_b04 = cached
+    log, watermarks = [], []
+    for start in range(0, len(messages), 13):
+        log += [(len(watermarks), r) for r in engine.ingest(messages[start: start + 13]).infractions]
+        watermarks.append(engine._vehicle_stage.watermark)
+        if after_b04 and any(r.code == "B-04" for _, r in log):
+            log += [(len(watermarks), r) for r in engine.ingest(list(after_b04)).infractions]
+            watermarks.append(engine._vehicle_stage.watermark)
+            after_b04 = ()
+    log += [(len(watermarks), r) for r in engine.close().infractions]
+    return log, watermarks
+
+
+def test_a_running_trip_is_judged_again_only_when_a_fix_passes_a_timepoint_mark(context, late_en_route, monkeypatch):
+    """B-04 over a running trip reads, of its fixes, each timepoint's first fix past its
+    mark: at a beat whose fixes pass no new mark, with nothing else changed, the stage does
+    not judge it again (VehicleStage._unchanged_since), and the change log is the one
+    judging at every beat gives."""
+    from rules.b04 import timepoint_passages
+    from rules.model import Live
+
+    _, messages, _, _, _ = late_en_route
+    judged = []
+    real = VehicleStage._detect_live
+
+    def counting(self, live, facts, date):
+        if live == Live.RUNNING_TRIP:
+            passed = [p.get("pings") or p.get("reason") for p in timepoint_passages(facts, context.policy)]
+            judged.append((facts.realized.vehicle_id, facts.fixes[0].msg_id, facts.itinerary.pattern.key,
+                           facts.scheduled.key, repr(passed)))
+        return real(self, live, facts, date)
+
+    monkeypatch.setattr(VehicleStage, "_detect_live", counting)
+    log, _ = _live_in_takes_of_13(context, messages)
+    cached, judged[:] = list(judged), []
+    every_beat, _ = _live_in_takes_of_13(context, messages, cached=False)
+    assert any(r.code == "B-04" for _, r in log)
+    assert log == every_beat
+    assert len(cached) == len(set(cached))  # never judged twice on the same passages
+    assert len(set(judged)) < len(judged) and set(cached) == set(judged)
+
+
+def test_an_occurrence_registered_while_the_trip_runs_justifies_its_b04_at_the_next_beat(context, late_en_route):
+    """The occurrences are an input of the running trip's judgment: one registered between
+    two beats of the trip, past no new timepoint, justifies the B-04 at the next beat as
+    judging at every beat does, and the day settles to the replay's record."""
+    import dataclasses
+    import json
+
+    from engine import Message
+    from fiscaliza.replay import replay
+    from telemetry import decode
+
+    inputs, messages, injected, _, out = late_en_route
+    start = dt.datetime.combine(DAY, dt.time(4, 0), context.feed.timezone).isoformat()
+    end = dt.datetime.combine(DAY, dt.time(23, 0), context.feed.timezone).isoformat()
+    line = json.dumps({"id": "OC-1", "kind": "other", "start": start, "end": end, "route_id": injected["route_id"]})
+    occurrence = Message(decode("occurrences", line.encode(), "o.jsonl:1"), "o.jsonl:1", line)
+    log, watermarks = _live_in_takes_of_13(context, messages, after_b04=[occurrence])
+    assert log == _live_in_takes_of_13(context, messages, cached=False, after_b04=[occurrence])[0]
+    b04 = [(call, r) for call, r in log if r.code == "B-04"]
+    (_, first), (call, justified) = b04[:2]
+    assert (first.status, justified.status) == ("provisional", "justified")
+    assert justified.infraction_id == first.infraction_id and justified.detected_at == first.detected_at
+    path = out / "occurrences.jsonl"
+    path.write_text(line + "\n")
+    [settled] = [r for r in replay(dataclasses.replace(inputs, occurrences=path)).infractions if r.code == "B-04"]
+    [trip] = [t for t in replay(inputs).trips if t.trip_id == settled.trip_id]
+    assert watermarks[call] < trip.arrived_at.timestamp()  # judged while the trip ran, not at its arrival
+    # the replay's record, but when it was detected: as the trip ran, not at the day's close
+    assert b04[-1][1] == msgspec.structs.replace(settled, detected_at=first.detected_at)
