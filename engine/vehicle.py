@@ -175,6 +175,15 @@ def _restored(state: VehicleState, snapshot: tuple) -> VehicleState:
 log = logging.getLogger(__name__)
 
 
+def _in_feed_time(reading: CatracaReading, tz) -> CatracaReading:
+    """The reading with its instants in the feed's timezone, for a dead letter's `raw`: one
+    the stage kept as admitted carries the offset it was sent with, one read back from
+    stored state (msgpack keeps no offset) UTC, and what is written must not depend on
+    which (a worker's state served decoded or unpacked, streams.decoded)."""
+    return msgspec.structs.replace(reading, ts=reading.ts.astimezone(tz), received_at=None
+                                   if reading.received_at is None else reading.received_at.astimezone(tz))
+
+
 def _describe(item: Fix | CatracaReading, tz) -> str:
     """The message's id; a reading's time in the feed's timezone, whether the reading was
     kept as admitted or read back from stored state (msgpack keeps no offset)."""
@@ -904,7 +913,8 @@ class VehicleStage:
                     out.rejected.append(Rejection(
                         source="tachograph" if kind == 0 else "catraca", reason="engine_error",
                         detail=f"{type(exc).__name__}: {exc}", location=_describe(item, self.ctx.feed.timezone),
-                        raw=msgspec.json.encode(item).decode()))
+                        raw=msgspec.json.encode(item if kind == 0 else _in_feed_time(item, self.ctx.feed.timezone))
+                        .decode()))
         finally:
             self._released_geometry = shared
         return state
@@ -1061,7 +1071,8 @@ class VehicleStage:
                 state.last_reading = (reading.epoch, reading.counter)
                 if why is not None:
                     rejected.append(Rejection(source="catraca", reason="implausible", detail=why,
-                                              location=None, raw=encode(reading).decode()))
+                                              location=None,
+                                              raw=encode(_in_feed_time(reading, self.ctx.feed.timezone)).decode()))
                 else:
                     add_reading(into, reading, silence)
                     if state.last_counter is not None and reading.counter > state.last_counter:

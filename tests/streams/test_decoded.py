@@ -287,3 +287,28 @@ def test_a_record_sent_again_at_most_provisional_is_the_same_whether_its_state_w
                    infraction_record(r)["detected_at"], r.status) for r in stage._at_most_provisional(loaded))
     assert sent == [("x1", "2026-12-01T07:05:00-03:00", "2026-12-01T07:06:00-03:00", "provisional"),
                     ("x2", "2026-12-01T07:05:00-03:00", "2026-12-01T07:06:00-03:00", "provisional")]
+
+
+@pytest.mark.parametrize("served_decoded", [True, False])
+def test_an_implausible_reading_is_dead_lettered_alike_whether_its_state_was_served_or_unpacked(
+        shell, context, served_decoded):
+    """A reading released from the pending ones and rejected as implausible (a counter
+    beyond every modulus) is dead-lettered with its fields as JSON: its instants in the
+    feed's timezone whether the state came from the decoded states (the offset it was
+    sent with) or the table's bytes (msgpack gives UTC) — the third review's finding."""
+    from telemetry import CatracaReading
+    tz = context.feed.timezone
+    reading = CatracaReading(vehicle_id=ON_0, ts=dt.datetime(2026, 12, 1, 7, 0, tzinfo=tz),
+                             counter=max(context.policy.d21.counter_moduli) + 1, seal_intact=True, status="ok", seq=3)
+    state = VehicleState(ON_0, pending_catraca=[reading])
+    shell._hold_vehicle(state)
+    shell.write_state("vehicles")
+    if not served_decoded:
+        shell._decoded_vehicles.drop()  # after a restart, a rebalance, or the cache full
+    stage = shell.vehicle_stage(0)
+    loaded = shell._load_vehicle(ON_0)
+    assert (loaded is state) == served_decoded
+    rejected = []
+    stage._log_day(loaded, [], list(loaded.pending_catraca), rejected)
+    assert [(r.reason, msgspec.json.decode(r.raw)["ts"]) for r in rejected] == \
+        [("implausible", "2026-12-01T07:00:00-03:00")]
