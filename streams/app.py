@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import faust
@@ -162,35 +163,27 @@ class Shell:
             stored.append((key.decode(), trips))
         return stored
 
-    def _load(self, table, name: str, key: str, decoder):
+    def _load(self, table, name: str, key: str, decoder, decoded: Callable[[str, bytes], object | None] | None = None):
+        """The state held for the batch, else the table's, unpacked unless `decoded` (a
+        streams.decoded lookup) has the very object its bytes were packed from."""
         held = self._held.get((name, key))
         if held is not None:
             return held
         raw = table.get(key.encode())
-        return unpack(raw, decoder) if raw else None
-
-    def _load_vehicle(self, vehicle_id: str) -> VehicleState | None:
-        held = self._held.get(("vehicles", vehicle_id))
-        if held is not None:
-            return held
-        raw = self.vehicles.get(vehicle_id.encode())
         if not raw:
             return None
-        decoded = self._decoded_vehicles.take(vehicle_id, raw)
-        return decoded if decoded is not None else unpack(raw, self._vehicle_decoder)
+        kept = decoded(key, raw) if decoded is not None else None
+        return kept if kept is not None else unpack(raw, decoder)
+
+    def _load_vehicle(self, vehicle_id: str) -> VehicleState | None:
+        return self._load(self.vehicles, "vehicles", vehicle_id, self._vehicle_decoder, self._decoded_vehicles.take)
 
     def _hold_vehicle(self, state: VehicleState) -> None:
         self._held[("vehicles", state.vehicle_id)] = state
 
     def _load_operator(self, operator_id: str) -> OperatorState | None:
-        held = self._held.get(("operators", operator_id))
-        if held is not None:
-            return held
-        raw = self.operators.get(operator_id.encode())
-        if not raw:
-            return None
-        decoded = self._decoded_operators.read(operator_id, raw)
-        return decoded if decoded is not None else unpack(raw, self._operator_decoder)
+        return self._load(self.operators, "operators", operator_id, self._operator_decoder,
+                          self._decoded_operators.read)
 
     def _hold_operator(self, state: OperatorState) -> None:
         self._held[("operators", state.operator_id)] = state

@@ -110,21 +110,6 @@ def test_a_state_held_again_is_kept_with_its_new_bytes(shell):
     assert unpack(shell.vehicles[ON_0.encode()], _DECODER).judged == ["2026-12-01", "2026-12-02"]
 
 
-def test_a_revoked_partition_s_states_are_dropped_the_others_kept(shell):
-    kept, revoked = written(shell, ON_0), written(shell, ON_2)
-    shell.on_revoked({TP("tachograph", 2)})
-    assert len(shell._decoded_vehicles) == 1
-    assert shell._load_vehicle(ON_2) is not revoked  # the table's bytes, unpacked
-    assert shell._load_vehicle(ON_0) is kept
-
-
-def test_an_assignment_drops_every_state(shell):
-    state = written(shell, ON_0)
-    shell.on_assigned({TP("tachograph", 0), TP("tachograph", 2)})
-    assert len(shell._decoded_vehicles) == 0
-    assert shell._load_vehicle(ON_0) is not state
-
-
 def test_an_operator_state_this_worker_wrote_comes_back_at_every_load_as_the_object_written(shell):
     state = written_operator(shell, OPERATOR_ON_0, "2026-11-30")
     # the operator stage loads twice per message (its undo, then the copy it works on)
@@ -148,19 +133,31 @@ def test_an_operator_state_written_again_is_kept_with_its_new_bytes(shell):
     assert shell._load_operator(OPERATOR_ON_0) is again
 
 
-def test_a_revoked_partition_s_operator_states_are_dropped_the_others_kept(shell):
-    kept, revoked = written_operator(shell, OPERATOR_ON_0), written_operator(shell, OPERATOR_ON_2)
-    shell.on_revoked({TP("operator-events", 2)})
-    assert len(shell._decoded_operators) == 1
-    assert shell._load_operator(OPERATOR_ON_2) is not revoked  # the table's bytes, unpacked
-    assert shell._load_operator(OPERATOR_ON_0) is kept
+# (the table, its input topic, a key on partition 0 and one on 2, writing one, loading one, its cache)
+_KINDS = {
+    "vehicles": ("tachograph", ON_0, ON_2, written, "_load_vehicle", "_decoded_vehicles"),
+    "operators": ("operator-events", OPERATOR_ON_0, OPERATOR_ON_2, written_operator, "_load_operator",
+                  "_decoded_operators"),
+}
 
 
-def test_an_assignment_drops_every_operator_state(shell):
-    state = written_operator(shell, OPERATOR_ON_0)
-    shell.on_assigned({TP("operator-events", 0), TP("operator-events", 2)})
-    assert len(shell._decoded_operators) == 0
-    assert shell._load_operator(OPERATOR_ON_0) is not state
+@pytest.mark.parametrize("kind", sorted(_KINDS))
+def test_a_revoked_partition_s_states_are_dropped_the_others_kept(shell, kind):
+    topic, on_0, on_2, write, load, cache = _KINDS[kind]
+    kept, revoked = write(shell, on_0), write(shell, on_2)
+    shell.on_revoked({TP(topic, 2)})
+    assert len(getattr(shell, cache)) == 1
+    assert getattr(shell, load)(on_2) is not revoked  # the table's bytes, unpacked
+    assert getattr(shell, load)(on_0) is kept
+
+
+@pytest.mark.parametrize("kind", sorted(_KINDS))
+def test_an_assignment_drops_every_state(shell, kind):
+    topic, on_0, _, write, load, cache = _KINDS[kind]
+    state = write(shell, on_0)
+    shell.on_assigned({TP(topic, 0), TP(topic, 2)})
+    assert len(getattr(shell, cache)) == 0
+    assert getattr(shell, load)(on_0) is not state
 
 
 def test_read_leaves_the_entry_while_the_bytes_match_and_drops_it_otherwise():
@@ -251,6 +248,20 @@ def test_a_morning_through_the_shell_sends_the_same_with_the_caches_as_without(t
     assert with_cache == without
 
 
+def _written_then_loaded(shell: Shell, state: VehicleState, served_decoded: bool):
+    """`state` written by the shell and loaded again at the next batch, served from the
+    decoded states or (as after a restart, a rebalance, or the cache full) unpacked from
+    the table's bytes: its partition's stage and the state loaded."""
+    shell._hold_vehicle(state)
+    shell.write_state("vehicles")
+    if not served_decoded:
+        shell._decoded_vehicles.drop()
+    stage = shell.vehicle_stage(partition_of(state.vehicle_id, PARTITIONS))
+    loaded = shell._load_vehicle(state.vehicle_id)
+    assert (loaded is state) == served_decoded
+    return stage, loaded
+
+
 def _a_sent_record(context, vehicle_id: str, cites: str):
     from rules.model import Infraction
     tz = context.feed.timezone
@@ -276,13 +287,7 @@ def test_a_record_sent_again_at_most_provisional_is_the_same_whether_its_state_w
     log = TripLog(1.0, 2.0, "r", 0, "s", "2026-12-01", 3.0, 2.0, infractions=[record])
     state = VehicleState(ON_0, trips=[log], emitted={"x2": msgspec.structs.replace(record, infraction_id="x2")},
                          conflicted={cites: 0.0})
-    shell._hold_vehicle(state)
-    shell.write_state("vehicles")
-    if not served_decoded:
-        shell._decoded_vehicles.drop()  # after a restart, a rebalance, or the cache full
-    stage = shell.vehicle_stage(0)
-    loaded = shell._load_vehicle(ON_0)
-    assert (loaded is state) == served_decoded
+    stage, loaded = _written_then_loaded(shell, state, served_decoded)
     sent = sorted((infraction_record(r)["infraction_id"], infraction_record(r)["occurred_at"],
                    infraction_record(r)["detected_at"], r.status) for r in stage._at_most_provisional(loaded))
     assert sent == [("x1", "2026-12-01T07:05:00-03:00", "2026-12-01T07:06:00-03:00", "provisional"),
@@ -301,13 +306,7 @@ def test_an_implausible_reading_is_dead_lettered_alike_whether_its_state_was_ser
     reading = CatracaReading(vehicle_id=ON_0, ts=dt.datetime(2026, 12, 1, 7, 0, tzinfo=tz),
                              counter=max(context.policy.d21.counter_moduli) + 1, seal_intact=True, status="ok", seq=3)
     state = VehicleState(ON_0, pending_catraca=[reading])
-    shell._hold_vehicle(state)
-    shell.write_state("vehicles")
-    if not served_decoded:
-        shell._decoded_vehicles.drop()  # after a restart, a rebalance, or the cache full
-    stage = shell.vehicle_stage(0)
-    loaded = shell._load_vehicle(ON_0)
-    assert (loaded is state) == served_decoded
+    stage, loaded = _written_then_loaded(shell, state, served_decoded)
     rejected = []
     stage._log_day(loaded, [], list(loaded.pending_catraca), rejected)
     assert [(r.reason, msgspec.json.decode(r.raw)["ts"]) for r in rejected] == \
