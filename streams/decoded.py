@@ -38,16 +38,19 @@ track's fixes are the very objects its track memo measured (trips.memo: known by
 identity): the memo reads only the new fixes, as in the replay, instead of comparing the
 whole track's coordinates again.
 
-At most `capacity` states are kept (`DECODED_STATES_KEPT`). A decoded state weighs
-~100 KB in memory on the 150-vehicle benchmark day, about 9.5 times its packed bytes
-(BENCHMARKS.md): a cache of every vehicle the worker owns is what the replay holds
-anyway, and the bound only matters for a worker that owns more vehicles than it. Then a
-state written while the cache is full is not kept (it is unpacked when next loaded, as
+At most `capacity_bytes` of packed states are kept (`DECODED_BYTES_KEPT`), counted by
+their packed bytes, not by how many: a decoded state weighs about 9.5 times its packed
+bytes on the 150-vehicle benchmark day (~100 KB decoded, BENCHMARKS.md), and a vehicle
+whose input lags holds hours of pending fixes, so a bound by count promised nothing
+about memory. A cache of every vehicle the worker owns is what the replay holds anyway,
+and the bound only matters for a worker whose states weigh more than it. Then a state
+written while the cache is full is not kept (it is unpacked when next loaded, as
 without the cache); evicting the oldest instead would serve nothing, since the vehicles
 are loaded again in about the order they were written, the oldest next. The revocation
 and the assignment of partitions drop entries (`Shell.on_revoked`, `Shell.on_assigned`).
-Operations are single dict operations (atomic under the GIL): the worker's event loop
-writes and drops while its core thread loads.
+Each entry is put or taken by one dict operation (atomic under the GIL): the worker's
+event loop writes and drops while its core thread loads. The count of bytes kept beside
+it only bounds memory; an answer never reads it.
 
 **Operator states** (`Shell._load_operator`) are kept the same way, on the same first and
 third conditions, but read with `read`, which leaves the entry: the operator stage never
@@ -67,30 +70,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# ~100 KB each decoded on the benchmark day: at most ~200 MB, for a worker owning 2,048 vehicles or more
-DECODED_STATES_KEPT = 2048
+# 20 MiB of packed states: ~190 MB decoded at the benchmark day's ~9.5 times (the
+# 150-vehicle network's states are ~1.6 MB packed, a 1,500-vehicle city's ~16 MB)
+DECODED_BYTES_KEPT = 20 * 2**20
 
 
 class DecodedStates:
     """Per table key, the bytes this worker last wrote there and the object packed into them."""
 
-    def __init__(self, capacity: int = DECODED_STATES_KEPT) -> None:
-        self.capacity = capacity
+    def __init__(self, capacity_bytes: int = DECODED_BYTES_KEPT) -> None:
+        self.capacity_bytes = capacity_bytes
         self._kept: dict[str, tuple[bytes, object]] = {}
+        self.kept_bytes = 0  # the packed bytes of the states kept
 
     def __len__(self) -> int:
         return len(self._kept)
 
     def keep(self, key: str, raw: bytes, state: object) -> None:
         """`state` was packed into `raw`, which the table now holds at `key`: kept, unless
-        the cache is full and holds nothing for `key`."""
-        if key in self._kept or len(self._kept) < self.capacity:
+        it does not fit in what is left of the capacity (what `key` held before is gone
+        either way: the table holds other bytes now)."""
+        self._forget(key)
+        if self.kept_bytes + len(raw) <= self.capacity_bytes:
             self._kept[key] = (raw, state)
+            self.kept_bytes += len(raw)
 
     def take(self, key: str, raw: bytes) -> object | None:
         """The object packed into `raw` if this worker wrote exactly those bytes at `key`
         (and it was not handed out since); None: unpack `raw`. The entry goes either way."""
-        entry = self._kept.pop(key, None)
+        entry = self._forget(key)
         if entry is None or not (entry[0] is raw or entry[0] == raw):
             return None
         return entry[1]
@@ -102,14 +110,21 @@ class DecodedStates:
         if entry is None:
             return None
         if not (entry[0] is raw or entry[0] == raw):
-            self._kept.pop(key, None)
+            self._forget(key)
             return None
         return entry[1]
+
+    def _forget(self, key: str) -> tuple[bytes, object] | None:
+        entry = self._kept.pop(key, None)
+        if entry is not None:
+            self.kept_bytes -= len(entry[0])
+        return entry
 
     def drop(self, keeps: Callable[[str], bool] | None = None) -> None:
         """Forget every entry, or those whose key `keeps` refuses."""
         if keeps is None:
             self._kept.clear()
+            self.kept_bytes = 0
             return
         for key in [k for k in list(self._kept) if not keeps(k)]:
-            self._kept.pop(key, None)
+            self._forget(key)

@@ -168,21 +168,45 @@ def test_read_leaves_the_entry_while_the_bytes_match_and_drops_it_otherwise():
     assert states.read("a", b"a") is None
 
 
-def test_when_full_a_new_key_is_not_kept_and_a_kept_one_takes_its_new_bytes():
-    states = DecodedStates(capacity=2)
-    for key in ("a", "b", "c"):
-        states.keep(key, key.encode(), [key])
-    states.keep("b", b"b2", ["b2"])  # written again
-    assert states.take("c", b"c") is None  # came when full
-    assert states.take("b", b"b") is None and len(states) == 1  # other bytes: gone
-    states.keep("d", b"d", ["d"])  # room again
-    assert states.take("a", b"a") == ["a"]
-    assert states.take("d", b"d") == ["d"]
-    assert len(states) == 0
+def test_the_capacity_counts_packed_bytes_and_a_full_cache_keeps_no_new_state():
+    states = DecodedStates(capacity_bytes=4)
+    states.keep("a", b"a", ["a"])
+    states.keep("b", b"b", ["b"])
+    states.keep("c", b"ccc", ["c"])  # 1 + 1 + 3 > 4: not kept
+    states.keep("b", b"bb", ["b2"])  # written again: its new bytes replace its old (1 + 2)
+    assert states.kept_bytes == 3 and len(states) == 2
+    assert states.take("c", b"ccc") is None
+    states.keep("d", b"d", ["d"])  # 4: fits
+    states.keep("e", b"e", ["e"])  # 5: not kept
+    assert states.take("e", b"e") is None
+    assert states.take("a", b"a") == ["a"] and states.take("b", b"bb") == ["b2"] and states.take("d", b"d") == ["d"]
+    assert states.kept_bytes == 0 and len(states) == 0
+    states.keep("f", b"fffff", ["f"])  # larger than the whole capacity
+    assert states.take("f", b"fffff") is None
+
+
+def test_a_state_that_no_longer_fits_when_written_again_is_forgotten():
+    # the table holds the new bytes: the old entry cannot be served, kept or not
+    states = DecodedStates(capacity_bytes=3)
+    states.keep("a", b"a", ["a"])
+    states.keep("a", b"aaaa", ["a2"])
+    assert states.kept_bytes == 0 and states.take("a", b"a") is None and states.take("a", b"aaaa") is None
+
+
+def test_dropping_entries_gives_their_bytes_back():
+    states = DecodedStates(capacity_bytes=2)
+    states.keep("a", b"a", ["a"])
+    states.keep("b", b"b", ["b"])
+    states.drop(keeps=lambda key: key == "a")
+    assert states.kept_bytes == 1
+    assert states.read("a", b"other") is None and states.kept_bytes == 0  # other bytes: dropped
+    states.keep("c", b"cc", ["c"])
+    states.drop()
+    assert states.kept_bytes == 0 and len(states) == 0
 
 
 def test_no_capacity_keeps_nothing():
-    states = DecodedStates(capacity=0)
+    states = DecodedStates(capacity_bytes=0)
     states.keep("a", b"a", ["a"])
     assert states.take("a", b"a") is None
 
@@ -191,9 +215,9 @@ def _numpy_as_builtin(value):
     return value.item()  # a numpy scalar in an evidence field: JSON gives its value
 
 
-def _shell_day(feed, fleet, sim, capacity: int, limit: int) -> tuple[list[bytes], dict[str, int]]:
+def _shell_day(feed, fleet, sim, capacity_bytes: int, limit: int) -> tuple[list[bytes], dict[str, int]]:
     """The messages in event-time order, 13 a take, through a shell as benchmarks.shell_run
-    drives it, its decoded states kept up to `capacity`: every send of each take, as JSON,
+    drives it, its decoded states kept up to `capacity_bytes`: every send of each take, as JSON,
     and how many loads of vehicles and of operators the caches served. At every load they
     serve, the state handed out must encode as the table's bytes unpacked."""
     inputs = ReplayInputs(feed=feed, fleet=fleet, tachograph=sim.tachograph, catraca=sim.catraca)
@@ -201,8 +225,8 @@ def _shell_day(feed, fleet, sim, capacity: int, limit: int) -> tuple[list[bytes]
     settings = StreamSettings(partitions=1, backfill=True)
     shell = Shell(context, settings, *(FakeTable() for _ in range(4)))
     shell.on_assigned({TP(topic, 0) for topic in ("tachograph", "catraca", "day-matched", "operator-events")})
-    shell._decoded_vehicles = cache = DecodedStates(capacity)
-    shell._decoded_operators = operator_cache = DecodedStates(capacity)
+    shell._decoded_vehicles = cache = DecodedStates(capacity_bytes)
+    shell._decoded_operators = operator_cache = DecodedStates(capacity_bytes)
     served = {"vehicles": 0, "operators": 0}
 
     def checked(load, decoder, name):
@@ -240,8 +264,8 @@ def test_a_morning_through_the_shell_sends_the_same_with_the_caches_as_without(t
     feed, fleet = joao_neiva()
     day = dt.date(2026, 12, 1)
     sim = simulate(load_feed(feed), load_fleet(fleet), SimulationSettings(day, day, seed=3), tmp_path)
-    with_cache, served = _shell_day(feed, fleet, sim, capacity=4096, limit=3000)
-    without, none_served = _shell_day(feed, fleet, sim, capacity=0, limit=3000)
+    with_cache, served = _shell_day(feed, fleet, sim, capacity_bytes=2**30, limit=3000)
+    without, none_served = _shell_day(feed, fleet, sim, capacity_bytes=0, limit=3000)
     assert none_served == {"vehicles": 0, "operators": 0}
     assert served["vehicles"] > 100  # most loads of a vehicle written at the take before
     assert served["operators"] > 100  # every load of an operator after its first write
