@@ -147,7 +147,8 @@ def open_trip(fixes, ctx: Context, memo: TrackMemo | None = None):
     zone among the track's fixes (since the last arrival), on the console's line when
     the newest ping names one; of two itineraries left at the same fix, the one with
     more fixes on its corridor since. None while it stands in a terminal or runs nothing.
-    (itinerary, index of the last fix in the origin zone, distance of each fix to the shape).
+    (itinerary, index of the last fix in the origin zone): its distances to the shape are
+    the memo's to read when wanted, not measured at every beat.
     `memo`: see trips.memo; each itinerary's exits are kept in its `grown` store
     (`_OriginExits`), so a beat reads only the fixes new since the last one."""
     measures = measured(fixes, ctx.geofences, memo)
@@ -173,7 +174,7 @@ def open_trip(fixes, ctx: Context, memo: TrackMemo | None = None):
         # the first of the most fixes on its corridor since the exit (only ties read distances)
         on = [int((measures.distance(itinerary)[latest:] <= itinerary.corridor_m).sum()) for itinerary in tied]
         best = tied[on.index(max(on))]
-    return best, latest, measures.distance(best)
+    return best, latest
 
 
 class _OriginExits(NamedTuple):

@@ -873,7 +873,7 @@ class VehicleStage:
         only once the trip has arrived."""
         if running is None:
             return []
-        itinerary, e, _ = running
+        itinerary, e = running
         fixes = state.track.fixes
         pair = tuple(fixes[e: e + 2])
         kept = self._departures.get(state.vehicle_id)
@@ -1305,7 +1305,7 @@ class VehicleStage:
         if running is None or state.departure is None:
             self._running_reads.pop(state.vehicle_id, None)
             return []
-        itinerary, exit_index, _ = running
+        itinerary, exit_index = running
         pattern = itinerary.pattern
         departed = state.departure[0]
         trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,

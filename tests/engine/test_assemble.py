@@ -120,7 +120,7 @@ def test_the_trip_running_after_a_zone_passed_between_fixes_departed_where_it_wi
     context, fixes = passed_through()
     [trip] = detect_trips("v", fixes, context.geofences, POLICY.trips)
     running = fixes[:5]  # standing, then 3 fixes on the way
-    itinerary, exit_index, _ = open_trip(running, context)
+    itinerary, exit_index = open_trip(running, context)
     assert (itinerary.pattern.key, running[exit_index].msg_id) == ("T:0:L", trip.exit_msg_ids[0]) == ("T:0:L", "v/1")
     t, x, y = (np.array([getattr(f, n) for f in running]) for n in "txy")
     # 50 m along at 60 s, 650 m at 120 s: the stretch ends 300 m along, 5/12 of the way: 85 s
