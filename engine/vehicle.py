@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import itertools
 import logging
 import operator
 from collections.abc import Callable
 from dataclasses import replace
+from typing import NamedTuple
 
 import msgspec
 import numpy as np
@@ -218,17 +220,38 @@ class _RunningRead:
     """What B-04's judgment of a vehicle's running trip read when it last ran
     (`VehicleStage._judge_running`), for the stage to skip it at a beat where provably
     none of it changed: a cache, never state (a worker without it judges, and finds the
-    same). `fixes`: the trip's fixes read, which the track must still hold from its exit
-    (the very objects); `unpassed`: the lowest timepoint mark of the scheduled trip no fix
-    read had reached (inf: none left); `emitted`: each record the judgment sent or found
-    already sent, as `state.emitted` held it after."""
+    same). The trip's fixes read are `track[exit_index:length]`, which the track must
+    still hold from its exit (the very objects); `unpassed`: the lowest timepoint mark of
+    the scheduled trip no fix read had reached (inf: none left); `emitted`: each record
+    the judgment sent or found already sent, as `state.emitted` held it after. The read is
+    also kept in the track memo's `grown` store (`_RUNNING_READ`): found there, the track
+    only grew at its end since, so its first `length` fixes are still the ones read."""
 
-    __slots__ = ("itinerary", "match", "fixes", "occurrences", "conflicted", "emitted", "unpassed")
+    __slots__ = ("itinerary", "match", "track", "exit_index", "length", "occurrences", "conflicted", "emitted",
+                 "unpassed")
 
-    def __init__(self, itinerary, match: Match, fixes, occurrences: tuple, conflicted: tuple,
-                 emitted: tuple, unpassed: float) -> None:
-        self.itinerary, self.match, self.fixes = itinerary, match, fixes
+    def __init__(self, itinerary, match: Match, track: tuple, exit_index: int, occurrences: tuple,
+                 conflicted: tuple, emitted: tuple, unpassed: float) -> None:
+        self.itinerary, self.match = itinerary, match
+        self.track, self.exit_index, self.length = track, exit_index, len(track)
         self.occurrences, self.conflicted, self.emitted, self.unpassed = occurrences, conflicted, emitted, unpassed
+
+
+# the key of a vehicle's `_RunningRead` in its track memo's `grown` store
+_RUNNING_READ = "engine.vehicle.running_read"
+
+
+class _RunningMatch(NamedTuple):
+    """A running trip's live match and what it was found from (`VehicleStage._running_match`):
+    the service date and day are functions of the itinerary and departure alone, the match
+    of the day and the vehicle's trips up to the running one."""
+
+    itinerary: object
+    departed: float
+    date: dt.date  # the service date
+    day: ServiceDay
+    trips: tuple[DetectedTrip, ...]
+    match: Match
 
 
 class VehicleStage:
@@ -250,7 +273,7 @@ class VehicleStage:
         self._days = ServiceDays(ctx.feed, ctx.policy.trips.service_day_cutover_s)
         self._marks: dict[str, tuple[float, ...]] = {}
         # per vehicle, its running trip's live match and what it was matched from (`_running_match`)
-        self._running_matches: dict[str, tuple[ServiceDay, tuple[DetectedTrip, ...], Match]] = {}
+        self._running_matches: dict[str, _RunningMatch] = {}
         # per vehicle, its running trip's departure as last measured (`_departure`): a function of
         # the itinerary and the two fixes around the exit alone, asked again at every beat of the trip
         self._departures: dict[str, tuple[object, tuple[Fix, ...], float]] = {}
@@ -1306,14 +1329,8 @@ class VehicleStage:
             self._running_reads.pop(state.vehicle_id, None)
             return []
         itinerary, exit_index = running
-        pattern = itinerary.pattern
-        departed = state.departure[0]
-        trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
-                            departed, departed, 0.0, "", "")
-        date = service_date_of(trip, self.ctx, self._day)
-        day = self._day(date)
-        earlier = arrived_before(state.vehicle_id, state.trips, date.isoformat(), departed)
-        match = self._running_match(state.vehicle_id, (*earlier, trip), day)
+        kept = self._running_match(state, itinerary, state.departure[0])
+        match, day = kept.match, kept.day
         if match.scheduled is None:
             return []
         occurrences = tuple(occurrences)
@@ -1325,7 +1342,7 @@ class VehicleStage:
         along = memo.along(itinerary)
         facts = TripFacts(match, itinerary, self.ctx.fleet[state.vehicle_id].operator_id, fixes,
                           self.ctx.feed.timezone, day.start_epoch, measured=along[exit_index:])
-        found = [r for r in self._detect_live(Live.RUNNING_TRIP, facts, date) if isinstance(r, Infraction)]
+        found = [r for r in self._detect_live(Live.RUNNING_TRIP, facts, kept.date) if isinstance(r, Infraction)]
         changed: list[Finding] = []
         judged = []
         for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
@@ -1339,8 +1356,8 @@ class VehicleStage:
         if self._running_is_b04:
             progress = facts.progress()
             top = float(progress[~np.isnan(progress)].max(initial=-np.inf))
-            self._running_reads[state.vehicle_id] = _RunningRead(
-                itinerary, match, fixes, occurrences, conflicted,
+            self._running_reads[state.vehicle_id] = memo.grown[_RUNNING_READ] = _RunningRead(
+                itinerary, match, state.track.fixes, exit_index, occurrences, conflicted,
                 tuple((key, state.emitted.get(key)) for key in judged),
                 min((mark for mark in b04.passage_marks(match.scheduled, self.ctx.policy) if mark > top),
                     default=np.inf))
@@ -1356,28 +1373,44 @@ class VehicleStage:
         if read is None or read.match is not match or read.itinerary is not itinerary \
                 or read.occurrences != occurrences or read.conflicted != conflicted:
             return False
-        known = len(read.fixes)
-        if len(track) - exit_index < known or not all(map(operator.is_, read.fixes, track[exit_index:exit_index + known])):
+        known = read.length - read.exit_index
+        if len(track) - exit_index < known:
+            return False
+        # kept in the memo: the track only grew since (one look, not one per fix of the trip)
+        grown = memo.grown.get(_RUNNING_READ) is read and exit_index == read.exit_index
+        if not grown and not all(map(operator.is_, itertools.islice(read.track, read.exit_index, read.length),
+                                     itertools.islice(track, exit_index, exit_index + known))):
             return False
         if any(state.emitted.get(key) is not record for key, record in read.emitted):
             return False
         unpassed = read.unpassed
         if any(p >= unpassed for p in memo.progress(itinerary)[exit_index + known:].tolist()):
             return False
-        read.fixes = track[exit_index:]
+        read.track, read.exit_index, read.length = track, exit_index, len(track)
+        memo.grown[_RUNNING_READ] = read
         return True
 
-    def _running_match(self, vehicle_id: str, trips: tuple[DetectedTrip, ...], day: ServiceDay) -> Match:
-        """The live match of the last of `trips` (the running one, after the vehicle's
-        earlier trips of the day), as `live_matches` gives it: a function of those trips and
-        the day alone, so kept per vehicle while they are the same (a cache, not state: the
-        same at every beat of a trip, which asked it again per beat)."""
-        kept = self._running_matches.get(vehicle_id)
-        if kept is not None and kept[0] is day and kept[1] == trips:
-            return kept[2]
+    def _running_match(self, state: VehicleState, itinerary, departed: float) -> _RunningMatch:
+        """The live match of the trip running `itinerary` since `departed`, after the
+        vehicle's earlier trips of its service day, as `live_matches` gives it. Kept per
+        vehicle (a cache, not state: the same at every beat of a trip, which asked it again
+        per beat): its service date and day while the itinerary and departure are the same
+        (what they are functions of), the match while the earlier trips are too."""
+        kept = self._running_matches.get(state.vehicle_id)
+        if kept is not None and kept.itinerary is itinerary and kept.departed == departed:
+            date, day, trip = kept.date, kept.day, kept.trips[-1]
+        else:
+            pattern = itinerary.pattern
+            trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
+                                departed, departed, 0.0, "", "")
+            date = service_date_of(trip, self.ctx, self._day)
+            day, kept = self._day(date), None
+        trips = (*arrived_before(state.vehicle_id, state.trips, date.isoformat(), departed), trip)
+        if kept is not None and kept.trips == trips:
+            return kept
         match = live_matches(list(trips), day, self.ctx.feed.timezone, self.ctx.policy.trips)[-1]
-        self._running_matches[vehicle_id] = (day, trips, match)
-        return match
+        kept = self._running_matches[state.vehicle_id] = _RunningMatch(itinerary, departed, date, day, trips, match)
+        return kept
 
     def _checkpoint_marks(self, pattern_key: str) -> tuple[float, ...]:
         """Where along the pattern's shape B-04 reads a timepoint passage, for any of its
