@@ -27,7 +27,7 @@ from engine.triplog import arrived_before
 from engine.values import Context
 from gtfs.schedule import ServiceDay
 from kernel.policy import Headway
-from trips.detection import origin_fixes_from
+from trips.detection import _may_pass_a_span as may_pass_a_span, origin_fixes_from
 from trips.headways import HeadwayState, headway_state
 from trips.matching import live_matches
 from trips.memo import TrackMemo, measured
@@ -191,33 +191,52 @@ class _OriginExits(NamedTuple):
 def _last_exit(measures: TrackMemo, itinerary, rules) -> int | None:
     """Where the track last left the itinerary's origin zone (the last fix in it before
     one out of it), as `origin_fixes` reads the whole track; None while its last fix is
-    in the zone or it never left. Reads the origin values of the new fixes only."""
+    in the zone or it never left. Reads the origin values of the new fixes only, and
+    not even those at a beat where none can hold (`_none_held`)."""
     key = ("open_trip.exits", id(itinerary), id(rules))
     known = measures.grown.get(key) or _OriginExits(0, False, -1)
     n = len(measures.t)
-    values = origin_fixes_from(measures, itinerary, rules, known.settled)
     # the values of fixes settled..n-2 are settled now: their exits with the fix before
     # (its value kept) and between them
     last_exit, last_in = known.last_exit, known.last_in
-    if len(values) > 8:  # a track read whole (a fresh memo, a cut): at numpy's pace
-        pairs = np.concatenate(([last_in], values[:-1])) if known.settled else values[:-1]
-        exits = np.flatnonzero(pairs[:-1] & ~pairs[1:])
-        if len(exits):
-            last_exit = int(exits[-1]) + known.settled - (1 if known.settled else 0)
-        last_in = bool(values[-2])
-    else:  # a beat's fix or two: numpy's calls would cost more than the reading
-        i = known.settled
-        for value in values[:-1].tolist():
-            if i and last_in and not value:
-                last_exit = i - 1
-            last_in, i = value, i + 1
+    if known.settled and n - known.settled <= 8 and _none_held(measures, itinerary, known.settled):
+        # every new value is False: the only exit is from the last fix kept, when it was in
+        if n - known.settled > 1 and last_in:
+            last_exit, last_in = known.settled - 1, False
+        newest_in = False
+    else:
+        values = origin_fixes_from(measures, itinerary, rules, known.settled)
+        if len(values) > 8:  # a track read whole (a fresh memo, a cut): at numpy's pace
+            pairs = np.concatenate(([last_in], values[:-1])) if known.settled else values[:-1]
+            exits = np.flatnonzero(pairs[:-1] & ~pairs[1:])
+            if len(exits):
+                last_exit = int(exits[-1]) + known.settled - (1 if known.settled else 0)
+            last_in = bool(values[-2])
+        else:  # a beat's fix or two: numpy's calls would cost more than the reading
+            i = known.settled
+            for value in values[:-1].tolist():
+                if i and last_in and not value:
+                    last_exit = i - 1
+                last_in, i = value, i + 1
+        newest_in = bool(values[-1])
     settled = n - 1
     measures.grown[key] = _OriginExits(settled, last_in, last_exit)
-    if values[-1]:
+    if newest_in:
         return None  # still in (or back in) its origin terminal
     if settled and last_in:
         return settled - 1  # left it at the newest fix
     return last_exit if last_exit >= 0 else None
+
+
+def _none_held(measures: TrackMemo, itinerary, done: int) -> bool:
+    """Whether no fix from index `done` on is in the itinerary's origin zone as
+    `origin_fixes` reads it, known without reading their values: none is inside the zone
+    (the memo keeps the last fix inside each terminal zone) and no pair of them may pass
+    through the zone between its two fixes (`may_pass_a_span`)."""
+    origin = itinerary.origin
+    if id(origin) not in measures.geofences.terminal_zone_ids or measures.last_inside(origin) >= done:
+        return False
+    return not may_pass_a_span(measures, itinerary, done)
 
 
 def _live_match(state, itinerary, departed: float, ctx: Context,

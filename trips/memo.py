@@ -136,7 +136,7 @@ class TakeGeometry:
 
 class TrackMemo:
     __slots__ = ("geofences", "fixes", "t", "x", "y", "_points", "_columns", "_lagging", "_corridors",
-                 "_corridors_len", "_zones", "_zones_len", "grown", "take", "detected_under")
+                 "_corridors_len", "_zones", "_zones_len", "_last_inside", "grown", "take", "detected_under")
 
     # The corridors and the terminal zones are kept in growable buffers (`_Rows`): a beat
     # writes its new fixes' slots only, and readers get read-only views of the filled part.
@@ -156,6 +156,8 @@ class TrackMemo:
         # id of a terminal zone with a fix inside -> which fixes are (the others: none is)
         self._zones = _Rows((False,))
         self._zones_len = 0
+        # id of a terminal zone with a fix inside -> the index of the last one (`last_inside`)
+        self._last_inside: dict[int, int] = {}
         # what readers kept of the track that holds only while it grows at its end with the
         # very same fixes (trips.unfollowed's chains, which a cut at the front changes and
         # which read more than a fix's position): emptied at any other track
@@ -216,6 +218,7 @@ class TrackMemo:
         kept = max(0, min(self._zones_len - start, shared))
         self._zones = self._zones.cut(start, kept, keep=lambda columns: bool(columns[0].any()))
         self._zones_len = kept
+        self._last_inside = {key: int(np.flatnonzero(inside)[-1]) for key, inside in self._zones.views(kept).items()}
         self.fixes, self.t, self.x, self.y = fixes, t, x, y
         return self
 
@@ -287,8 +290,19 @@ class TrackMemo:
             for key, mask in fresh:
                 row = zones.row(key)  # before the buffer is read: a new row may make new buffers
                 zones.buffers[0][row, done:n] = mask
+                inside = np.flatnonzero(mask)
+                if len(inside):
+                    self._last_inside[key] = done + int(inside[-1])
             self._zones_len = n
         return self._zones.views(n)
+
+    def last_inside(self, zone: Zone) -> int:
+        """The index of the last fix inside `zone`, a terminal zone of the geofences'
+        itineraries (-1: none is): kept as the fixes are measured, so a reader of the new
+        fixes only learns whether one is inside without reading the zone's column."""
+        assert id(zone) in self.geofences.terminal_zone_ids
+        self.inside_terminals()
+        return self._last_inside.get(id(zone), -1)
 
     def distance(self, itinerary: Itinerary) -> np.ndarray:
         """Metres from each fix to the itinerary's shape (as `Itinerary.distance`)."""

@@ -248,6 +248,9 @@ def _every_answer(memo: TrackMemo) -> dict:
         out[("on_corridor", key)], out[("along", key)] = on, progress
     for zone, inside in memo.inside_terminals().items():
         out[("terminal", zone)] = inside
+    for it in ITINERARIES:
+        for zone in (it.origin, it.destination):
+            out[("last_inside", id(zone))] = np.asarray(memo.last_inside(zone))
     out["t"], out["x"], out["y"] = memo.t, memo.x, memo.y
     return out
 
@@ -319,6 +322,9 @@ def test_a_track_in_random_batch_splits_reads_at_every_beat_as_one_whole_read_an
             assert inside.dtype == bool and not inside.flags.writeable
             np.testing.assert_array_equal(inside, afresh.inside_terminals()[zone])
             given_then.append((inside, inside.copy()))
+        for itinerary in ITINERARIES:  # the last fix in each terminal zone, kept as the fixes came
+            for zone in (itinerary.origin, itinerary.destination):
+                assert got.last_inside(zone) == afresh.last_inside(zone)
         for itinerary in ITINERARIES:
             for flags in (origin_fixes, destination_fixes):
                 kept = flags(got, itinerary, rules)
