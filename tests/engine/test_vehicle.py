@@ -11,6 +11,8 @@ import datetime as dt
 import msgspec
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine.loading import load_context
 from engine.messages import DayMatched
@@ -847,3 +849,30 @@ def test_an_occurrence_registered_while_the_trip_runs_justifies_its_b04_at_the_n
     assert watermarks[call] < trip.arrived_at.timestamp()  # judged while the trip ran, not at its arrival
     # the replay's record, but when it was detected: as the trip ran, not at the day's close
     assert b04[-1][1] == msgspec.structs.replace(settled, detected_at=first.detected_at)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([-3.5, 0.0, 5.25, 6.0, 13.5, 23.75, 27.0]),
+                          st.booleans()), min_size=1, max_size=12))
+def test_the_running_match_asked_beat_by_beat_is_the_one_a_fresh_stage_finds(context, asks):
+    # the running trip's live match, kept per vehicle with its service date and day
+    # (VehicleStage._running_match), asked as the beats ask it: the same departure again,
+    # another departure of the same itinerary (hours apart, across the service day's
+    # cutover), another itinerary, a trip arrived in between; each answer is a fresh
+    # stage's (a cache keyed on too little would give the last departure's match)
+    from engine.triplog import TripLog
+
+    itineraries = [it for it in context.geofences.itineraries.values()][:4]
+    start = dt.datetime.combine(DAY, dt.time(0), context.feed.timezone).timestamp()
+    state = VehicleState("JN-2014")
+    stage, _ = stage_with(context, state)
+    for which, hours, arrived in asks:
+        itinerary, departed = itineraries[which], start + 3600 * hours
+        if arrived:
+            pattern = itinerary.pattern
+            state.trips.append(TripLog(departed - 3600, departed - 600, pattern.route_id, pattern.direction_id,
+                                       pattern.shape_id, DAY.isoformat(), departed, departed - 600))
+        kept = stage._running_match(state, itinerary, departed)
+        fresh = stage_with(context, state)[0]._running_match(state, itinerary, departed)
+        assert (kept.date, kept.day.date, kept.trips) == (fresh.date, fresh.day.date, fresh.trips)
+        assert kept.match == fresh.match
