@@ -134,10 +134,16 @@ def over_episodes(log: DayLog, policy) -> dict[float, float]:
     kept = log.kept
     if not kept or log.last is None:
         return {}
+    rules = policy.c01
+    # an episode is over no sooner than `merge_gap_s` after its last fix over the limit,
+    # so none is before `merge_gap_s` after the day's first such fix: most beats of most
+    # days end here, without measuring the day's kept fixes (in event-time order)
+    first_over = next((k.fix.t for k in kept if k.fix.speed_kmh > k.limit_kmh + rules.tolerance_kmh), None)
+    if first_over is None or log.last.fix.t < first_over + rules.merge_gap_s:
+        return {}
     t = np.fromiter((k.fix.t for k in kept), float, len(kept))
     speed = np.fromiter((k.fix.speed_kmh for k in kept), float, len(kept))
     limit = np.fromiter((k.limit_kmh for k in kept), float, len(kept))
-    rules = policy.c01
     over = speed > limit + rules.tolerance_kmh
     joined = over[:-1] & over[1:] & (np.diff(t) <= rules.max_ping_gap_s)
     newest = log.last.fix.t

@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 import msgspec
+import msgspec.inspect
 import numpy as np
 
 from engine.admission import (
@@ -43,7 +44,17 @@ from engine.admission import (
 from engine.assemble import service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change
 from engine.clocks import clock_passes
-from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, other_catraca, over_episodes
+from engine.daylog import (
+    DayLog,
+    KeptFix,
+    OtherCatraca,
+    add_door,
+    add_fix,
+    add_reading,
+    keep,
+    other_catraca,
+    over_episodes,
+)
 from engine.late import Rejudged, rejudged_changes
 from engine.messages import (
     DayMatched,
@@ -137,7 +148,6 @@ _VEHICLE_SCOPES = frozenset({Scope.TRIP, Scope.MATCHED_TRIP, Scope.VEHICLE_DAY, 
 
 _STATE = msgspec.msgpack.Encoder()
 _STATE_DECODER = msgspec.msgpack.Decoder(VehicleState)
-_LOGS_DECODER = msgspec.msgpack.Decoder(tuple[list[DayLog], list[TripLog]])
 
 # The fields of a vehicle's state that `VehicleStage._process` changes; it only reads the
 # others. A release that raises is undone from a snapshot of these alone, taken at every
@@ -150,28 +160,51 @@ _PROCESSED = ("released", "track", "unfollowed", "emitted", "departure", "last_c
 
 def _snapshot(state: VehicleState) -> tuple:
     """What undoing a release needs (`_restored`). The day and trip logs are changed in
-    place, so the logs a release can change are kept encoded: every day log, and the
-    trip logs still watching. A settled trip log (`watching` False) is kept as the object
-    it is: nothing changes it any more (triplog.watch, its only writer after it opens,
-    returns at once on it), and the trip logs of a vehicle's day are mostly settled, so
-    the snapshot costs the open logs, not the day. The lists are copied (a release
-    appends to them)."""
+    place, so the logs a release can change are kept as copies (`_log_copy`): every day
+    log, and the trip logs still watching. A settled trip log (`watching` False) is kept
+    as the object it is: nothing changes it any more (triplog.watch, its only writer
+    after it opens, returns at once on it), and the trip logs of a vehicle's day are
+    mostly settled, so the snapshot costs the open logs, not the day. The lists are
+    copied (a release appends to them)."""
     trips = list(state.trips)
-    watching = [i for i, log in enumerate(trips) if log.watching]
-    logs = trips, watching, _STATE.encode((state.days, [trips[i] for i in watching]))
+    watching = [(i, _log_copy(log)) for i, log in enumerate(trips) if log.watching]
+    logs = trips, watching, [_log_copy(log) for log in state.days]
     return logs, tuple(dict(v) if isinstance(v, dict) else v for v in (getattr(state, name) for name in _PROCESSED))
 
 
 def _restored(state: VehicleState, snapshot: tuple) -> VehicleState:
-    """`state` as it was when `snapshot` was taken (in place)."""
-    (trips, watching, encoded), values = snapshot
-    state.days, reopened = _LOGS_DECODER.decode(encoded)
+    """`state` as it was when `snapshot` was taken (in place; the snapshot's copies are
+    copied again, so it could restore twice)."""
+    (trips, watching, days), values = snapshot
+    state.days = [_log_copy(log) for log in days]
     state.trips = list(trips)
-    for i, log in zip(watching, reopened):
-        state.trips[i] = log
+    for i, log in watching:
+        state.trips[i] = _log_copy(log)
     for name, value in zip(_PROCESSED, values):
         setattr(state, name, dict(value) if isinstance(value, dict) else value)
     return state
+
+
+def _log_copy(log: DayLog | OtherCatraca | TripLog) -> DayLog | OtherCatraca | TripLog:
+    """A day or trip log as it is now, whatever is done to `log` after: a shallow copy
+    with its lists copied and the log in it (a day's `other`) copied too. Their items
+    and its other fields are immutable (frozen Structs, tuples, numbers, strings), so
+    this is the log's value at a few list copies, not an encoding of the day's kept
+    fixes at every beat (tests/engine/test_vehicle.py undoes every beat of a day with it)."""
+    copied = log.__copy__()
+    for name in _LIST_FIELDS[type(log)]:
+        setattr(copied, name, list(getattr(log, name)))
+    if type(log) is DayLog and log.other is not None:
+        copied.other = _log_copy(log.other)
+    elif type(log) is OtherCatraca:
+        copied.log = _log_copy(log.log)
+    return copied
+
+
+# the fields of the logs a release changes in place that are lists (appended to)
+_LIST_FIELDS = {cls: tuple(field.name for field in msgspec.inspect.type_info(cls).fields
+                           if isinstance(field.type, msgspec.inspect.ListType))
+                for cls in (DayLog, OtherCatraca, TripLog)}
 
 
 log = logging.getLogger(__name__)

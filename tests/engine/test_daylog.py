@@ -66,6 +66,19 @@ def test_single_ping_over_within_the_gap_delays_the_end_until_it_is_over():
     assert over_episodes(log, POLICY) == {}
 
 
+def test_an_episode_over_is_yielded_while_a_later_run_over_the_limit_goes_on():
+    # over at 0-10 s (over at 310 s), under until 320 s, over again from 330 s: the
+    # newest fix is over the limit and the later run may still become an episode, but
+    # the first is over. over_episodes skips the day's kept fixes until `merge_gap_s`
+    # after its first fix over the limit, not its newest: this fails if it waited for
+    # the newest (or last kept) fix over the limit instead
+    log = logged(fixes(80, 80, *([50] * 31), 80, 80))
+    assert over_episodes(log, POLICY) == {T0 + 10: T0 + 310}
+    # and nothing is over before 300 s after the first fix over the limit
+    kept_first = logged(fixes(50, 80, 80, *([50] * 29)))  # over at 10-20 s, newest 310 s < 320 s
+    assert over_episodes(kept_first, POLICY) == {}
+
+
 def reading(seconds, counter, *, seal_intact=True, status="ok"):
     ts = dt.datetime.fromtimestamp(T0 + seconds, dt.timezone(dt.timedelta(hours=-3))).isoformat()
     return decode_catraca(json.dumps({"vehicle_id": "V", "ts": ts, "counter": counter,

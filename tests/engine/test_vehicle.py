@@ -876,3 +876,51 @@ def test_the_running_match_asked_beat_by_beat_is_the_one_a_fresh_stage_finds(con
         fresh = stage_with(context, state)[0]._running_match(state, itinerary, departed)
         assert (kept.date, kept.day.date, kept.trips) == (fresh.date, fresh.day.date, fresh.trips)
         assert kept.match == fresh.match
+
+
+def test_the_undo_snapshot_keeps_every_log_as_it_was_whatever_the_release_appends():
+    # The snapshot copies the day logs and the watching trip logs instead of encoding
+    # them (vehicle._log_copy): every list their writers append to (a day's doors, catraca
+    # gaps and notable readings, a trip's checkpoint fixes) and the other catraca's log a
+    # day with readings in two versions holds must be the snapshot's own. The busy day
+    # above has no doors and no second versions; this day has both. Fails if a list or
+    # the other log is shared with the state.
+    import json
+
+    import engine.vehicle as vehicle_module
+    from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, other_catraca
+    from engine.triplog import TripLog
+    from rules.facts import DoorFix
+    from telemetry import decode_catraca
+    from trips.model import Fix
+
+    t0, silence = 1_796_121_600.0, 600.0
+
+    def fix(s, speed=80.0):
+        return Fix(t0 + s, 0.0, 0.0, speed, None, f"V/{s}", doors_open=True)
+
+    def reading(s, counter, status="ok"):
+        ts = dt.datetime.fromtimestamp(t0 + s, dt.timezone(dt.timedelta(hours=-3))).isoformat()
+        return decode_catraca(json.dumps({"vehicle_id": "V", "ts": ts, "counter": counter, "seal_intact": True,
+                                          "status": status}))
+
+    day = DayLog("2026-12-01", previous_counter=9, counter=9)
+    add_fix(day, KeptFix(fix(0), 60.0), 7.0)
+    add_door(day, DoorFix(fix(0), 80.0, "S1", False), True)
+    add_reading(day, reading(10, 10), silence)
+    day.other = other_catraca(day, (t0 + 10, 10))
+    trip = TripLog(t0 - 900, t0 - 60, "R", 0, "S", "2026-12-01", t0 + 600, t0 - 60, checkpoint_fixes=[fix(-60)],
+                   infractions=[])
+    state = VehicleState("V", days=[day], trips=[trip])
+    whole = vehicle_module._STATE.encode(state)
+    snapshot = vehicle_module._snapshot(state)
+    # what a release does to the logs in place
+    add_fix(day, KeptFix(fix(20), 60.0), 7.0)
+    add_door(day, DoorFix(fix(20), 90.0, "S1", False), True)
+    add_reading(day, reading(900, 8, status="fault"), silence)  # a silence, and a notable reading
+    add_reading(day.other.log, reading(900, 8, status="fault"), silence)
+    day.other.last_reading = (t0 + 900, 8)
+    trip.checkpoint_fixes += [fix(30)]
+    trip.pending_marks.append(100.0)
+    assert vehicle_module._STATE.encode(state) != whole
+    assert vehicle_module._STATE.encode(vehicle_module._restored(state, snapshot)) == whole
