@@ -78,14 +78,24 @@ def unfollowed_passes(vehicle_id: str, fixes: tuple[Fix, ...] | list[Fix], geofe
     near = measures.corridors()
     followed = _followed_so_far(measures, rules, silent_after)
     found = []
-    for itinerary in geofences.itineraries_near(near):  # the feed's order, whatever the memo's
-        if itinerary.pattern.key in near:
-            on_corridor, progress = near[itinerary.pattern.key]
-            if followed and not on_corridor[0]:
-                continue
-            found += _passes(vehicle_id, fixes, t, x, y, itinerary, on_corridor, progress, rules, silent_after,
-                             measures)
+    for itinerary, key in _near_in_feed_order(measures, near, geofences):
+        on_corridor, progress = near[key]
+        if followed and not on_corridor[0]:
+            continue
+        found += _passes(vehicle_id, fixes, t, x, y, itinerary, on_corridor, progress, rules, silent_after,
+                         measures)
     return sorted(found, key=lambda p: (p.first_t, p.shape_id))
+
+
+def _near_in_feed_order(measures: TrackMemo, near: dict, geofences: Geofences) -> list[tuple[Itinerary, str]]:
+    """The itineraries with a fix near their corridor, in the feed's order (whatever the
+    memo's), with their keys. Kept in the memo's `grown`: while the track grows at its
+    end its corridors are only ever added to, so the same count is the same ones."""
+    kept = measures.grown.get(("unfollowed", "near"))
+    if kept is None or kept[0] != len(near):
+        kept = measures.grown[("unfollowed", "near")] = (
+            len(near), [(itinerary, itinerary.pattern.key) for itinerary in geofences.itineraries_near(near)])
+    return kept[1]
 
 
 def _followed_so_far(measures: TrackMemo, rules: TripRules, silent_after: bool) -> bool:
@@ -127,17 +137,15 @@ def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.nd
         if not zones:
             zones.extend((origin_fixes(measures, itinerary, rules), destination_fixes(measures, itinerary, rules)))
         return _verdict(vehicle_id, fixes, t, x, y, itinerary, run, progress, *zones, rules, silent_after)
-    found = []
-    for k, run in enumerate(chains.closed):
-        # a chain a later one follows is over, and its verdict reads only fixes up to the
-        # one after it: the same at every beat while the track grows
-        if k == len(chains.verdicts):
-            chains.verdicts.append(verdict(run))
-        if chains.verdicts[k] is not None:
-            found.append(chains.verdicts[k])
+    # a chain a later one follows is over, and its verdict reads only fixes up to the one
+    # after it: the same at every beat while the track grows, so each is judged once
+    for run in chains.closed[chains.judged:]:
+        if (passage := verdict(run)) is not None:
+            chains.found.append(passage)
+    chains.judged = len(chains.closed)
     if chains.current[-1] + 1 == len(t):
         if not silent_after:
-            return found  # the chain runs on at the last fix: not over yet (as _verdict finds it)
+            return chains.found.copy()  # the chain runs on at the last fix: not over yet (as _verdict finds it)
         last = verdict(np.array(chains.current))
     else:
         # a fix follows the chain's last: its verdict reads only fixes up to that one, the
@@ -146,7 +154,7 @@ def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.nd
             chains.current_verdict = verdict(np.array(chains.current))
             chains.current_verdict_len = len(chains.current)
         last = chains.current_verdict
-    return found + [last] if last is not None else found
+    return [*chains.found, last] if last is not None else chains.found.copy()
 
 
 class _Chains:
@@ -161,7 +169,7 @@ class _Chains:
     track's memo (trips.memo, `grown`) and only the new fixes read; a cut at the front
     changes the reach of the chain it cuts, and the memo starts them again."""
 
-    __slots__ = ("rules", "done", "on_corridor", "closed", "verdicts", "current", "reach", "current_verdict",
+    __slots__ = ("rules", "done", "on_corridor", "closed", "judged", "found", "current", "reach", "current_verdict",
                  "current_verdict_len")
 
     def __init__(self, rules: TripRules) -> None:
@@ -169,7 +177,8 @@ class _Chains:
         self.done = 0  # the fixes read: indices below
         self.on_corridor = 0  # how many of them are on the corridor
         self.closed: list[np.ndarray] = []
-        self.verdicts: list[UnfollowedPass | None] = []
+        self.judged = 0  # how many of the closed chains were judged
+        self.found: list[UnfollowedPass] = []  # the passes among them, in order
         self.current: list[int] = []
         self.reach = 0.0
         # the current chain's verdict once a fix follows its last, and its length then
@@ -180,9 +189,12 @@ class _Chains:
     def extend(self, t: np.ndarray, progress: np.ndarray, on_corridor: np.ndarray) -> None:
         """The chains over the fixes not read yet."""
         rules = self.rules
-        done = self.done
-        fresh = [done + i for i, on in enumerate(on_corridor[done:].tolist()) if on]
-        self.done = len(t)
+        done, n = self.done, len(t)
+        if done + 1 == n:  # a fix a beat (the live pace): read without a slice
+            fresh = [done] if on_corridor[done] else []
+        else:
+            fresh = [done + i for i, on in enumerate(on_corridor[done:].tolist()) if on]
+        self.done = n
         if not fresh:
             return
         self.on_corridor += len(fresh)

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import shapely
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix, detect_trips
+from trips.memo import TrackMemo
 from trips.unfollowed import UnfollowedPass, unfollowed_passes
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
@@ -249,3 +252,39 @@ def test_a_pass_still_silent_crosses_a_topic_as_json_and_back():
         first_msg_id="a", last_msg_id="b", from_m=0.0, to_m=900.0, earliest_departure=50.0, latest_departure=100.0,
         silences=((None, 100.0), (400.0, None)))
     assert msgspec.json.decode(msgspec.json.encode(passage), type=UnfollowedPass) == passage
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(silences=st.lists(st.tuples(st.integers(min_value=0, max_value=330), st.integers(min_value=0, max_value=45)),
+                         max_size=4),
+       noise=st.sets(st.integers(min_value=0, max_value=339), max_size=12),
+       beats=st.lists(st.tuples(st.integers(min_value=1, max_value=12), st.integers(min_value=0, max_value=10)),
+                      min_size=10, max_size=80))
+def test_every_beat_of_a_memo_s_unfollowed_passes_is_a_fresh_look_s(silences, noise, beats):
+    # What the passes keep in the memo's `grown` while the track grows (each itinerary's
+    # chains, their closed ones judged once and the passes among them, the running chain's
+    # verdict, the widest gap, the near itineraries in the feed's order): at every beat, a
+    # batch appended and now and then a cut at the front, both still running and fallen
+    # silent, the answer is a fresh look's at the same fixes. The track starts far off every
+    # corridor (none near yet), then runs A to C, back, A to C and back again, with silences
+    # (fixes dropped) and GPS noise off every corridor where the draw puts them
+    def away(f: Fix) -> Fix:
+        return Fix(f.t, f.x + 400, f.y - 400, f.speed_kmh, f.route_id, f.msg_id)
+
+    lead = [away(Fix(T0 - dt, WHOLE[0].x, WHOLE[0].y, 36.0, "T", f"v/-{dt}")) for dt in (1400, 700, 10)]
+    back = along([(830, 7000), (900, 7000), (1600, 0), (1660, 0)])
+    again = along([(1670, 0), (1730, 0), (2430, 7000), (2490, 7000)])
+    back_again = along([(2500, 7000), (2560, 7000), (3260, 0), (3320, 0)])
+    track = lead + [away(f) if i in noise else f for i, f in enumerate(WHOLE + back + again + back_again)]
+    dropped = {i for start, length in silences for i in range(start, start + length)}
+    track = [f for i, f in enumerate(track) if i not in dropped]
+    memo = TrackMemo(GEOFENCES)
+    begin = end = 0
+    for grown, cut_front in beats:
+        end = min(len(track), end + grown)
+        begin = min(begin + 30, end - 1) if cut_front == 10 else begin  # a trip closed: 30 fixes cut
+        fixes = track[begin:end]
+        for silent_after in (False, True):
+            remembered = unfollowed_passes("v", fixes, GEOFENCES, RULES, silent_after, memo)
+            assert remembered == unfollowed_passes("v", fixes, GEOFENCES, RULES, silent_after)
+
