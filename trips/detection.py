@@ -50,6 +50,8 @@ def detect_trips(
     if len(fixes) < 2:
         return []
     measures = measured(fixes, geofences, memo)
+    if new_from is not None and not _may_any_arrive_from(measures, new_from):
+        return []  # the beat of a bus on its way: no itinerary is read
     t, x, y = measures.t, measures.x, measures.y
     entered = measures.zones_entered
     near = measures.corridors()  # a zone crossed between two fixes is crossed on the corridor
@@ -239,6 +241,47 @@ def _arrives_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRules, f
     if first == 0:
         return bool(held.any())
     return bool((held[1:] & ~held[:-1]).any())
+
+
+def _may_any_arrive_from(measures: TrackMemo, first: int) -> bool:
+    """False only when `_may_arrive_from` is False for every itinerary detection reads,
+    read for all of them at once from the fixes from index `first` on and the one before.
+    Each arrival it lets through is a terminal zone entered at one of those fixes (a
+    destination is a terminal zone; from 0, any fix inside one), or a pair of them on an
+    itinerary's corridor at both ends with one of its `_entered_spans` between their
+    progress (an itinerary detection reads: its key is near). Without the test that the
+    pair's first fix is outside the zone: a superset, so still exact. A bus on its way
+    between terminals enters no zone and steps short of every entered span: one query of
+    the zones' slots, and a look at each corridor's new slots in Python."""
+    if measures.terminal_entered_from(first):
+        return True
+    low = max(first - 1, 0)
+    if len(measures.t) - low < 2:
+        return False
+    spans_of = measures.grown.get(_ENTERED_SPANS)
+    if spans_of is None:
+        spans_of = measures.grown[_ENTERED_SPANS] = {}  # (made again after a cut: `grown` empties)
+    itineraries = measures.geofences.itineraries
+    for key, (on_corridor, progress) in measures.corridors().items():
+        on = on_corridor[low:].tolist()
+        steps = [k for k in range(1, len(on)) if on[k - 1] and on[k]]
+        if not steps:
+            continue
+        spans = spans_of.get(key)
+        if spans is None:
+            spans = spans_of[key] = _entered_spans(itineraries[key]).tolist()
+        for k in steps:
+            # as `_spans_between`: the first span starting at or after the pair's start
+            before, after = float(progress[low + k - 1]), float(progress[low + k])
+            for begin, end in spans:
+                if begin >= before:
+                    if end <= after:
+                        return True
+                    break
+    return False
+
+
+_ENTERED_SPANS = ("detection", "entered spans")  # memo.grown: itinerary key -> its `_entered_spans` as a list
 
 
 def _may_arrive_from(measures: TrackMemo, itinerary: Itinerary, first: int) -> bool:

@@ -304,6 +304,20 @@ class TrackMemo:
         self.inside_terminals()
         return self._last_inside.get(id(zone), -1)
 
+    def terminal_entered_from(self, first: int) -> bool:
+        """Whether a fix from index `first` on is inside a terminal zone the fix before it is
+        not inside (from 0: whether any fix is inside one): every zone's slots of those
+        fixes read at once, not zone by zone (a beat's question for all the itineraries
+        near a vehicle, whose destinations are terminal zones)."""
+        self.inside_terminals()
+        keys, n = len(self._zones.rows), self._zones_len
+        if not keys or first >= n:
+            return False
+        inside = self._zones.buffers[0][:keys, max(first - 1, 0):n]
+        if first == 0:
+            return bool(inside.any())
+        return bool((inside[:, 1:] & ~inside[:, :-1]).any())
+
     def distance(self, itinerary: Itinerary) -> np.ndarray:
         """Metres from each fix to the itinerary's shape (as `Itinerary.distance`)."""
         return self._column(("distance", id(itinerary)), lambda done: np.asarray(

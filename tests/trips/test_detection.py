@@ -20,7 +20,7 @@ from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix, advance_track, detect_trips, new_track
-from trips.detection import _arrives_from, _may_arrive_from, destination_fixes, origin_fixes, tachograph_distance
+from trips.detection import _arrives_from, _may_any_arrive_from, _may_arrive_from, destination_fixes, origin_fixes, tachograph_distance
 from trips.memo import TrackMemo, measured
 from trips.unfollowed import unfollowed_passes
 
@@ -506,3 +506,45 @@ def test_the_arrival_gate_rules_out_only_itineraries_the_full_read_finds_no_arri
                 ruled_out_on_the_corridor += not may and bool((steps[:-1] & steps[1:]).any())
                 standing_inside += not may and bool(inside[first:].any())
     assert arrivals and between_fixes_outside and ruled_out_on_the_corridor and standing_inside
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_size=8),
+       st.lists(st.integers(min_value=0, max_value=6), min_size=1, max_size=8))
+def test_the_beat_gate_rules_out_only_beats_where_no_itinerary_arrives_at_a_fix_read_anew(seed, sizes, cuts):
+    # _may_any_arrive_from reads the fixes from `first` on (and the one before) for every
+    # itinerary at once, with the spans it read kept in the memo's `grown`: at every beat of
+    # a track grown in random batches and cut at the front (first: the last fix of the beat
+    # before), it answers as on a fresh memo, and where it says no, no itinerary of the
+    # geofences has an arrival from `first` on: one read from a fix inside the zone (the
+    # drives of L and R), from the progress between two fixes outside it (the zones L passes
+    # by 6700-6900 m and 3400-3600 m along: the second crossed mid-track, between p/11 and
+    # p/12, so a beat may end at p/12 and the next read it again), or in drives pushed in
+    # and out of the zones and corridors
+    rng = np.random.default_rng(seed)
+    passed_by = zones_along_l(destination_m=6800.0)
+    passing = [Fix(T0 + 30 * k, *at(50.0 + 300 * k), 36.0, "T", f"p/{k}") for k in range(24)]
+    cases = [(GEOFENCES, drive() + drive(FEED.shapes["R"].line, start=T0 + 900)), (passed_by, passing),
+             (zones_along_l(destination_m=3500.0), passing)]
+    cases += [(fences, drive(every=20.0, side=lambda progress: rng.uniform(-120, 120, len(progress))))
+              for fences in (GEOFENCES, passed_by, zones_along_l(destination_m=3500.0))]
+    ruled_out, let_through = 0, 0
+    for fences, fixes in cases:
+        memo, start, end, beat = TrackMemo(fences), 0, 0, 0
+        while end < len(fixes):
+            read_before = end
+            end = min(end + sizes[beat % len(sizes)], len(fixes))
+            start = min(start + cuts[beat % len(cuts)] * (beat % 3 == 2), read_before)  # now and then a cut
+            beat += 1
+            view = fixes[start:end]
+            if len(view) < 2:
+                continue
+            first = max(read_before - start - 1, 0)
+            kept, afresh = measured(view, fences, memo), measured(view, fences, None)
+            may = _may_any_arrive_from(kept, first)
+            assert may == _may_any_arrive_from(afresh, first), (start, end, first)
+            arrives = any(_arrives_from(afresh, itinerary, RULES, first) for itinerary in fences.itineraries.values())
+            assert may or not arrives, (start, end, first)
+            ruled_out += not may
+            let_through += arrives
+    assert ruled_out and let_through
