@@ -134,6 +134,8 @@ def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.nd
     zones: list[np.ndarray] = []  # the zone flags, read only for a verdict (most beats give none)
 
     def verdict(run: np.ndarray) -> UnfollowedPass | None:
+        if _seen_throughout(run, t, rules):
+            return None  # no silence before, in or after it: what _verdict finds, without the zone flags
         if not zones:
             zones.extend((origin_fixes(measures, itinerary, rules), destination_fixes(measures, itinerary, rules)))
         return _verdict(vehicle_id, fixes, t, x, y, itinerary, run, progress, *zones, rules, silent_after)
@@ -155,6 +157,16 @@ def _passes(vehicle_id, fixes, t, x, y, itinerary: Itinerary, on_corridor: np.nd
             chains.current_verdict_len = len(chains.current)
         last = chains.current_verdict
     return [*chains.found, last] if last is not None else chains.found.copy()
+
+
+def _seen_throughout(run: np.ndarray, t: np.ndarray, rules: TripRules) -> bool:
+    """The chain has a fix within `max_coverage_gap_s` before its first, after its last
+    and between each two of its own: seen all along, it is no unfollowed pass (_verdict
+    gives None: it has no silence to hide a departure or an arrival)."""
+    gap = rules.max_coverage_gap_s
+    first, last = int(run[0]), int(run[-1])
+    return 0 < first and last + 1 < len(t) and t[first] - t[first - 1] <= gap and t[last + 1] - t[last] <= gap \
+        and (len(run) < 2 or np.diff(t[run]).max() <= gap)
 
 
 class _Chains:

@@ -254,6 +254,26 @@ def test_a_pass_still_silent_crosses_a_topic_as_json_and_back():
     assert msgspec.json.decode(msgspec.json.encode(passage), type=UnfollowedPass) == passage
 
 
+def test_a_chain_seen_all_along_is_judged_without_reading_the_zone_flags():
+    # a chain with a fix within max_coverage_gap_s before it, after it and between each two
+    # of its own has no silence to hide anything (_seen_throughout): its verdict needs no
+    # zone flags, so a track followed throughout, its chains closed by GPS noise off the
+    # corridor, leaves the memo without the origin and destination flags of any itinerary.
+    # The track begins with two fixes far off every corridor, a silence between them: every
+    # itinerary near it is scanned (_followed_so_far), and the first chain has a fix before it
+    def away(f: Fix) -> Fix:
+        return Fix(f.t, f.x + 400, f.y - 400, f.speed_kmh, f.route_id, f.msg_id)
+
+    lead = [away(Fix(WHOLE[0].t - dt, WHOLE[0].x, WHOLE[0].y, 36.0, "T", f"v/-{dt}")) for dt in (700, 10)]
+    noisy = lead + [away(f) if i in (20, 45) else f for i, f in enumerate(WHOLE)]
+    memo = TrackMemo(GEOFENCES)
+    for n in range(2, len(noisy) + 1):
+        assert unfollowed_passes("v", noisy[:n], GEOFENCES, RULES, False, memo) == []
+    chains = [c for k, c in memo.grown.items() if k[:2] == ("unfollowed", "v")]
+    assert chains and sum(len(c.closed) for c in chains) >= 2  # closed chains were judged (at the noise pings)
+    assert not [key for key in memo._columns if key[0] in ("origin", "destination")]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(silences=st.lists(st.tuples(st.integers(min_value=0, max_value=330), st.integers(min_value=0, max_value=45)),
                          max_size=4),
@@ -288,3 +308,15 @@ def test_every_beat_of_a_memo_s_unfollowed_passes_is_a_fresh_look_s(silences, no
             remembered = unfollowed_passes("v", fixes, GEOFENCES, RULES, silent_after, memo)
             assert remembered == unfollowed_passes("v", fixes, GEOFENCES, RULES, silent_after)
 
+
+def test_a_chain_a_fix_follows_is_a_pass_when_a_silence_lies_before_or_in_it():
+    # judged once a fix follows its last (the bus turning back at C, 10 s on): joined at the
+    # track's first fix, what came before unknown, it may have left A unseen; seen leaving A
+    # (a fix just before), a silence mid-way may hide the way. Neither is seen throughout
+    # (_seen_throughout)
+    back = along([(830, 7000), (900, 7000), (1600, 0), (1660, 0)])
+    joined = passes(WHOLE[20:] + back[:10], silent_after=False)
+    assert [(p.shape_id, p.first_t - T0, p.silences[0][0]) for p in joined] == [("L", 200.0, None)]
+    before = Fix(T0 - 10, WHOLE[0].x + 400, WHOLE[0].y - 400, 36.0, "T", "v/-10")  # off every corridor
+    silent = passes([before] + cut(WHOLE, 95, 505) + back[:10], silent_after=False)
+    assert [(p.shape_id, p.first_t - T0, p.silences) for p in silent] == [("L", 0.0, ((T0 + 90, T0 + 510),))]
