@@ -16,7 +16,7 @@ from rules.facts import CutShortPass, SensorRuns, ServiceDayFacts, TripFacts
 from telemetry import Occurrence
 from trips.matching import service_date_for
 from trips.memo import Along
-from trips.model import DetectedTrip, Fix, Match, columns
+from trips.model import Departure, DetectedTrip, Fix, Match, columns
 from trips.unfollowed import UnfollowedPass
 
 
@@ -91,8 +91,8 @@ def origins(ctx: Context) -> dict[tuple[str, int], tuple[float, float]]:
     return found
 
 
-def service_date_of(trip: DetectedTrip, ctx: Context, day_of: Callable[[dt.date], ServiceDay]) -> dt.date:
-    """The service date a detected trip belongs to (the same wherever it is asked)."""
+def service_date_of(trip: DetectedTrip | Departure, ctx: Context, day_of: Callable[[dt.date], ServiceDay]) -> dt.date:
+    """The service date a detected trip, or a departure, belongs to (the same wherever it is asked)."""
     tz = ctx.feed.timezone
     local = dt.datetime.fromtimestamp(trip.departed_at, tz).date()
     days = {d: day_of(d) for d in (local, local - dt.timedelta(days=1))}

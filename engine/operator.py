@@ -51,7 +51,7 @@ from rules.model import PROVISIONAL, WITHDRAWN, Finding, Infraction, Live, inter
 from telemetry import Occurrence, Rejection
 from trips.headways import ahead, behind, scheduled_headway
 from trips.matching import live_matches, match_service_day_full
-from trips.model import DetectedTrip, Match, trip_key
+from trips.model import Departure, DetectedTrip, Match, trip_key
 from trips.unfollowed import UnfollowedPass
 
 
@@ -269,9 +269,8 @@ class OperatorStage:
     def _service_date_of(self, passage, departed: float) -> str:
         """The service day (ISO) of a pass along an itinerary that is no realized trip,
         dated as a trip of its line departing at `departed` would be."""
-        stand_in = DetectedTrip(passage.vehicle_id, passage.route_id, passage.direction_id, passage.shape_id,
-                                departed, departed, 0.0, "", "")
-        return service_date_of(stand_in, self.ctx, self._day).isoformat()
+        departure = Departure(passage.vehicle_id, passage.route_id, passage.direction_id, passage.shape_id, departed)
+        return service_date_of(departure, self.ctx, self._day).isoformat()
 
     def on_unfollowed(self, message: TripUnfollowed) -> None:
         """A stretch the vehicle's telemetry could not follow: kept with its service day

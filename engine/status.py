@@ -31,7 +31,7 @@ from trips.detection import _may_pass_a_span as may_pass_a_span, origin_fixes_fr
 from trips.headways import HeadwayState, headway_state
 from trips.matching import live_matches
 from trips.memo import TrackMemo, measured
-from trips.model import DetectedTrip
+from trips.model import Departure
 
 
 class VehicleStatus(msgspec.Struct, kw_only=True):
@@ -125,8 +125,7 @@ def live_match(state, ctx: Context, day_of: Callable[[dt.date], ServiceDay]) -> 
         pattern = ctx.geofences.itineraries[arrival.key].pattern
         mine = (pattern.route_id, pattern.direction_id, pattern.shape_id)
         if not any((r, d, s) == mine and abs(t - arrival.departed) < 1 for r, d, s, t in seen):
-            recent.append(DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
-                                       arrival.departed, arrival.arrived, 0.0, "", ""))
+            recent.append(Departure.of(state.vehicle_id, pattern, arrival.departed).trip(arrival.arrived))
     scheduled = _live_match(state, itinerary, running.exit_t, ctx, day_of, recent)
     return LiveMatch(running.key, running.exit_t, len(view.arrivals), scheduled[0] if scheduled else None,
                      scheduled[1] if scheduled else None)
@@ -246,8 +245,7 @@ def _live_match(state, itinerary, departed: float, ctx: Context,
     nearest scheduled departure of the line and direction. (trip_id, scheduled epoch).
     `recent`: arrived trips not in the trip logs yet (the live view's)."""
     pattern = itinerary.pattern
-    running = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
-                           departed, departed, 0.0, "", "")
+    running = Departure.of(state.vehicle_id, pattern, departed).trip()
     date = service_date_of(running, ctx, day_of)
     earlier = arrived_before(state.vehicle_id, state.trips, date.isoformat(), departed)
     earlier += [t for t in recent if t.departed_at < departed and service_date_of(t, ctx, day_of) == date]

@@ -20,7 +20,7 @@ import numpy as np
 from geofences.zones import Itinerary
 from rules.facts import Standing
 from rules.model import Infraction
-from trips.model import DetectedTrip, Fix, columns
+from trips.model import Departure, DetectedTrip, Fix, columns
 
 
 class TripLog(msgspec.Struct):
@@ -44,6 +44,12 @@ class TripLog(msgspec.Struct):
     @property
     def key(self) -> tuple[float, str, int, str]:
         return (self.departed_at, self.route_id, self.direction_id, self.shape_id)
+
+    def trip(self, vehicle_id: str) -> DetectedTrip:
+        """The arrived trip as its log recalls it: its departure and arrival, nothing
+        measured (what live matching and the records' context read of it)."""
+        return Departure(vehicle_id, self.route_id, self.direction_id, self.shape_id, self.departed_at) \
+            .trip(self.arrived_at)
 
 
 def _order(fix: Fix) -> tuple[float, str]:
@@ -117,6 +123,4 @@ def watch(log: TripLog, fixes: list[Fix], itinerary: Itinerary) -> None:
 def arrived_before(vehicle_id: str, logs: list[TripLog], service_date: str, moment: float) -> list[DetectedTrip]:
     """A vehicle's trips of a service date that departed before `moment`, as detected
     trips: what its live match of a later trip follows (trips.matching.live_matches)."""
-    return [DetectedTrip(vehicle_id, log.route_id, log.direction_id, log.shape_id, log.departed_at, log.arrived_at,
-                         0.0, "", "")
-            for log in logs if log.service_date == service_date and log.departed_at < moment]
+    return [log.trip(vehicle_id) for log in logs if log.service_date == service_date and log.departed_at < moment]

@@ -110,7 +110,7 @@ from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, enc
 from trips.detection import departure_time
 from trips.matching import live_matches, unmatched_realization
 from trips.memo import TakeGeometry, TrackMemo, measured
-from trips.model import DetectedTrip, Fix, Match, columns
+from trips.model import Departure, DetectedTrip, Fix, Match, columns
 from trips.passes import itinerary_passes
 from trips.position import PositionFault, screen_positions
 from trips.tracker import advance_track, new_track
@@ -798,8 +798,7 @@ class VehicleStage:
             return []
         state.live = msgspec.structs.replace(view, told=(leg.key, leg.departed))
         pattern = self._live_map.itinerary(leg.key).pattern
-        trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
-                            leg.departed, leg.departed, 0.0, "", "")
+        trip = Departure.of(state.vehicle_id, pattern, leg.departed).trip()
         return [LiveDeparture(self.ctx.fleet[state.vehicle_id].operator_id, trip)]
 
     def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = ()) -> Sends:
@@ -944,9 +943,8 @@ class VehicleStage:
             return []
         state.departure = key
         pattern = itinerary.pattern
-        trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id, departed,
-                            departed, 0.0, "", "", departure_gap_s=pair[1].t - pair[0].t,
-                            exit_msg_ids=(pair[0].msg_id, pair[1].msg_id), left_at=pair[1].t)
+        trip = Departure.of(state.vehicle_id, pattern, departed, departure_gap_s=pair[1].t - pair[0].t,
+                            exit_msg_ids=(pair[0].msg_id, pair[1].msg_id), left_at=pair[1].t).trip()
         return [TripDeparted(self.ctx.fleet[state.vehicle_id].operator_id, trip, _conflicted(trip, state))]
 
     def _isolate(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
@@ -1009,9 +1007,7 @@ class VehicleStage:
             pair = fixes[passage.exit: passage.exit + 2]
             departed = departure_time(passage.itinerary, *(np.array([getattr(f, n) for f in pair]) for n in "txy"), 0)
             pattern = passage.itinerary.pattern
-            trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
-                                departed, departed, 0.0, "", "")
-            date = service_date_of(trip, self.ctx, self._day)
+            date = service_date_of(Departure.of(state.vehicle_id, pattern, departed), self.ctx, self._day)
             facts = PassFacts(state.vehicle_id, operator, passage.itinerary, date, tz, departed,
                               tuple(fixes[passage.exit: passage.end]), passage.arrived)
             for rule in self._track_rules:
@@ -1256,8 +1252,7 @@ class VehicleStage:
 
     def _live_trip(self, vehicle_id: str, log: TripLog) -> TripFacts:
         """An arrived trip before its day's matching, as context for a record."""
-        trip = DetectedTrip(vehicle_id, log.route_id, log.direction_id, log.shape_id,
-                            log.departed_at, log.arrived_at, 0.0, "", "")
+        trip = log.trip(vehicle_id)
         date = dt.date.fromisoformat(log.service_date)
         return TripFacts(Match(trip, unmatched_realization(trip, date, self.ctx.feed.timezone), None, None),
                          self._itinerary(log.route_id, log.direction_id, log.shape_id),
@@ -1433,9 +1428,7 @@ class VehicleStage:
         if kept is not None and kept.itinerary is itinerary and kept.departed == departed:
             date, day, trip = kept.date, kept.day, kept.trips[-1]
         else:
-            pattern = itinerary.pattern
-            trip = DetectedTrip(state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
-                                departed, departed, 0.0, "", "")
+            trip = Departure.of(state.vehicle_id, itinerary.pattern, departed).trip()
             date = service_date_of(trip, self.ctx, self._day)
             day, kept = self._day(date), None
         trips = (*arrived_before(state.vehicle_id, state.trips, date.isoformat(), departed), trip)

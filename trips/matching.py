@@ -20,11 +20,12 @@ import numpy as np
 from gtfs.model import FrequencyWindow, ScheduledTrip
 from gtfs.schedule import ServiceDay
 from kernel.policy import TripRules
-from trips.model import DetectedTrip, Match, RealizedTrip
+from trips.model import Departure, DetectedTrip, Match, RealizedTrip
 
 
-def service_date_for(trip: DetectedTrip, days: dict[dt.date, ServiceDay], tz: ZoneInfo, window_s: float) -> dt.date:
-    """The service date a realized trip belongs to.
+def service_date_for(trip: DetectedTrip | Departure, days: dict[dt.date, ServiceDay], tz: ZoneInfo,
+                     window_s: float) -> dt.date:
+    """The service date a realized trip, or a departure, belongs to.
 
     A departure after midnight may belong to the previous date's service (GTFS times
     past 24:00): the date whose scheduled span of that route and direction, widened by

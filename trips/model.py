@@ -10,7 +10,7 @@ from operator import attrgetter
 import msgspec
 import numpy as np
 
-from gtfs.model import FrequencyWindow, ScheduledTrip
+from gtfs.model import FrequencyWindow, Pattern, ScheduledTrip
 
 
 class Fix(msgspec.Struct, frozen=True, array_like=True):
@@ -61,6 +61,38 @@ class DetectedTrip(msgspec.Struct, frozen=True):
     # ping of the run inside it that ended at the departure (it stood there from then on).
     # None: not seen outside since that arrival (or there was none)
     at_origin_since: float | None = None
+
+
+class Departure(msgspec.Struct, frozen=True):
+    """A vehicle left an origin terminal zone on a pattern at an instant: a departure seen
+    before its trip arrives, or a pass along an itinerary that is no realized trip. It
+    dates a service day like a trip departing then (`trips.matching.service_date_for`);
+    `trip` is the trip as far as it is known, for what reads trips (live matching, the
+    messages between the stages)."""
+
+    vehicle_id: str
+    route_id: str
+    direction_id: int
+    shape_id: str
+    departed_at: float  # epoch: the vehicle left the origin terminal zone
+    departure_gap_s: float = 0.0  # as DetectedTrip's: the zone exit's evidence, when known
+    exit_msg_ids: tuple[str, ...] = ()
+    left_at: float | None = None
+
+    @classmethod
+    def of(cls, vehicle_id: str, pattern: Pattern, departed_at: float, *, departure_gap_s: float = 0.0,
+           exit_msg_ids: tuple[str, ...] = (), left_at: float | None = None) -> Departure:
+        """The vehicle's departure on `pattern` at `departed_at`."""
+        return cls(vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id, departed_at,
+                   departure_gap_s, exit_msg_ids, left_at)
+
+    def trip(self, arrived_at: float | None = None) -> DetectedTrip:
+        """The trip of this departure as far as it is known: arrived at `arrived_at` (None:
+        not yet, so at its departure), with no coverage measured and no pings of its own."""
+        return DetectedTrip(self.vehicle_id, self.route_id, self.direction_id, self.shape_id, self.departed_at,
+                            self.departed_at if arrived_at is None else arrived_at, 0.0, "", "",
+                            departure_gap_s=self.departure_gap_s, exit_msg_ids=self.exit_msg_ids,
+                            left_at=self.left_at)
 
 
 class RealizedTrip(msgspec.Struct, frozen=True):

@@ -24,7 +24,7 @@ from gtfs.model import FrequencyWindow, ScheduledTrip
 from gtfs.schedule import ServiceDay, service_day
 from kernel.policy import load_policy
 from trips.matching import LiveSchedule, _align, live_matches, live_schedule, match_service_day, service_date_for
-from trips.model import DetectedTrip, Match
+from trips.model import Departure, DetectedTrip, Match
 
 TINY = Path(__file__).parent.parent / "gtfs" / "fixtures" / "tiny"
 SAO_PAULO = ZoneInfo("America/Sao_Paulo")
@@ -265,6 +265,13 @@ def test_departure_after_midnight_near_last_trip_belongs_to_previous_day(two_day
     # Wed's span starts at 06:00 - 30 min = 05:30, after 00:05.
     detected = trip("V1", "T", 0, local(0, 5, date=WEDNESDAY))
     assert service_date_for(detected, two_days, SAO_PAULO, WINDOW) == TUESDAY
+
+
+def test_a_departure_after_midnight_is_dated_as_its_trip_would_be(two_days):
+    # the same 00:05 Wed as a departure (a running trip, a pass): Tue, as its trip
+    departure = Departure("V1", "T", 0, "L", local(0, 5, date=WEDNESDAY).timestamp())
+    assert service_date_for(departure, two_days, SAO_PAULO, WINDOW) == TUESDAY
+    assert service_date_for(departure.trip(), two_days, SAO_PAULO, WINDOW) == TUESDAY
 
 
 def test_departure_at_noon_belongs_to_its_calendar_day(two_days):
