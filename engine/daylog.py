@@ -11,8 +11,10 @@ and it is exactly what they would read in the whole day:
   start).
 
 `add_fix`, `add_door`, `add_reading` and `keep` change the log in place (it is the
-vehicle state's, which the stage encodes to undo a failed release: engine.vehicle
-`_snapshot`); `over_episodes` and the log's own readers only read it. Fed a
+vehicle state's, which the stage copies to undo a failed release: engine.vehicle
+`_log_copy` copies each list field and shares its items, so a writer may reassign a
+field or change a list field, never an item in one); `over_episodes` and the log's own
+readers only read it. Fed a
 time-ordered run of fixes and readings, the log ends the same however the run was
 split.
 """
