@@ -309,14 +309,22 @@ def test_every_beat_of_a_memo_s_unfollowed_passes_is_a_fresh_look_s(silences, no
             assert remembered == unfollowed_passes("v", fixes, GEOFENCES, RULES, silent_after)
 
 
-def test_a_chain_a_fix_follows_is_a_pass_when_a_silence_lies_before_or_in_it():
+def test_a_chain_a_fix_follows_is_a_pass_when_a_silence_lies_before_in_or_after_it():
     # judged once a fix follows its last (the bus turning back at C, 10 s on): joined at the
     # track's first fix, what came before unknown, it may have left A unseen; seen leaving A
-    # (a fix just before), a silence mid-way may hide the way. Neither is seen throughout
-    # (_seen_throughout)
+    # (a fix just before), a silence mid-way may hide the way, or one after it the arrival.
+    # None is seen throughout (_seen_throughout)
     back = along([(830, 7000), (900, 7000), (1600, 0), (1660, 0)])
     joined = passes(WHOLE[20:] + back[:10], silent_after=False)
     assert [(p.shape_id, p.first_t - T0, p.silences[0][0]) for p in joined] == [("L", 200.0, None)]
     before = Fix(T0 - 10, WHOLE[0].x + 400, WHOLE[0].y - 400, 36.0, "T", "v/-10")  # off every corridor
     silent = passes([before] + cut(WHOLE, 95, 505) + back[:10], silent_after=False)
     assert [(p.shape_id, p.first_t - T0, p.silences) for p in silent] == [("L", 0.0, ((T0 + 90, T0 + 510),))]
+    # seen leaving A and up to 3000 m (stopped there from 360 s to 590 s), then silent for
+    # 600 s and next seen off every corridor: the arrival may lie in the silence after it
+    driven = along([(0, 0), (60, 0), (360, 3000), (590, 3000)])
+    last = driven[-1]
+    away = [Fix(last.t + 600 + 10 * k, last.x + 400, last.y - 400, 36.0, "T", f"v/away{k}") for k in range(5)]
+    after = passes([before] + driven + away, silent_after=False)
+    assert [(p.shape_id, p.first_t - T0, p.last_t - T0, p.silences) for p in after] == \
+        [("L", 0.0, 590.0, ((T0 + 590, T0 + 1190),))]
