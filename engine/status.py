@@ -27,7 +27,7 @@ from engine.triplog import arrived_before
 from engine.values import Context
 from gtfs.schedule import ServiceDay
 from kernel.policy import Headway
-from trips.detection import _may_pass_a_span as may_pass_a_span, origin_fixes_from
+from trips.detection import may_pass_a_span, origin_fixes_from
 from trips.headways import HeadwayState, headway_state
 from trips.matching import live_matches
 from trips.memo import TrackMemo, measured

@@ -177,7 +177,7 @@ def origin_fixes_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRule
     """`origin_fixes` of the fixes from index `done` on, measured now and not kept: the
     last one's value is as the fixes known make it (it reads the fix after it)."""
     inside = measures.inside(itinerary.origin)[done:]
-    if not _may_pass_a_span(measures, itinerary, done):
+    if not may_pass_a_span(measures, itinerary, done):
         return inside
     crossed = _passed_through(measures, itinerary, _left_spans(itinerary), inside, rules, done)
     if crossed is None:
@@ -187,7 +187,7 @@ def origin_fixes_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRule
     return held
 
 
-def _may_pass_a_span(measures: TrackMemo, itinerary: Itinerary, done: int) -> bool:
+def may_pass_a_span(measures: TrackMemo, itinerary: Itinerary, done: int) -> bool:
     """Whether a pair of the fixes from index `done` on may pass through one of the
     itinerary's left spans (`_passed_through`'s origin reading): only a pair on the corridor
     at both ends whose first fix is not past the last span's start can. Read in Python for
