@@ -270,14 +270,8 @@ def _may_any_arrive_from(measures: TrackMemo, first: int) -> bool:
         spans = spans_of.get(key)
         if spans is None:
             spans = spans_of[key] = _entered_spans(itineraries[key]).tolist()
-        for k in steps:
-            # as `_spans_between`: the first span starting at or after the pair's start
-            before, after = float(progress[low + k - 1]), float(progress[low + k])
-            for begin, end in spans:
-                if begin >= before:
-                    if end <= after:
-                        return True
-                    break
+        if any(_ends_a_span(spans, float(progress[low + k - 1]), float(progress[low + k])) for k in steps):
+            return True
     return False
 
 
@@ -309,13 +303,18 @@ def _may_arrive_from(measures: TrackMemo, itinerary: Itinerary, first: int) -> b
         if on_corridor[k - 1] and on_corridor[k] and (first == 0 or not inside[k - 1]):
             if spans is None:
                 spans = _entered_spans(itinerary).tolist()
-            # as `_spans_between`: the first span starting at or after the pair's start
-            before, after = progress[k - 1], progress[k]
-            for begin, end in spans:
-                if begin >= before:
-                    if end <= after:
-                        return True
-                    break
+            if _ends_a_span(spans, progress[k - 1], progress[k]):
+                return True
+    return False
+
+
+def _ends_a_span(spans: list[list[float]], before: float, after: float) -> bool:
+    """Whether a pair at progress `before` then `after` passes through a whole span, read
+    as `_spans_between` does (the first span starting at or after the pair's start), in
+    Python for a beat's pair or two."""
+    for begin, end in spans:
+        if begin >= before:
+            return end <= after
     return False
 
 
