@@ -44,7 +44,7 @@ def trip_facts(match: Match, fixes: list[Fix], ctx: Context, day: ServiceDay, st
     `along`: `fixes` measured against the trip's itinerary already (trips.memo); the
     facts then carry their own pings' measures instead of measuring them again."""
     d = match.detected
-    itinerary = ctx.geofences.itineraries[f"{d.route_id}:{d.direction_id}:{d.shape_id}"]
+    itinerary = ctx.geofences.itinerary(d.route_id, d.direction_id, d.shape_id)
     standing = ctx.policy.trips.in_service_terminal_s
     times = [f.t for f in fixes]
     lo = bisect.bisect_left(times, d.departed_at - standing)
@@ -120,7 +120,7 @@ def service_day_facts(day: ServiceDay, matches: list[Match], ctx: Context,
     trips = tuple(
         TripFacts(
             match=m,
-            itinerary=ctx.geofences.itineraries[f"{m.detected.route_id}:{m.detected.direction_id}:{m.detected.shape_id}"],
+            itinerary=ctx.geofences.itinerary(m.detected.route_id, m.detected.direction_id, m.detected.shape_id),
             operator_id=ctx.fleet[m.detected.vehicle_id].operator_id,
             fixes=(),
             tz=ctx.feed.timezone,

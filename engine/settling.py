@@ -27,7 +27,6 @@ from engine.servicedays import ServiceDays
 from engine.triplog import TripLog
 from engine.values import Context
 from engine.vehiclestate import VehicleState
-from geofences.zones import Itinerary
 from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay
 from rules.evaluate import evaluate_vehicle_day, finish, rejustify, safe_detect
@@ -141,17 +140,13 @@ def match_key(record: MatchRecord) -> tuple[float, str, int, str]:
     return (d.departed_at, d.route_id, d.direction_id, d.shape_id)
 
 
-def itinerary_of(ctx: Context, route_id: str, direction_id: int, shape_id: str) -> Itinerary:
-    return ctx.geofences.itineraries[f"{route_id}:{direction_id}:{shape_id}"]
-
-
 def matched_trip(record: MatchRecord, log: TripLog | None, day: ServiceDay,
                  ctx: Context) -> tuple[TripFacts, TripLog | None]:
     """A matched trip's facts for the day-close rules: its checkpoint fixes (B-04)."""
     d = record.detected
     return TripFacts(
         match=rebuild_match(record, day),
-        itinerary=itinerary_of(ctx, d.route_id, d.direction_id, d.shape_id),
+        itinerary=ctx.geofences.itinerary(d.route_id, d.direction_id, d.shape_id),
         operator_id=ctx.fleet[d.vehicle_id].operator_id,
         fixes=tuple(sorted(log.checkpoint_fixes, key=_fix_order)) if log else (),
         tz=ctx.feed.timezone,

@@ -82,10 +82,11 @@ from engine.status import VehicleStatus, live_match, live_status, open_trip
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
 from engine.vehiclestate import VehicleState
+from gtfs.model import pattern_key as gtfs_pattern_key
 from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay
 from rules import b04, d19, d21
-from rules.evaluate import evaluate_arrival, finish, safe_detect
+from rules.evaluate import detect_live, evaluate_arrival, finish, safe_detect
 from rules.facts import (
     CutShortPass,
     DoorFix,
@@ -984,7 +985,7 @@ class VehicleStage:
         for trip in trips:
             out.findings += self._judge_arrival(state, trip, fixes, occurrences)
         for log in state.trips:
-            watch(log, fixes, self._itinerary(log.route_id, log.direction_id, log.shape_id))
+            watch(log, fixes, self.ctx.geofences.itinerary(log.route_id, log.direction_id, log.shape_id))
         operator = self.ctx.fleet[state.vehicle_id].operator_id
         return [TripDetected(operator, trip, _conflicted(trip, state)) for trip in trips]
 
@@ -1060,9 +1061,6 @@ class VehicleStage:
             memo = self._track_memos[state.vehicle_id] = TrackMemo(self.ctx.geofences)
         memo.take = self._released_geometry
         return memo
-
-    def _itinerary(self, route_id: str, direction_id: int, shape_id: str):
-        return self.ctx.geofences.itineraries[f"{route_id}:{direction_id}:{shape_id}"]
 
     # --- the day's compact facts ------------------------------------------------------
 
@@ -1175,11 +1173,6 @@ class VehicleStage:
                 doors[i] = DoorFix(batch[i], float(distance[k]), stop_ids[k], bool(excused[k]))
         return doors
 
-    def _detect_live(self, live: Live, facts, date: dt.date) -> list[Finding]:
-        """The pack's rules judged at this moment of the day (Rule.live), over `facts`."""
-        return [record for rule in self.ctx.pack.catalogue.values() if rule.live == live
-                for record in safe_detect(rule, facts, self.ctx.policy, date)]
-
     def _over_episodes(self, state: VehicleState) -> list[Finding]:
         """C-01 as soon as its episode is over, with the line of the trip it happened in
         once that trip has arrived (the same record again, same id)."""
@@ -1191,7 +1184,8 @@ class VehicleStage:
             date = dt.date.fromisoformat(log.date)
             trips = [(self._live_trip(state.vehicle_id, t), t) for t in state.trips]
             facts = vehicle_day_from(state, date, log, trips, (), self.ctx)
-            records = on_both_versions(state, self._detect_live(Live.EPISODE_OVER, facts, date), facts,
+            judged = detect_live(Live.EPISODE_OVER, facts, self.ctx.pack, self.ctx.policy, date)
+            records = on_both_versions(state, judged, facts,
                                        [r for r in self.ctx.pack.catalogue.values() if r.live == Live.EPISODE_OVER],
                                        (), self._judging)
             for record in records:
@@ -1223,7 +1217,8 @@ class VehicleStage:
             versions = catraca_versions_of(state, date, self._days) if len(worlds) > 1 else []
             for live, moments_of in ((Live.CATRACA_SILENCE, self._d19_moments),
                                      (Live.CATRACA_FAULT, lambda f: self._d21_moments(f, self.ctx.policy))):
-                found = [finish([r for r in self._detect_live(live, f, date) if isinstance(r, Infraction)],
+                found = [finish([r for r in detect_live(live, f, self.ctx.pack, self.ctx.policy, date)
+                                 if isinstance(r, Infraction)],
                                 occurrences, self.ctx.pack, self.ctx.policy, self._projector) for f in worlds]
                 judged = judged_on_both_catraca_versions(*found, versions, self.ctx.feed.timezone) \
                     if versions else [(record, 0) for record in found[0]]
@@ -1255,7 +1250,7 @@ class VehicleStage:
         trip = log.trip(vehicle_id)
         date = dt.date.fromisoformat(log.service_date)
         return TripFacts(Match(trip, unmatched_realization(trip, date, self.ctx.feed.timezone), None, None),
-                         self._itinerary(log.route_id, log.direction_id, log.shape_id),
+                         self.ctx.geofences.itinerary(log.route_id, log.direction_id, log.shape_id),
                          self.ctx.fleet[vehicle_id].operator_id, (),
                          self.ctx.feed.timezone, self._day(date).start_epoch)
 
@@ -1269,7 +1264,7 @@ class VehicleStage:
         # the fixes as the track's memo measured them when they came (trip detection read
         # the same): the rules at the arrival locate nothing again
         along = measured(fixes, self.ctx.geofences, self._memo(state)).along(
-            self._itinerary(trip.route_id, trip.direction_id, trip.shape_id))
+            self.ctx.geofences.itinerary(trip.route_id, trip.direction_id, trip.shape_id))
         facts = trip_facts(Match(trip, realized, None, None), fixes, self.ctx, self._day(date), stay=False,
                            along=along)
         if self._reads_trip_catraca:
@@ -1370,7 +1365,8 @@ class VehicleStage:
         along = memo.along(itinerary)
         facts = TripFacts(match, itinerary, self.ctx.fleet[state.vehicle_id].operator_id, fixes,
                           self.ctx.feed.timezone, day.start_epoch, measured=along[exit_index:])
-        found = [r for r in self._detect_live(Live.RUNNING_TRIP, facts, kept.date) if isinstance(r, Infraction)]
+        found = [r for r in detect_live(Live.RUNNING_TRIP, facts, self.ctx.pack, self.ctx.policy, kept.date)
+                 if isinstance(r, Infraction)]
         changed: list[Finding] = []
         judged = []
         for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
@@ -1446,7 +1442,7 @@ class VehicleStage:
             radius = self.ctx.policy.a07.stop_radius_m
             marks = set()
             for template in self.ctx.feed.trips.values():
-                if f"{template.route_id}:{template.direction_id}:{template.shape_id}" != pattern_key:
+                if gtfs_pattern_key(template.route_id, template.direction_id, template.shape_id) != pattern_key:
                     continue
                 last = len(template.stops) - 1
                 for k, stop in enumerate(template.stops[1:], start=1):

@@ -19,7 +19,7 @@ import shapely
 from shapely.geometry import shape as geojson_shape
 
 from geofences.zones import CircleZone, Geofences, Itinerary, PolygonZone, SpeedZone, Zone
-from gtfs.model import Feed
+from gtfs.model import Feed, pattern_key
 from gtfs.projection import Projector
 from kernel.errors import FiscalizaError
 from kernel.policy import Policy
@@ -43,7 +43,7 @@ def build_geofences(feed: Feed, policy: Policy, overrides: Path | None = None) -
 
     stops_of_pattern: dict[str, tuple[str, ...]] = {}
     for trip in feed.trips.values():
-        key = f"{trip.route_id}:{trip.direction_id}:{trip.shape_id}"
+        key = pattern_key(trip.route_id, trip.direction_id, trip.shape_id)
         stops_of_pattern.setdefault(key, tuple(s.stop_id for s in trip.stops))
 
     itineraries = {}

@@ -12,7 +12,7 @@ from shapely import LineString, Polygon
 
 from geofences.linear import distance_to_line, locate_along
 from geofences.segments import SegmentIndex, measure_pairs, segment_index, within
-from gtfs.model import Pattern
+from gtfs.model import Pattern, pattern_key
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,10 @@ class Geofences:
     default_speed_limit_kmh: float
     # every stop of the feed (stops.txt), the marked stops, whether or not a trip serves it
     marked_stops: tuple[CircleZone, ...] = ()
+
+    def itinerary(self, route_id: str, direction_id: int, shape_id: str) -> Itinerary:
+        """The itinerary a trip, a log or a pass names by its route, direction and shape."""
+        return self.itineraries[pattern_key(route_id, direction_id, shape_id)]
 
     @functools.cached_property
     def _itinerary_order(self) -> tuple[tuple[Itinerary, ...], dict[str, int], dict[int, tuple[int, ...]]]:

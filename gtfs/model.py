@@ -87,6 +87,13 @@ class Frequency:
     exact_times: bool
 
 
+def pattern_key(route_id: str, direction_id: int, shape_id: str) -> str:
+    """The key of the itinerary a trip runs (route, direction and shape), as `Pattern.key`
+    and the geofences' itineraries are keyed: built here only, wherever a trip, a log or
+    a template names its itinerary by those three fields."""
+    return f"{route_id}:{direction_id}:{shape_id}"
+
+
 @dataclass(frozen=True)
 class Pattern:
     """A distinct itinerary: route, direction, shape and its terminals."""
@@ -99,7 +106,7 @@ class Pattern:
 
     @property
     def key(self) -> str:
-        return f"{self.route_id}:{self.direction_id}:{self.shape_id}"
+        return pattern_key(self.route_id, self.direction_id, self.shape_id)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from gtfs.projection import Projector
 from kernel.policy import Policy
 from rules.facts import ServiceDayFacts, TripFacts, VehicleDayFacts
 from rules.justification import justify
-from rules.model import CONFIRMED, Finding, Infraction, InsufficientEvidence, Rule, Scope, plain
+from rules.model import CONFIRMED, Finding, Infraction, InsufficientEvidence, Live, Rule, Scope, plain
 from rules.pack import Pack
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,13 @@ def safe_detect(rule: Rule, facts, policy: Policy, date, **options) -> list[Find
         return [InsufficientEvidence(
             code=rule.code, service_date=date, operator_id=None, route_id=None, trip_id=None, vehicle_id=None,
             reason=f"falha interna do detector: {type(exc).__name__}: {exc}", evidence={})]
+
+
+def detect_live(live: Live, facts, pack: Pack, policy: Policy, date) -> list[Finding]:
+    """The pack's rules judged at this moment of the day (`Rule.live`), over `facts`, in
+    the catalogue's order."""
+    return [record for rule in pack.catalogue.values() if rule.live == live
+            for record in safe_detect(rule, facts, policy, date)]
 
 
 def evaluate_service_day(day: ServiceDayFacts, pack: Pack, policy: Policy, projector: Projector) -> list[Finding]:

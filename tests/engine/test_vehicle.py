@@ -801,16 +801,18 @@ def test_a_running_trip_is_judged_again_only_when_a_fix_passes_a_timepoint_mark(
 
     _, messages, _, _, _ = late_en_route
     judged = []
-    real = VehicleStage._detect_live
+    import engine.vehicle
 
-    def counting(self, live, facts, date):
+    real = engine.vehicle.detect_live
+
+    def counting(live, facts, pack, policy, date):
         if live == Live.RUNNING_TRIP:
             passed = [p.get("pings") or p.get("reason") for p in timepoint_passages(facts, context.policy)]
             judged.append((facts.realized.vehicle_id, facts.fixes[0].msg_id, facts.itinerary.pattern.key,
                            facts.scheduled.key, repr(passed)))
-        return real(self, live, facts, date)
+        return real(live, facts, pack, policy, date)
 
-    monkeypatch.setattr(VehicleStage, "_detect_live", counting)
+    monkeypatch.setattr(engine.vehicle, "detect_live", counting)
     log, _ = _live_in_takes_of_13(context, messages)
     cached, judged[:] = list(judged), []
     every_beat, _ = _live_in_takes_of_13(context, messages, cached=False)

@@ -89,6 +89,17 @@ def test_one_itinerary_per_pattern(tiny):
         assert itinerary.corridor_m == 50  # policy trips.corridor_m
 
 
+def test_a_trip_names_its_itinerary_by_route_direction_and_shape(tiny):
+    fences = build_geofences(tiny, POLICY)
+    for trip in tiny.trips.values():
+        itinerary = fences.itinerary(trip.route_id, trip.direction_id, trip.shape_id)
+        pattern = itinerary.pattern
+        assert (pattern.route_id, pattern.direction_id, pattern.shape_id) == \
+            (trip.route_id, trip.direction_id, trip.shape_id)
+    with pytest.raises(KeyError):
+        fences.itinerary("T", 1, "L")  # route T runs direction 1 on shape R only
+
+
 @pytest.mark.parametrize(("key", "origin", "destination"), [("T:0:L", A, C), ("T:1:R", C, A)])
 def test_terminal_zones_are_circles_of_the_policy_radius_at_first_and_last_stops(
     tiny, key, origin, destination

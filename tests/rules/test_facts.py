@@ -85,7 +85,7 @@ def trip_facts(fixes):
         d = m.detected
         first = max(i for i, f in enumerate(fixes) if f.t <= d.departed_at)
         last = min(i for i, f in enumerate(fixes) if f.t >= d.arrived_at)
-        result.append(TripFacts(m, itinerary=geofences.itineraries[f"{d.route_id}:{d.direction_id}:{d.shape_id}"],
+        result.append(TripFacts(m, itinerary=geofences.itinerary(d.route_id, d.direction_id, d.shape_id),
                                 operator_id="OP1", fixes=tuple(fixes[first:last + 1]), tz=feed.timezone,
                                 day_start=day.start_epoch))
     return result

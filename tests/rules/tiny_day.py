@@ -65,7 +65,7 @@ class Tiny:
         """Minimal pings: in the origin zone 10 s before leaving, 150 m along the shape
         10 s after, and in the destination zone on arrival."""
         d = match.detected
-        itinerary = self.geofences.itineraries[f"{d.route_id}:{d.direction_id}:{d.shape_id}"]
+        itinerary = self.geofences.itinerary(d.route_id, d.direction_id, d.shape_id)
         origin, along = itinerary.line.interpolate(0), itinerary.line.interpolate(150)
         end = itinerary.line.interpolate(itinerary.line.length)
         fixes = (
