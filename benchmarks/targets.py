@@ -96,9 +96,14 @@ def targets(results: dict) -> list[dict]:
         f"at about 1 s of the fleet per call: {_ratio(*live)}", no_city))
 
     early, late = _window(results, small, "early"), _window(results, small, "late")
+    released = _window(results, small, "peak_live")
+    # the stream starts at 06:50 and the watermark trails it by the allowed lateness (600 s),
+    # so the early window is mostly admission and live view, before the legal path runs: the
+    # ratio to 07:10-07:20, released throughout, is the growth with the hour of that path
     rows.append(_at_most(
         f"cost per event, 08:45 / 06:50 ({small} vehicles)", _ratio(late, early), HOUR_RATIO, f"≤ {HOUR_RATIO}",
-        f"{_describe(late)}; {_describe(early)}", "no time-of-day windows in this run"))
+        f"{_describe(late)}; {_describe(early)}; against {released['window'] if released else '07:10-07:20'}, "
+        f"released throughout: {_ratio(late, released)}", "no time-of-day windows in this run"))
 
     if peak.get("complete"):
         rows.append(_entry(f"the whole {large}-vehicle peak, replayed", f"{peak['seconds']} s wall, "
