@@ -58,12 +58,13 @@ class Sends:
 
     def merge(self, other: Sends) -> None:
         """`other`'s sends after these: every list appended, the counters summed."""
-        for name in _FIELDS:
-            mine = getattr(self, name)
-            if isinstance(mine, list):
-                mine.extend(getattr(other, name))
-            else:
-                setattr(self, name, mine + getattr(other, name))
+        mine = self.__dict__
+        for name, theirs in other.__dict__.items():
+            if theirs:  # most of a beat's sends are empty: nothing to add
+                if isinstance(theirs, list):
+                    mine[name].extend(theirs)
+                else:
+                    mine[name] += theirs
 
     def told(self) -> Sends:
         """These sends with what the vehicle stage found for the operator stage moved to
@@ -74,5 +75,3 @@ class Sends:
                                 *self.cut_short, *self.detected, *self.revised],
             live_departed=[], departed=[], unfollowed=[], cut_short=[], detected=[], revised=[])
 
-
-_FIELDS = tuple(f.name for f in dataclasses.fields(Sends))
