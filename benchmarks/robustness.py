@@ -38,6 +38,10 @@ messages a call, no broker), a late vehicle-day judged again (engine.late);
 `--worker --drop-late` without the re-judgment, late messages dead-lettered (as before it).
 
 Target: 0 false and 0 lost for every fault at every setting.
+
+`--keep DIR` (either mode) also writes each replayed day's outputs under DIR, as
+`fiscaliza replay` writes them: `diff -r` of two commits' DIRs shows whether a change of
+the engine left every output of every day as it was (issue #31's equivalence).
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from fiscaliza.replay import ReplayInputs, replay, replay_in_arrival_order
+from fiscaliza.replay import ReplayInputs, replay, replay_in_arrival_order, write_outputs
 from gtfs import load_feed
 from kernel.fleet import load_fleet
 from samples import joao_neiva
@@ -123,9 +127,10 @@ WORKER_BATCH = 500  # messages per engine call on the worker path (--worker)
 
 def simulate_and_replay(feed, fleet, feed_path, fleet_path, interval: int, noise: float, jumps: int,
                         faults: tuple, seed: int, out: Path, input_faults: tuple = (), receipts: bool = False,
-                        worker: str | None = None):
+                        worker: str | None = None, keep: Path | None = None):
     """The injected faults' manifest entries, the replay's result and its accusing records.
-    `worker`: "judge" or "drop", the files in their order through the workers' stages."""
+    `worker`: "judge" or "drop", the files in their order through the workers' stages.
+    `keep`: where the replay's outputs are written too (`fiscaliza replay`'s files)."""
     sim = simulate(feed, fleet, SimulationSettings(DAY, DAY, seed=seed, faults=faults, input_faults=input_faults,
                                                    ping_interval_s=interval, gps_noise_m=noise, receipts=receipts),
                    out)
@@ -135,34 +140,37 @@ def simulate_and_replay(feed, fleet, feed_path, fleet_path, interval: int, noise
     inputs = ReplayInputs(feed_path, fleet_path, sim.tachograph, sim.catraca)
     result = replay(inputs) if worker is None else \
         replay_in_arrival_order(inputs, WORKER_BATCH, judge_late=worker == "judge")
+    if keep is not None:
+        write_outputs(result, keep)
     return injected, result, [r for r in result.infractions if r.status in ACCUSING]
 
 
 def run_day(feed, fleet, feed_path, fleet_path, interval: int, noise: float, jumps: int, faults: tuple,
-            seed: int, out: Path):
+            seed: int, out: Path, keep: Path | None = None):
     injected, result, accusing = simulate_and_replay(feed, fleet, feed_path, fleet_path, interval, noise, jumps,
-                                                     faults, seed, out)
+                                                     faults, seed, out, keep=keep and keep / out.name)
     false = Counter(r.code for r in accusing if not explained(r, injected))
     hits = sum(found(f, accusing) for f in injected)
     return false, hits, len(injected), Counter(r.code for r in result.insufficient)
 
 
 def run_input_faults(feed, fleet, feed_path, fleet_path, interval: int, noise: float, seed: int, tmp: Path,
-                     worker: str | None = None):
+                     worker: str | None = None, keep: Path | None = None):
     """Per unit fault: (kind, whether it was injected, false by code, lost by code, change in
     insufficient-evidence records), against the ordered day of the same setting."""
     detector_faults = ORDERED_DAY_FAULTS
     # every message with its receipt (the AVL platform's clock), as a worker has the Kafka
     # record's time: the clock faults are told by it (engine.clocks)
     injected, ordered, accusing = simulate_and_replay(feed, fleet, feed_path, fleet_path, interval, noise, 0,
-                                                      detector_faults, seed, tmp / "ordered", receipts=True)
+                                                      detector_faults, seed, tmp / "ordered", receipts=True,
+                                                      keep=keep and keep / tmp.name / "ordered")
     ordered_ids = {r.infraction_id for r in accusing}
     true = {r.infraction_id: r for r in accusing if explained(r, injected)}
     rows = []
     for kind in INPUT_FAULT_KINDS:
         manifest, result, faulted = simulate_and_replay(feed, fleet, feed_path, fleet_path, interval, noise, 0,
                                                         detector_faults, seed, tmp / kind, (kind,), receipts=True,
-                                                        worker=worker)
+                                                        worker=worker, keep=keep and keep / tmp.name / kind)
         now = {r.infraction_id: r.status for r in faulted}
         rows.append((kind, any(f["fault"] == kind for f in manifest),
                      Counter(r.code for r in faulted if r.infraction_id not in ordered_ids),
@@ -185,7 +193,7 @@ def main_input_faults(args, feed, fleet, feed_path, fleet_path) -> int:
                 setting = Path(tmp) / f"{interval}-{noise:g}"
                 for kind, placed, false, lost, insufficient in run_input_faults(
                         feed, fleet, feed_path, fleet_path, interval, noise, args.seed, setting,
-                        None if not args.worker else "drop" if args.drop_late else "judge"):
+                        None if not args.worker else "drop" if args.drop_late else "judge", args.keep):
                     total_false += false
                     total_lost += lost
                     name = kind if placed else f"{kind} (not placed)"
@@ -206,6 +214,9 @@ def main(argv=None) -> int:
     parser.add_argument("--worker", action="store_true",
                         help="input faults: the files in their order through the workers' stages (no broker)")
     parser.add_argument("--drop-late", action="store_true", help="with --worker: no re-judgment of late data")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="write each replayed day's outputs under DIR/<setting> (`fiscaliza replay`'s files): "
+                             "`diff -r` two commits' DIRs to see that a change leaves every output as it was")
     args = parser.parse_args(argv)
     feed_path, fleet_path = joao_neiva()
     feed, fleet = load_feed(feed_path), load_fleet(fleet_path)
@@ -222,9 +233,9 @@ def main(argv=None) -> int:
                 for jumps in (0, 3):
                     name = f"{interval}-{noise:g}-{jumps}"
                     clean = run_day(feed, fleet, feed_path, fleet_path, interval, noise, jumps, (), args.seed,
-                                    Path(tmp) / f"clean-{name}")
+                                    Path(tmp) / f"clean-{name}", args.keep)
                     faulty = run_day(feed, fleet, feed_path, fleet_path, interval, noise, jumps,
-                                     tuple(EXPECTED), args.seed, Path(tmp) / f"faults-{name}")
+                                     tuple(EXPECTED), args.seed, Path(tmp) / f"faults-{name}", args.keep)
                     total_false += clean[0] + faulty[0]
                     print(f"{interval:3d} s {noise:4g} m {jumps:5d}  | {_codes(clean[0]):22} {_codes(clean[3]):12} "
                           f"| {faulty[1]}/{faulty[2]:<6} {_codes(faulty[0]):10} {_codes(faulty[3])}")
