@@ -16,10 +16,12 @@ from hypothesis import strategies as st
 from engine.loading import load_context
 from engine.running import RunningTrips
 from engine.servicedays import ServiceDays
+from engine.status import open_trip
 from engine.vehicle import VehicleState
 from fiscaliza.replay import ReplayInputs
 from gtfs.projection import Projector
 from samples import joao_neiva
+from trips.memo import TrackMemo
 
 DAY = dt.date(2026, 12, 1)
 
@@ -126,6 +128,60 @@ def late_en_route(tmp_path_factory):
     messages, rejected = read_messages(inputs)
     assert not rejected
     return inputs, messages, injected, replay(inputs), out
+
+
+def test_a_worker_without_the_caches_tells_the_departure_and_finds_the_b04_the_stage_sent(context, late_en_route):
+    """RunningTrips called directly over the state the stage left at the beat the running
+    trip's B-04 came out, read back as a restarted worker reads it (msgpack), with that
+    record and the departure told forgotten: a RunningTrips and a track memo with nothing
+    kept tell the departure the stage told and find the very record it sent, once."""
+    from engine import Engine
+
+    _, messages, _, _, _ = late_en_route
+    engine = Engine(context, frozenset({"tachograph", "catraca"}))
+    for start in range(0, len(messages), 13):
+        b04 = [r for r in engine.ingest(messages[start: start + 13]).infractions if r.code == "B-04"]
+        if b04:
+            break
+    [sent] = b04
+    kept = engine._vehicle_stage._load(sent.vehicle_id)
+    state = msgspec.msgpack.decode(msgspec.msgpack.encode(kept), type=VehicleState)
+    del state.emitted[sent.infraction_id]
+    state.departure = None
+    memo = TrackMemo(context.geofences)
+    running = open_trip(state.track.fixes, context, memo)
+    assert running is not None  # judged while the trip runs, not at its arrival
+    trips = running_trips(context)
+
+    [departed] = trips.departure(state, running)
+    assert (departed.trip.vehicle_id, departed.conflicted) == (sent.vehicle_id, ())
+    assert state.departure == kept.departure == (departed.trip.departed_at, running[0].pattern.key)
+    assert trips.departure(state, running) == []  # told once
+    assert trips.judge(state, running, (), memo) == [sent]
+    assert state.emitted[sent.infraction_id] == sent
+    assert trips.judge(state, running, (), memo) == []  # sent once: nothing changed
+
+
+def test_a_pattern_s_checkpoint_marks_hold_every_timepoint_mark_of_its_scheduled_trips(context):
+    # where a trip log watches for B-04's passages (RunningTrips.checkpoint_marks): every
+    # mark B-04 reads on any scheduled trip of the pattern, in order along the shape
+    from rules import b04
+    from trips.matching import live_matches
+    from trips.model import Departure
+
+    trips = running_trips(context)
+    day = trips._days(DAY)
+    start = dt.datetime.combine(DAY, dt.time(6), context.feed.timezone).timestamp()
+    checked = 0
+    for itinerary in context.geofences.itineraries.values():
+        marks = trips.checkpoint_marks(itinerary.pattern.key)
+        assert list(marks) == sorted(set(marks))
+        trip = Departure.of("JN-2014", itinerary.pattern, start).trip()
+        scheduled = live_matches([trip], day, context.feed.timezone, context.policy.trips)[-1].scheduled
+        if scheduled is not None:
+            assert set(b04.passage_marks(scheduled, context.policy)) <= set(marks)
+            checked += 1
+    assert checked
 
 
 def _live_in_takes_of_13(context, messages, cached: bool = True, after_b04=()):
