@@ -9,20 +9,17 @@ telemetry, which is the evidence, stays in the input topics and files.
 State lives in msgspec Structs (`engine.vehiclestate`) read and written through a
 `Store` (a dict in the replay, a Faust table in the workers), so the same code runs in
 both. The stage orchestrates (ingest, release, flush, heartbeat) and hands concerns to
-their modules: whether a message is taken (`engine.admission`), and a matched day
-settled (`engine.settling`).
+their modules: whether a message is taken (`engine.admission`), the trip a vehicle is
+running (`engine.running`), and a matched day settled (`engine.settling`).
 """
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
-import itertools
 import logging
-import operator
 from collections.abc import Callable
 from dataclasses import replace
-from typing import NamedTuple
 
 import msgspec
 import msgspec.inspect
@@ -61,13 +58,13 @@ from engine.messages import (
     Heartbeat,
     LiveDeparture,
     TripCutShort,
-    TripDeparted,
     TripDetected,
     TripUnfollowed,
     VehicleAhead,
     VehicleDayRevised,
 )
 from engine.live import LiveMap, advance, measure
+from engine.running import RunningTrips
 from engine.sends import Sends
 from engine.servicedays import ServiceDays
 from engine.settling import (
@@ -82,10 +79,9 @@ from engine.status import VehicleStatus, live_match, live_status, open_trip
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
 from engine.vehiclestate import VehicleState
-from gtfs.model import pattern_key as gtfs_pattern_key
 from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay
-from rules import b04, d19, d21
+from rules import d19, d21
 from rules.evaluate import detect_live, evaluate_arrival, finish, safe_detect
 from rules.facts import (
     CutShortPass,
@@ -250,44 +246,6 @@ def _reading_order(r: CatracaReading) -> tuple[float, int]:
     return (r.epoch, r.counter)
 
 
-class _RunningRead:
-    """What B-04's judgment of a vehicle's running trip read when it last ran
-    (`VehicleStage._judge_running`), for the stage to skip it at a beat where provably
-    none of it changed: a cache, never state (a worker without it judges, and finds the
-    same). The trip's fixes read are `track[exit_index:length]`, which the track must
-    still hold from its exit (the very objects); `unpassed`: the lowest timepoint mark of
-    the scheduled trip no fix read had reached (inf: none left); `emitted`: each record
-    the judgment sent or found already sent, as `state.emitted` held it after. The read is
-    also kept in the track memo's `grown` store (`_RUNNING_READ`): found there, the track
-    only grew at its end since, so its first `length` fixes are still the ones read."""
-
-    __slots__ = ("itinerary", "match", "track", "exit_index", "length", "occurrences", "conflicted", "emitted",
-                 "unpassed")
-
-    def __init__(self, itinerary, match: Match, track: tuple, exit_index: int, occurrences: tuple,
-                 conflicted: tuple, emitted: tuple, unpassed: float) -> None:
-        self.itinerary, self.match = itinerary, match
-        self.track, self.exit_index, self.length = track, exit_index, len(track)
-        self.occurrences, self.conflicted, self.emitted, self.unpassed = occurrences, conflicted, emitted, unpassed
-
-
-# the key of a vehicle's `_RunningRead` in its track memo's `grown` store
-_RUNNING_READ = "engine.vehicle.running_read"
-
-
-class _RunningMatch(NamedTuple):
-    """A running trip's live match and what it was found from (`VehicleStage._running_match`):
-    the service date and day are functions of the itinerary and departure alone, the match
-    of the day and the vehicle's trips up to the running one."""
-
-    itinerary: object
-    departed: float
-    date: dt.date  # the service date
-    day: ServiceDay
-    trips: tuple[DetectedTrip, ...]
-    match: Match
-
-
 class VehicleStage:
     """One partition of the vehicle stage."""
 
@@ -305,17 +263,8 @@ class VehicleStage:
         self._projector = Projector(ctx.feed.epsg)
         self._lateness = ctx.policy.stream.allowed_lateness_s
         self._days = ServiceDays(ctx.feed, ctx.policy.trips.service_day_cutover_s)
-        self._marks: dict[str, tuple[float, ...]] = {}
-        # per vehicle, its running trip's live match and what it was matched from (`_running_match`)
-        self._running_matches: dict[str, _RunningMatch] = {}
-        # per vehicle, its running trip's departure as last measured (`_departure`): a function of
-        # the itinerary and the two fixes around the exit alone, asked again at every beat of the trip
-        self._departures: dict[str, tuple[object, tuple[Fix, ...], float]] = {}
-        # per vehicle, what B-04's judgment of its running trip last read (`_judge_running`), kept
-        # only when B-04 is the pack's one running-trip rule: the judgment's answer is then known
-        self._running_reads: dict[str, _RunningRead] = {}
-        self._running_is_b04 = all(rule.detect is b04.detect for rule in ctx.pack.catalogue.values()
-                                   if rule.live == Live.RUNNING_TRIP)
+        # the trip each vehicle runs now: its departure told, B-04 while it runs (engine.running)
+        self._running = RunningTrips(ctx, self._days, self._projector)
         # per vehicle, the corridor geometry of its open track measured so far: a cache, not
         # state (a restarted worker measures again and finds the same)
         self._track_memos: dict[str, TrackMemo] = {}
@@ -900,9 +849,9 @@ class VehicleStage:
             self._forget_trip_readings(state)
         running = open_trip(state.track.fixes, self.ctx, self._memo(state)) \
             if state.track and state.track.fixes else None
-        mine.departed += self._departure(state, running)
+        mine.departed += self._running.departure(state, running)
         if batch:
-            mine.findings += self._judge_running(state, running, occurrences)
+            mine.findings += self._running.judge(state, running, occurrences, self._memo(state))
         out.merge(mine)
 
     def on_ahead(self, message: VehicleAhead) -> list[VehicleStatus]:
@@ -921,32 +870,6 @@ class VehicleStage:
             return []
         status = live_status(state, self.ctx)
         return [status] if status is not None and status != shown else []
-
-    def _departure(self, state: VehicleState, running) -> list[TripDeparted]:
-        """The running trip, told to the operator stage once: D-12, D-13 and D-22 count
-        it as a departure while the day runs. Its departure is the tracker's (the same
-        crossing of the origin zone's edge), so it is the same whether seen running or
-        only once the trip has arrived."""
-        if running is None:
-            return []
-        itinerary, e = running
-        fixes = state.track.fixes
-        pair = tuple(fixes[e: e + 2])
-        kept = self._departures.get(state.vehicle_id)
-        if kept is not None and kept[0] is itinerary and kept[1] == pair:
-            departed = kept[2]
-        else:
-            departed = departure_time(itinerary, np.array([f.t for f in pair]), np.array([f.x for f in pair]),
-                                      np.array([f.y for f in pair]), 0)
-            self._departures[state.vehicle_id] = (itinerary, pair, departed)
-        key = (departed, itinerary.pattern.key)
-        if state.departure is not None and tuple(state.departure) == key:
-            return []
-        state.departure = key
-        pattern = itinerary.pattern
-        trip = Departure.of(state.vehicle_id, pattern, departed, departure_gap_s=pair[1].t - pair[0].t,
-                            exit_msg_ids=(pair[0].msg_id, pair[1].msg_id), left_at=pair[1].t).trip()
-        return [TripDeparted(self.ctx.fleet[state.vehicle_id].operator_id, trip, _conflicted(trip, state))]
 
     def _isolate(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
                  out: Sends) -> VehicleState:
@@ -1277,7 +1200,8 @@ class VehicleStage:
                     if isinstance(f, Infraction) else f for f in findings]
         live = self._judge_live_match(state, trip, date, facts, occurrences, arrival_ping)
         state.trips.append(open_trip_log(
-            trip, date.isoformat(), facts.fixes, facts.progress(), self._checkpoint_marks(facts.itinerary.pattern.key),
+            trip, date.isoformat(), facts.fixes, facts.progress(),
+            self._running.checkpoint_marks(facts.itinerary.pattern.key),
             self.ctx.policy.trips.in_service_terminal_s, [f for f in findings if isinstance(f, Infraction)]))
         self._keep_around(state, fixes, trip.departed_at)  # a silence in service may start there
         return findings + live
@@ -1328,128 +1252,6 @@ class VehicleStage:
             record = at_most_provisional(record, state.conflicted)
             changed += emit_change(state.emitted, record, arrival_ping, self.ctx.feed.timezone)
         return changed
-
-    def _judge_running(self, state: VehicleState, running, occurrences) -> list[Finding]:
-        """B-04 while the trip runs (DESIGN.md, Timing): as soon as its fixes show a
-        timepoint passed off schedule on the trip's live match, provisional, detected
-        when the first fix past the timepoint was seen. The trip's arrival and the day's
-        matching settle the same record (same id).
-
-        A beat whose new fixes reach no timepoint mark the trip's fixes had not reached,
-        with every other input as the last judgment read it, is not judged again
-        (`_unchanged_since`): the judgment would send nothing. B-04 reads of the fixes only
-        each timepoint's first fix at or past its mark and the one before (its pings,
-        times and progress, the fix nearest the passage), all kept when fixes only come
-        after them, and a mark not reached stays so; the live match (which fixes the
-        trip's itinerary, departure, service day and scheduled trip) is the same object;
-        `finish` reads the occurrences, `at_most_provisional` the conflicted messages'
-        ids, equal; and each record is compared with the very record `state.emitted` held
-        after the last judgment, which that judgment found unchanged again if run (a
-        record sent is stamped with its earliest moment; a later fix's moment does not
-        lower it). Anything else that changed `state.emitted` (an arrival's or the day's
-        settling, a release undone) makes the stage judge."""
-        if running is None or state.departure is None:
-            self._running_reads.pop(state.vehicle_id, None)
-            return []
-        itinerary, exit_index = running
-        kept = self._running_match(state, itinerary, state.departure[0])
-        match, day = kept.match, kept.day
-        if match.scheduled is None:
-            return []
-        occurrences = tuple(occurrences)
-        conflicted = tuple(state.conflicted)
-        memo = measured(state.track.fixes, self.ctx.geofences, self._memo(state))
-        if self._unchanged_since(state, itinerary, exit_index, match, occurrences, conflicted, memo):
-            return []
-        fixes = state.track.fixes[exit_index:]
-        along = memo.along(itinerary)
-        facts = TripFacts(match, itinerary, self.ctx.fleet[state.vehicle_id].operator_id, fixes,
-                          self.ctx.feed.timezone, day.start_epoch, measured=along[exit_index:])
-        found = [r for r in detect_live(Live.RUNNING_TRIP, facts, self.ctx.pack, self.ctx.policy, kept.date)
-                 if isinstance(r, Infraction)]
-        changed: list[Finding] = []
-        judged = []
-        for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
-            if record.status == "confirmed":
-                record = msgspec.structs.replace(record, status=PROVISIONAL)
-            record = at_most_provisional(record, state.conflicted)
-            seen = record.occurred_at.timestamp()
-            moment = next((f.t for f in fixes if f.t >= seen), fixes[-1].t)
-            changed += emit_change(state.emitted, record, moment, self.ctx.feed.timezone)
-            judged.append(record.infraction_id)
-        if self._running_is_b04:
-            progress = facts.progress()
-            top = float(progress[~np.isnan(progress)].max(initial=-np.inf))
-            self._running_reads[state.vehicle_id] = memo.grown[_RUNNING_READ] = _RunningRead(
-                itinerary, match, state.track.fixes, exit_index, occurrences, conflicted,
-                tuple((key, state.emitted.get(key)) for key in judged),
-                min((mark for mark in b04.passage_marks(match.scheduled, self.ctx.policy) if mark > top),
-                    default=np.inf))
-        return changed
-
-    def _unchanged_since(self, state: VehicleState, itinerary, exit_index: int, match: Match,
-                         occurrences: tuple, conflicted: tuple, memo: TrackMemo) -> bool:
-        """Whether the running trip's judgment last read what it would read now, but new
-        fixes that reach no mark it had not reached (`_judge_running`); if so, those fixes
-        are taken as read."""
-        read = self._running_reads.get(state.vehicle_id)
-        track = state.track.fixes
-        if read is None or read.match is not match or read.itinerary is not itinerary \
-                or read.occurrences != occurrences or read.conflicted != conflicted:
-            return False
-        known = read.length - read.exit_index
-        if len(track) - exit_index < known:
-            return False
-        # kept in the memo: the track only grew since (one look, not one per fix of the trip)
-        grown = memo.grown.get(_RUNNING_READ) is read and exit_index == read.exit_index
-        if not grown and not all(map(operator.is_, itertools.islice(read.track, read.exit_index, read.length),
-                                     itertools.islice(track, exit_index, exit_index + known))):
-            return False
-        if any(state.emitted.get(key) is not record for key, record in read.emitted):
-            return False
-        unpassed = read.unpassed
-        if any(p >= unpassed for p in memo.progress(itinerary)[exit_index + known:].tolist()):
-            return False
-        read.track, read.exit_index, read.length = track, exit_index, len(track)
-        memo.grown[_RUNNING_READ] = read
-        return True
-
-    def _running_match(self, state: VehicleState, itinerary, departed: float) -> _RunningMatch:
-        """The live match of the trip running `itinerary` since `departed`, after the
-        vehicle's earlier trips of its service day, as `live_matches` gives it. Kept per
-        vehicle (a cache, not state: the same at every beat of a trip, which asked it again
-        per beat): its service date and day while the itinerary and departure are the same
-        (what they are functions of), the match while the earlier trips are too."""
-        kept = self._running_matches.get(state.vehicle_id)
-        if kept is not None and kept.itinerary is itinerary and kept.departed == departed:
-            date, day, trip = kept.date, kept.day, kept.trips[-1]
-        else:
-            trip = Departure.of(state.vehicle_id, itinerary.pattern, departed).trip()
-            date = service_date_of(trip, self.ctx, self._day)
-            day, kept = self._day(date), None
-        trips = (*arrived_before(state.vehicle_id, state.trips, date.isoformat(), departed), trip)
-        if kept is not None and kept.trips == trips:
-            return kept
-        match = live_matches(list(trips), day, self.ctx.feed.timezone, self.ctx.policy.trips)[-1]
-        kept = self._running_matches[state.vehicle_id] = _RunningMatch(itinerary, departed, date, day, trips, match)
-        return kept
-
-    def _checkpoint_marks(self, pattern_key: str) -> tuple[float, ...]:
-        """Where along the pattern's shape B-04 reads a timepoint passage, for any of its
-        scheduled trips: past an intermediate timepoint by the stop radius, or short of
-        the final stop by it."""
-        if pattern_key not in self._marks:
-            radius = self.ctx.policy.a07.stop_radius_m
-            marks = set()
-            for template in self.ctx.feed.trips.values():
-                if gtfs_pattern_key(template.route_id, template.direction_id, template.shape_id) != pattern_key:
-                    continue
-                last = len(template.stops) - 1
-                for k, stop in enumerate(template.stops[1:], start=1):
-                    if stop.timepoint:
-                        marks.add(stop.shape_dist_m - radius if k == last else stop.shape_dist_m + radius)
-            self._marks[pattern_key] = tuple(sorted(marks))
-        return self._marks[pattern_key]
 
     def _keep_around(self, state: VehicleState, fixes: list[Fix], moment: float) -> None:
         """Keep, in their operating days, the fixes on either side of a moment (a D-19 or
