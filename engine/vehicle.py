@@ -41,17 +41,8 @@ from engine.admission import (
 from engine.assemble import service_date_of, trip_facts
 from engine.changelog import at_most_provisional, emit_change
 from engine.clocks import clock_passes
-from engine.daylog import (
-    DayLog,
-    KeptFix,
-    OtherCatraca,
-    add_door,
-    add_fix,
-    add_reading,
-    keep,
-    other_catraca,
-    over_episodes,
-)
+from engine.dayfacts import Keeping, in_feed_time, judge_catraca_episodes, judge_over_episodes, keep_around, log_day
+from engine.daylog import DayLog, OtherCatraca
 from engine.late import Rejudged, rejudged_changes
 from engine.messages import (
     DayMatched,
@@ -67,42 +58,17 @@ from engine.live import LiveMap, advance, measure
 from engine.running import RunningTrips
 from engine.sends import Sends
 from engine.servicedays import ServiceDays
-from engine.settling import (
-    Judging,
-    catraca_versions_of,
-    on_both_versions,
-    other_catraca_facts,
-    settle_day,
-    vehicle_day_from,
-)
+from engine.settling import Judging, settle_day
 from engine.status import VehicleStatus, live_match, live_status, open_trip
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
 from engine.vehiclestate import VehicleState
 from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay
-from rules import d19, d21
-from rules.evaluate import detect_live, evaluate_arrival, finish, safe_detect
-from rules.facts import (
-    CutShortPass,
-    DoorFix,
-    PassFacts,
-    SensorRuns,
-    TripFacts,
-    VehicleDayFacts,
-    in_service_from,
-    runs_of,
-    within,
-)
-from rules.model import PROVISIONAL, Finding, Infraction, Live, Scope, interval_of, localized, stamped
-from rules.unmarked_stop import standing_with_doors_open
-from rules.versions import (
-    OtherVersion,
-    judged_on_both_catraca_versions,
-    kept_reading,
-    kept_version,
-    version_key,
-)
+from rules.evaluate import evaluate_arrival, finish, safe_detect
+from rules.facts import CutShortPass, PassFacts, SensorRuns, TripFacts
+from rules.model import PROVISIONAL, Finding, Infraction, Scope, interval_of, localized, stamped
+from rules.versions import OtherVersion, kept_reading, kept_version, version_key
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode, message_id
 from trips.detection import departure_time
 from trips.matching import live_matches, unmatched_realization
@@ -207,15 +173,6 @@ _LIST_FIELDS = {cls: tuple(field.name for field in msgspec.inspect.type_info(cls
 log = logging.getLogger(__name__)
 
 
-def _in_feed_time(reading: CatracaReading, tz) -> CatracaReading:
-    """The reading with its instants in the feed's timezone, for a dead letter's `raw`: one
-    the stage kept as admitted carries the offset it was sent with, one read back from
-    stored state (msgpack keeps no offset) UTC, and what is written must not depend on
-    which (a worker's state served decoded or unpacked, streams.decoded)."""
-    return msgspec.structs.replace(reading, ts=reading.ts.astimezone(tz), received_at=None
-                                   if reading.received_at is None else reading.received_at.astimezone(tz))
-
-
 def _describe(item: Fix | CatracaReading, tz) -> str:
     """The message's id; a reading's time in the feed's timezone, whether the reading was
     kept as admitted or read back from stored state (msgpack keeps no offset)."""
@@ -286,6 +243,8 @@ class VehicleStage:
         self._live_map = LiveMap(ctx.geofences)
         self._vehicle_codes = frozenset(rule.code for rule in pack.catalogue.values() if rule.scope in _VEHICLE_SCOPES)
         self._judging = Judging(ctx, self._days, self._projector, frozenset(rule.code for rule in self._track_rules))
+        # what keeping the day's compact facts reads (engine.dayfacts)
+        self._keeping = Keeping(self._judging, self._reads_doors, self._reads_trip_catraca)
         # what admission reads (engine.admission); `wall_clock`, the processing clock (epoch s)
         # of a live worker: a message dated further ahead of it than a device clock may be
         # off is quarantined; replay reads history, none
@@ -836,15 +795,15 @@ class VehicleStage:
                 if rows is None else self._released_geometry.near_any_itinerary(rows, rules.max_network_distance_m)
             state.positions, batch, faults = screen_positions(state.positions, batch, near.tolist(), rules)
             mine.rejected += [_position_fault(state.vehicle_id, fault, self.ctx.feed.timezone) for fault in faults]
-        self._log_day(state, batch, readings, mine.rejected)
+        self._note_coverage(state.vehicle_id, log_day(self._keeping, state, batch, readings, mine.rejected))
         if readings:
             state.released["catraca"] = max(state.released.get("catraca", readings[-1].epoch), readings[-1].epoch)
         if batch:
             mine.detected += self._advance(state, batch, occurrences, mine)
-            mine.findings += self._over_episodes(state)
+            mine.findings += judge_over_episodes(self._keeping, state)
             self.partition.quiet[state.vehicle_id] = batch[-1].t
         if mine.detected or readings:
-            mine.findings += self._catraca_episodes(state, occurrences)
+            mine.findings += judge_catraca_episodes(self._keeping, state, occurrences)
         if self._reads_trip_catraca:
             self._forget_trip_readings(state)
         running = open_trip(state.track.fixes, self.ctx, self._memo(state)) \
@@ -891,7 +850,7 @@ class VehicleStage:
                     out.rejected.append(Rejection(
                         source="tachograph" if kind == 0 else "catraca", reason="engine_error",
                         detail=f"{type(exc).__name__}: {exc}", location=_describe(item, self.ctx.feed.timezone),
-                        raw=msgspec.json.encode(item if kind == 0 else _in_feed_time(item, self.ctx.feed.timezone))
+                        raw=msgspec.json.encode(item if kind == 0 else in_feed_time(item, self.ctx.feed.timezone))
                         .decode()))
         finally:
             self._released_geometry = shared
@@ -987,195 +946,13 @@ class VehicleStage:
 
     # --- the day's compact facts ------------------------------------------------------
 
-    def _operating_date(self, epoch: float) -> dt.date:
-        """The operating day an instant belongs to (engine.servicedays)."""
-        return self._days.operating_date(epoch)
-
-    def _day_log(self, state: VehicleState, date: dt.date) -> DayLog:
-        iso = date.isoformat()
-        for log in state.days:
-            if log.date == iso:
-                return log
-        log = DayLog(iso, previous_counter=state.last_counter, counter=state.last_counter)
-        if iso not in state.judged:  # a judged day takes nothing more
-            state.days.append(log)
-        return log
-
-    def _log_day(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading],
-                 rejected: list[Rejection]) -> None:
-        """Fixes and readings, merged in event-time order, into their operating days. A
-        reading whose counter rose implausibly fast since the vehicle's previous one is
-        rejected here (in event-time order, the same in replay and workers) and the next
-        is compared with it: a single spike is dropped, a counter that really jumped
-        carries on from its new value."""
-        limits = self.ctx.geofences.speed_limit(*columns(batch, "x", "y")).tolist() \
-            if batch else []
-        tolerance = self.ctx.policy.c01.tolerance_kmh
-        silence = self.ctx.policy.d19.max_silence_s
-        doors = self._doors(batch) if self._reads_doors and batch else None
-        window = (np.inf, -np.inf, None)  # the current operating day: [start, end) and its log
-        trip_readings = list(state.trip_readings)  # a new list: a snapshot keeps the old one
-
-        def day_log(epoch: float) -> DayLog:
-            nonlocal window
-            if not window[0] <= epoch < window[1]:
-                date = self._operating_date(epoch)
-                window = (*self._days.window(date), self._day_log(state, date))
-            return window[2]
-
-        boardings = []  # readings whose counter rose: passengers boarding, the vehicle in service
-        i = j = 0
-        while i < len(batch) or j < len(readings):
-            # a fix and a reading at the same instant: the fix first (it is the reading's place)
-            if j == len(readings) or (i < len(batch) and batch[i].t <= readings[j].epoch):
-                add_fix(day_log(batch[i].t), KeptFix(batch[i], limits[i]), tolerance)
-                if doors is not None:
-                    add_door(day_log(batch[i].t), doors[i], standing_with_doors_open(doors[i], self.ctx.policy))
-                i += 1
-            else:
-                reading = readings[j]
-                into = day_log(reading.epoch)
-                version = state.catraca_versions.get(dedup_key(reading))
-                if version is not None and into.other is None:
-                    into.other = other_catraca(into, state.last_reading)
-                if into.other is not None:
-                    self._add_other_reading(into, version.other if version is not None else reading)
-                why = d21.implausible(state.last_reading, reading.epoch, reading.counter, self.ctx.policy)
-                state.last_reading = (reading.epoch, reading.counter)
-                if why is not None:
-                    rejected.append(Rejection(source="catraca", reason="implausible", detail=why,
-                                              location=None,
-                                              raw=encode(_in_feed_time(reading, self.ctx.feed.timezone)).decode()))
-                else:
-                    add_reading(into, reading, silence)
-                    if state.last_counter is not None and reading.counter > state.last_counter:
-                        boardings.append(reading.epoch)
-                    state.last_counter = reading.counter
-                    if self._reads_trip_catraca:
-                        trip_readings.append(reading)
-                j += 1
-        if self._reads_trip_catraca:
-            state.trip_readings = trip_readings
-        self._note_coverage(state.vehicle_id, [f.t for f in batch], boardings)
-
-    def _add_other_reading(self, log: DayLog, reading: CatracaReading) -> None:
-        """A reading into the day's catraca as the other versions tell it (DayLog.other),
-        judged plausible there as the day's own are; an event only it shows keeps the fixes
-        around it in the day's facts, as one of the day's own does (its record's place)."""
-        other = log.other
-        why = d21.implausible(other.last_reading, reading.epoch, reading.counter, self.ctx.policy)
-        other.last_reading = (reading.epoch, reading.counter)
-        if why is not None:
-            return
-        notable = len(other.log.notable)
-        add_reading(other.log, reading, self.ctx.policy.d19.max_silence_s)
-        if len(other.log.notable) > notable:
-            keep(log, [log.last] if log.last is not None else [])
-            log.keep_next = True
-
-    def _note_coverage(self, vehicle_id: str, fixes: list[float], boardings: list[float]) -> None:
-        """When the vehicle's sensors were heard, for the next heartbeat (rules.facts.SensorRuns)."""
-        if not fixes and not boardings:
+    def _note_coverage(self, vehicle_id: str, runs: SensorRuns | None) -> None:
+        """When the vehicle's sensors were heard (engine.dayfacts.log_day), for the next heartbeat."""
+        if runs is None:
             return
         gap = self.ctx.policy.trips.max_coverage_gap_s
         before = self.partition.coverage.get(vehicle_id, SensorRuns())
-        self.partition.coverage[vehicle_id] = before.merged(SensorRuns(runs_of(fixes, gap), runs_of(boardings, gap)),
-                                                            gap)
-
-    def _doors(self, batch: list[Fix]) -> list[DoorFix]:
-        """Each fix as the door rule reads it; where it stood measured only for those
-        standing with the doors open (a stop index query, a terminal and a corridor test)."""
-        rules = self.ctx.policy.unmarked_stop
-        standing = [i for i, f in enumerate(batch) if f.doors_open is True and f.speed_kmh <= rules.max_speed_kmh]
-        doors = [DoorFix(f, float("nan"), None, False) for f in batch]
-        if standing:
-            x, y = columns([batch[i] for i in standing], "x", "y")
-            distance, stop_ids = self.ctx.geofences.nearest_stop(x, y)
-            excused = self.ctx.geofences.in_any_terminal(x, y) | ~self.ctx.geofences.on_any_corridor(x, y)
-            for k, i in enumerate(standing):
-                doors[i] = DoorFix(batch[i], float(distance[k]), stop_ids[k], bool(excused[k]))
-        return doors
-
-    def _over_episodes(self, state: VehicleState) -> list[Finding]:
-        """C-01 as soon as its episode is over, with the line of the trip it happened in
-        once that trip has arrived (the same record again, same id)."""
-        changed: list[Finding] = []
-        for log in state.days:
-            over = over_episodes(log, self.ctx.policy)
-            if not over:
-                continue
-            date = dt.date.fromisoformat(log.date)
-            trips = [(self._live_trip(state.vehicle_id, t), t) for t in state.trips]
-            facts = vehicle_day_from(state, date, log, trips, (), self.ctx)
-            judged = detect_live(Live.EPISODE_OVER, facts, self.ctx.pack, self.ctx.policy, date)
-            records = on_both_versions(state, judged, facts,
-                                       [r for r in self.ctx.pack.catalogue.values() if r.live == Live.EPISODE_OVER],
-                                       (), self._judging)
-            for record in records:
-                if isinstance(record, Infraction) and interval_of(record).end in over:
-                    record = at_most_provisional(record, state.conflicted)
-                    changed += emit_change(state.emitted, record, over[interval_of(record).end],
-                                           self.ctx.feed.timezone)
-        return changed
-
-    def _catraca_episodes(self, state: VehicleState, occurrences) -> list[Finding]:
-        """D-19 and D-21 while the day runs, over the in-service time its arrived trips
-        prove (a trip is only known, and its departure with it, when it arrives): sent
-        when they change, `detected_at` the moment the first episode's evidence was
-        complete — the later of the episode (the silence passing the limit, the faulty
-        or violated reading) and the arrival of the trip that proves the vehicle was
-        in service then. The day close settles them (same id)."""
-        changed: list[Finding] = []
-        terminal = self.ctx.policy.trips.in_service_terminal_s
-        for day_log in state.days:
-            logs = [log for log in state.trips if log.service_date == day_log.date]
-            if not logs or day_log.date in state.judged:
-                continue
-            date = dt.date.fromisoformat(day_log.date)
-            trips = [(self._live_trip(state.vehicle_id, log), log) for log in logs]
-            in_service = in_service_from([(tf, log.standing) for tf, log in trips], terminal)
-            facts = vehicle_day_from(state, date, day_log, trips, in_service, self.ctx)
-            # the day's facts, and those its catraca readings in two versions tell (rules.versions)
-            worlds = [f for f in (facts, other_catraca_facts(facts, day_log)) if f is not None]
-            versions = catraca_versions_of(state, date, self._days) if len(worlds) > 1 else []
-            for live, moments_of in ((Live.CATRACA_SILENCE, self._d19_moments),
-                                     (Live.CATRACA_FAULT, lambda f: self._d21_moments(f, self.ctx.policy))):
-                found = [finish([r for r in detect_live(live, f, self.ctx.pack, self.ctx.policy, date)
-                                 if isinstance(r, Infraction)],
-                                occurrences, self.ctx.pack, self.ctx.policy, self._projector) for f in worlds]
-                judged = judged_on_both_catraca_versions(*found, versions, self.ctx.feed.timezone) \
-                    if versions else [(record, 0) for record in found[0]]
-                for record, world in judged:
-                    if not isinstance(record, Infraction):
-                        continue  # only one version supports it: settled at the day's close
-                    complete = min(self._proven_at(logs, moment) for moment in moments_of(worlds[world]))
-                    record = at_most_provisional(record, state.conflicted)
-                    changed += emit_change(state.emitted, record, complete, self.ctx.feed.timezone)
-        return changed
-
-    def _d19_moments(self, facts: VehicleDayFacts) -> list[float]:
-        faults = [r.epoch for r, _ in facts.catraca.notable if r.status == "fault" and within(facts.in_service, r.epoch)]
-        return [proven for _, _, proven in d19.proven_silences(facts, self.ctx.policy)] + faults
-
-    @staticmethod
-    def _d21_moments(facts: VehicleDayFacts, policy) -> list[float]:
-        return [v["proven"] for v in d21.violations(facts, policy)]
-
-    @staticmethod
-    def _proven_at(logs: list[TripLog], moment: float) -> float:
-        """When a moment in service is proven to be in service: at the arrival ping of
-        the trip it is part of (its run or the standing after it)."""
-        trip = max((log for log in logs if log.departed_at <= moment), key=lambda log: log.departed_at, default=None)
-        return max(moment, trip.arrival_ping) if trip is not None else moment
-
-    def _live_trip(self, vehicle_id: str, log: TripLog) -> TripFacts:
-        """An arrived trip before its day's matching, as context for a record."""
-        trip = log.trip(vehicle_id)
-        date = dt.date.fromisoformat(log.service_date)
-        return TripFacts(Match(trip, unmatched_realization(trip, date, self.ctx.feed.timezone), None, None),
-                         self.ctx.geofences.itinerary(log.route_id, log.direction_id, log.shape_id),
-                         self.ctx.fleet[vehicle_id].operator_id, (),
-                         self.ctx.feed.timezone, self._day(date).start_epoch)
+        self.partition.coverage[vehicle_id] = before.merged(runs, gap)
 
     # --- a trip arrives ---------------------------------------------------------------
 
@@ -1203,7 +980,7 @@ class VehicleStage:
             trip, date.isoformat(), facts.fixes, facts.progress(),
             self._running.checkpoint_marks(facts.itinerary.pattern.key),
             self.ctx.policy.trips.in_service_terminal_s, [f for f in findings if isinstance(f, Infraction)]))
-        self._keep_around(state, fixes, trip.departed_at)  # a silence in service may start there
+        keep_around(self._keeping, state, fixes, trip.departed_at)  # a silence in service may start there
         return findings + live
 
     def _licensed_lines(self, vehicle_id: str) -> tuple[str, ...]:
@@ -1253,16 +1030,6 @@ class VehicleStage:
             changed += emit_change(state.emitted, record, arrival_ping, self.ctx.feed.timezone)
         return changed
 
-    def _keep_around(self, state: VehicleState, fixes: list[Fix], moment: float) -> None:
-        """Keep, in their operating days, the fixes on either side of a moment (a D-19 or
-        D-21 event is placed at the fix nearest to it)."""
-        i = bisect.bisect_right(fixes, moment, key=lambda f: f.t)
-        around = [f for f in (fixes[i - 1] if i else None, fixes[i] if i < len(fixes) else None) if f is not None]
-        if not around:
-            return
-        limits = self.ctx.geofences.speed_limit(np.array([f.x for f in around]), np.array([f.y for f in around]))
-        for f, limit_kmh in zip(around, limits.tolist()):
-            keep(self._day_log(state, self._operating_date(f.t)), [KeptFix(f, limit_kmh)])
 
     def heartbeat(self, final: bool = False) -> Heartbeat:
         p = self.partition

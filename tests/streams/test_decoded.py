@@ -325,6 +325,7 @@ def test_an_implausible_reading_is_dead_lettered_alike_whether_its_state_was_ser
     beyond every modulus) is dead-lettered with its fields as JSON: its instants in the
     feed's timezone whether the state came from the decoded states (the offset it was
     sent with) or the table's bytes (msgpack gives UTC) — the third review's finding."""
+    from engine.dayfacts import log_day
     from telemetry import CatracaReading
     tz = context.feed.timezone
     reading = CatracaReading(vehicle_id=ON_0, ts=dt.datetime(2026, 12, 1, 7, 0, tzinfo=tz),
@@ -332,6 +333,6 @@ def test_an_implausible_reading_is_dead_lettered_alike_whether_its_state_was_ser
     state = VehicleState(ON_0, pending_catraca=[reading])
     stage, loaded = _written_then_loaded(shell, state, served_decoded)
     rejected = []
-    stage._log_day(loaded, [], list(loaded.pending_catraca), rejected)
+    log_day(stage._keeping, loaded, [], list(loaded.pending_catraca), rejected)
     assert [(r.reason, msgspec.json.decode(r.raw)["ts"]) for r in rejected] == \
         [("implausible", "2026-12-01T07:00:00-03:00")]
