@@ -4,8 +4,8 @@ workers both run.
 Two stages: the vehicle stage (`engine.vehicle`, partitioned by vehicle) reorders,
 deduplicates and detects trips, and judges a vehicle's trips and day once they are
 matched. It hands its concerns to modules of their own: a message's admission
-(`engine.admission`: dedup, versions, lateness), the live view (`engine.live`,
-`engine.status`) and the settling of a matched day (`engine.settling`), over the state
+(`engine.admission`: dedup, versions, lateness), the live view (`engine.liveviews`
+over `engine.live` and `engine.status`) and the settling of a matched day (`engine.settling`), over the state
 of `engine.vehiclestate`. The operator stage (`engine.operator`, partitioned by operator) closes
 service days and months on the event-time watermark, matches trips to the schedule
 and runs the service-day rules. `engine.routing` says which stage each message goes

@@ -7,7 +7,7 @@ call, stamped with the ping's own time. An admitted catraca reading newer than t
 moves only what it shows of the catraca (`catraca_at`): when that changes the status (a
 catraca topic behind the tachograph's showed the bus "catraca muda" until its next ping),
 the status leaves again in the same call, at the position shown and its time
-(engine.vehicle, `_live_and_heard`). The view is information, never evidence: no
+(engine.liveviews, `LiveViews.statuses`). The view is information, never evidence: no
 record is derived from it, and nothing here reads the open track.
 
 It reads the ping as `engine.status.open_trip` reads the open track, incrementally: per
@@ -24,8 +24,8 @@ A departure the view sees is told to the operator stage at once (engine.messages
 LiveDeparture, `told`), which answers the bus ahead for the status: live information too,
 kept apart from the legal departure told at release.
 
-Pure: functions over frozen Structs; the vehicle stage measures the pings of a call in
-one batch (`measure`) and folds them in (`advance`).
+Pure: functions over frozen Structs; the vehicle stage's live views (engine.liveviews)
+measure the pings of a call in one batch (`measure`) and fold them in (`advance`).
 """
 
 from __future__ import annotations

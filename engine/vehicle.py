@@ -9,8 +9,12 @@ telemetry, which is the evidence, stays in the input topics and files.
 State lives in msgspec Structs (`engine.vehiclestate`) read and written through a
 `Store` (a dict in the replay, a Faust table in the workers), so the same code runs in
 both. The stage orchestrates (ingest, release, flush, heartbeat) and hands concerns to
-their modules: whether a message is taken (`engine.admission`), the trip a vehicle is
-running (`engine.running`), and a matched day settled (`engine.settling`).
+their modules: whether a message is taken (`engine.admission`), the live view moved at
+admission (`engine.liveviews`), the day's compact facts and the episodes judged while
+the day runs (`engine.dayfacts`), the trip a vehicle is running (`engine.running`), and
+a matched day settled (`engine.settling`). What stays here: the buffering and release
+in event-time order, trip detection and the passes, a trip's arrival, and undoing a
+release that failed.
 """
 
 from __future__ import annotations
@@ -47,19 +51,18 @@ from engine.late import Rejudged, rejudged_changes
 from engine.messages import (
     DayMatched,
     Heartbeat,
-    LiveDeparture,
     TripCutShort,
     TripDetected,
     TripUnfollowed,
     VehicleAhead,
     VehicleDayRevised,
 )
-from engine.live import LiveMap, advance, measure
-from engine.running import RunningTrips
+from engine.liveviews import LiveViews
+from engine.running import RunningTrips, conflicted_exits
 from engine.sends import Sends
 from engine.servicedays import ServiceDays
 from engine.settling import Judging, settle_day
-from engine.status import VehicleStatus, live_match, live_status, open_trip
+from engine.status import VehicleStatus, open_trip
 from engine.triplog import TripLog, arrived_before, open_trip_log, watch
 from engine.values import Context, Message
 from engine.vehiclestate import VehicleState
@@ -190,11 +193,6 @@ def _position_fault(vehicle_id: str, fault: PositionFault, tz) -> Rejection:
                      raw=msgspec.json.encode(ping).decode())
 
 
-def _conflicted(trip: DetectedTrip, state: VehicleState) -> tuple[str, ...]:
-    """The trip's departure pings that came in two versions."""
-    return tuple(sorted(m for m in trip.exit_msg_ids if m in state.conflicted))
-
-
 def _fix_order(f: Fix) -> tuple[float, str]:
     return (f.t, f.msg_id)
 
@@ -240,7 +238,7 @@ class VehicleStage:
         self._reads_trip_catraca = ctx.policy.other_line is not None and \
             any("other_line" in rule.requires for rule in pack.catalogue.values())
         self._operator_lines: dict[str, tuple[str, ...]] = {}
-        self._live_map = LiveMap(ctx.geofences)
+        self._live_views = LiveViews(ctx, self._day)
         self._vehicle_codes = frozenset(rule.code for rule in pack.catalogue.values() if rule.scope in _VEHICLE_SCOPES)
         self._judging = Judging(ctx, self._days, self._projector, frozenset(rule.code for rule in self._track_rules))
         # what keeping the day's compact facts reads (engine.dayfacts)
@@ -290,7 +288,7 @@ class VehicleStage:
                     touched[body.vehicle_id] = state
                     continue
             self._take(state, message, None, out, touched, pings, heard)
-        out.statuses += self._live_and_heard(pings, heard, out.live_departed)
+        out.statuses += self._live_views.statuses(self._buffer(pings), heard, out.live_departed)
         self.partition.dirty = sorted(set(self.partition.dirty) | set(touched))
         for state in touched.values():
             self._save(state)
@@ -303,7 +301,7 @@ class VehicleStage:
               touched: dict[str, VehicleState], pings: list, heard: dict) -> None:
         """A message admitted (into the vehicle's pending messages) or dead-lettered.
         `heard`: the vehicles whose live view took a newer catraca reading in this call,
-        with the status their view showed before it (`_live_and_heard`)."""
+        with the status their view showed before it (engine.liveviews, `LiveViews.statuses`)."""
         body = message.body
         if rejection is None:
             try:
@@ -341,7 +339,7 @@ class VehicleStage:
             live = state.live
             if live.catraca_at is None or body.epoch > live.catraca_at:
                 if state.vehicle_id not in heard:
-                    heard[state.vehicle_id] = (state, self._shown(state))
+                    heard[state.vehicle_id] = (state, self._live_views.shown(state))
                 state.live = msgspec.structs.replace(live, catraca_at=body.epoch)
 
     def _at_most_provisional(self, state: VehicleState) -> list[Finding]:
@@ -504,7 +502,7 @@ class VehicleStage:
                                 "at the end of the input (policy stream.max_clock_jump_s)"))
                 self._take(state, message, beyond, out, touched, pings, heard)
             touched[vehicle_id] = state
-        out.statuses += self._live_and_heard(pings, heard, out.live_departed)
+        out.statuses += self._live_views.statuses(self._buffer(pings), heard, out.live_departed)
         for state in touched.values():
             self._save(state)
 
@@ -595,120 +593,6 @@ class VehicleStage:
     def _fix_of(self, ping: TachographPing, x: float, y: float) -> Fix:
         return Fix(ping.epoch, x, y, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon,
                    ping.doors_open if self._reads_doors else None, ping.speed_source == "derived")
-
-    def _live_and_heard(self, pings: list[tuple[VehicleState, TachographPing]],
-                        heard: dict[str, tuple[VehicleState, VehicleStatus | None]],
-                        departed: list[LiveDeparture]) -> list[VehicleStatus]:
-        """The statuses of a call: one per position its pings moved a view to (`_live`),
-        read with every catraca reading of the call; then, for a vehicle no ping of the call
-        moved, its status again if the call's catraca readings changed what it shows (a
-        catraca topic behind the tachograph's showed the bus's catraca silent until its next
-        ping). That status is stamped with the view's position, as shown: a reading moves
-        no position, and one older than the view's newest reading changed nothing
-        (`_take`). Never evidence: a failure here loses the status, never the call's legal work.
-        `departed`: the departures the views saw, for the operator stage (`_live_departure`)."""
-        statuses = self._live(self._buffer(pings), departed)
-        moved = {status.vehicle_id for status in statuses}
-        for vehicle_id, (state, before) in heard.items():
-            if vehicle_id in moved:
-                continue
-            try:
-                now = live_status(state, self.ctx)
-            except Exception:  # noqa: BLE001 - the live view is information: the legal path goes on
-                log.exception("the live status of %s failed after a catraca reading", vehicle_id)
-                continue
-            if now is not None and now != before:
-                statuses.append(now)
-        return statuses
-
-    def _shown(self, state: VehicleState) -> VehicleStatus | None:
-        """The status the vehicle's live view shows now (its last one sent), None if it
-        cannot be read (`_live_and_heard` then sends the status it can read after)."""
-        try:
-            return live_status(state, self.ctx)
-        except Exception:  # noqa: BLE001 - the live view is information: the legal path goes on
-            log.exception("the live status of %s failed before a catraca reading", state.vehicle_id)
-            return None
-
-    def _live(self, fixes: list[tuple[VehicleState, Fix]], departed: list[LiveDeparture]) -> list[VehicleStatus]:
-        """`_live_views`, guarded: the live view is information, so a failure in its
-        batched geometry loses this call's statuses, never the call's legal work."""
-        try:
-            return self._live_views(fixes, departed)
-        except Exception:  # noqa: BLE001 - one bad message must not stop the stream
-            log.exception("the live views of a call failed (%d pings)", len(fixes))
-            return []
-
-    def _live_views(self, fixes: list[tuple[VehicleState, Fix]], departed: list[LiveDeparture]) -> list[VehicleStatus]:
-        """The admitted pings into their vehicles' live views, in arrival order, and each
-        moved view's status, now (DESIGN.md: the live view does not wait for the
-        watermark). A ping not newer than its view's newest moves nothing; a position the
-        bus could not have driven to (trips.position, the release's screen with the view's
-        own state) moves nothing either. One status per position taken, stamped with its
-        ping's time: a replay's large calls show every moment, as a live take does. Each
-        departure a view sees goes to `departed` (`_live_departure`). Never evidence: a
-        failure here is logged and the vehicle's view left as it was before the call, the
-        legal path goes on."""
-        if not fixes:
-            return []
-        rules = self.ctx.policy.trips
-        by_vehicle: dict[str, tuple[VehicleState, list[Fix]]] = {}
-        for state, fix in fixes:
-            newest = state.live.newest if state.vehicle_id not in by_vehicle else by_vehicle[state.vehicle_id][1][-1].t
-            if newest is not None and fix.t <= newest:
-                continue  # older than what the view shows: it does not move it back
-            by_vehicle.setdefault(state.vehicle_id, (state, []))[1].append(fix)
-        if not by_vehicle:
-            return []
-        order = list(by_vehicle.values())
-        flat = [fix for _, mine in order for fix in mine]
-        near = self._live_map.near_network(*columns(flat, "x", "y"), rules.max_network_distance_m)
-        screened: list[tuple[VehicleState, list[Fix]]] = []
-        k = 0
-        for state, mine in order:
-            screen, taken, _ = screen_positions(state.live.screen, mine, near[k: k + len(mine)], rules)
-            k += len(mine)
-            state.live = msgspec.structs.replace(state.live, newest=mine[-1].t, screen=screen)
-            if taken:
-                screened.append((state, taken))
-        fixes_in = [fix for _, taken in screened for fix in taken]
-        vehicles = [v for v, (_, taken) in enumerate(screened) for _ in taken]
-        measured = measure(self._live_map, fixes_in, vehicles,
-                           [frozenset(leg.key for leg in state.live.legs) for state, _ in screened])
-        statuses = []
-        k = 0
-        for state, taken in screened:
-            before, mine, left = state.live, [], []
-            try:
-                for fix, m in zip(taken, measured[k: k + len(taken)]):
-                    state.live = advance(state.live, fix, m, self._live_map, self.ctx.policy)
-                    match = live_match(state, self.ctx, self._day)
-                    if match is not state.live.match:  # kept while the same departure runs
-                        state.live = msgspec.structs.replace(state.live, match=match)
-                    left += self._live_departure(state)
-                    mine.append(live_status(state, self.ctx))
-            except Exception:  # noqa: BLE001 - the live view is information: the legal path goes on
-                log.exception("the live view of %s failed on %s", state.vehicle_id, fix.msg_id)
-                state.live, mine, left = before, [], []
-            k += len(taken)
-            statuses += [status for status in mine if status is not None]
-            departed += left
-        return statuses
-
-    def _live_departure(self, state: VehicleState) -> list[LiveDeparture]:
-        """The departure the live view runs, told to the operator stage once, as soon as it
-        is seen, so the bus ahead joins the status at once instead of at release (~the
-        allowed lateness later). Live information, never evidence: the legal departure
-        (TripDeparted, `_departure`) is told at release as before. The same crossing of
-        the origin zone's edge, so the release's answer names the same departure."""
-        view = state.live
-        leg = next((leg for leg in view.legs if leg.key == view.running), None)
-        if leg is None or leg.departed is None or view.told == (leg.key, leg.departed):
-            return []
-        state.live = msgspec.structs.replace(view, told=(leg.key, leg.departed))
-        pattern = self._live_map.itinerary(leg.key).pattern
-        trip = Departure.of(state.vehicle_id, pattern, leg.departed).trip()
-        return [LiveDeparture(self.ctx.fleet[state.vehicle_id].operator_id, trip)]
 
     def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = ()) -> Sends:
         """Messages at or before `limit` go, in event-time order, to trip detection and the
@@ -816,19 +700,13 @@ class VehicleStage:
     def on_ahead(self, message: VehicleAhead) -> list[VehicleStatus]:
         """The bus ahead of one of this vehicle's departures (a line with a scheduled headway): kept for
         the latest departure, and the live view's status given again, with it, if the
-        view still runs that trip and it changes what the status shows (the release's
-        answer to a departure the live view told already mostly says the same)."""
+        view still runs that trip and it changes what the status shows (engine.liveviews)."""
         state = self._load(message.vehicle_id)
-        if state is None or (state.ahead is not None and state.ahead.departed_at > message.departed_at):
+        taken = None if state is None else self._live_views.take_ahead(state, message)
+        if taken is None:
             return []
-        shown = self._shown(state)
-        state.ahead = message
         self._save(state)
-        running = next((leg for leg in state.live.legs if leg.key == state.live.running), None)
-        if running is None or running.departed != message.departed_at:
-            return []
-        status = live_status(state, self.ctx)
-        return [status] if status is not None and status != shown else []
+        return self._live_views.status_with_ahead(state, message, taken)
 
     def _isolate(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
                  out: Sends) -> VehicleState:
@@ -869,7 +747,7 @@ class VehicleStage:
         for log in state.trips:
             watch(log, fixes, self.ctx.geofences.itinerary(log.route_id, log.direction_id, log.shape_id))
         operator = self.ctx.fleet[state.vehicle_id].operator_id
-        return [TripDetected(operator, trip, _conflicted(trip, state)) for trip in trips]
+        return [TripDetected(operator, trip, conflicted_exits(trip, state)) for trip in trips]
 
     def _judge_passes(self, state: VehicleState, fixes: list[Fix], batch: list[Fix], arrivals, occurrences,
                       cut_short: list[TripCutShort]) -> list[Finding]:
@@ -944,7 +822,7 @@ class VehicleStage:
         memo.take = self._released_geometry
         return memo
 
-    # --- the day's compact facts ------------------------------------------------------
+    # --- the sensors heard, for the heartbeat ------------------------------------------
 
     def _note_coverage(self, vehicle_id: str, runs: SensorRuns | None) -> None:
         """When the vehicle's sensors were heard (engine.dayfacts.log_day), for the next heartbeat."""

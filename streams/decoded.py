@@ -20,7 +20,7 @@ of unpacking, under three conditions that make it the object `unpack(bytes)` giv
   ended, and the vehicle stage keeps no `VehicleState` nor any mutable part of one from
   one batch to the next: its per-vehicle caches hold values derived from the state or
   frozen parts of it (`_track_memos`: an open track's immutable tuple of frozen fixes and
-  the geometry measured from them; `_running_matches`: frozen trips and a match; `_due`:
+  the geometry measured from them; `engine.running`'s matches: frozen trips and a match; `_due`:
   times), and the replay's `Engine`, which never packs, keeps its states as live objects
   through the same stage. So a kept object is unchanged since its bytes were made, and
   equals `unpack(bytes)`: msgpack of a `VehicleState` holds every field, and decoding

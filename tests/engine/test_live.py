@@ -172,7 +172,7 @@ def test_a_failure_of_the_live_view_loses_its_status_never_the_legal_path(stage,
     def broken(*args):
         raise RuntimeError("a geometry bug")
 
-    monkeypatch.setattr("engine.vehicle.measure", broken)
+    monkeypatch.setattr("engine.liveviews.measure", broken)
     at = START + dt.timedelta(seconds=STEP_S * 5)
     out = stage.ingest([ping(context, at, 0)])
     assert out.statuses == [] and out.rejected == []  # the ping is admitted all the same
