@@ -26,6 +26,8 @@ from pathlib import Path
 
 import msgspec
 
+from kernel.errors import FiscalizaError
+
 _ENCODER = msgspec.json.Encoder()
 
 
@@ -54,9 +56,7 @@ def replayed(network: Path, batch: int) -> tuple[bytes, float]:
     from engine.sends import Sends
     from fiscaliza.replay import RUN, ReplayInputs, SortedInput, _trip_order
 
-    inputs = ReplayInputs(feed=network / "feed", fleet=network / "fleet.csv",
-                          tachograph=network / "telemetry" / "tachograph.jsonl",
-                          catraca=network / "telemetry" / "catraca.jsonl")
+    inputs = ReplayInputs(*network_files(network))
     context = load_context(inputs)
     engine = Engine(context, frozenset({"tachograph", "catraca"}))
     out = Sends()
@@ -72,20 +72,48 @@ def replayed(network: Path, batch: int) -> tuple[bytes, float]:
                    rejected + list(out.rejected), out.months, out.statuses), cpu
 
 
+def network_files(network: Path) -> tuple[Path, ...]:
+    """What a benchmark network holds: its feed, fleet and the two telemetry files."""
+    return (network / "feed", network / "fleet.csv", network / "telemetry" / "tachograph.jsonl",
+            network / "telemetry" / "catraca.jsonl")
+
+
+def bad_network(network: Path) -> str | None:
+    """Why `network` is no benchmark network (one line), None when it is one."""
+    missing = next((path for path in network_files(network) if not path.exists()), None)
+    if missing is None:
+        return None
+    return f"{network}: not a benchmark network ({missing} is missing; `python -m benchmarks` builds one)"
+
+
+def count(text: str) -> int | None:
+    """A positive count written in decimal digits, else None."""
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if value >= 1 else None
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 3 or not argv[1].isdigit() or int(argv[1]) < 1:
+    """A bad argument or input file is one line on stderr and exit code 2, found before
+    the replay's minutes are spent where it can be (the output's directory)."""
+    batch = count(argv[1]) if len(argv) == 3 else None
+    if batch is None:
         print("usage: python -m benchmarks.equivalence NETWORK BATCH OUT (BATCH: messages per engine call, ≥ 1)",
               file=sys.stderr)
         return 2
-    network, batch, out = Path(argv[0]), int(argv[1]), Path(argv[2])
-    missing = [p for p in (network / "feed", network / "fleet.csv", network / "telemetry" / "tachograph.jsonl",
-                           network / "telemetry" / "catraca.jsonl") if not p.exists()]
-    if missing:
-        print(f"{network}: not a benchmark network ({missing[0]} is missing; `python -m benchmarks` builds one)",
-              file=sys.stderr)
+    network, out = Path(argv[0]), Path(argv[2])
+    problem = bad_network(network) or (None if out.parent.is_dir() else f"{out}: its directory does not exist")
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
-    data, cpu = replayed(network, batch)
-    out.write_bytes(data)
+    try:
+        data, cpu = replayed(network, batch)
+        out.write_bytes(data)
+    except (FiscalizaError, OSError) as exc:
+        print(f"{network}: {exc}", file=sys.stderr)
+        return 2
     lines = data.count(b"\n")
     print(f"{out}: {lines} lines; replay CPU {cpu:.1f} s at {batch} messages per call", file=sys.stderr)
     return 0

@@ -20,7 +20,9 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.equivalence import bad_network, count, network_files
 from benchmarks.replay_run import Window, next_call
+from kernel.errors import FiscalizaError
 
 WARM_BATCH = 2000  # the replay's messages per call before the window (fiscaliza.replay.BATCH)
 
@@ -31,9 +33,7 @@ def profile_window(network: Path, window: Window, out: Path) -> tuple[int, float
     from engine.loading import load_context
     from fiscaliza.replay import RUN, ReplayInputs, SortedInput
 
-    inputs = ReplayInputs(feed=network / "feed", fleet=network / "fleet.csv",
-                          tachograph=network / "telemetry" / "tachograph.jsonl",
-                          catraca=network / "telemetry" / "catraca.jsonl")
+    inputs = ReplayInputs(*network_files(network))
     context = load_context(inputs)
     engine = Engine(context, frozenset({"tachograph", "catraca"}))
     profiler = cProfile.Profile()
@@ -62,25 +62,34 @@ def profile_window(network: Path, window: Window, out: Path) -> tuple[int, float
 
 
 def main(argv: list[str]) -> int:
+    """A bad argument or input file is one line on stderr and exit code 2, found before
+    the profile's minutes are spent where it can be."""
     usage = "usage: python -m benchmarks.profile_window NETWORK HH:MM-HH:MM@BATCH OUT.prof [TOP]"
-    if len(argv) not in (3, 4) or (len(argv) == 4 and not argv[3].isdigit()):
+    top = count(argv[3]) if len(argv) == 4 else 45
+    if len(argv) not in (3, 4) or top is None:
         print(usage, file=sys.stderr)
         return 2
     try:
         window = Window.parse(argv[1])
     except ValueError:
+        window = None
+    if window is None or window.batch < 1:
         print(f"{argv[1]!r}: not a window ({usage})", file=sys.stderr)
         return 2
-    network = Path(argv[0])
-    if not (network / "feed").is_dir() or not (network / "telemetry").is_dir():
-        print(f"{network}: not a benchmark network (no feed/ or telemetry/; `python -m benchmarks` builds one)",
-              file=sys.stderr)
+    network, out = Path(argv[0]), Path(argv[2])
+    problem = bad_network(network) or (None if out.parent.is_dir() else f"{out}: its directory does not exist")
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
-    events, cpu = profile_window(network, window, Path(argv[2]))
+    try:
+        events, cpu = profile_window(network, window, out)
+    except (FiscalizaError, OSError) as exc:
+        print(f"{network}: {exc}", file=sys.stderr)
+        return 2
     print(f"window {window.label()}: {events} events, {cpu:.2f} s CPU, "
           f"{1000 * cpu / max(events, 1):.3f} ms per event (profiled)")
     if events:
-        pstats.Stats(argv[2]).sort_stats("cumulative").print_stats(int(argv[3]) if len(argv) == 4 else 45)
+        pstats.Stats(str(out)).sort_stats("cumulative").print_stats(top)
     return 0
 
 
