@@ -5,8 +5,10 @@ Two stages: the vehicle stage (`engine.vehicle`, partitioned by vehicle) reorder
 deduplicates and detects trips, and judges a vehicle's trips and day once they are
 matched. It hands its concerns to modules of their own: a message's admission
 (`engine.admission`: dedup, versions, lateness), the live view (`engine.liveviews`
-over `engine.live` and `engine.status`) and the settling of a matched day (`engine.settling`), over the state
-of `engine.vehiclestate`. The operator stage (`engine.operator`, partitioned by operator) closes
+over `engine.live` and `engine.status`), the day's compact facts and the episodes
+judged while the day runs (`engine.dayfacts`), the trip a vehicle is running
+(`engine.running`: its departure told, B-04 while it runs) and the settling of a
+matched day (`engine.settling`), over the state of `engine.vehiclestate`. The operator stage (`engine.operator`, partitioned by operator) closes
 service days and months on the event-time watermark, matches trips to the schedule
 and runs the service-day rules. `engine.routing` says which stage each message goes
 to and what leaves it; `engine.core.Engine` runs that routing in one process for the

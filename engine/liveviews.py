@@ -12,9 +12,10 @@ the departure told) and, in `take_ahead`, `ahead`. The stage writes `live.catrac
 reading is admitted (`_take`, with `shown` before it). The legal path (release, the
 judgments) reads nothing written here.
 
-The live view is information, never evidence: a failure here is logged and loses the
-statuses (and leaves the vehicle's view as it was before the call), never the call's legal
-work.
+The live view is information, never evidence: a failure here is logged and never loses
+the call's legal work. A failure in one vehicle's view leaves that view as it was before
+the call; a failure in the call's shared geometry loses the call's statuses, with each
+view's newest ping and screen already taken.
 
 Cache: the `LiveMap` (the network's itineraries and the geometry the views are measured
 against), built once from the context; never state: a restarted worker builds the same.
@@ -182,7 +183,7 @@ class LiveViews:
         """The departure the live view runs, told to the operator stage once, as soon as it
         is seen, so the bus ahead joins the status at once instead of at release (~the
         allowed lateness later). Live information, never evidence: the legal departure
-        (TripDeparted, the stage's `_departure`) is told at release as before. The same
+        (TripDeparted, `engine.running`'s `RunningTrips.departure`) is told at release as before. The same
         crossing of the origin zone's edge, so the release's answer names the same departure."""
         view = state.live
         leg = next((leg for leg in view.legs if leg.key == view.running), None)
