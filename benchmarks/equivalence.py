@@ -21,14 +21,16 @@ import hashlib
 import itertools
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 
 from kernel.errors import FiscalizaError
 
 _ENCODER = msgspec.json.Encoder()
+T = TypeVar("T")
 
 
 def written(infractions: Iterable, trips: Iterable, insufficient: Iterable, rejected: Iterable,
@@ -86,6 +88,20 @@ def bad_network(network: Path) -> str | None:
     return f"{network}: not a benchmark network ({missing} is missing; `python -m benchmarks` builds one)"
 
 
+def checked(network: Path, out: Path, run: Callable[[], T]) -> T | None:
+    """`run()`, when `network` is a benchmark network and `out`'s directory exists; else,
+    or when the run finds an input file bad, the reason on one line of stderr and None
+    (the command then exits 2, never with a traceback)."""
+    problem = bad_network(network) or (None if out.parent.is_dir() else f"{out}: its directory does not exist")
+    if problem is None:
+        try:
+            return run()
+        except (FiscalizaError, OSError) as exc:
+            problem = f"{network}: {exc}"
+    print(problem, file=sys.stderr)
+    return None
+
+
 def count(text: str) -> int | None:
     """A positive count written in decimal digits, else None."""
     try:
@@ -104,16 +120,16 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 2
     network, out = Path(argv[0]), Path(argv[2])
-    problem = bad_network(network) or (None if out.parent.is_dir() else f"{out}: its directory does not exist")
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
-    try:
+
+    def run() -> tuple[bytes, float]:
         data, cpu = replayed(network, batch)
         out.write_bytes(data)
-    except (FiscalizaError, OSError) as exc:
-        print(f"{network}: {exc}", file=sys.stderr)
+        return data, cpu
+
+    done = checked(network, out, run)
+    if done is None:
         return 2
+    data, cpu = done
     lines = data.count(b"\n")
     print(f"{out}: {lines} lines; replay CPU {cpu:.1f} s at {batch} messages per call", file=sys.stderr)
     return 0

@@ -20,9 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.equivalence import bad_network, count, network_files
+from benchmarks.equivalence import checked, count, network_files
 from benchmarks.replay_run import Window, next_call
-from kernel.errors import FiscalizaError
 
 WARM_BATCH = 2000  # the replay's messages per call before the window (fiscaliza.replay.BATCH)
 
@@ -77,15 +76,10 @@ def main(argv: list[str]) -> int:
         print(f"{argv[1]!r}: not a window ({usage})", file=sys.stderr)
         return 2
     network, out = Path(argv[0]), Path(argv[2])
-    problem = bad_network(network) or (None if out.parent.is_dir() else f"{out}: its directory does not exist")
-    if problem:
-        print(problem, file=sys.stderr)
+    done = checked(network, out, lambda: profile_window(network, window, out))
+    if done is None:
         return 2
-    try:
-        events, cpu = profile_window(network, window, out)
-    except (FiscalizaError, OSError) as exc:
-        print(f"{network}: {exc}", file=sys.stderr)
-        return 2
+    events, cpu = done
     print(f"window {window.label()}: {events} events, {cpu:.2f} s CPU, "
           f"{1000 * cpu / max(events, 1):.3f} ms per event (profiled)")
     if events:

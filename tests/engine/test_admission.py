@@ -9,22 +9,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from engine.admission import KEPT_LATE, Gate, admit, content_digest, dedup_key, holds, resolve_held
-from engine.loading import load_context
 from engine.servicedays import ServiceDays
 from engine.values import Message
 from engine.vehiclestate import VehicleState
-from fiscaliza.replay import ReplayInputs
-from samples import joao_neiva
 from telemetry import decode_tachograph, message_id
-
-
-@pytest.fixture(scope="module")
-def context():
-    feed, fleet = joao_neiva()
-    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
 
 
 def gate(context, rejudging: bool = False) -> Gate:

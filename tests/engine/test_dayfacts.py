@@ -12,23 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-import pytest
-
 from engine import Engine, Message
 from engine.dayfacts import judge_over_episodes, keep_around, log_day
-from engine.loading import load_context
-from fiscaliza.replay import ReplayInputs
-from samples import joao_neiva
 from telemetry import decode_catraca, decode_tachograph
 
 VEHICLE = "JN-1011"
 LAT, LON = -19.7574776, -40.3852385  # stop 1001
-
-
-@pytest.fixture(scope="module")
-def context():
-    feed, fleet = joao_neiva()
-    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
 
 
 def ping(ts: str, n: int, speed: float = 0.0, north_m: float = 0.0) -> Message:

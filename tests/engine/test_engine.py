@@ -18,21 +18,11 @@ import msgspec
 import pytest
 
 from engine import Engine, Message
-from engine.loading import load_context
-from fiscaliza.replay import ReplayInputs
-from samples import joao_neiva
 from telemetry import Rejection, decode_catraca, decode_tachograph
 
 VEHICLE = "JN-1011"
 # Stop 1001 of the sample feed (Avenida Presidente Vargas – Correios).
 LAT, LON = -19.7574776, -40.3852385
-
-
-@pytest.fixture(scope="module")
-def context():
-    feed, fleet = joao_neiva()
-    # load_context does not read the tachograph file; any path will do.
-    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
 
 
 @pytest.fixture

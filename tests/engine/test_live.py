@@ -14,24 +14,15 @@ import msgspec
 import pytest
 
 from engine.core import Engine
-from engine.loading import load_context
 from engine.messages import VehicleAhead
 from engine.values import Message
 from engine.vehicle import PartitionState, VehicleStage
-from fiscaliza.replay import ReplayInputs
 from gtfs.projection import Projector
-from samples import joao_neiva
 from telemetry import decode
 
 TZ = dt.timezone(dt.timedelta(hours=-3))
 START = dt.datetime(2026, 12, 1, 6, 58, tzinfo=TZ)  # line 101's 07:00 trip from 9001 (direction 0)
 STEP_S, STEP_M = 10, 100  # 36 km/h
-
-
-@pytest.fixture(scope="module")
-def context():
-    feed, fleet = joao_neiva()
-    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
 
 
 @pytest.fixture

@@ -5,26 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pytest
-
-from engine.loading import load_context
 from engine.messages import DayMatched, Heartbeat
 from engine.operator import OperatorStage
 from engine.routing import EndOfInput, Matched, operator_step, vehicle_step
 from engine.values import Message
 from engine.vehicle import PartitionState, VehicleStage
-from fiscaliza.replay import ReplayInputs
-from samples import joao_neiva
 from telemetry import Rejection, decode
 
 DAY = dt.date(2026, 12, 1)
 BOTH = frozenset({"tachograph", "catraca"})
-
-
-@pytest.fixture(scope="module")
-def context():
-    feed, fleet = joao_neiva()
-    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
 
 
 def vehicle_stage(context):

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.loading import load_context
 from engine.running import RunningTrips
 from engine.servicedays import ServiceDays
 from engine.status import open_trip
@@ -24,12 +23,6 @@ from samples import joao_neiva
 from trips.memo import TrackMemo
 
 DAY = dt.date(2026, 12, 1)
-
-
-@pytest.fixture(scope="module")
-def context():
-    feed, fleet = joao_neiva()
-    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
 
 
 def running_trips(context) -> RunningTrips:

@@ -13,23 +13,14 @@ import msgspec
 import pytest
 
 from engine.late import LateDay
-from engine.loading import load_context
 from engine.messages import DayMatched
 from engine.servicedays import ServiceDays
 from engine.settling import Judging, forget_late, settle_day
 from engine.vehiclestate import VehicleState
-from fiscaliza.replay import ReplayInputs
 from gtfs.projection import Projector
-from samples import joao_neiva
 from sent_records import sent_c01
 
 DAY = dt.date(2026, 12, 1)
-
-
-@pytest.fixture(scope="module")
-def context():
-    feed, fleet = joao_neiva()
-    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
 
 
 @pytest.fixture(scope="module")

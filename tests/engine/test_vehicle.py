@@ -12,7 +12,6 @@ import msgspec
 import numpy as np
 import pytest
 
-from engine.loading import load_context
 from engine.messages import DayMatched
 from engine.sends import Sends
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
@@ -21,12 +20,6 @@ from samples import joao_neiva
 from sent_records import sent_c01
 
 DAY = dt.date(2026, 12, 1)
-
-
-@pytest.fixture(scope="module")
-def context():
-    feed, fleet = joao_neiva()
-    return load_context(ReplayInputs(feed=feed, fleet=fleet, tachograph=fleet))
 
 
 def stage_with(context, state):
