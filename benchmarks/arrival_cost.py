@@ -4,7 +4,7 @@
 
 NETWORK is a folder `python -m benchmarks` builds (feed/, fleet.csv, telemetry/). The replay
 is `benchmarks.replay_run`'s (BATCH messages per engine call, the first LIMIT messages),
-with `VehicleStage._judge_arrival` timed around each call (CPU: `time.process_time`), and
+with `Arrivals.judge` timed around each call (CPU: `time.process_time`), and
 with `--count-pairs` the (point, shape) pairs handed to shapely's `line_locate_point` and
 `distance` counted (counting slows the run: time without it).
 """
@@ -21,7 +21,7 @@ import numpy as np
 import shapely
 
 from benchmarks.replay_run import replay_run
-from engine.vehicle import VehicleStage
+from engine.arrival import Arrivals
 
 
 def _timed(method, spent: list[float]):
@@ -44,9 +44,9 @@ def _counted(function, pairs: Counter, name: str):
 def arrival_cost(network: Path, batch: int | None = None, limit: int | None = None, count_pairs: bool = False) -> dict:
     spent: list[float] = []
     pairs: Counter = Counter()
-    judge = VehicleStage._judge_arrival
+    judge = Arrivals.judge
     functions = shapely.line_locate_point, shapely.distance
-    VehicleStage._judge_arrival = _timed(judge, spent)
+    Arrivals.judge = _timed(judge, spent)
     if count_pairs:  # the modules call them as shapely.<name>: replaced there for this run
         shapely.line_locate_point = _counted(functions[0], pairs, "locate")
         shapely.distance = _counted(functions[1], pairs, "distance")
@@ -54,7 +54,7 @@ def arrival_cost(network: Path, batch: int | None = None, limit: int | None = No
         run = replay_run(network / "feed", network / "fleet.csv", network / "telemetry" / "tachograph.jsonl",
                          network / "telemetry" / "catraca.jsonl", batch, limit)
     finally:
-        VehicleStage._judge_arrival = judge
+        Arrivals.judge = judge
         shapely.line_locate_point, shapely.distance = functions
     run.pop("state_sizes")
     result = run | {"cpu_ms_per_event": round(1000 * run["cpu_seconds"] / run["events"], 4),

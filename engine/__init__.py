@@ -7,7 +7,8 @@ matched. It hands its concerns to modules of their own: a message's admission
 (`engine.admission`: dedup, versions, lateness), the live view (`engine.liveviews`
 over `engine.live` and `engine.status`), the day's compact facts and the episodes
 judged while the day runs (`engine.dayfacts`), the trip a vehicle is running
-(`engine.running`: its departure told, B-04 while it runs) and the settling of a
+(`engine.running`: its departure told, B-04 while it runs), a trip's arrival
+(`engine.arrival`: the rules its track settles, its log opened) and the settling of a
 matched day (`engine.settling`), over the state of `engine.vehiclestate`. The operator stage (`engine.operator`, partitioned by operator) closes
 service days and months on the event-time watermark, matches trips to the schedule
 and runs the service-day rules. `engine.routing` says which stage each message goes

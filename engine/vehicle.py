@@ -11,10 +11,10 @@ State lives in msgspec Structs (`engine.vehiclestate`) read and written through 
 both. The stage orchestrates (ingest, release, flush, heartbeat) and hands concerns to
 their modules: whether a message is taken (`engine.admission`), the live view moved at
 admission (`engine.liveviews`), the day's compact facts and the episodes judged while
-the day runs (`engine.dayfacts`), the trip a vehicle is running (`engine.running`), and
-a matched day settled (`engine.settling`). What stays here: the buffering and release
-in event-time order, trip detection and the passes, a trip's arrival, and undoing a
-release that failed.
+the day runs (`engine.dayfacts`), the trip a vehicle is running (`engine.running`), a
+trip's arrival (`engine.arrival`), and a matched day settled (`engine.settling`). What
+stays here: the buffering and release in event-time order, trip detection and the
+passes, and undoing a release that failed.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import bisect
 import datetime as dt
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 
 import msgspec
 import msgspec.inspect
@@ -42,10 +41,11 @@ from engine.admission import (
     resolve_held,
     source_of,
 )
-from engine.assemble import service_date_of, trip_facts
+from engine.arrival import Arrivals, forget_trip_readings
+from engine.assemble import service_date_of
 from engine.changelog import at_most_provisional, emit_change
 from engine.clocks import clock_passes
-from engine.dayfacts import Keeping, in_feed_time, judge_catraca_episodes, judge_over_episodes, keep_around, log_day
+from engine.dayfacts import Keeping, in_feed_time, judge_catraca_episodes, judge_over_episodes, log_day
 from engine.daylog import DayLog, OtherCatraca
 from engine.late import Rejudged, rejudged_changes
 from engine.messages import (
@@ -63,20 +63,19 @@ from engine.sends import Sends
 from engine.servicedays import ServiceDays
 from engine.settling import Judging, settle_day
 from engine.status import VehicleStatus, open_trip
-from engine.triplog import TripLog, arrived_before, open_trip_log, watch
+from engine.triplog import TripLog, watch
 from engine.values import Context, Message
 from engine.vehiclestate import VehicleState
 from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay
-from rules.evaluate import evaluate_arrival, finish, safe_detect
-from rules.facts import CutShortPass, PassFacts, SensorRuns, TripFacts
-from rules.model import PROVISIONAL, Finding, Infraction, Scope, interval_of, localized, stamped
+from rules.evaluate import finish, safe_detect
+from rules.facts import CutShortPass, PassFacts, SensorRuns
+from rules.model import Finding, Infraction, Scope, interval_of, localized
 from rules.versions import OtherVersion, kept_reading, kept_version, version_key
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode, message_id
 from trips.detection import departure_time
-from trips.matching import live_matches, unmatched_realization
-from trips.memo import TakeGeometry, TrackMemo, measured
-from trips.model import Departure, DetectedTrip, Fix, Match, columns
+from trips.memo import TakeGeometry, TrackMemo
+from trips.model import Departure, Fix, columns
 from trips.passes import itinerary_passes
 from trips.position import PositionFault, screen_positions
 from trips.tracker import advance_track, new_track
@@ -237,12 +236,14 @@ class VehicleStage:
             any("unmarked_stop" in rule.requires for rule in pack.catalogue.values())
         self._reads_trip_catraca = ctx.policy.other_line is not None and \
             any("other_line" in rule.requires for rule in pack.catalogue.values())
-        self._operator_lines: dict[str, tuple[str, ...]] = {}
         self._live_views = LiveViews(ctx, self._day)
         self._vehicle_codes = frozenset(rule.code for rule in pack.catalogue.values() if rule.scope in _VEHICLE_SCOPES)
         self._judging = Judging(ctx, self._days, self._projector, frozenset(rule.code for rule in self._track_rules))
         # what keeping the day's compact facts reads (engine.dayfacts)
         self._keeping = Keeping(self._judging, self._reads_doors, self._reads_trip_catraca)
+        # a trip's arrival: the rules its track settles, B-04 on its live match, its log (engine.arrival)
+        self._arrivals = Arrivals(ctx, self._days, self._projector, self._running, self._keeping,
+                                  self._reads_trip_catraca)
         # what admission reads (engine.admission); `wall_clock`, the processing clock (epoch s)
         # of a live worker: a message dated further ahead of it than a device clock may be
         # off is quarantined; replay reads history, none
@@ -467,7 +468,7 @@ class VehicleStage:
         fault = max((f for f in state.clock_faults if f.input == "tachograph"), key=lambda f: f.last, default=None)
         if fault is None or fault.last - fault.first <= self.ctx.policy.trips.max_coverage_gap_s:
             return told
-        lines = self._licensed_lines(state.vehicle_id)
+        lines = self._arrivals.licensed_lines(state.vehicle_id)
         passes = clock_passes(state.vehicle_id, fault, [it for it in self.ctx.geofences.itineraries.values()
                                                         if it.pattern.route_id in lines])
         keys = {p.key for p in passes}
@@ -689,7 +690,7 @@ class VehicleStage:
         if mine.detected or readings:
             mine.findings += judge_catraca_episodes(self._keeping, state, occurrences)
         if self._reads_trip_catraca:
-            self._forget_trip_readings(state)
+            forget_trip_readings(state)
         running = open_trip(state.track.fixes, self.ctx, self._memo(state)) \
             if state.track and state.track.fixes else None
         mine.departed += self._running.departure(state, running)
@@ -743,7 +744,7 @@ class VehicleStage:
             out.findings += self._judge_passes(state, fixes, batch, [track.last_arrival, *(t.arrived_at for t in trips)],
                                                occurrences, out.cut_short)
         for trip in trips:
-            out.findings += self._judge_arrival(state, trip, fixes, occurrences)
+            out.findings += self._arrivals.judge(state, trip, fixes, occurrences, self._memo(state))
         for log in state.trips:
             watch(log, fixes, self.ctx.geofences.itinerary(log.route_id, log.direction_id, log.shape_id))
         operator = self.ctx.fleet[state.vehicle_id].operator_id
@@ -831,83 +832,6 @@ class VehicleStage:
         gap = self.ctx.policy.trips.max_coverage_gap_s
         before = self.partition.coverage.get(vehicle_id, SensorRuns())
         self.partition.coverage[vehicle_id] = before.merged(runs, gap)
-
-    # --- a trip arrives ---------------------------------------------------------------
-
-    def _judge_arrival(self, state: VehicleState, trip: DetectedTrip, fixes: list[Fix], occurrences) -> list[Finding]:
-        """The trip rules its own track settles, the moment it arrives. Its scheduled
-        match is not known yet: the records carry no trip_id until the day closes."""
-        date = service_date_of(trip, self.ctx, self._day)
-        realized = unmatched_realization(trip, date, self.ctx.feed.timezone)
-        # the fixes as the track's memo measured them when they came (trip detection read
-        # the same): the rules at the arrival locate nothing again
-        along = measured(fixes, self.ctx.geofences, self._memo(state)).along(
-            self.ctx.geofences.itinerary(trip.route_id, trip.direction_id, trip.shape_id))
-        facts = trip_facts(Match(trip, realized, None, None), fixes, self.ctx, self._day(date), stay=False,
-                           along=along)
-        if self._reads_trip_catraca:
-            facts = replace(facts, licensed_lines=self._licensed_lines(state.vehicle_id), readings=tuple(
-                r for r in state.trip_readings if trip.departed_at <= r.epoch <= trip.arrived_at))
-        findings = evaluate_arrival(facts, occurrences, self.ctx.pack, self.ctx.policy, self._projector)
-        # Evidence complete when the watermark passes the arrival ping.
-        arrival_ping = facts.fixes[-1].t if facts.fixes else trip.arrived_at
-        findings = [at_most_provisional(stamped(f, arrival_ping, self.ctx.feed.timezone), state.conflicted)
-                    if isinstance(f, Infraction) else f for f in findings]
-        live = self._judge_live_match(state, trip, date, facts, occurrences, arrival_ping)
-        state.trips.append(open_trip_log(
-            trip, date.isoformat(), facts.fixes, facts.progress(),
-            self._running.checkpoint_marks(facts.itinerary.pattern.key),
-            self.ctx.policy.trips.in_service_terminal_s, [f for f in findings if isinstance(f, Infraction)]))
-        keep_around(self._keeping, state, fixes, trip.departed_at)  # a silence in service may start there
-        return findings + live
-
-    def _licensed_lines(self, vehicle_id: str) -> tuple[str, ...]:
-        """The lines a vehicle is licensed for: its fleet row's, else every line of its
-        operator (kernel.fleet)."""
-        vehicle = self.ctx.fleet[vehicle_id]
-        if vehicle.lines:
-            return vehicle.lines
-        operator = vehicle.operator_id
-        if operator not in self._operator_lines:
-            self._operator_lines[operator] = tuple(sorted(
-                r.route_id for r in self.ctx.feed.routes.values() if r.agency_id == operator))
-        return self._operator_lines[operator]
-
-    @staticmethod
-    def _forget_trip_readings(state: VehicleState) -> None:
-        """The readings no trip can span any more go: those before the open track's first
-        fix (a trip departs after its exit fix, which the track holds until it arrives),
-        or before the newest fix released when there is no open track."""
-        if state.track is not None and state.track.fixes:
-            since = state.track.fixes[0].t
-        else:
-            since = state.released.get("tachograph", -np.inf)
-        if state.trip_readings and state.trip_readings[0].epoch < since:
-            state.trip_readings = [r for r in state.trip_readings if r.epoch >= since]
-
-    def _judge_live_match(self, state: VehicleState, trip: DetectedTrip, date: dt.date, arrived: TripFacts,
-                          occurrences, arrival_ping: float) -> list[Finding]:
-        """B-04 on the arrived trip's live match (the one D-13 uses while the day runs:
-        the next trip of its block, else the nearest departure), provisional: the day's
-        final matching confirms it, or withdraws it when it matches the trip elsewhere.
-        `arrived`: the trip's facts as the arrival's rules read them (its fixes, measured)."""
-        earlier = arrived_before(state.vehicle_id, state.trips, date.isoformat(), trip.departed_at)
-        day = self._day(date)
-        match = live_matches([*earlier, trip], day, self.ctx.feed.timezone, self.ctx.policy.trips)[-1]
-        if match.scheduled is None:
-            return []
-        facts = replace(arrived, match=match, readings=(), licensed_lines=None)
-        found = []
-        for rule in self.ctx.pack.rules_for(Scope.MATCHED_TRIP):
-            found += [r for r in safe_detect(rule, facts, self.ctx.policy, date) if isinstance(r, Infraction)]
-        changed: list[Finding] = []
-        for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
-            if record.status == "confirmed":
-                record = msgspec.structs.replace(record, status=PROVISIONAL)
-            record = at_most_provisional(record, state.conflicted)
-            changed += emit_change(state.emitted, record, arrival_ping, self.ctx.feed.timezone)
-        return changed
-
 
     def heartbeat(self, final: bool = False) -> Heartbeat:
         p = self.partition

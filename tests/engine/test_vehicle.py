@@ -12,6 +12,7 @@ import msgspec
 import numpy as np
 import pytest
 
+from engine.arrival import Arrivals
 from engine.messages import DayMatched
 from engine.sends import Sends
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
@@ -649,7 +650,7 @@ def test_a_release_undone_after_a_restart_under_new_rules_still_finds_the_stored
     def restarted(fault: bool) -> list:
         states = {"JN-1011": msgspec.msgpack.decode(stored[0], type=VehicleState)}
         again = stage(context, states, msgspec.msgpack.decode(stored[1], type=PartitionState))
-        judge, fired = VehicleStage._judge_arrival, []
+        judge, fired = Arrivals.judge, []
 
         def failing_once(self, *args, **kwargs):
             if fault and not fired:
@@ -657,7 +658,7 @@ def test_a_release_undone_after_a_restart_under_new_rules_still_finds_the_stored
                 raise RuntimeError("a fault judging the arrival")
             return judge(self, *args, **kwargs)
 
-        monkeypatch.setattr(VehicleStage, "_judge_arrival", failing_once)
+        monkeypatch.setattr(Arrivals, "judge", failing_once)
         found = []
         for start in range(0, len(after), 13):
             found.append([d.trip.departed_at for d in again.ingest(after[start: start + 13]).detected])
