@@ -92,6 +92,17 @@ def test_a_restarted_worker_judging_an_arrival_finds_what_the_stage_found_and_op
         assert len(state.trips) == logs + 1 and state.trips[-1].departed_at == trip.departed_at
 
 
+
+def test_arrivals_emit_b04_on_the_live_match_and_keep_the_fixes_around_the_departure(arrived):
+    """Absolute, not only against itself: the day's arrivals found D-11 (the detour), A-07 and
+    B-04 on the live match (the lateness en route), and each kept the fixes around its
+    departure in the day's facts. Fails if the live match's B-04 or keep_around is dropped."""
+    codes = {f.code for *_, found, _ in arrived for f in found}
+    assert {"D-11", "A-07", "B-04"} <= codes
+    for before, *_, after in arrived:
+        kept_before = msgspec.msgpack.decode(before, type=VehicleState).days
+        assert msgspec.msgpack.decode(after, type=VehicleState).days != kept_before
+
 def test_readings_no_trip_can_span_any_more_are_forgotten(context, arrived):
     """Before the open track's first fix, or, with no open track, before the newest fix
     released: gone; the rest kept, in order."""
