@@ -9,7 +9,7 @@ as a live worker sees them, and prints
    record first left the engine, in event time (the stream's newest event then), and
    `detected_at` minus `occurred_at`;
 2. the state of the largest vehicle through the day, every 2 h: as msgpack, and as the
-   workers store it (`engine.stored`: msgpack, zlib);
+   workers store it (`engine.stored`: msgpack, zstd);
 3. replay's events/s end to end against decoding alone, in the same run.
 """
 

@@ -93,6 +93,7 @@ def test_a_vehicle_never_stores_more_than_64_kb(snapshots):
     _, _, largest_stored = snapshots
     assert len(largest_stored) == 6  # JN-1013 is the spare
     for vehicle, stored in largest_stored.items():
-        # as the workers write it (engine.stored: msgpack, zlib): the largest, at the end of
-        # the day (~86 KB as msgpack: open track ~36 KB, the day's trips ~33 KB), is ~38 KB
+        # as the workers write it (engine.stored: msgpack, zstd): the largest, at the end of
+        # the day (~86 KB as msgpack: open track ~36 KB, the day's trips ~33 KB), is ~32 KB
+        # (~38 KB with zlib, before session 25)
         assert stored <= 64 * 1024, (vehicle, stored)
