@@ -7,7 +7,7 @@ worker must do (take each input event and decode it with msgspec), next to the w
 The app is built like `streams.app.create_app` (its App with the project's consumer and
 producer, raw key and value serializers, the same consumer settings) but has one agent
 on the input topics and no tables. Each variant runs in its own child process started
-as `fiscaliza worker` is (`faust.Worker(...).execute_from_commandline()`), consumes the
+as `fiscaliza worker` is (`streams.worker.worker_for(...).execute_from_commandline()`), consumes the
 input topics from the start under a fresh group and stops once it has seen every message:
 
 - `events`: `async for event in stream.events()`, one decode per event;
@@ -71,12 +71,10 @@ def sustained_rate(marks: list[tuple[int, float]], size: int) -> float:
 # --- the child: one variant in a Faust worker -----------------------------------------
 
 def run_child(variant: str, bootstrap: str, total: int, out: Path, datadir: str) -> None:
-    import faust
-
     from kernel.settings import StreamSettings
     from streams.app import STATE_MAX_BYTES, App
     from streams.consumer import Consumer, Transport
-    from streams.logs import logging_config
+    from streams.worker import worker_for
     from telemetry import decode
 
     class DirectConsumer(Consumer):
@@ -153,9 +151,7 @@ def run_child(variant: str, bootstrap: str, total: int, out: Path, datadir: str)
                     event.ack()
                 batch_done(len(events))
 
-    worker = faust.Worker(app, loglevel="warning", quiet=True, redirect_stdouts=False,
-                          logging_config=logging_config("warning"))
-    worker.execute_from_commandline()
+    worker_for(app, "warning").execute_from_commandline()  # as `fiscaliza worker` runs
 
 
 # --- the parent: every variant, one child each ------------------------------------------

@@ -38,6 +38,20 @@ def run_worker(ctx: Context, settings: StreamSettings, loglevel: str = "info") -
         create_changelog_topics(settings.bootstrap, app, settings.replication)
     except StreamError as exc:  # Kafka not up yet: Faust creates them itself, as it waits for it
         log.warning("changelog topics not created before start: %s", exc)
-    worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
-                          logging_config=logging_config(loglevel))
-    worker.execute_from_commandline()
+    worker_for(app, loglevel).execute_from_commandline()
+
+
+class Worker(faust.Worker):
+    """`faust.Worker` without its terminal spinner. At a log level of WARNING or above
+    Faust keeps the spinner and, to turn it at every log record, sets the root logger to
+    DEBUG for the worker's whole life (`faust.Worker.on_setup_root_logger`): every debug
+    record of aiokafka and Faust is then made and dropped, 5-6 % of a worker's CPU (py-spy,
+    BENCHMARKS.md session 25). Here the root logger keeps the level asked for."""
+
+    def on_setup_root_logger(self, logger: logging.Logger, level: int) -> None:
+        self.spinner = None
+
+
+def worker_for(app: faust.App, loglevel: str) -> Worker:
+    """The worker process of `app`: JSON log lines on stderr at `loglevel`."""
+    return Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False, logging_config=logging_config(loglevel))
