@@ -20,15 +20,18 @@ release that raises):
   `state.clock_faults`, and write what they send into `state.emitted`
   (engine.changelog.emit_change).
 
-No cache: everything here is a function of the state and the input. The feed's service
-days it reads are the stage's (`Judging.days`, engine.servicedays).
+One cache, never state (a worker without it finds the same): `Keeping.day_trips`, per
+vehicle and operating day, the day's arrived trips as the records read them and the
+in-service time they prove, with exactly what of the trip logs they were built from
+(`_day_trips`). Everything else here is a function of the state and the input. The
+feed's service days it reads are the stage's (`Judging.days`, engine.servicedays).
 """
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 import numpy as np
@@ -60,6 +63,9 @@ class Keeping:
     judging: Judging
     reads_doors: bool
     reads_trip_catraca: bool
+    # a cache, never state: per vehicle, per operating day, its arrived trips as the
+    # records read them and the in-service time they prove (`_day_trips`)
+    day_trips: dict[str, dict[str, _DayTrips]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def in_feed_time(reading: CatracaReading, tz) -> CatracaReading:
@@ -221,14 +227,16 @@ def judge_catraca_episodes(keeping: Keeping, state: VehicleState, occurrences) -
     in service then. The day close settles them (same id)."""
     ctx = keeping.judging.ctx
     changed: list[Finding] = []
-    terminal = ctx.policy.trips.in_service_terminal_s
+    kept = keeping.day_trips.get(state.vehicle_id, {})
+    keeping.day_trips[state.vehicle_id] = now = {}  # only the days judged now stay
     for day_log in state.days:
         logs = [log for log in state.trips if log.service_date == day_log.date]
         if not logs or day_log.date in state.judged:
             continue
         date = dt.date.fromisoformat(day_log.date)
-        trips = [(_live_trip(keeping, state.vehicle_id, log), log) for log in logs]
-        in_service = in_service_from([(tf, log.standing) for tf, log in trips], terminal)
+        arrived, now[day_log.date] = _day_trips(keeping, state.vehicle_id, logs, kept.get(day_log.date))
+        trips = list(zip(arrived, logs))
+        in_service = now[day_log.date].in_service
         facts = vehicle_day_from(state, date, day_log, trips, in_service, ctx)
         # the day's facts, and those its catraca readings in two versions tell (rules.versions)
         worlds = [f for f in (facts, other_catraca_facts(facts, day_log)) if f is not None]
@@ -246,7 +254,47 @@ def judge_catraca_episodes(keeping: Keeping, state: VehicleState, occurrences) -
                 complete = min(_proven_at(logs, moment) for moment in moments_of(worlds[world]))
                 record = at_most_provisional(record, state.conflicted)
                 changed += emit_change(state.emitted, record, complete, ctx.feed.timezone)
+    if not now:
+        del keeping.day_trips[state.vehicle_id]
     return changed
+
+
+class _DayTrips:
+    """A vehicle's arrived trips of one operating day as the records read them
+    (`_live_trip`, in the logs' order) and the in-service time they prove
+    (rules.facts.in_service_from), each with what it is a function of: `trips` by what
+    each trip's context reads of its log (departure, arrival, pattern, service date),
+    `in_service` of the trips with each one's standing after its arrival (`standings`).
+    A cache, never state: what differs from what it was built from is built again, so it
+    cannot go stale."""
+
+    __slots__ = ("trips", "standings", "in_service")
+
+    def __init__(self, trips: dict[tuple, TripFacts], standings: tuple, in_service: tuple) -> None:
+        self.trips, self.standings, self.in_service = trips, standings, in_service
+
+
+def _day_trips(keeping: Keeping, vehicle_id: str, logs: list[TripLog],
+               kept: _DayTrips | None) -> tuple[list[TripFacts], _DayTrips]:
+    """The day's trips, in the logs' order, and their in-service time (`_DayTrips`), from
+    `kept` where it was built from what `logs` hold now. D-19 and D-21 are judged again at
+    each reading, and building a trip's context again read every trip of the day so far
+    per reading; only a trip new or changed is built now, and the in-service time when
+    a trip or a standing changed (the standing grows with the pings after an arrival)."""
+    reads = [(log.departed_at, log.arrived_at, log.route_id, log.direction_id, log.shape_id, log.service_date)
+             for log in logs]
+    known = kept.trips if kept is not None else {}
+    trips: dict[tuple, TripFacts] = {}
+    for read, log in zip(reads, logs):
+        trip = known.get(read)
+        trips[read] = trip if trip is not None else _live_trip(keeping, vehicle_id, log)
+    facts = [trips[read] for read in reads]
+    standings = tuple(zip(reads, (log.standing for log in logs)))
+    if kept is not None and kept.standings == standings:
+        return facts, _DayTrips(trips, standings, kept.in_service)
+    in_service = in_service_from([(tf, log.standing) for tf, log in zip(facts, logs)],
+                                 keeping.judging.ctx.policy.trips.in_service_terminal_s)
+    return facts, _DayTrips(trips, standings, in_service)
 
 
 def _d19_moments(facts: VehicleDayFacts, policy) -> list[float]:

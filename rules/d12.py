@@ -32,22 +32,22 @@ def _may_have_left_in(tf, start: float, end: float) -> bool:
 def detect(facts: ServiceDayFacts, policy: Policy) -> list[Finding]:
     findings: list[Finding] = []
     start_of_day = facts.day.start_epoch
+    # each line's trips, in the day's order: a window reads only its line's (the day's
+    # trips once, not once per window)
+    by_line: dict[tuple[str, int], list] = {}
+    for tf in facts.trips:
+        by_line.setdefault((tf.realized.route_id, tf.realized.direction_id), []).append(tf)
     for window in facts.day.windows:
         start, end = start_of_day + window.start_s, start_of_day + window.end_s
         operator = facts.operator_of_route[window.route_id]
-        departures = sorted(
-            tf.departed_at for tf in facts.trips
-            if (tf.realized.route_id, tf.realized.direction_id) == (window.route_id, window.direction_id)
-            and start <= tf.departed_at < end
-        )
+        line = by_line.get((window.route_id, window.direction_id), ())
+        departures = sorted(tf.departed_at for tf in line if start <= tf.departed_at < end)
         expected = window.expected_departures
         if len(departures) >= expected:
             continue
         # a departure is known to within the pings around the zone exit: one just outside
         # the window may have been inside it (09:00:00 read as 08:59:56 from fixes 60 s apart)
-        seen = [tf.departed_at for tf in facts.trips
-                 if (tf.realized.route_id, tf.realized.direction_id) == (window.route_id, window.direction_id)
-                 and not start <= tf.departed_at < end and _may_have_left_in(tf, start, end)]
+        seen = [tf.departed_at for tf in line if not start <= tf.departed_at < end and _may_have_left_in(tf, start, end)]
         # a vehicle on the line whose telemetry broke off may have left in the window
         # (a stretch a faulty clock dated hides the line's departures only if its bus is the
         # operator's: any of them may run a headway-based line, even one whose every message

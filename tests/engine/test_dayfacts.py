@@ -9,6 +9,7 @@ limit is the default 60 km/h. C-01: above 60 + 7 km/h on ≥ 2 consecutive pings
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
 
@@ -90,3 +91,49 @@ def test_keep_around_keeps_the_fixes_on_either_side_of_a_moment_in_their_day(con
     keep_around(stage._keeping, state, fixes, noon(context) + 90)
     assert [k.fix.t - noon(context) for k in state.days[0].kept] == [60, 120]
     assert [k.limit_kmh for k in state.days[0].kept] == [60.0, 60.0]
+
+
+def test_d19_judged_again_when_the_standing_after_an_arrived_trip_grows(context):
+    # catraca readings at 11:59 and 12:40: a silence of 41 min (> max_silence_s = 600 s);
+    # a trip 12:00 -> 12:30, arrival ping 12:30. In service 12:00-12:30: D-19 over that
+    # silence, proven at 12:00 + 600 + 900 (max_clock_jump_s) = 12:25, complete at the
+    # arrival ping, 12:30. Then the pings after the arrival show the vehicle standing in the
+    # destination zone until 12:35 (out at 12:36): in service until 12:35, the same record
+    # (same id, same detected_at) with the longer silence. The trips' in-service time is
+    # kept between judgments (Keeping.day_trips): kept from before the standing grew, it
+    # would find the record unchanged and send nothing. Last, the trip's log replaced by
+    # one of the same departure arriving 12:32: the silence runs to 12:32.
+    from engine.dayfacts import Keeping, judge_catraca_episodes
+    from engine.triplog import TripLog
+    from rules.facts import Standing
+
+    from engine.vehiclestate import VehicleState
+
+    stage = Engine(context, frozenset({"tachograph", "catraca"}))._vehicle_stage
+    state = VehicleState(VEHICLE)
+    log_day(stage._keeping, state, [], [reading("11:59:00", 10, 1).body, reading("12:40:00", 12, 2).body], [])
+    t = noon(context)
+    pattern = next(iter(context.geofences.itineraries.values())).pattern
+    trip = TripLog(t, t + 1800, pattern.route_id, pattern.direction_id, pattern.shape_id, "2026-12-01",
+                   t + 1800 + 1800, t + 1800)
+    state.trips = [trip]
+    [first] = judge_catraca_episodes(stage._keeping, state, ())
+    assert (first.code, first.detected_at.timestamp()) == ("D-19", t + 1800)
+    assert [s["seconds"] for s in first.evidence["silences"]] == [1800.0]
+    assert judge_catraca_episodes(stage._keeping, state, ()) == []  # nothing changed: nothing sent
+
+    trip.standing = Standing(t + 1800, t + 2100, t + 2160)
+    fresh = Keeping(stage._keeping.judging, stage._keeping.reads_doors, stage._keeping.reads_trip_catraca)
+    unkept = copy.deepcopy(state)
+    [second] = judge_catraca_episodes(stage._keeping, state, ())
+    assert (second.infraction_id, second.detected_at) == (first.infraction_id, first.detected_at)
+    assert [s["seconds"] for s in second.evidence["silences"]] == [2100.0]
+    assert judge_catraca_episodes(fresh, unkept, ()) == [second]  # a worker without the cache
+
+    # the trip's log again, arriving at 12:32 with no ping after it yet (as a release undone
+    # and done again may leave it): its context is built from its new arrival, in service
+    # until it arrived
+    state.trips = [TripLog(t, t + 1920, pattern.route_id, pattern.direction_id, pattern.shape_id, "2026-12-01",
+                           t + 1920 + 1800, t + 1920)]
+    [third] = judge_catraca_episodes(stage._keeping, state, ())
+    assert [s["seconds"] for s in third.evidence["silences"]] == [1920.0]
