@@ -38,6 +38,7 @@ from engine.admission import (
     forget_old_keys,
     held_message,
     holds,
+    in_feed_time,
     keep_for_rejudgment,
     resolve_held,
     source_of,
@@ -45,7 +46,7 @@ from engine.admission import (
 from engine.arrival import Arrivals, forget_trip_readings
 from engine.changelog import at_most_provisional, emit_change
 from engine.clocks import clock_passes
-from engine.dayfacts import Keeping, in_feed_time, judge_catraca_episodes, judge_over_episodes, log_day
+from engine.dayfacts import Keeping, judge_catraca_episodes, judge_over_episodes, log_day
 from engine.daylog import DayLog, OtherCatraca
 from engine.late import Rejudged, rejudged_changes
 from engine.messages import (
