@@ -8,8 +8,9 @@ matched. It hands its concerns to modules of their own: a message's admission
 over `engine.live` and `engine.status`), the day's compact facts and the episodes
 judged while the day runs (`engine.dayfacts`), the trip a vehicle is running
 (`engine.running`: its departure told, B-04 while it runs), a trip's arrival
-(`engine.arrival`: the rules its track settles, its log opened) and the settling of a
-matched day (`engine.settling`), over the state of `engine.vehiclestate`. The operator stage (`engine.operator`, partitioned by operator) closes
+(`engine.arrival`: the rules its track settles, its log opened), the passes along an
+itinerary in the open track (`engine.passes`: the track rules, the unfollowed passes
+told) and the settling of a matched day (`engine.settling`), over the state of `engine.vehiclestate`. The operator stage (`engine.operator`, partitioned by operator) closes
 service days and months on the event-time watermark, matches trips to the schedule
 and runs the service-day rules. `engine.routing` says which stage each message goes
 to and what leaves it; `engine.core.Engine` runs that routing in one process for the

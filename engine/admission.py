@@ -9,6 +9,8 @@ Each function takes the vehicle's state and a `Gate`, the static values admissio
 and records in the state what admission keeps for the vehicle (its dedup keys and
 content digests, newest event times and offsets, messages held or in two versions, late
 messages kept, clock-fault stretches); the partition's progress is the stage's to note.
+A reading written back into a dead letter is written in the feed's time (`in_feed_time`),
+whether the stage holds it as admitted or read it back from stored state.
 """
 
 from __future__ import annotations
@@ -297,3 +299,12 @@ def copy_of_held(state: VehicleState, held: Message, message: Message, tz) -> Re
 def held_message(source: str, held: Held) -> Message:
     """A held message decoded again, as it arrived."""
     return Message(decode(source, held.raw, held.location), held.location, held.raw, held.offset)
+
+
+def in_feed_time(reading: CatracaReading, tz) -> CatracaReading:
+    """The reading with its instants in the feed's timezone, for a dead letter's `raw`: one
+    the stage kept as admitted carries the offset it was sent with, one read back from
+    stored state (msgpack keeps no offset) UTC, and what is written must not depend on
+    which (a worker's state served decoded or unpacked, streams.decoded)."""
+    return msgspec.structs.replace(reading, ts=reading.ts.astimezone(tz), received_at=None
+                                   if reading.received_at is None else reading.received_at.astimezone(tz))

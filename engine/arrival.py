@@ -82,7 +82,7 @@ class Arrivals:
         live = self._judge_live_match(state, trip, date, facts, occurrences, arrival_ping)
         state.trips.append(open_trip_log(
             trip, date.isoformat(), facts.fixes, facts.progress(),
-            self._running.checkpoint_marks(facts.itinerary.pattern.key),
+            self._running.checkpoint_marks(facts.itinerary.pattern),
             self.ctx.policy.trips.in_service_terminal_s, [f for f in findings if isinstance(f, Infraction)]))
         keep_around(self._keeping, state, fixes, trip.departed_at)  # a silence in service may start there
         return findings + live

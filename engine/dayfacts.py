@@ -33,10 +33,9 @@ import bisect
 import datetime as dt
 from dataclasses import dataclass, field
 
-import msgspec
 import numpy as np
 
-from engine.admission import dedup_key
+from engine.admission import dedup_key, in_feed_time
 from engine.changelog import at_most_provisional, emit_change
 from engine.daylog import DayLog, KeptFix, add_door, add_fix, add_reading, keep, other_catraca, over_episodes
 from engine.settling import Judging, catraca_versions_of, on_both_versions, other_catraca_facts, vehicle_day_from
@@ -66,15 +65,6 @@ class Keeping:
     # a cache, never state: per vehicle, per operating day, its arrived trips as the
     # records read them and the in-service time they prove (`_day_trips`)
     day_trips: dict[str, dict[str, _DayTrips]] = field(default_factory=dict, compare=False, repr=False)
-
-
-def in_feed_time(reading: CatracaReading, tz) -> CatracaReading:
-    """The reading with its instants in the feed's timezone, for a dead letter's `raw`: one
-    the stage kept as admitted carries the offset it was sent with, one read back from
-    stored state (msgpack keeps no offset) UTC, and what is written must not depend on
-    which (a worker's state served decoded or unpacked, streams.decoded)."""
-    return msgspec.structs.replace(reading, ts=reading.ts.astimezone(tz), received_at=None
-                                   if reading.received_at is None else reading.received_at.astimezone(tz))
 
 
 def _operating_date(keeping: Keeping, epoch: float) -> dt.date:

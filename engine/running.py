@@ -37,7 +37,7 @@ from engine.servicedays import ServiceDays
 from engine.triplog import arrived_before
 from engine.values import Context
 from engine.vehiclestate import VehicleState
-from gtfs.model import pattern_key as gtfs_pattern_key
+from gtfs.model import Pattern, pattern_key
 from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay
 from rules import b04
@@ -248,19 +248,20 @@ class RunningTrips:
         kept = self._matches[state.vehicle_id] = _RunningMatch(itinerary, departed, date, day, trips, match)
         return kept
 
-    def checkpoint_marks(self, pattern_key: str) -> tuple[float, ...]:
+    def checkpoint_marks(self, pattern: Pattern) -> tuple[float, ...]:
         """Where along the pattern's shape B-04 reads a timepoint passage, for any of its
         scheduled trips: past an intermediate timepoint by the stop radius, or short of
         the final stop by it."""
-        if pattern_key not in self._marks:
+        key = pattern.key
+        if key not in self._marks:
             radius = self.ctx.policy.a07.stop_radius_m
             marks = set()
             for template in self.ctx.feed.trips.values():
-                if gtfs_pattern_key(template.route_id, template.direction_id, template.shape_id) != pattern_key:
+                if pattern_key(template.route_id, template.direction_id, template.shape_id) != key:
                     continue
                 last = len(template.stops) - 1
                 for k, stop in enumerate(template.stops[1:], start=1):
                     if stop.timepoint:
                         marks.add(stop.shape_dist_m - radius if k == last else stop.shape_dist_m + radius)
-            self._marks[pattern_key] = tuple(sorted(marks))
-        return self._marks[pattern_key]
+            self._marks[key] = tuple(sorted(marks))
+        return self._marks[key]

@@ -12,9 +12,10 @@ both. The stage orchestrates (ingest, release, flush, heartbeat) and hands conce
 their modules: whether a message is taken (`engine.admission`), the live view moved at
 admission (`engine.liveviews`), the day's compact facts and the episodes judged while
 the day runs (`engine.dayfacts`), the trip a vehicle is running (`engine.running`), a
-trip's arrival (`engine.arrival`), and a matched day settled (`engine.settling`). What
-stays here: the buffering and release in event-time order, trip detection and the
-passes, and undoing a release that failed.
+trip's arrival (`engine.arrival`), the passes along an itinerary in the open track (the
+track rules, the unfollowed passes: `engine.passes`), and a matched day settled
+(`engine.settling`). What stays here: the buffering and release in event-time order,
+trip detection, a clock fault's unfollowed passes, and undoing a release that failed.
 """
 
 from __future__ import annotations
@@ -37,27 +38,27 @@ from engine.admission import (
     forget_old_keys,
     held_message,
     holds,
+    in_feed_time,
     keep_for_rejudgment,
     resolve_held,
     source_of,
 )
 from engine.arrival import Arrivals, forget_trip_readings
-from engine.assemble import service_date_of
 from engine.changelog import at_most_provisional, emit_change
 from engine.clocks import clock_passes
-from engine.dayfacts import Keeping, in_feed_time, judge_catraca_episodes, judge_over_episodes, log_day
+from engine.dayfacts import Keeping, judge_catraca_episodes, judge_over_episodes, log_day
 from engine.daylog import DayLog, OtherCatraca
 from engine.late import Rejudged, rejudged_changes
 from engine.messages import (
     DayMatched,
     Heartbeat,
-    TripCutShort,
     TripDetected,
     TripUnfollowed,
     VehicleAhead,
     VehicleDayRevised,
 )
 from engine.liveviews import LiveViews
+from engine.passes import Passes
 from engine.running import RunningTrips, conflicted_exits
 from engine.sends import Sends
 from engine.servicedays import ServiceDays
@@ -68,18 +69,14 @@ from engine.values import Context, Message
 from engine.vehiclestate import VehicleState
 from gtfs.projection import Projector
 from gtfs.schedule import ServiceDay
-from rules.evaluate import finish, safe_detect
-from rules.facts import CutShortPass, PassFacts, SensorRuns
-from rules.model import Finding, Infraction, Scope, interval_of, localized
+from rules.facts import SensorRuns
+from rules.model import Finding, Infraction, Scope, localized
 from rules.versions import OtherVersion, kept_reading, kept_version, version_key
 from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, encode, message_id
-from trips.detection import departure_time
 from trips.memo import TakeGeometry, TrackMemo
-from trips.model import Departure, Fix, columns
-from trips.passes import itinerary_passes
+from trips.model import Fix, columns
 from trips.position import PositionFault, screen_positions
 from trips.tracker import advance_track, new_track
-from trips.unfollowed import unfollowed_passes
 
 
 class PartitionState(msgspec.Struct):
@@ -244,6 +241,8 @@ class VehicleStage:
         # a trip's arrival: the rules its track settles, B-04 on its live match, its log (engine.arrival)
         self._arrivals = Arrivals(ctx, self._days, self._projector, self._running, self._keeping,
                                   self._reads_trip_catraca)
+        # the passes along an itinerary: the track rules over them, the unfollowed told (engine.passes)
+        self._passes = Passes(ctx, self._days, self._projector, self._track_rules)
         # what admission reads (engine.admission); `wall_clock`, the processing clock (epoch s)
         # of a live worker: a message dated further ahead of it than a device clock may be
         # off is quarantined; replay reads history, none
@@ -663,7 +662,7 @@ class VehicleStage:
             del self.partition.quiet[vehicle_id]
             state = self._state(vehicle_id)
             if state.track is not None:
-                out.unfollowed += self._unfollowed(state, state.track.fixes, silent_after=True)
+                out.unfollowed += self._passes.unfollowed(state, state.track.fixes, True, self._memo(state))
                 self._save(state)
 
     def _process(self, state: VehicleState, batch: list[Fix], readings: list[CatracaReading], occurrences,
@@ -739,74 +738,17 @@ class VehicleStage:
         track = state.track or new_track(state.vehicle_id)
         fixes = list(track.fixes) + batch  # the open trip's fixes and the new ones, in order
         state.track, trips = advance_track(track, batch, self.ctx.geofences, self.ctx.policy.trips, self._memo(state))
-        out.unfollowed += self._unfollowed(state, fixes, silent_after=False)
+        out.unfollowed += self._passes.unfollowed(state, fixes, False, self._memo(state))
         if self._track_rules:
-            out.findings += self._judge_passes(state, fixes, batch, [track.last_arrival, *(t.arrived_at for t in trips)],
-                                               occurrences, out.cut_short)
+            arrivals = [track.last_arrival, *(t.arrived_at for t in trips)]
+            out.findings += self._passes.judge(state, fixes, batch, arrivals, occurrences, out.cut_short,
+                                               self._memo(state))
         for trip in trips:
             out.findings += self._arrivals.judge(state, trip, fixes, occurrences, self._memo(state))
         for log in state.trips:
             watch(log, fixes, self.ctx.geofences.itinerary(log.route_id, log.direction_id, log.shape_id))
         operator = self.ctx.fleet[state.vehicle_id].operator_id
         return [TripDetected(operator, trip, conflicted_exits(trip, state)) for trip in trips]
-
-    def _judge_passes(self, state: VehicleState, fixes: list[Fix], batch: list[Fix], arrivals, occurrences,
-                      cut_short: list[TripCutShort]) -> list[Finding]:
-        """The track rules (Scope.TRACK: a turn back before the terminal) over the passes
-        along an itinerary in the open track (trips.passes). A record is told once, at the
-        beat whose batch holds the fix that completes its evidence (the last of its
-        `interval_epoch`, the last ping it cites): the same in replay and workers however
-        the pings were batched, since a pass never reaches across an arrival (where the
-        track is cut) nor beyond the longest trip (its rules refuse longer ones). A pass a
-        `cuts_trip_short` rule records is told to the operator stage then too (onto
-        `cut_short`), whatever the record's verdict: its scheduled trip is that record's act."""
-        new = {f.msg_id for f in batch}
-        operator = self.ctx.fleet[state.vehicle_id].operator_id
-        tz = self.ctx.feed.timezone
-        found: list[Finding] = []
-        for passage in itinerary_passes(fixes, self.ctx.geofences, self.ctx.policy.trips, self._memo(state),
-                                        ends_at=arrivals):
-            pair = fixes[passage.exit: passage.exit + 2]
-            departed = departure_time(passage.itinerary, *(np.array([getattr(f, n) for f in pair]) for n in "txy"), 0)
-            pattern = passage.itinerary.pattern
-            date = service_date_of(Departure.of(state.vehicle_id, pattern, departed), self.ctx, self._day)
-            facts = PassFacts(state.vehicle_id, operator, passage.itinerary, date, tz, departed,
-                              tuple(fixes[passage.exit: passage.end]), passage.arrived)
-            for rule in self._track_rules:
-                for finding in safe_detect(rule, facts, self.ctx.policy, date):
-                    pings = finding.evidence.get("pings") or [{}]
-                    if pings[-1].get("msg_id") in new:
-                        found.append(finding)
-                        if rule.cuts_trip_short:
-                            cut_short.append(TripCutShort(operator, CutShortPass(
-                                state.vehicle_id, pattern.route_id, pattern.direction_id, pattern.shape_id,
-                                departed, rule.code)))
-        changed: list[Finding] = []
-        for record in finish(found, occurrences, self.ctx.pack, self.ctx.policy, self._projector):
-            if isinstance(record, Infraction):
-                record = at_most_provisional(record, state.conflicted)
-                changed += emit_change(state.emitted, record, interval_of(record).end, tz)
-            else:
-                changed.append(record)
-        return changed
-
-    def _unfollowed(self, state: VehicleState, fixes, silent_after: bool) -> list[TripUnfollowed]:
-        """The unfollowed passes in `fixes` not told yet, or grown since (trips.unfollowed);
-        a stretch the track no longer holds cannot be found again and is forgotten."""
-        found = unfollowed_passes(state.vehicle_id, fixes, self.ctx.geofences, self.ctx.policy.trips, silent_after,
-                                  self._memo(state))
-        operator = self.ctx.fleet[state.vehicle_id].operator_id
-        told = []
-        for passage in found:
-            key = f"{passage.shape_id}|{passage.first_t!r}"
-            seen = (passage.last_t, passage.silences[-1][1] is None)
-            if state.unfollowed.get(key) == seen:
-                continue
-            state.unfollowed[key] = seen
-            told.append(TripUnfollowed(operator, passage))
-        oldest = state.track.fixes[0].t if state.track.fixes else np.inf
-        state.unfollowed = {k: v for k, v in state.unfollowed.items() if float(k.rsplit("|", 1)[1]) >= oldest}
-        return told
 
     def _undone(self, state: VehicleState, snapshot: tuple) -> VehicleState:
         """`state` as the snapshot left it, and its track's memo forgotten: the failed call's

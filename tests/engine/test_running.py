@@ -167,7 +167,7 @@ def test_a_pattern_s_checkpoint_marks_hold_every_timepoint_mark_of_its_scheduled
     start = dt.datetime.combine(DAY, dt.time(6), context.feed.timezone).timestamp()
     checked = 0
     for itinerary in context.geofences.itineraries.values():
-        marks = trips.checkpoint_marks(itinerary.pattern.key)
+        marks = trips.checkpoint_marks(itinerary.pattern)
         assert list(marks) == sorted(set(marks))
         trip = Departure.of("JN-2014", itinerary.pattern, start).trip()
         scheduled = live_matches([trip], day, context.feed.timezone, context.policy.trips)[-1].scheduled
