@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import itertools
 import logging
 from collections.abc import Callable
 
@@ -602,11 +603,8 @@ class VehicleStage:
         if limit is None:
             return out
         released: list[tuple[VehicleState, int, int]] = []
-        waiting = set()  # vehicles with messages pending, none at or before the limit: not even loaded
-        for vehicle_id in self.partition.dirty:
-            if limit < self._due.get(vehicle_id, -np.inf) < np.inf:
-                waiting.add(vehicle_id)
-                continue
+        dirty = self.partition.dirty
+        for vehicle_id in self._due_at(dirty, limit):
             state = self._state(vehicle_id)
             # most dirty vehicles have nothing at or before the limit: seen at their first message
             cut = bisect.bisect_right(state.pending, limit, key=lambda f: f.t) \
@@ -619,14 +617,9 @@ class VehicleStage:
         # as they were)
         self._released_geometry = TakeGeometry(self.ctx.geofences,
                                                [fix for state, cut, _ in released for fix in state.pending[:cut]])
-        still_dirty = []
-        processed = iter(released)
+        done = set()  # vehicles released with nothing left waiting: no longer dirty
         try:
-            for vehicle_id in self.partition.dirty:
-                if vehicle_id in waiting:
-                    still_dirty.append(vehicle_id)
-                    continue
-                state, cut, cut_catraca = next(processed)
+            for state, cut, cut_catraca in released:
                 if cut or cut_catraca:
                     batch, state.pending = state.pending[:cut], state.pending[cut:]
                     readings, state.pending_catraca = state.pending_catraca[:cut_catraca], \
@@ -640,26 +633,41 @@ class VehicleStage:
                     self._save(state)
                 self._due[state.vehicle_id] = min(state.pending[0].t if state.pending else np.inf,
                                                   state.pending_catraca[0].epoch if state.pending_catraca else np.inf)
-                if state.pending or state.pending_catraca or state.held:
-                    still_dirty.append(state.vehicle_id)
+                if not (state.pending or state.pending_catraca or state.held):
+                    done.add(state.vehicle_id)
         finally:
             self._released_geometry = None
             for state, _, _ in released:
                 if (memo := self._track_memos.get(state.vehicle_id)) is not None:
                     memo.take = None
-        self.partition.dirty = still_dirty
+        self.partition.dirty = [vehicle_id for vehicle_id in dirty if vehicle_id not in done] if done else list(dirty)
         self._fall_silent(limit, out)
         return out
+
+    def _due_at(self, dirty: list[str], limit: float) -> list[str]:
+        """The vehicles of `dirty` a release at `limit` loads, in its order: every one but
+        those waiting (`_due` knows their earliest pending message, later than `limit`).
+        Compared in one array, not vehicle by vehicle: a partition's dirty vehicles are
+        nearly all of its fleet, and a call releases a few of them."""
+        due = np.fromiter(map(self._due.get, dirty, itertools.repeat(-np.inf)), float, len(dirty))
+        loaded = np.flatnonzero(~((limit < due) & (due < np.inf)))
+        return [dirty[i] for i in loaded.tolist()]
 
     def _fall_silent(self, limit: float, out: Sends) -> None:
         """Vehicles silent for longer than `max_coverage_gap_s` by the watermark (no fix of
         theirs at or before `limit` can still come): a stretch of an itinerary their
         telemetry broke off in is an unfollowed pass now, not when they speak again."""
         silence = self.ctx.policy.trips.max_coverage_gap_s
-        for vehicle_id, newest in sorted(self.partition.quiet.items()):
-            if newest + silence >= limit:
-                continue
-            del self.partition.quiet[vehicle_id]
+        quiet = self.partition.quiet
+        # the silent ones found in one array over the newest fixes, then taken in vehicle
+        # order: nearly every call finds none, and the partition holds its whole fleet
+        newest = np.fromiter(quiet.values(), float, len(quiet))
+        silent = np.flatnonzero(~(newest + silence >= limit)).tolist()
+        if not silent:
+            return
+        vehicle_ids = list(quiet)
+        for vehicle_id in sorted(vehicle_ids[i] for i in silent):
+            del quiet[vehicle_id]
             state = self._state(vehicle_id)
             if state.track is not None:
                 out.unfollowed += self._passes.unfollowed(state, state.track.fixes, True, self._memo(state))

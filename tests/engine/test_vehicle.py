@@ -730,3 +730,78 @@ def test_the_undo_snapshot_keeps_every_log_as_it_was_whatever_the_release_append
     trip.pending_marks.append(100.0)
     assert vehicle_module._STATE.encode(state) != whole
     assert vehicle_module._STATE.encode(vehicle_module._restored(state, snapshot)) == whole
+
+
+def _parked_ping(vehicle_id: str, ts: str, seq: int):
+    """A ping of a bus standing at João Neiva's terminal, at `ts` on DAY (-03:00)."""
+    import json
+
+    from engine import Message
+    from telemetry import decode_tachograph
+
+    line = json.dumps({"vehicle_id": vehicle_id, "ts": f"2026-12-01T{ts}-03:00", "lat": -19.7574776,
+                       "lon": -40.3852385, "speed_kmh": 0.0, "seq": seq})
+    return Message(decode_tachograph(line, f"tachograph/0/{seq}"), f"tachograph/0/{seq}", line, offset=seq)
+
+
+def _at(ts: str) -> float:
+    return dt.datetime.fromisoformat(f"2026-12-01T{ts}-03:00").timestamp()
+
+
+def test_a_release_loads_the_due_vehicles_in_order_and_a_vehicle_that_left_comes_back_due(context):
+    """The release picks its vehicles from the dirty ones in one array over `_due`
+    (VehicleStage._due_at): the due ones are loaded in the partition's order, the waiting
+    ones stay dirty unread, a vehicle with nothing left leaves, and one that left and
+    speaks again is due at its new ping (no catraca: the releases are called by hand)."""
+    states: dict[str, VehicleState] = {}
+    loaded: list[str] = []
+
+    def load(vehicle_id: str) -> VehicleState | None:
+        loaded.append(vehicle_id)
+        return states.get(vehicle_id)
+
+    stage = VehicleStage(context, PartitionState(0), load, lambda s: states.__setitem__(s.vehicle_id, s))
+    stage.ingest([_parked_ping("JN-1011", "12:00:00", 1), _parked_ping("JN-1012", "12:09:00", 2),
+                  _parked_ping("JN-1013", "12:05:00", 3), _parked_ping("JN-1013", "12:10:00", 4)])
+    assert stage.partition.dirty == ["JN-1011", "JN-1012", "JN-1013"]
+    loaded.clear()
+    stage.release(_at("12:05:00"))  # none known yet: all read; JN-1011 left with nothing, JN-1013 keeps 12:10
+    assert loaded == ["JN-1011", "JN-1012", "JN-1013"]
+    assert stage.partition.dirty == ["JN-1012", "JN-1013"]
+    assert [f.t for f in states["JN-1013"].pending] == [_at("12:10:00")]
+    loaded.clear()
+    stage.release(_at("12:05:00"))  # the same limit (a call the watermark did not move): none read
+    assert loaded == [] and stage.partition.dirty == ["JN-1012", "JN-1013"]
+    stage.ingest([_parked_ping("JN-1011", "12:07:00", 5)])  # it comes back
+    assert stage.partition.dirty == ["JN-1011", "JN-1012", "JN-1013"]
+    loaded.clear()
+    stage.release(_at("12:09:30"))  # JN-1011's 12:07 and JN-1012's 12:09 go, in that order; JN-1013 waits
+    assert loaded == ["JN-1011", "JN-1012"] and stage.partition.dirty == ["JN-1013"]
+    assert states["JN-1011"].track.fixes[-1].t == _at("12:07:00")
+    assert states["JN-1012"].track.fixes[-1].t == _at("12:09:00")
+
+
+def test_vehicles_fall_silent_while_others_speak_and_again_after_they_come_back(context):
+    """`_fall_silent` finds the vehicles silent past `max_coverage_gap_s` (300 s) by the
+    release's limit in one array over the partition's newest fixes: exactly at the gap a
+    vehicle is not silent yet; one that speaks stays; one silent that speaks again is
+    followed again and can fall silent a second time (it is then last in `quiet`)."""
+    states: dict[str, VehicleState] = {}
+    stage = VehicleStage(context, PartitionState(0), states.get, lambda s: states.__setitem__(s.vehicle_id, s))
+    stage.ingest([_parked_ping("JN-1011", "12:00:00", 1), _parked_ping("JN-1012", "12:02:00", 2),
+                  _parked_ping("JN-1013", "12:01:00", 3)])
+    stage.release(_at("12:03:00"))
+    assert stage.partition.quiet == {"JN-1011": _at("12:00:00"), "JN-1012": _at("12:02:00"),
+                                     "JN-1013": _at("12:01:00")}
+    stage.release(_at("12:05:00"))  # JN-1011's gap is 300 s to the second: not silent yet
+    assert set(stage.partition.quiet) == {"JN-1011", "JN-1012", "JN-1013"}
+    stage.ingest([_parked_ping("JN-1012", "12:04:00", 4)])  # JN-1012 speaks
+    stage.release(_at("12:06:00"))  # JN-1011 silent; JN-1013 exactly at its gap
+    assert stage.partition.quiet == {"JN-1012": _at("12:04:00"), "JN-1013": _at("12:01:00")}
+    stage.ingest([_parked_ping("JN-1011", "12:06:30", 5)])  # JN-1011 comes back
+    stage.release(_at("12:07:00"))  # JN-1013 silent now
+    assert list(stage.partition.quiet.items()) == [("JN-1012", _at("12:04:00")), ("JN-1011", _at("12:06:30"))]
+    stage.release(_at("12:09:30"))  # JN-1012 silent, JN-1011 (the dict's last) not
+    assert stage.partition.quiet == {"JN-1011": _at("12:06:30")}
+    stage.release(_at("12:11:31"))
+    assert stage.partition.quiet == {}
