@@ -39,8 +39,9 @@ identity): the memo reads only the new fixes, as in the replay, instead of compa
 whole track's coordinates again.
 
 At most `capacity_bytes` of packed states are kept (`DECODED_BYTES_KEPT`), counted by
-their packed bytes, not by how many: a decoded state weighs about 9.5 times its packed
-bytes on the 150-vehicle benchmark day (~100 KB decoded, BENCHMARKS.md), and a vehicle
+their packed bytes, not by how many: a decoded state weighs about 10.7 times its packed
+bytes on the 150-vehicle benchmark day (9.5 with zlib, before session 25; ~100 KB
+decoded, BENCHMARKS.md), and a vehicle
 whose input lags holds hours of pending fixes, so a bound by count promised nothing
 about memory. A cache of every vehicle the worker owns is what the replay holds anyway,
 and the bound only matters for a worker whose states weigh more than it. Then a state
@@ -70,8 +71,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# 20 MiB of packed states: ~190 MB decoded at the benchmark day's ~9.5 times (the
-# 150-vehicle network's states are ~1.6 MB packed, a 1,500-vehicle city's ~16 MB)
+# 20 MiB of packed states: ~225 MB decoded at the benchmark day's ~10.7 times (zstd;
+# ~190 MB with zlib's 9.5): the 150-vehicle network's states are ~1.4 MB packed, a
+# 1,500-vehicle city's ~14 MB, all kept
 DECODED_BYTES_KEPT = 20 * 2**20
 
 
