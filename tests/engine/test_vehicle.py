@@ -591,14 +591,7 @@ def test_a_release_reads_only_the_vehicles_with_a_message_at_or_before_the_water
     def at(ts: str) -> float:
         return dt.datetime.fromisoformat(f"2026-12-01T{ts}-03:00").timestamp()
 
-    states: dict[str, VehicleState] = {}
-    loaded: list[str] = []
-
-    def load(vehicle_id: str) -> VehicleState | None:
-        loaded.append(vehicle_id)
-        return states.get(vehicle_id)
-
-    stage = VehicleStage(context, PartitionState(0), load, lambda s: states.__setitem__(s.vehicle_id, s))
+    stage, states, loaded = _recording_stage(context)
     stage.ingest([ping("JN-1011", "12:00:00", 1), ping("JN-1013", "12:09:00", 2)])  # no catraca yet: no watermark
     assert stage.partition.dirty == ["JN-1011", "JN-1013"]
     loaded.clear()
@@ -744,6 +737,18 @@ def _parked_ping(vehicle_id: str, ts: str, seq: int):
     return Message(decode_tachograph(line, f"tachograph/0/{seq}"), f"tachograph/0/{seq}", line, offset=seq)
 
 
+def _recording_stage(context) -> tuple[VehicleStage, dict[str, VehicleState], list[str]]:
+    """A stage over a dict of stored states that records each vehicle it loads, in order."""
+    states: dict[str, VehicleState] = {}
+    loaded: list[str] = []
+
+    def load(vehicle_id: str) -> VehicleState | None:
+        loaded.append(vehicle_id)
+        return states.get(vehicle_id)
+
+    return VehicleStage(context, PartitionState(0), load, lambda s: states.__setitem__(s.vehicle_id, s)), states, loaded
+
+
 def _at(ts: str) -> float:
     return dt.datetime.fromisoformat(f"2026-12-01T{ts}-03:00").timestamp()
 
@@ -753,14 +758,7 @@ def test_a_release_loads_the_due_vehicles_in_order_and_a_vehicle_that_left_comes
     (VehicleStage._due_at): the due ones are loaded in the partition's order, the waiting
     ones stay dirty unread, a vehicle with nothing left leaves, and one that left and
     speaks again is due at its new ping (no catraca: the releases are called by hand)."""
-    states: dict[str, VehicleState] = {}
-    loaded: list[str] = []
-
-    def load(vehicle_id: str) -> VehicleState | None:
-        loaded.append(vehicle_id)
-        return states.get(vehicle_id)
-
-    stage = VehicleStage(context, PartitionState(0), load, lambda s: states.__setitem__(s.vehicle_id, s))
+    stage, states, loaded = _recording_stage(context)
     stage.ingest([_parked_ping("JN-1011", "12:00:00", 1), _parked_ping("JN-1012", "12:09:00", 2),
                   _parked_ping("JN-1013", "12:05:00", 3), _parked_ping("JN-1013", "12:10:00", 4)])
     assert stage.partition.dirty == ["JN-1011", "JN-1012", "JN-1013"]
