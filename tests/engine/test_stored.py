@@ -49,19 +49,27 @@ def test_a_state_stored_before_compression_still_reads():
 
 
 def test_states_packed_in_several_threads_at_once_come_back_whole():
-    """zstandard's compressors are not thread-safe: each thread has its own."""
+    """zstandard's compressors are not thread-safe: each thread has its own (a shared one
+    races only now and then, so the codecs each thread used are compared too)."""
+    from engine import stored
+
     states = [a_parked_vehicle(50 + 10 * k) for k in range(8)]
     expected = [pack(s) for s in states]
     results: dict[int, list[bytes]] = {}
+    # the codecs themselves are kept (not their ids): a finished thread's cannot be freed
+    # and their ids taken again
+    used = {-1: (stored._codecs.compressor, stored._codecs.decompressor)}
 
     def work(k: int) -> None:
         results[k] = [pack(s) for s in states for _ in range(20)]
+        used[k] = (stored._codecs.compressor, stored._codecs.decompressor)
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert len(used) == 5 and len({id(c) for pair in used.values() for c in pair}) == 10
     decoder = msgspec.msgpack.Decoder(VehicleState)
     for packed in results.values():
         assert packed == [p for p in expected for _ in range(20)]
