@@ -355,7 +355,7 @@ class OperatorStage:
                 setattr(state, name, value if current is None else pick(current, value))
         minutes = beat.reporting.get(operator_id, [])
         if minutes:
-            state.reporting = sorted(set(state.reporting).union(minutes))
+            state.reporting = _with_minutes(state.reporting, minutes)
         gap = self.ctx.policy.trips.max_coverage_gap_s
         coverage = dict(state.coverage)
         for vehicle_id, runs in sorted(beat.coverage.items()):
@@ -367,8 +367,12 @@ class OperatorStage:
         # first, so detected_at never depends on how the input was batched)
         final = len(state.final) >= self.sources
         retold = self._forget_unconfirmed(state, final)
-        live = self._judge_live(state, occurrences, final)
-        out = self._close(state, occurrences, final=final)
+        # the days open before the beat judges or closes any (neither reads what the other
+        # writes: the live judgment changes no trip, date or event span, the close only
+        # what the live judgment does not read)
+        open_dates = self._open_dates(state)
+        live = self._judge_live(state, occurrences, final, open_dates)
+        out = self._close(state, occurrences, final=final, open_dates=open_dates)
         out.findings[:0] = live
         out.to_vehicles[:0] = retold
         self._save(state)
@@ -399,7 +403,8 @@ class OperatorStage:
             retold += self._headways(state, trip, service_date_of(trip, self.ctx, self._day), own=False)
         return retold
 
-    def _judge_live(self, state: OperatorState, occurrences, final: bool = False) -> list[Finding]:
+    def _judge_live(self, state: OperatorState, occurrences, final: bool = False,
+                    open_dates: list[dt.date] | None = None) -> list[Finding]:
         """The service-day rules while the day runs, over the day's departures matched
         live (trips.matching.live_matches: arrived trips and the trips running now):
         D-13 provisional from the first departure off schedule; D-12 once its frequency
@@ -416,7 +421,7 @@ class OperatorStage:
         found: list[Finding] = []
         tz = self.ctx.feed.timezone
         emitted = dict(state.emitted)  # emit_change adds to it
-        open_dates = self._open_dates(state)
+        open_dates = self._open_dates(state) if open_dates is None else open_dates
         self._forget_live_memo(state.operator_id, open_dates)
         for date in open_dates:
             iso_date = date.isoformat()
@@ -535,10 +540,11 @@ class OperatorStage:
                 day += dt.timedelta(days=1)
         return sorted(d for d in dates if d.isoformat() not in state.closed)
 
-    def _close(self, state: OperatorState, occurrences, final: bool) -> Sends:
+    def _close(self, state: OperatorState, occurrences, final: bool,
+               open_dates: list[dt.date] | None = None) -> Sends:
         out = Sends()
         watermark = self._watermark(state)
-        for date in self._open_dates(state):
+        for date in self._open_dates(state) if open_dates is None else open_dates:
             closes_at = self._closes_at(self._day(date))
             if final or (watermark is not None and closes_at <= watermark):
                 self._close_day(state, date, occurrences, out, self._closed_at(state, closes_at, final))
@@ -695,7 +701,7 @@ class OperatorStage:
             state.live = sorted(set(state.live) | {date})
         gap = self.ctx.policy.trips.max_coverage_gap_s
         state.coverage = _with_runs(state.coverage, message, gap)
-        state.reporting = sorted(set(state.reporting).union(message.reporting))
+        state.reporting = _with_minutes(state.reporting, message.reporting)
         for date in sorted(set(revised) | set(state.reopenable)):
             if date not in state.closed:
                 continue
@@ -852,6 +858,19 @@ def _running(state: OperatorState) -> dict[str, DetectedTrip]:
         if vehicle not in running or departed.trip.departed_at > running[vehicle].departed_at:
             running[vehicle] = departed.trip
     return running
+
+
+def _with_minutes(known: list[int], minutes) -> list[int]:
+    """The sorted minutes `known` (no minute twice) with `minutes` added, as a new list.
+    A heartbeat nearly always tells minutes after every one known: those are appended
+    to a copy (the state's fields are replaced, never changed in place), with no set and
+    no sort of the day's minutes so far; others are merged."""
+    told = sorted(set(minutes))
+    if not told:
+        return list(known)
+    if not known or told[0] > known[-1]:
+        return [*known, *told]
+    return sorted(set(known).union(told))
 
 
 def _without(mapping: dict, key) -> dict:

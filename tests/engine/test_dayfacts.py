@@ -137,3 +137,52 @@ def test_d19_judged_again_when_the_standing_after_an_arrived_trip_grows(context)
                            t + 1920 + 1800, t + 1920)]
     [third] = judge_catraca_episodes(stage._keeping, state, ())
     assert [s["seconds"] for s in third.evidence["silences"]] == [1920.0]
+
+
+def _reading_at(local: str, counter: int, n: int):
+    """A catraca reading at a local time (`YYYY-MM-DDTHH:MM:SS`), decoded."""
+    line = json.dumps({"vehicle_id": VEHICLE, "ts": f"{local}-03:00", "counter": counter,
+                       "seal_intact": True, "status": "ok"})
+    return decode_catraca(line, f"c.jsonl:{n}")
+
+
+def test_each_release_logs_into_its_own_operating_day_whatever_day_was_found_last(context):
+    # the operating day runs from 03:00 (service_day_cutover_s) to 03:00 the next date; the
+    # stage keeps the one found last (Keeping.last_day): a reading of 1 December at 12:00,
+    # one of 2 December at 03:30 (the 2nd's day), then one at 02:59 of the same night (still
+    # the 1st's) and another at 12:00 of the 1st, each released alone
+    stage = Engine(context, frozenset({"tachograph", "catraca"}))._vehicle_stage
+    from engine.vehiclestate import VehicleState
+
+    state = VehicleState(VEHICLE)
+    releases = [("2026-12-01T12:00:00", 10), ("2026-12-02T03:30:00", 11), ("2026-12-02T02:59:00", 12),
+                ("2026-12-01T12:01:00", 13)]
+    for n, (local, counter) in enumerate(releases):
+        log_day(stage._keeping, state, [], [_reading_at(local, counter, n)], [])
+    assert {day.date: day.readings for day in state.days} == {"2026-12-01": 3, "2026-12-02": 1}
+
+
+def test_the_kept_operating_day_changes_no_log_a_worker_without_it_finds_the_same(context):
+    # the same releases (fixes and readings either side of the 03:00 cutover) logged by the
+    # stage's Keeping, and by one whose kept operating day is dropped before every call (a
+    # restarted worker): the same states
+    from engine.dayfacts import Keeping
+    from engine.vehiclestate import VehicleState
+
+    stage = Engine(context, frozenset({"tachograph", "catraca"}))._vehicle_stage
+    kept = stage._keeping
+    fresh = Keeping(kept.judging, kept.reads_doors, kept.reads_trip_catraca)
+    times = ["2026-12-01T23:50:00", "2026-12-02T02:58:00", "2026-12-02T03:00:00", "2026-12-02T03:02:00",
+             "2026-12-02T09:00:00", "2026-12-01T12:00:00"]
+    with_cache, without = VehicleState(VEHICLE), VehicleState(VEHICLE)
+    for n, local in enumerate(times):
+        line = json.dumps({"vehicle_id": VEHICLE, "ts": f"{local}-03:00", "lat": LAT, "lon": LON,
+                           "speed_kmh": 0.0})
+        fixes = list(taken(context, [Message(decode_tachograph(line, f"t.jsonl:{n}"), f"t.jsonl:{n}", line)])[1]
+                     .pending)
+        readings = [_reading_at(local, 10 + n, n)]
+        heard = log_day(kept, with_cache, fixes, readings, [])
+        fresh.last_day[0] = (float("inf"), float("-inf"), "")
+        assert log_day(fresh, without, fixes, readings, []) == heard
+    assert [d.date for d in with_cache.days] == ["2026-12-01", "2026-12-02"]
+    assert with_cache == without

@@ -373,3 +373,17 @@ def test_the_live_matches_kept_between_evaluations_are_those_of_matching_everyth
                  for vehicle, direction, hh, mm, arrived in entries]
         assert stage._live_matches(DAY, "VNV", trips) == \
             live_matches(trips, day, context.feed.timezone, context.policy.trips)
+
+
+def test_the_minutes_reported_are_each_minute_told_once_in_order_however_the_beats_tell_them(context):
+    # epoch minutes told beat by beat: 10-12; 14, 13 (after every known one, out of order);
+    # 12-15 (overlapping); 7, 5 (before them: a lagging partition); 15 twice (known); none
+    run = Run(context, "VNV")
+    base = int(at(context, 9, 0) // 60)
+    told: set[int] = set()
+    for minutes in ([10, 11, 12], [14, 13], [12, 13, 14, 15], [7, 5], [15, 15], []):
+        run.stage.on_heartbeat("VNV", Heartbeat(0, at(context, 9, 0), at(context, 8, 0), at(context, 9, 0),
+                                                {"VNV": [base + m for m in minutes]}), [])
+        told |= set(minutes)
+        assert run.states["VNV"].reporting == [base + m for m in sorted(told)]
+    assert told == {5, 7, 10, 11, 12, 13, 14, 15}

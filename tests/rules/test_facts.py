@@ -249,3 +249,16 @@ def test_runs_told_beat_by_beat_are_the_runs_of_every_reading_at_once():
         runs = runs.merged(SensorRuns(tachograph=runs_of(beat, gap)), gap)
     assert runs.tachograph == runs_of(sorted(times), gap) == ((0.0, 2340.0), (2641.0, 4381.0), (5281.0, 7021.0))
     assert merge_runs(runs.tachograph, (), gap) is runs.tachograph  # nothing told: nothing merged
+
+
+def test_instants_in_time_order_make_the_runs_merging_them_makes():
+    # gap 300 s: 0, 60, 360 (300 after 60: joins), 661 (301 after: a new run), 661 again
+    # (the same instant told twice joins), 950 (289 after: joins), 1251 (301 after: a new
+    # run); the same instants out of order, one alone, and none
+    gap = 300.0
+    times = [0.0, 60.0, 360.0, 661.0, 661.0, 950.0, 1251.0]
+    runs = ((0.0, 360.0), (661.0, 950.0), (1251.0, 1251.0))
+    assert runs_of(times, gap) == runs == merge_runs((), tuple((t, t) for t in times), gap)
+    assert runs_of([661.0, 1251.0, 0.0, 950.0, 360.0, 60.0], gap) == runs
+    assert runs_of([5.0], gap) == ((5.0, 5.0),)
+    assert runs_of([], gap) == ()
