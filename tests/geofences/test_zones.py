@@ -7,14 +7,19 @@ a radius r use a 3-4-5 triangle: hypot(0.6 r, 0.8 r) = r (exact in binary for th
 shipped radii: 0.6 × 40 = 24, 0.8 × 40 = 32; 0.6 × 100 = 60, 0.8 × 100 = 80).
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
+import shapely
 from shapely import LineString, Polygon, box
 
 from geofences import CircleZone, Geofences, Itinerary, PolygonZone, SpeedZone
-from geofences.zones import spans_along
+from geofences.zones import spans_along, surely_near
+from gtfs import load_feed
 from gtfs.model import Pattern
 from kernel.policy import load_policy
+from samples import conselheiro_lafaiete
 
 POLICY = load_policy()
 
@@ -162,8 +167,6 @@ def test_for_route_selects_itineraries_of_that_route():
 def test_on_corridors_gives_each_near_itinerary_with_exactly_its_corridor_test():
     # T and U have the policy's corridor c (50 m shipped); T runs along y = 0, U along
     # y = 6 c (300 m) (x 0..1000), V along y = 0 but with a corridor of c / 2 (25 m)
-    import dataclasses
-
     c = POLICY.trips.corridor_m
     t = _itinerary("T")
     u = dataclasses.replace(_itinerary("U"), line=LineString([(0, 6 * c), (1000, 6 * c)]))
@@ -207,6 +210,86 @@ def test_near_any_itinerary_is_a_distance_from_the_shapes_whatever_the_corridor(
     assert fences.near_any_itinerary(x, y, d).tolist() == [True, True, False, True, False]
     empty = np.array([], dtype=float)
     assert fences.near_any_itinerary(empty, empty, d).tolist() == []
+
+
+def _sample_fences() -> Geofences:
+    """A Geofences over the Conselheiro Lafaiete sample feed's shapes, one itinerary each."""
+    shapes = load_feed(conselheiro_lafaiete()[0]).shapes.values()
+    return Geofences(itineraries={f"R{i}:0:{s.shape_id}": dataclasses.replace(_itinerary(f"R{i}"), line=s.line)
+                                  for i, s in enumerate(shapes)}, speed_zones=(), default_speed_limit_kmh=60)
+
+
+def test_near_any_itinerary_at_and_around_its_boundary_is_dwithin_on_the_whole_shapes():
+    """Inside the area `surely_near` gives it answers without asking GEOS; at the boundary the
+    answer must still be GEOS's `dwithin` over the whole shapes, bit for bit. Positions at
+    50 m, 300 m and the policy's 20 km from the sample's shapes (across a segment, or in any
+    direction from a vertex), each asked with `metres` its own distance as shapely gives it
+    (near), one ulp less (not near) and one ulp more (near)."""
+    fences = _sample_fences()
+    lines = [i.line for i in fences.itineraries.values()]
+    coords = shapely.get_coordinates(lines)
+    rng = np.random.default_rng(31)
+    x, y = [], []
+    for radius in (50.0, 300.0, POLICY.trips.max_network_distance_m):
+        at = rng.integers(0, len(coords) - 1, 40)
+        a, b = coords[at], coords[at + 1]
+        ex, ey = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
+        length = np.maximum(np.hypot(ex, ey), 1e-9)
+        across = a + (b - a) * rng.random((40, 1)) + radius * np.stack((-ey / length, ex / length), axis=1)
+        angle = rng.random(40) * 2 * np.pi
+        around = a + radius * np.stack((np.cos(angle), np.sin(angle)), axis=1)
+        x += [*across[:, 0], *around[:, 0]]
+        y += [*across[:, 1], *around[:, 1]]
+    answers, expected = [], []
+    for px, py in zip(x, y):
+        distance = min(shapely.distance(lines, shapely.Point(px, py)))
+        for metres in (distance, np.nextafter(distance, -np.inf), np.nextafter(distance, np.inf)):
+            answers.append(fences.near_any_itinerary(np.array([px]), np.array([py]), float(metres)).item())
+            expected.append(bool(shapely.dwithin(lines, shapely.Point(px, py), float(metres)).any()))
+    assert answers == expected
+    assert expected == [True, False, True] * len(x)  # dwithin is the distance, to the bit
+
+
+def test_the_surely_near_area_is_a_metre_inside_the_distance_and_holds_the_network():
+    """Every point of the area (its boundary, a point every 5 m) lies at least a metre less
+    than `metres` from the shapes as shapely measures them, less a millimetre of rounding
+    (so that a position inside is near whichever way GEOS rounds), and every vertex of
+    the shapes is inside it (a bus on its line is answered without the query)."""
+    lines = [i.line for i in _sample_fences().itineraries.values()]
+    vertices = shapely.get_coordinates(lines)
+    for metres in (300.0, 2000.0, POLICY.trips.max_network_distance_m):
+        area = surely_near(lines, metres)
+        edge = shapely.get_coordinates(shapely.segmentize(shapely.boundary(area), 5.0))
+        nearest = np.min([shapely.distance(line, shapely.points(edge)) for line in lines], axis=0)
+        assert nearest.max() <= metres - 1.0 + 1e-3
+        assert shapely.contains_xy(area, vertices[:, 0], vertices[:, 1]).all()
+    # none with more discs than allowed (a small radius over a large network), none of a metre
+    assert surely_near(lines, 300.0, most_discs=1) is None
+    assert surely_near(lines, 1.0) is None and surely_near([], 300.0) is None
+
+
+def test_near_any_itinerary_over_a_grid_around_the_network_is_dwithin_on_the_whole_shapes():
+    """Positions every 37 m over the sample's network and 600 m beyond it, asked at 300 m (an
+    area of discs, and positions outside it asked of GEOS) and at 20 m (no area)."""
+    fences = _sample_fences()
+    lines = [i.line for i in fences.itineraries.values()]
+    west, south, east, north = shapely.total_bounds(lines)
+    x, y = (grid.ravel() for grid in np.meshgrid(np.arange(west - 600, east + 600, 37.0),
+                                                  np.arange(south - 600, north + 600, 37.0)))
+    for metres in (300.0, 20.0):
+        expected = np.array([shapely.dwithin(line, shapely.points(x, y), metres) for line in lines]).any(axis=0)
+        assert fences.near_any_itinerary(x, y, metres).tolist() == expected.tolist()
+        assert 0 < expected.sum() < len(x)
+
+
+def test_near_any_itinerary_fails_on_a_nan_position_as_dwithin_does():
+    """A NaN position makes the whole query fail (GEOS refuses it), as the whole-shape query
+    did: a take of many vehicles' fixes then fails and each vehicle asks for its own
+    (trips.memo.TakeGeometry), so one vehicle's faulty fix fails that vehicle only."""
+    fences = _sample_fences()
+    x0, y0 = next(iter(fences.itineraries.values())).line.coords[0]
+    with pytest.raises(shapely.errors.GEOSException):
+        fences.near_any_itinerary(np.array([x0, np.nan]), np.array([y0, np.nan]), POLICY.trips.max_network_distance_m)
 
 
 # --- the stretches of a shape inside a zone ----------------------------------------------
