@@ -205,4 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from fiscaliza.process import tune_garbage_collector
+
+    tune_garbage_collector()  # as the command line whose run it times
     sys.exit(main())

@@ -187,4 +187,7 @@ def main(argv: list[str]) -> dict:
 
 
 if __name__ == "__main__":
+    from fiscaliza.process import tune_garbage_collector
+
+    tune_garbage_collector()  # as the command line whose run it times
     print(json.dumps(main(sys.argv[1:])))

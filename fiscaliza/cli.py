@@ -24,8 +24,10 @@ for group in (replay, feed, kafka, dockets, ops, web, ingest):
 def main() -> None:
     """Console entry point: usage errors and every FiscalizaError (a bad file, argument or
     broker) become one line and exit code 2, here and nowhere else."""
+    from fiscaliza.process import tune_garbage_collector
     from kernel.errors import FiscalizaError
 
+    tune_garbage_collector()
     try:
         code = app(standalone_mode=False)
     except FiscalizaError as exc:
