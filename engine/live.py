@@ -123,36 +123,6 @@ class LiveMap:
     def itinerary(self, key: str) -> Itinerary:
         return self.geofences.itineraries[key]
 
-    @functools.cached_property
-    def _anchors(self) -> tuple[np.ndarray, np.ndarray]:
-        """One vertex of each itinerary's shape (its first): a shape is never farther from
-        a position than any of its vertices."""
-        first = [itinerary.line.coords[0] for itinerary in self.geofences.itineraries.values()]
-        return np.array([x for x, _ in first], dtype=float), np.array([y for _, y in first], dtype=float)
-
-    def near_network(self, x: np.ndarray, y: np.ndarray, metres: float) -> list[bool]:
-        """Exactly `Geofences.near_any_itinerary` (whether a position lies within `metres`
-        of some itinerary), without its index query for the positions within `metres` of
-        an itinerary's first vertex, less a metre for rounding (a bus in the network is:
-        the query measures every shape near a point, on every call of a live take). Only
-        the others are asked (a cold start's (0,0), a unit in another city, NaN)."""
-        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-        ax, ay = self._anchors
-        if not len(x) or not len(ax):
-            return self.geofences.near_any_itinerary(x, y, metres).tolist()
-        # a backfill's take is thousands of pings: the (ping, anchor) distances a block of
-        # rows at a time, never one matrix of them all
-        rows = max(1, _DISTANCES_PER_BLOCK // len(ax))
-        near = np.concatenate([(np.hypot(x[i:i + rows, None] - ax, y[i:i + rows, None] - ay) <= metres - 1.0)
-                               .any(axis=1) for i in range(0, len(x), rows)])
-        if not near.all():
-            asked = np.flatnonzero(~near)
-            near[asked] = self.geofences.near_any_itinerary(x[asked], y[asked], metres)
-        return near.tolist()
-
-
-_DISTANCES_PER_BLOCK = 1 << 18  # (ping, first vertex) distances computed at once: 2 MB of floats
-
 
 class Measured(msgspec.Struct, frozen=True):
     """One fix measured: the terminal zones it is in, and per itinerary asked (distance, progress)."""

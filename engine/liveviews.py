@@ -146,7 +146,8 @@ class LiveViews:
             return []
         order = list(by_vehicle.values())
         flat = [fix for _, mine in order for fix in mine]
-        near = self._live_map.near_network(*columns(flat, "x", "y"), rules.max_network_distance_m)
+        near = self._live_map.geofences.near_any_itinerary(*columns(flat, "x", "y"),
+                                                           rules.max_network_distance_m).tolist()
         screened: list[tuple[VehicleState, list[Fix]]] = []
         k = 0
         for state, mine in order:

@@ -243,35 +243,6 @@ def test_a_catraca_reading_older_than_the_views_does_not_move_it_back(both, cont
     assert status.catraca_silent_since is None  # 7.7 min after 06:58 (after 06:55 it would be 10.7: silent)
 
 
-@pytest.mark.parametrize("block", [1 << 18, 7])  # one block of distances; blocks of one row
-def test_the_live_screens_network_test_answers_as_the_index_query_does(context, block, monkeypatch):
-    """`LiveMap.near_network` skips the index query for positions near a shape's first
-    vertex: on positions around the network, just inside and outside the distance, far
-    away, it answers exactly `Geofences.near_any_itinerary` (here with 20 km and
-    with 150 m, where most positions go to the query)."""
-    import numpy as np
-
-    import engine.live
-    from engine.live import LiveMap
-
-    monkeypatch.setattr(engine.live, "_DISTANCES_PER_BLOCK", block)
-    geofences = context.geofences
-    live_map = LiveMap(geofences)
-    line = geofences.itineraries["101:0:101-0"].line
-    x0, y0 = line.coords[0]
-    rng = np.random.default_rng(31)
-    along = [line.interpolate(m) for m in rng.uniform(0, line.length, 200)]  # thrown up to 300 m off the shape
-    x = np.concatenate([x0 + rng.uniform(-40_000, 40_000, 400), [p.x for p in along] + rng.uniform(-300, 300, 200),
-                        [x0 + 18_999.5, x0 + 19_000.5, x0 + 20_000.5, 0.0]])
-    y = np.concatenate([y0 + rng.uniform(-40_000, 40_000, 400), [p.y for p in along] + rng.uniform(-300, 300, 200),
-                        [y0, y0, y0, 0.0]])
-    for metres in (20_000.0, 19_000.0, 150.0):
-        expected = geofences.near_any_itinerary(x, y, metres).tolist()
-        assert live_map.near_network(x, y, metres) == expected
-        assert 0 < sum(expected) < len(expected)  # both answers are tested
-    assert live_map.near_network(np.empty(0), np.empty(0), 20_000.0) == []
-
-
 def test_an_instant_is_written_as_datetime_writes_it_across_offset_changes():
     """`iso` writes from its minute's text where the offset holds the whole minute: around
     São Paulo's last DST changes (2018-11-04, 2019-02-17), its 1914 change from local mean
