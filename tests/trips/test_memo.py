@@ -18,7 +18,7 @@ from kernel.policy import load_policy
 from trips import Fix
 from geofences.zones import Geofences
 from trips.detection import destination_fixes, origin_fixes
-from trips.memo import Along, TakeGeometry, TrackMemo, measured
+from trips.memo import Along, TakeGeometry, TrackMemo, _Rows, measured
 
 FEED = load_feed(Path(__file__).parents[1] / "gtfs" / "fixtures" / "tiny")
 GEOFENCES = build_geofences(FEED, load_policy())
@@ -332,3 +332,37 @@ def test_a_track_in_random_batch_splits_reads_at_every_beat_as_one_whole_read_an
                 given_then.append((kept, kept.copy()))
     for view, then in given_then:
         np.testing.assert_array_equal(view, then)
+
+
+def test_the_row_views_are_kept_per_length_and_made_again_at_a_new_row_a_new_length_or_a_cut():
+    # `_Rows.views(n)` hands out one dict per length, kept while nothing changed: a row
+    # added at the same length (a key met again at the beat's fixes), a longer read and a
+    # cut at the front each give views of what the buffers hold now, never the old dict
+    rows = _Rows((False, np.nan), capacity=2)
+    rows.grow(3)
+    a = rows.row("a")
+    rows.buffers[0][a, :3] = [True, False, True]
+    rows.buffers[1][a, :3] = [10.0, np.nan, 30.0]
+    first = rows.views(3)
+    assert rows.views(3) is first  # nothing changed: the same dict
+    assert list(first) == ["a"]
+    b = rows.row("b")  # a new row at the same length
+    rows.buffers[0][b, 1] = True
+    rows.buffers[1][b, 1] = 20.0
+    again = rows.views(3)
+    assert list(again) == ["a", "b"]
+    np.testing.assert_array_equal(again["b"][0], [False, True, False])
+    np.testing.assert_array_equal(again["b"][1], [np.nan, 20.0, np.nan])
+    rows.grow(5)  # a longer track: the capacity doubles, the rows copied
+    rows.buffers[0][a, 3:5] = [True, True]
+    rows.buffers[1][a, 3:5] = [40.0, 50.0]
+    longer = rows.views(5)
+    np.testing.assert_array_equal(longer["a"][0], [True, False, True, True, True])
+    np.testing.assert_array_equal(longer["a"][1], [10.0, np.nan, 30.0, 40.0, 50.0])
+    np.testing.assert_array_equal(first["a"][0], [True, False, True])  # what was handed out stays
+    cut = rows.cut(2, 3, keep=lambda columns: bool(columns[0].any()))
+    after = cut.views(3)
+    assert list(after) == ["a"]  # b had no fix on its corridor from slot 2 on
+    np.testing.assert_array_equal(after["a"][0], [True, True, True])
+    np.testing.assert_array_equal(after["a"][1], [30.0, 40.0, 50.0])
+    assert not after["a"][0].flags.writeable and not after["a"][1].flags.writeable
