@@ -20,13 +20,11 @@ release that raises):
   `state.clock_faults`, and write what they send into `state.emitted`
   (engine.changelog.emit_change).
 
-Two caches, never state (a worker without them finds the same): `Keeping.day_trips`, per
+One cache, never state (a worker without it finds the same): `Keeping.day_trips`, per
 vehicle and operating day, the day's arrived trips as the records read them and the
 in-service time they prove, with exactly what of the trip logs they were built from
-(`_day_trips`); and `Keeping.last_day`, the operating day last found (`operating_day`),
-a function of the feed alone. Everything else here is a function of the state and the
-input. The feed's service days it reads are the stage's (`Judging.days`,
-engine.servicedays).
+(`_day_trips`). Everything else here is a function of the state and the input. The
+feed's service days it reads are the stage's (`Judging.days`, engine.servicedays).
 """
 
 from __future__ import annotations
@@ -67,29 +65,15 @@ class Keeping:
     # a cache, never state: per vehicle, per operating day, its arrived trips as the
     # records read them and the in-service time they prove (`_day_trips`)
     day_trips: dict[str, dict[str, _DayTrips]] = field(default_factory=dict, compare=False, repr=False)
-    # a cache, never state: the operating day last found, ([start, end), ISO date) (`operating_day`)
-    last_day: list[tuple[float, float, str]] = field(
-        default_factory=lambda: [(np.inf, -np.inf, "")], compare=False, repr=False)
-
-    def operating_day(self, epoch: float) -> tuple[float, float, str]:
-        """The operating day an instant belongs to, as the instants [start, end) and its
-        date, ISO as the day logs are keyed (engine.servicedays). Every release of every
-        vehicle asks, nearly always of the day asked last, and finding it (a local date,
-        two service days) was near a third of logging a release: the last one found is
-        kept. Exact: the operating days' windows are a function of the feed alone, and
-        they tile time (each starts where the one before ends), so an instant in the
-        kept window is in no other day."""
-        start, end, date = self.last_day[0]
-        if not start <= epoch < end:
-            days = self.judging.days
-            day = days.operating_date(epoch)
-            start, end = days.window(day)
-            date = day.isoformat()
-            self.last_day[0] = (start, end, date)
-        return start, end, date
 
 
-def _day_log(state: VehicleState, iso: str) -> DayLog:
+def _operating_date(keeping: Keeping, epoch: float) -> dt.date:
+    """The operating day an instant belongs to (engine.servicedays)."""
+    return keeping.judging.days.operating_date(epoch)
+
+
+def _day_log(state: VehicleState, date: dt.date) -> DayLog:
+    iso = date.isoformat()
     for log in state.days:
         if log.date == iso:
             return log
@@ -119,8 +103,8 @@ def log_day(keeping: Keeping, state: VehicleState, batch: list[Fix], readings: l
     def day_log(epoch: float) -> DayLog:
         nonlocal window
         if not window[0] <= epoch < window[1]:
-            start, end, date = keeping.operating_day(epoch)
-            window = (start, end, _day_log(state, date))
+            date = _operating_date(keeping, epoch)
+            window = (*keeping.judging.days.window(date), _day_log(state, date))
         return window[2]
 
     boardings = []  # readings whose counter rose: passengers boarding, the vehicle in service
@@ -340,4 +324,4 @@ def keep_around(keeping: Keeping, state: VehicleState, fixes: list[Fix], moment:
     geofences = keeping.judging.ctx.geofences
     limits = geofences.speed_limit(np.array([f.x for f in around]), np.array([f.y for f in around]))
     for f, limit_kmh in zip(around, limits.tolist()):
-        keep(_day_log(state, keeping.operating_day(f.t)[2]), [KeptFix(f, limit_kmh)])
+        keep(_day_log(state, _operating_date(keeping, f.t)), [KeptFix(f, limit_kmh)])
