@@ -344,17 +344,23 @@ class Geofences:
 
 
 _UNBUILT = object()
+# Above this radius the metre `surely_near` keeps inside it is under the rounding of the
+# discs' vertices and of GEOS's own distance (review A found points the area holds that
+# `dwithin` refuses from 1e15 m, and the discs' union failing near 1e308 m); 1e9 m is
+# 50,000 times the policy's 20 km.
+SURELY_NEAR_MOST_METRES = 1e9
 
 
 def surely_near(lines: Sequence[LineString], metres: float, most_discs: int = 256) -> shapely.Geometry | None:
     """An area (prepared) whose every point GEOS measures nearer than `metres` to some of
-    `lines`, holding every position within half of `metres` of their vertices (a bus on
+    `lines`, holding most positions within half of `metres` of their vertices (a bus on
     its line): discs of `metres` less a metre around vertices of the lines, one vertex per
     square of `metres` / 4 (a line is never farther from a point than its vertices are; a
     disc's polygon lies inside its circle, and the metre is far more than any rounding).
     None when that takes more than `most_discs` discs (a radius small for the network:
-    the area would cost more than the query it saves) or `metres` is not over a metre."""
-    if not metres > 1.0 or not np.isfinite(metres) or not len(lines):
+    the area would cost more than the query it saves), when `metres` is not over a metre,
+    or when it is over `SURELY_NEAR_MOST_METRES`."""
+    if not 1.0 < metres <= SURELY_NEAR_MOST_METRES or not len(lines):
         return None
     coords = shapely.get_coordinates(np.asarray(lines, dtype=object))
     _, first = np.unique(np.floor(coords / (metres / 4)), axis=0, return_index=True)

@@ -8,6 +8,8 @@ shipped radii: 0.6 × 40 = 24, 0.8 × 40 = 32; 0.6 × 100 = 60, 0.8 × 100 = 80)
 """
 
 import dataclasses
+import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -280,6 +282,27 @@ def test_near_any_itinerary_over_a_grid_around_the_network_is_dwithin_on_the_who
         expected = np.array([shapely.dwithin(line, shapely.points(x, y), metres) for line in lines]).any(axis=0)
         assert fences.near_any_itinerary(x, y, metres).tolist() == expected.tolist()
         assert 0 < expected.sum() < len(x)
+
+
+def test_near_any_itinerary_at_huge_radii_is_dwithin_on_the_whole_shapes_and_answers():
+    """A radius no city needs (a policy turning the network test off) goes to GEOS whole:
+    above a billion metres the metre the area keeps inside is under the rounding of its
+    vertices (points around the area's own vertices, a radius from the network, were near
+    by the area and not by `dwithin`), and near the float maximum the discs' union fails
+    for a network across an axis (a city the equator crosses, in its northern UTM zone)."""
+    line = LineString([(490_000.0, -3_000.0), (492_000.0, 4_000.0)])
+    fences = Geofences(itineraries={"k": SimpleNamespace(line=line, corridor_m=30.0)}, speed_zones=(),
+                       default_speed_limit_kmh=50.0)
+    rng = np.random.default_rng(7)
+    for metres in (1e15, 1e100, 1e300, 1e308, sys.float_info.max):
+        assert surely_near([line], metres) is None
+        angle = rng.random(500) * 2 * np.pi
+        x = 491_000.0 + metres * np.cos(angle) * (1 - rng.random(500) * 1e-13)
+        y = metres * np.sin(angle) * (1 - rng.random(500) * 1e-13)
+        with np.errstate(over="ignore"):  # GEOS's squared distance overflows: not near, as it answers
+            expected = shapely.dwithin(line, shapely.points(x, y), metres)
+        assert fences.near_any_itinerary(x, y, metres).tolist() == expected.tolist()
+    assert surely_near([line], 1e9) is not None  # 50,000 times the policy's 20 km still has its area
 
 
 def test_near_any_itinerary_fails_on_a_nan_position_as_dwithin_does():
