@@ -403,8 +403,8 @@ class OperatorStage:
             retold += self._headways(state, trip, service_date_of(trip, self.ctx, self._day), own=False)
         return retold
 
-    def _judge_live(self, state: OperatorState, occurrences, final: bool = False,
-                    open_dates: list[dt.date] | None = None) -> list[Finding]:
+    def _judge_live(self, state: OperatorState, occurrences, final: bool,
+                    open_dates: list[dt.date]) -> list[Finding]:
         """The service-day rules while the day runs, over the day's departures matched
         live (trips.matching.live_matches: arrived trips and the trips running now):
         D-13 provisional from the first departure off schedule; D-12 once its frequency
@@ -421,7 +421,6 @@ class OperatorStage:
         found: list[Finding] = []
         tz = self.ctx.feed.timezone
         emitted = dict(state.emitted)  # emit_change adds to it
-        open_dates = self._open_dates(state) if open_dates is None else open_dates
         self._forget_live_memo(state.operator_id, open_dates)
         for date in open_dates:
             iso_date = date.isoformat()
@@ -540,11 +539,10 @@ class OperatorStage:
                 day += dt.timedelta(days=1)
         return sorted(d for d in dates if d.isoformat() not in state.closed)
 
-    def _close(self, state: OperatorState, occurrences, final: bool,
-               open_dates: list[dt.date] | None = None) -> Sends:
+    def _close(self, state: OperatorState, occurrences, final: bool, open_dates: list[dt.date]) -> Sends:
         out = Sends()
         watermark = self._watermark(state)
-        for date in self._open_dates(state) if open_dates is None else open_dates:
+        for date in open_dates:
             closes_at = self._closes_at(self._day(date))
             if final or (watermark is not None and closes_at <= watermark):
                 self._close_day(state, date, occurrences, out, self._closed_at(state, closes_at, final))
