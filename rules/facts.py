@@ -135,25 +135,8 @@ class SensorRuns(msgspec.Struct, frozen=True):
 
 
 def runs_of(times: list[float], gap_s: float) -> tuple[Run, ...]:
-    """Instants as runs: a new run where two are more than `gap_s` apart. Instants in
-    time order (a release's fixes and boardings, one or two of them in most releases) are
-    read once, as `merge_runs` would merge them; others are merged."""
-    if not times:
-        return ()
-    if any(later < earlier for earlier, later in zip(times, times[1:])):
-        return merge_runs((), tuple((t, t) for t in times), gap_s)
-    runs: list[Run] = []
-    start = end = None
-    for t in times:
-        if start is not None and t - end <= gap_s:
-            end = t
-        else:
-            if start is not None:
-                runs.append((start, end))
-            start = end = t
-    if start is not None:
-        runs.append((start, end))
-    return tuple(runs)
+    """Instants as runs: a new run where two are more than `gap_s` apart."""
+    return merge_runs((), tuple((t, t) for t in times), gap_s)
 
 
 def merge_runs(a: tuple[Run, ...], b: tuple[Run, ...], gap_s: float) -> tuple[Run, ...]:
