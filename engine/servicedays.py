@@ -29,6 +29,18 @@ class ServiceDays:
                 self(date + dt.timedelta(days=1)).start_epoch + self._cutover_s)
 
     def operating_date(self, epoch: float) -> dt.date:
-        """The operating day an instant belongs to (`window`): its date's or the one before."""
+        """The operating day an instant belongs to: the one whose `window` holds it. Usually
+        its local date's or the one before; where the clocks change nearer midnight than the
+        cutover (a cutover below a daylight-saving shift, a zone that skipped a day), the
+        windows, which tile time, can start on the evening before their date or hold no
+        instant of it, so the search walks from the local date to the window that holds it."""
         date = dt.datetime.fromtimestamp(epoch, self._feed.timezone).date()
-        return date if epoch >= self.window(date)[0] else date - dt.timedelta(days=1)
+        one = dt.timedelta(days=1)
+        start, end = self.window(date)
+        while epoch < start:
+            date -= one
+            start, end = self.window(date)
+        while epoch >= end:
+            date += one
+            start, end = self.window(date)
+        return date

@@ -44,3 +44,26 @@ def test_an_operating_day_runs_from_its_cutover_to_the_next_dates(feed):
     assert (start, end) == (on_december_2(feed, 3, 0), on_december_2(feed, 3, 0) + 24 * 3600)
     assert days.operating_date(start) == dt.date(2026, 12, 2) and days.operating_date(end - 1) == dt.date(2026, 12, 2)
     assert days.operating_date(end) == dt.date(2026, 12, 3)
+
+
+@pytest.mark.parametrize("zone, first, cutover_s", [
+    ("America/Sao_Paulo", dt.date(2018, 11, 2), 0),  # clocks went 00:00 -> 01:00 on 2018-11-04
+    ("America/Sao_Paulo", dt.date(2018, 2, 15), 0),  # and 00:00 -> 23:00 of the day before on 2018-02-18
+    ("Pacific/Apia", dt.date(2011, 12, 28), 3 * 3600),  # 2011-12-30 never happened there
+    ("Europe/London", dt.date(2026, 3, 27), 1800),  # a cutover below the 1 h shift at 01:00
+])
+def test_every_instant_belongs_to_the_operating_day_whose_window_holds_it(feed, zone, first, cutover_s):
+    """Where the clocks change nearer midnight than the cutover, a window can start on the
+    evening before its date (or a date have no instant at all): the day an instant belongs
+    to is still the one whose window holds it, every 10 minutes over five days, whatever
+    instant was asked before (the windows tile time, so each instant is in one of them)."""
+    import dataclasses
+    from zoneinfo import ZoneInfo
+
+    days = ServiceDays(dataclasses.replace(feed, timezone=ZoneInfo(zone)), cutover_s=cutover_s)
+    start, _ = days.window(first)
+    _, end = days.window(first + dt.timedelta(days=4))
+    for epoch in range(int(start), int(end), 600):
+        date = days.operating_date(float(epoch))
+        low, high = days.window(date)
+        assert low <= epoch < high, (zone, dt.datetime.fromtimestamp(epoch, ZoneInfo(zone)), date)
