@@ -95,6 +95,9 @@ class PartitionState(msgspec.Struct):
     quiet: dict[str, float] = msgspec.field(default_factory=dict)
     # vehicle -> when its sensors were heard in what was released since the last heartbeat
     coverage: dict[str, SensorRuns] = msgspec.field(default_factory=dict)
+    # input topic -> the next offset of this partition the worker expects (streams.ledger:
+    # what its Kafka consumer passed over is read back); the replay reads files: empty
+    next_offsets: dict[str, int] = msgspec.field(default_factory=dict)
 
     @property
     def max_event(self) -> float | None:

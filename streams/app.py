@@ -35,8 +35,9 @@ from kernel.settings import StreamSettings
 from rules.model import Infraction, InsufficientEvidence, infraction_record
 from streams.consumer import Transport
 from streams.decoded import DecodedStates
+from streams.ledger import passed_over
 from streams.metrics import WorkerMetrics
-from streams.readback import KafkaReadBack
+from streams.readback import KafkaReadBack, read_offsets
 from streams.topics import END_OF_INPUT_KEY
 from telemetry import Occurrence, Rejection, decode, to_builtins
 from trips.model import trip_record
@@ -52,6 +53,22 @@ def partition_key(partition: int, partitions: int) -> str:
     while partition_of(f"__partition__{partition}__{i}", partitions) != partition:
         i += 1
     return f"__partition__{partition}__{i}"
+
+
+def ledger_key(partition: int, partitions: int) -> str:
+    """The operators table's key of an operator-events partition's `InputLedger` (one
+    the partitioner sends to `partition`; no operator id starts with underscores)."""
+    i = 0
+    while partition_of(f"__operator_events__{partition}__{i}", partitions) != partition:
+        i += 1
+    return f"__operator_events__{partition}__{i}"
+
+
+class InputLedger(msgspec.Struct):
+    """An operator-events partition's next offset expected (streams.ledger), kept in the
+    operators table beside the states its records made."""
+
+    next_offsets: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 # The topic whose partitions say which keys of a table this worker owns: a table's
@@ -81,6 +98,8 @@ class Shell:
         self._vehicle_decoder = msgspec.msgpack.Decoder(VehicleState)
         self._operator_decoder = msgspec.msgpack.Decoder(OperatorState)
         self._partition_decoder = msgspec.msgpack.Decoder(PartitionState)
+        self._to_vehicle_decoder = msgspec.json.Decoder(ToVehicle)
+        self._ledger_decoder = msgspec.msgpack.Decoder(InputLedger)
         # (table, key) -> state not yet written; the two agents interleave at their sends,
         # so each holds back its own tables only
         self._held: dict[tuple[str, str], object] = {}
@@ -207,6 +226,47 @@ class Shell:
             else:
                 log.warning("not writing %s %r: its partition was reassigned", name, key)
 
+    def take(self, stage: VehicleStage, records: list, occurrences: list[Occurrence]) -> tuple[Sends, list]:
+        """One partition's records of a batch, as the consumer handed them, through its
+        vehicle stage, with first what the consumer passed over read back from the topics
+        and put in its place (streams.ledger). The stage's outputs, and the offset ranges
+        read back."""
+        partition = stage.partition
+        passed, partition.next_offsets = passed_over(partition.next_offsets, [(r.topic, r.offset) for r in records])
+        if passed:
+            records = self.with_passed_over(partition.partition, records, passed)
+        inbound = [vehicle_inbound(record, self._to_vehicle_decoder, self.ctx.policy.stream.max_message_bytes,
+                                   self.settings.backfill) for record in records]
+        return vehicle_step(stage, inbound, occurrences, self.settings.inputs), passed
+
+    def operator_records(self, partition: int, records: list) -> tuple[list, list]:
+        """An operator-events partition's records of a batch, as the consumer handed them,
+        with what it passed over read back in its place (streams.ledger), and the offset
+        ranges read back. The partition's expected offsets are held with the operator states
+        and written with them, after the batch's outputs."""
+        key = ledger_key(partition, self.settings.partitions)
+        ledger = self._load(self.operators, "operators", key, self._ledger_decoder) or InputLedger()
+        passed, ledger.next_offsets = passed_over(ledger.next_offsets, [(r.topic, r.offset) for r in records])
+        self._held[("operators", key)] = ledger
+        return (self.with_passed_over(partition, records, passed) if passed else records), passed
+
+    def with_passed_over(self, partition: int, records: list, passed: list[tuple[str, int, int]]) -> list:
+        """`records` (of `partition`, as the consumer handed them) with the records of the
+        `passed` offset ranges (streams.ledger.passed_over) read back from their topics, each
+        range before the record that came after it. A range that cannot be read stops the
+        worker: going on would lose its records for good."""
+        recovered = {}
+        for topic, start, end in passed:
+            found = read_offsets(self.settings.bootstrap, topic, partition, start, end)
+            log.warning("read back %d records of %s/%s at offsets [%s, %s): the consumer passed over them",
+                        len(found), topic, partition, start, end)
+            recovered[(topic, end)] = found
+        out = []
+        for record in records:
+            out.extend(recovered.pop((record.topic, record.offset), ()))
+            out.append(record)
+        return out
+
     def current_occurrences(self) -> list[Occurrence]:
         decoder = msgspec.json.Decoder(Occurrence)
         return sorted((decoder.decode(raw) for raw in self.occurrences.values()), key=lambda o: o.id)
@@ -320,7 +380,6 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
                             clock=None if settings.backfill else time.time)
     json_encoder = msgspec.json.Encoder()
     operator_decoder = msgspec.json.Decoder(OperatorInput)
-    to_vehicle_decoder = msgspec.json.Decoder(ToVehicle)
     max_message_bytes = ctx.policy.stream.max_message_bytes  # the replay's bound on a line
 
     async def send(sends: Sends) -> None:
@@ -374,13 +433,13 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
             for partition, batch in sorted(by_partition.items()):
                 stage = shell.vehicle_stage(partition)
                 stages.append(stage)
-                inbound = [vehicle_inbound(event.message, to_vehicle_decoder, max_message_bytes, settings.backfill)
-                           for event in batch]
                 # the step runs off the event loop: a re-judgment reads its day back from the
                 # input topics (seconds), and a loop held that long misses the group's
                 # heartbeats and starts a rebalance
-                await send(await asyncio.get_running_loop().run_in_executor(
-                    core_thread, vehicle_step, stage, inbound, shell.current_occurrences(), settings.inputs))
+                sends, passed = await asyncio.get_running_loop().run_in_executor(
+                    core_thread, shell.take, stage, [event.message for event in batch], shell.current_occurrences())
+                metrics.observe_passed_over(passed)
+                await send(sends)
                 metrics.observe_watermarks(partition, stage.partition.max_events)
             shell.write_state("vehicles", "partitions")
             await app.producer.flush()
@@ -395,20 +454,29 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
     async def operator_agent(stream):
         async for events in stream.take_events(1000, within=0.5):
             occurrences_now = None
+            by_partition = defaultdict(list)
             for event in events:
                 message = event.message
-                if not shell.owns("operator-events", message.partition):
+                if shell.owns("operator-events", message.partition):
+                    by_partition[message.partition].append(message)
+                else:
                     log.warning("skipping %s/%s/%s: partition not owned", message.topic, message.partition,
                                 message.offset)
-                    continue
-                location = f"{message.topic}/{message.partition}/{message.offset}"
-                decoded = operator_decoder.decode(message.value)
-                if judges_a_day(decoded) and occurrences_now is None:
-                    occurrences_now = shell.current_occurrences()
-                # on the vehicle step's thread: the core runs on one thread, never two at once
-                await send(await asyncio.get_running_loop().run_in_executor(
-                    core_thread, operator_step, shell.operator_stage, message.key.decode(), decoded,
-                    occurrences_now or [], location))
+            # each partition's in its order (an operator's messages are all on one partition),
+            # with what the consumer passed over read back in its place (streams.ledger)
+            for partition, messages in sorted(by_partition.items()):
+                messages, passed = await asyncio.get_running_loop().run_in_executor(
+                    core_thread, shell.operator_records, partition, messages)
+                metrics.observe_passed_over(passed)
+                for message in messages:
+                    location = f"{message.topic}/{message.partition}/{message.offset}"
+                    decoded = operator_decoder.decode(message.value)
+                    if judges_a_day(decoded) and occurrences_now is None:
+                        occurrences_now = shell.current_occurrences()
+                    # on the vehicle step's thread: the core runs on one thread, never two at once
+                    await send(await asyncio.get_running_loop().run_in_executor(
+                        core_thread, operator_step, shell.operator_stage, message.key.decode(), decoded,
+                        occurrences_now or [], location))
             shell.write_state("operators")
 
     @app.agent(occurrence_topic)

@@ -109,6 +109,10 @@ class WorkerMetrics:
         self.rejudged = Counter("fiscaliza_vehicle_days_rejudged",
                                 "Vehicle-days judged again from their raw input after late messages came",
                                 registry=registry)
+        # the worker's own check on its Kafka consumer (streams.ledger): should stay at zero
+        self.passed_over = Counter("fiscaliza_input_offsets_passed_over",
+                                   "Input offsets the Kafka consumer passed over, which the worker read back from "
+                                   "the topic and processed in their place", ["topic"], registry=registry)
         for partition in range(partitions):
             for source in INPUTS:
                 self.watermark.labels(str(partition), source)
@@ -233,6 +237,10 @@ class WorkerMetrics:
                 del trips[key]
         for trip in message.trips:
             self._count_realized(message.operator_id, trip)
+
+    def observe_passed_over(self, passed: list[tuple[str, int, int]]) -> None:
+        for topic, start, end in passed:
+            self.passed_over.labels(topic).inc(end - start)
 
     def observe_watermarks(self, partition: int, max_events: dict[str, float]) -> None:
         for source, event_time in max_events.items():

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
@@ -80,3 +81,47 @@ class KafkaReadBack:
         finally:
             consumer.close()
         return found
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    """A record read back from an input topic, with the attributes the agents read of
+    Faust's messages (`timestamp` in seconds, as Faust gives it)."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp: float | None
+
+
+def read_offsets(bootstrap: str, topic: str, partition: int, start: int, end: int,
+                 deadline_s: float = 60.0) -> list[InputRecord]:
+    """The records of `topic`/`partition` at offsets [start, end), in offset order (those
+    that exist: a range may hold none, e.g. deleted by retention). For what the consumer
+    passed over (streams.ledger)."""
+    deadline = time.monotonic() + deadline_s
+    try:
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
+                                 client_id="fiscaliza-readback", bootstrap_timeout_ms=max(int(deadline_s * 1000), 1000))
+    except KafkaError as exc:
+        raise ReadBackTimeout(f"no broker at {bootstrap} within {max(deadline_s, 1.0):.0f} s "
+                              f"({type(exc).__name__})") from None
+    tp = TopicPartition(topic, partition)
+    found: list[InputRecord] = []
+    try:
+        consumer.assign([tp])
+        last = min(end, consumer.end_offsets([tp])[tp])
+        consumer.seek(tp, max(start, consumer.beginning_offsets([tp])[tp]))
+        while consumer.position(tp) < last:
+            if time.monotonic() >= deadline:
+                raise ReadBackTimeout(f"{topic}/{partition}: read back to offset {consumer.position(tp)} "
+                                      f"of {last} in {deadline_s:.0f} s")
+            for records in consumer.poll(timeout_ms=1000, max_records=5000).values():
+                found.extend(InputRecord(record.topic, record.partition, record.offset, record.key, record.value,
+                                         record.timestamp / 1000 if record.timestamp >= 0 else None)
+                             for record in records if start <= record.offset < last)
+    finally:
+        consumer.close()
+    return found

@@ -340,6 +340,15 @@ def test_late_messages_kept_and_vehicle_days_judged_again_are_counted(fresh):
     assert value(registry, "fiscaliza_vehicle_days_rejudged_total") == 1
 
 
+def test_offsets_the_consumer_passed_over_are_counted_by_topic(fresh):
+    # streams.ledger: read back, so nothing is lost, but the on-call engineer sees them
+    registry, metrics, _ = fresh
+    metrics.observe_passed_over([("tachograph", 600, 780), ("day-matched", 94, 95)])
+    metrics.observe_passed_over([("tachograph", 10, 12)])
+    assert value(registry, "fiscaliza_input_offsets_passed_over_total", topic="tachograph") == 182
+    assert value(registry, "fiscaliza_input_offsets_passed_over_total", topic="day-matched") == 1
+
+
 def test_a_line_whose_every_trip_ran_is_at_its_due_count(demo_day):
     # before: due counted at the newest event (10:00) and trips seen as the watermark (09:50)
     # passed their arrival: at 10:00 of the demo day, every trip run, the live-data test saw

@@ -1,0 +1,117 @@
+"""What a batch passed over (streams.ledger), and the worker's shell reading it back from
+the topic in its place (streams.app.Shell.take), against a real Kafka broker."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from faust.types import TP
+
+from kernel.partitioning import partition_of
+from kernel.settings import StreamSettings
+from streams.admin import publish
+from streams.app import Shell
+from streams.ledger import passed_over
+from streams.readback import read_offsets
+
+PARTITIONS = 4
+
+
+def test_a_batch_that_starts_past_the_expected_offset_passed_over_the_offsets_between():
+    # the state expects offset 94 next (it took 0..93); the consumer hands 96, 97
+    assert passed_over({"day-matched": 94}, [("day-matched", 96), ("day-matched", 97)]) == \
+        ([("day-matched", 94, 96)], {"day-matched": 98})
+
+
+def test_a_batch_that_skips_an_offset_inside_it_passed_over_that_offset():
+    assert passed_over({}, [("tachograph", 100), ("catraca", 7), ("tachograph", 101), ("tachograph", 103)]) == \
+        ([("tachograph", 102, 103)], {"tachograph": 104, "catraca": 8})
+
+
+def test_records_delivered_again_and_a_topic_not_expected_yet_pass_over_nothing():
+    # 40..41 delivered again after a seek back (the stage finds them duplicates); catraca
+    # was never taken by this partition's state: nothing before its first record is known
+    assert passed_over({"tachograph": 42}, [("tachograph", 40), ("tachograph", 41), ("tachograph", 42),
+                                            ("catraca", 500)]) == ([], {"tachograph": 43, "catraca": 501})
+
+
+@pytest.fixture(scope="module")
+def published(kafka_bootstrap, reset_topics, demo_day, tmp_path_factory):
+    """The demo day's first 3,000 tachograph lines on the broker; the records of the
+    partition with the most of them, as the topic holds them."""
+    reset_topics(kafka_bootstrap)
+    path = tmp_path_factory.mktemp("ledger") / "tachograph.jsonl"
+    path.write_bytes(b"".join(demo_day.inputs.tachograph.read_bytes().splitlines(keepends=True)[:3000]))
+    publish(kafka_bootstrap, "tachograph", path)
+    partition = max(range(PARTITIONS), key=lambda p: len(read_offsets(kafka_bootstrap, "tachograph", p, 0, 10**9)))
+    return partition, read_offsets(kafka_bootstrap, "tachograph", partition, 0, 10**9)
+
+
+def shell_on(bootstrap: str, context) -> Shell:
+    tables = [type("Table", (dict,), {"data": None})() for _ in range(4)]
+    shell = Shell(context, StreamSettings(bootstrap=bootstrap, partitions=PARTITIONS, inputs=frozenset({"tachograph"}),
+                                          backfill=True), *tables)
+    shell.on_assigned({TP(topic, p) for p in range(PARTITIONS)
+                       for topic in ("tachograph", "catraca", "day-matched", "operator-events")})
+    return shell
+
+
+def taken(shell: Shell, partition: int, *batches: list, forget_offsets: bool = False) -> tuple[bytes, list]:
+    """The stage's outputs for the batches, encoded, and what each batch read back."""
+    sends, passed = [], []
+    for batch in batches:
+        stage = shell.vehicle_stage(partition)
+        if forget_offsets:
+            stage.partition.next_offsets = {}
+        out, read = shell.take(stage, batch, [])
+        sends.append(out)
+        passed.append(read)
+        shell.write_state("vehicles", "partitions")
+    return msgspec.json.encode(sends), passed
+
+
+@pytest.mark.kafka
+def test_offsets_are_read_back_from_the_topic_exactly(kafka_bootstrap, published):
+    partition, records = published
+    assert len(records) > 1000 and [r.offset for r in records] == list(range(len(records)))
+    assert read_offsets(kafka_bootstrap, "tachograph", partition, 300, 480) == records[300:480]
+    assert read_offsets(kafka_bootstrap, "tachograph", partition, len(records), len(records) + 5) == []
+
+
+@pytest.mark.kafka
+def test_what_the_consumer_passed_over_is_read_back_and_processed_in_its_place(kafka_bootstrap, published, demo_day):
+    partition, records = published
+    assert partition_of(records[0].key, PARTITIONS) == partition
+    # a partition taken in two batches: 0..599, then 600 on; the consumer passed over 600..779
+    # (half an hour of a bus's pings, 10 s apart, over the vehicles of the partition)
+    whole, passed = taken(shell_on(kafka_bootstrap, demo_day.context), partition, records[:600], records[600:])
+    assert passed == [[], []]
+    holed, passed = taken(shell_on(kafka_bootstrap, demo_day.context), partition, records[:600], records[780:])
+    assert passed == [[], [("tachograph", 600, 780)]]
+    assert holed == whole
+    # without the partition's expected offsets the same batches lose those records
+    lost, passed = taken(shell_on(kafka_bootstrap, demo_day.context), partition, records[:600], records[780:],
+                         forget_offsets=True)
+    assert passed == [[], []] and lost != whole
+
+
+@pytest.mark.kafka
+def test_an_operator_events_partition_s_passed_over_records_are_read_back_in_order_across_a_restart(
+        kafka_bootstrap, published, demo_day, tmp_path):
+    # published (the module's fixture) reset the topics first; these records follow it
+    # (unkeyed: publish keys operator-events by nothing, so they spread over the partitions)
+    path = tmp_path / "operator-events.jsonl"
+    path.write_text("".join(f'{{"operator_id": "OP-{n % 3}", "n": {n}}}\n' for n in range(300)))
+    publish(kafka_bootstrap, "operator-events", path)
+    partition = max(range(PARTITIONS),
+                    key=lambda p: len(read_offsets(kafka_bootstrap, "operator-events", p, 0, 10**9)))
+    records = read_offsets(kafka_bootstrap, "operator-events", partition, 0, 10**9)
+    assert len(records) >= 60
+    shell = shell_on(kafka_bootstrap, demo_day.context)
+    assert shell.operator_records(partition, records[:40]) == (records[:40], [])
+    shell.write_state("operators")
+    # a restarted worker (the tables as written); the consumer resumes at 55, not 40
+    restarted = Shell(demo_day.context, shell.settings, shell.vehicles, shell.operators, shell.partitions,
+                      shell.occurrences)
+    restarted.on_assigned({TP("operator-events", partition)})
+    assert restarted.operator_records(partition, records[55:]) == (records[40:], [("operator-events", 40, 55)])
