@@ -230,31 +230,40 @@ class Shell:
         """One partition's records of a batch, as the consumer handed them, through its
         vehicle stage, with first what the consumer passed over read back from the topics
         and put in its place (streams.ledger). The stage's outputs, and the offset ranges
-        read back."""
+        read back. The partition expects the offsets after these records only once they are
+        through: a read-back or a step that raises leaves it expecting them, so the next
+        batch reads them back (the agent acks a batch it crashed on)."""
         partition = stage.partition
-        passed, partition.next_offsets = passed_over(partition.next_offsets, [(r.topic, r.offset) for r in records])
+        passed, expected = passed_over(partition.next_offsets, [(r.topic, r.offset) for r in records])
         if passed:
             records = self.with_passed_over(partition.partition, records, passed)
         inbound = [vehicle_inbound(record, self._to_vehicle_decoder, self.ctx.policy.stream.max_message_bytes,
                                    self.settings.backfill) for record in records]
-        return vehicle_step(stage, inbound, occurrences, self.settings.inputs), passed
+        sends = vehicle_step(stage, inbound, occurrences, self.settings.inputs)
+        partition.next_offsets = expected
+        return sends, passed
 
-    def operator_records(self, partition: int, records: list) -> tuple[list, list]:
+    def operator_records(self, partition: int, records: list) -> tuple[list, list, InputLedger]:
         """An operator-events partition's records of a batch, as the consumer handed them,
-        with what it passed over read back in its place (streams.ledger), and the offset
-        ranges read back. The partition's expected offsets are held with the operator states
-        and written with them, after the batch's outputs."""
-        key = ledger_key(partition, self.settings.partitions)
-        ledger = self._load(self.operators, "operators", key, self._ledger_decoder) or InputLedger()
-        passed, ledger.next_offsets = passed_over(ledger.next_offsets, [(r.topic, r.offset) for r in records])
-        self._held[("operators", key)] = ledger
-        return (self.with_passed_over(partition, records, passed) if passed else records), passed
+        with what it passed over read back in its place (streams.ledger); the offset ranges
+        read back; the partition's ledger once the records are through, for `hold_ledger`
+        after the agent processed them (a batch it crashed on stays expected)."""
+        ledger = self._load(self.operators, "operators", ledger_key(partition, self.settings.partitions),
+                            self._ledger_decoder) or InputLedger()
+        passed, expected = passed_over(ledger.next_offsets, [(r.topic, r.offset) for r in records])
+        return (self.with_passed_over(partition, records, passed) if passed else records), passed, \
+            InputLedger(expected)
+
+    def hold_ledger(self, partition: int, ledger: InputLedger) -> None:
+        """An operator-events partition's ledger, its records processed: written with the
+        operator states, after the batch's outputs."""
+        self._held[("operators", ledger_key(partition, self.settings.partitions))] = ledger
 
     def with_passed_over(self, partition: int, records: list, passed: list[tuple[str, int, int]]) -> list:
         """`records` (of `partition`, as the consumer handed them) with the records of the
         `passed` offset ranges (streams.ledger.passed_over) read back from their topics, each
-        range before the record that came after it. A range that cannot be read stops the
-        worker: going on would lose its records for good."""
+        range before the record that came after it. A range that cannot be read raises
+        (ReadBackTimeout, KafkaError): the caller then leaves its partition expecting it."""
         recovered = {}
         for topic, start, end in passed:
             found = read_offsets(self.settings.bootstrap, topic, partition, start, end)
@@ -465,7 +474,7 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
             # each partition's in its order (an operator's messages are all on one partition),
             # with what the consumer passed over read back in its place (streams.ledger)
             for partition, messages in sorted(by_partition.items()):
-                messages, passed = await asyncio.get_running_loop().run_in_executor(
+                messages, passed, ledger = await asyncio.get_running_loop().run_in_executor(
                     core_thread, shell.operator_records, partition, messages)
                 metrics.observe_passed_over(passed)
                 for message in messages:
@@ -477,6 +486,7 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
                     await send(await asyncio.get_running_loop().run_in_executor(
                         core_thread, operator_step, shell.operator_stage, message.key.decode(), decoded,
                         occurrences_now or [], location))
+                shell.hold_ledger(partition, ledger)
             shell.write_state("operators")
 
     @app.agent(occurrence_topic)

@@ -12,7 +12,7 @@ from kernel.settings import StreamSettings
 from streams.admin import publish
 from streams.app import Shell
 from streams.ledger import passed_over
-from streams.readback import read_offsets
+from streams.readback import ReadBackTimeout, read_offsets
 
 PARTITIONS = 4
 
@@ -95,23 +95,86 @@ def test_what_the_consumer_passed_over_is_read_back_and_processed_in_its_place(k
     assert passed == [[], []] and lost != whole
 
 
-@pytest.mark.kafka
-def test_an_operator_events_partition_s_passed_over_records_are_read_back_in_order_across_a_restart(
-        kafka_bootstrap, published, demo_day, tmp_path):
-    # published (the module's fixture) reset the topics first; these records follow it
-    # (unkeyed: publish keys operator-events by nothing, so they spread over the partitions)
-    path = tmp_path / "operator-events.jsonl"
+@pytest.fixture(scope="module")
+def operator_events(kafka_bootstrap, published, tmp_path_factory):
+    """300 operator-events records on the broker (after `published` reset the topics;
+    unkeyed: publish keys operator-events by nothing, so they spread over the partitions);
+    the records of the partition with the most."""
+    path = tmp_path_factory.mktemp("ledger") / "operator-events.jsonl"
     path.write_text("".join(f'{{"operator_id": "OP-{n % 3}", "n": {n}}}\n' for n in range(300)))
     publish(kafka_bootstrap, "operator-events", path)
     partition = max(range(PARTITIONS),
                     key=lambda p: len(read_offsets(kafka_bootstrap, "operator-events", p, 0, 10**9)))
     records = read_offsets(kafka_bootstrap, "operator-events", partition, 0, 10**9)
     assert len(records) >= 60
+    return partition, records
+
+
+@pytest.mark.kafka
+def test_an_operator_events_partition_s_passed_over_records_are_read_back_in_order_across_a_restart(
+        kafka_bootstrap, operator_events, demo_day):
+    partition, records = operator_events
     shell = shell_on(kafka_bootstrap, demo_day.context)
-    assert shell.operator_records(partition, records[:40]) == (records[:40], [])
+    taken_first, passed, ledger = shell.operator_records(partition, records[:40])
+    assert (taken_first, passed, ledger.next_offsets) == (records[:40], [], {"operator-events": 40})
+    shell.hold_ledger(partition, ledger)
     shell.write_state("operators")
     # a restarted worker (the tables as written); the consumer resumes at 55, not 40
     restarted = Shell(demo_day.context, shell.settings, shell.vehicles, shell.operators, shell.partitions,
                       shell.occurrences)
     restarted.on_assigned({TP("operator-events", partition)})
-    assert restarted.operator_records(partition, records[55:]) == (records[40:], [("operator-events", 40, 55)])
+    again, passed, _ = restarted.operator_records(partition, records[55:])
+    assert (again, passed) == (records[40:], [("operator-events", 40, 55)])
+
+
+def failing_once(monkeypatch):
+    """`streams.app.read_offsets` raising ReadBackTimeout at its first call (the broker not
+    answering), then reading again."""
+    import streams.app
+
+    calls = []
+
+    def read(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            raise ReadBackTimeout("tachograph/0: read back to offset 600 of 780 in 60 s")
+        return read_offsets(*args, **kwargs)
+    monkeypatch.setattr(streams.app, "read_offsets", read)
+    return calls
+
+
+@pytest.mark.kafka
+def test_a_read_back_that_fails_leaves_its_records_expected_and_the_next_batch_reads_them_back(
+        kafka_bootstrap, published, demo_day, monkeypatch):
+    # before: the partition expected 900 once the read-back of 600..779 raised (the agent
+    # crashes, Faust restarts it and acks the batch): 600..899 were lost without a word
+    partition, records = published
+    calls = failing_once(monkeypatch)
+    shell = shell_on(kafka_bootstrap, demo_day.context)
+    first, _ = taken(shell, partition, records[:600])
+    with pytest.raises(ReadBackTimeout):
+        taken(shell, partition, records[780:900])
+    assert shell.vehicle_stage(partition).partition.next_offsets == {"tachograph": 600}
+    rest, passed = taken(shell, partition, records[900:])
+    assert passed == [[("tachograph", 600, 900)]] and len(calls) == 2
+    # what was sent: the first batch's, then the rest's, which holds what 600..899 made
+    assert msgspec.json.decode(first) + msgspec.json.decode(rest) == \
+        msgspec.json.decode(taken(shell_on(kafka_bootstrap, demo_day.context), partition, records[:600],
+                                  records[600:])[0])
+
+
+@pytest.mark.kafka
+def test_an_operator_events_read_back_that_fails_leaves_the_ledger_expecting_its_records(
+        kafka_bootstrap, operator_events, demo_day, monkeypatch):
+    partition, records = operator_events
+    shell = shell_on(kafka_bootstrap, demo_day.context)
+    _, _, ledger = shell.operator_records(partition, records[:40])
+    shell.hold_ledger(partition, ledger)
+    shell.write_state("operators")
+    failing_once(monkeypatch)
+    with pytest.raises(ReadBackTimeout):
+        shell.operator_records(partition, records[55:])
+    # the agent crashed before it held the ledger: the next batch reads back from 40
+    again, passed, ledger = shell.operator_records(partition, records[60:])
+    assert (again, passed, ledger.next_offsets) == \
+        (records[40:], [("operator-events", 40, 60)], {"operator-events": records[-1].offset + 1})
