@@ -47,21 +47,18 @@ log = logging.getLogger("fiscaliza.worker")
 STATE_MAX_BYTES = 16 * 1024 * 1024
 
 
-def partition_key(partition: int, partitions: int) -> str:
-    """A table key that the partitioner sends to `partition` (for per-partition state)."""
+def partition_key(partition: int, partitions: int, prefix: str = "__partition__") -> str:
+    """A table key that the partitioner sends to `partition` (for per-partition state; no
+    vehicle or operator id starts with underscores)."""
     i = 0
-    while partition_of(f"__partition__{partition}__{i}", partitions) != partition:
+    while partition_of(f"{prefix}{partition}__{i}", partitions) != partition:
         i += 1
-    return f"__partition__{partition}__{i}"
+    return f"{prefix}{partition}__{i}"
 
 
 def ledger_key(partition: int, partitions: int) -> str:
-    """The operators table's key of an operator-events partition's `InputLedger` (one
-    the partitioner sends to `partition`; no operator id starts with underscores)."""
-    i = 0
-    while partition_of(f"__operator_events__{partition}__{i}", partitions) != partition:
-        i += 1
-    return f"__operator_events__{partition}__{i}"
+    """The operators table's key of an operator-events partition's `InputLedger`."""
+    return partition_key(partition, partitions, prefix="__operator_events__")
 
 
 class InputLedger(msgspec.Struct):

@@ -41,13 +41,7 @@ class KafkaReadBack:
         # first broker before the reading starts, on the thread that runs the vehicle stage
         # (a connection gets at least a second, whatever is left of the deadline)
         deadline = time.monotonic() + self.deadline_s
-        try:
-            consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, group_id=None,
-                                     client_id="fiscaliza-readback",
-                                     bootstrap_timeout_ms=max(int(self.deadline_s * 1000), 1000))
-        except KafkaError as exc:
-            raise ReadBackTimeout(f"no broker at {self.bootstrap} within {max(self.deadline_s, 1.0):.0f} s "
-                                  f"({type(exc).__name__})") from None
+        consumer = _connect(self.bootstrap, self.deadline_s)
         key = vehicle_id.encode()
         found: list[Message] = []
         try:
@@ -61,23 +55,18 @@ class KafkaReadBack:
                 since = None if self.backfill else \
                     consumer.offsets_for_times({tp: int((start - _CLOCK_SKEW_S) * 1000)})[tp]
                 consumer.seek(tp, since.offset if since is not None else consumer.beginning_offsets([tp])[tp])
-                while consumer.position(tp) < last:
-                    if time.monotonic() >= deadline:
-                        raise ReadBackTimeout(f"{topic}/{tp.partition}: read back to offset "
-                                              f"{consumer.position(tp)} of {last} in {self.deadline_s:.0f} s")
-                    for records in consumer.poll(timeout_ms=1000, max_records=5000).values():
-                        for record in records:
-                            if record.offset >= last or record.key != key or record.value is None:
-                                continue
-                            location = f"{topic}/{tp.partition}/{record.offset}"
-                            body = decode(topic, record.value, location, self.max_message_bytes)
-                            if isinstance(body, Rejection) or not start <= body.epoch < end:
-                                continue
-                            # no offset: the re-judgment reads them in event-time order, not the
-                            # partition's, and the record's time is the receipt the worker saw
-                            receipt = None if self.backfill or record.timestamp <= 0 else record.timestamp / 1000
-                            found.append(Message(body, location, record.value.decode("utf-8", "replace"),
-                                                 received_at=receipt))
+                for record in _records_before(consumer, tp, last, deadline, self.deadline_s):
+                    if record.key != key or record.value is None:
+                        continue
+                    location = f"{topic}/{tp.partition}/{record.offset}"
+                    body = decode(topic, record.value, location, self.max_message_bytes)
+                    if isinstance(body, Rejection) or not start <= body.epoch < end:
+                        continue
+                    # no offset: the re-judgment reads them in event-time order, not the
+                    # partition's, and the record's time is the receipt the worker saw
+                    receipt = None if self.backfill or record.timestamp <= 0 else record.timestamp / 1000
+                    found.append(Message(body, location, record.value.decode("utf-8", "replace"),
+                                         received_at=receipt))
         finally:
             consumer.close()
         return found
@@ -102,26 +91,37 @@ def read_offsets(bootstrap: str, topic: str, partition: int, start: int, end: in
     that exist: a range may hold none, e.g. deleted by retention). For what the consumer
     passed over (streams.ledger)."""
     deadline = time.monotonic() + deadline_s
-    try:
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
-                                 client_id="fiscaliza-readback", bootstrap_timeout_ms=max(int(deadline_s * 1000), 1000))
-    except KafkaError as exc:
-        raise ReadBackTimeout(f"no broker at {bootstrap} within {max(deadline_s, 1.0):.0f} s "
-                              f"({type(exc).__name__})") from None
+    consumer = _connect(bootstrap, deadline_s)
     tp = TopicPartition(topic, partition)
-    found: list[InputRecord] = []
     try:
         consumer.assign([tp])
         last = min(end, consumer.end_offsets([tp])[tp])
         consumer.seek(tp, max(start, consumer.beginning_offsets([tp])[tp]))
-        while consumer.position(tp) < last:
-            if time.monotonic() >= deadline:
-                raise ReadBackTimeout(f"{topic}/{partition}: read back to offset {consumer.position(tp)} "
-                                      f"of {last} in {deadline_s:.0f} s")
-            for records in consumer.poll(timeout_ms=1000, max_records=5000).values():
-                found.extend(InputRecord(record.topic, record.partition, record.offset, record.key, record.value,
-                                         record.timestamp / 1000 if record.timestamp >= 0 else None)
-                             for record in records if start <= record.offset < last)
+        return [InputRecord(record.topic, record.partition, record.offset, record.key, record.value,
+                            record.timestamp / 1000 if record.timestamp >= 0 else None)
+                for record in _records_before(consumer, tp, last, deadline, deadline_s) if record.offset >= start]
     finally:
         consumer.close()
-    return found
+
+
+def _connect(bootstrap: str, deadline_s: float) -> KafkaConsumer:
+    """A consumer outside any group, or ReadBackTimeout: kafka-python's otherwise waits 30 s
+    for a first broker before the reading starts, on the thread that runs the stages (a
+    connection gets at least a second, whatever is left of the deadline)."""
+    try:
+        return KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
+                             client_id="fiscaliza-readback", bootstrap_timeout_ms=max(int(deadline_s * 1000), 1000))
+    except KafkaError as exc:
+        raise ReadBackTimeout(f"no broker at {bootstrap} within {max(deadline_s, 1.0):.0f} s "
+                              f"({type(exc).__name__})") from None
+
+
+def _records_before(consumer: KafkaConsumer, tp: TopicPartition, last: int, deadline: float, deadline_s: float):
+    """The records of `tp` from the consumer's position up to offset `last` (excluded), or
+    ReadBackTimeout once the monotonic `deadline` passes."""
+    while consumer.position(tp) < last:
+        if time.monotonic() >= deadline:
+            raise ReadBackTimeout(f"{tp.topic}/{tp.partition}: read back to offset {consumer.position(tp)} "
+                                  f"of {last} in {deadline_s:.0f} s")
+        for records in consumer.poll(timeout_ms=1000, max_records=5000).values():
+            yield from (record for record in records if record.offset < last)
