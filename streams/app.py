@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import faust
 import msgspec
 from faust.sensors.prometheus import setup_prometheus_sensors
+from faust.types import TP
 from faust.stores.memory import Store as MemoryStore
 from prometheus_client import CollectorRegistry
 
@@ -31,11 +32,11 @@ from engine.triplog import TripLog
 from engine.values import Context, Message
 from engine.vehicle import PartitionState, VehicleStage, VehicleState
 from kernel.partitioning import partition_of
-from kernel.settings import StreamSettings
+from kernel.settings import VEHICLE_INPUTS, StreamSettings
 from rules.model import Infraction, InsufficientEvidence, infraction_record
 from streams.consumer import Transport
 from streams.decoded import DecodedStates
-from streams.ledger import passed_over
+from streams.ledger import TailCheck, passed_over
 from streams.metrics import WorkerMetrics
 from streams.readback import KafkaReadBack, read_offsets
 from streams.topics import END_OF_INPUT_KEY
@@ -54,6 +55,12 @@ def partition_key(partition: int, partitions: int, prefix: str = "__partition__"
     while partition_of(f"{prefix}{partition}__{i}", partitions) != partition:
         i += 1
     return f"{prefix}{partition}__{i}"
+
+
+# How often the worker looks for records passed over at the end of a partition, and how
+# long an agent must have been idle for records left there to count (streams.ledger)
+TAIL_CHECK_S = 5.0
+TAIL_QUIET_S = 10.0
 
 
 def ledger_key(partition: int, partitions: int) -> str:
@@ -256,6 +263,27 @@ class Shell:
         operator states, after the batch's outputs."""
         self._held[("operators", ledger_key(partition, self.settings.partitions))] = ledger
 
+    def expected_offsets(self) -> dict[tuple[str, int], int]:
+        """The next offset each owned input partition's state expects (streams.ledger),
+        by (topic, partition): the vehicle partitions' states' and the operator-events
+        ledgers'. In a backfill (a partition that has seen an input's END_OF_INPUT), an
+        input its state never took a record of is expected from the start: its marker,
+        sent to every partition, may be the first record of its topic there."""
+        expected = {}
+        for partition in sorted(self.owned.get(OWNER_TOPIC["partitions"], ())):
+            state = self._load(self.partitions, "partitions", partition_key(partition, self.settings.partitions),
+                               self._partition_decoder)
+            if state is not None:
+                if state.ends_seen:
+                    expected.update({(topic, partition): 0 for topic in sorted(VEHICLE_INPUTS)})
+                expected.update({(topic, partition): offset for topic, offset in state.next_offsets.items()})
+        for partition in sorted(self.owned.get("operator-events", ())):
+            ledger = self._load(self.operators, "operators", ledger_key(partition, self.settings.partitions),
+                                self._ledger_decoder)
+            if ledger is not None:
+                expected.update({(topic, partition): offset for topic, offset in ledger.next_offsets.items()})
+        return expected
+
     def with_passed_over(self, partition: int, records: list, passed: list[tuple[str, int, int]]) -> list:
         """`records` (of `partition`, as the consumer handed them) with the records of the
         `passed` offset ranges (streams.ledger.passed_over) read back from their topics, each
@@ -415,6 +443,90 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
         for message in sends.to_vehicles:
             await out["day-matched"].send(key=message.vehicle_id.encode(), value=json_encoder.encode(message))
 
+    # when each agent last took a batch, and the tails standing (streams.ledger.TailCheck)
+    tail_check = TailCheck(quiet=TAIL_QUIET_S)
+
+    @app.timer(interval=TAIL_CHECK_S)
+    async def look_for_passed_over_tails() -> None:
+        """Records left at the end of an owned input partition, the same ones for
+        TAIL_QUIET_S while both agents have been idle: the consumer passed over them with
+        none after them to show it (streams.ledger.TailCheck). It is sought back to them
+        (`seek_wait`, on the consumer's thread, resets Faust's read offset too), so they
+        come again. Not under exactly_once: a transaction's markers take offsets that hold
+        no records, so a partition's end is not after its last record."""
+        if app.rebalancing or app.in_recovery or settings.processing_guarantee == "exactly_once":
+            return
+        for topic, partition, start, end in tail_check.due(
+                shell.expected_offsets, lambda key: app.consumer.highwater(TP(*key))):
+            log.warning("the consumer passed over %s/%s offsets [%s, %s) with no record after them: "
+                        "seeking back to them", topic, partition, start, end)
+            metrics.observe_passed_over([(topic, start, end)])
+            try:
+                await app.consumer.seek_wait({TP(topic, partition): start})
+            except Exception:  # noqa: BLE001 - the next check finds the tail standing and reports it again
+                log.exception("seeking %s/%s back to %s failed", topic, partition, start)
+                tail_check.forget()
+
+    async def take_vehicle_batch(events) -> None:
+        if shell.recount_due:  # the first batch after an assignment: the tables are recovered
+            metrics.recount_realized(await asyncio.get_running_loop().run_in_executor(
+                core_thread, shell.take_stored_trips))
+        by_partition = defaultdict(list)
+        for event in events:
+            if shell.owns("tachograph", event.message.partition):
+                by_partition[event.message.partition].append(event)
+            else:  # taken before a rebalance gave the partition away: its new owner reads it
+                log.warning("skipping %s/%s/%s: partition not owned", event.message.topic,
+                            event.message.partition, event.message.offset)
+        stages = []
+        for partition, batch in sorted(by_partition.items()):
+            stage = shell.vehicle_stage(partition)
+            stages.append(stage)
+            # the step runs off the event loop: a re-judgment reads its day back from the
+            # input topics (seconds), and a loop held that long misses the group's
+            # heartbeats and starts a rebalance
+            sends, passed = await asyncio.get_running_loop().run_in_executor(
+                core_thread, shell.take, stage, [event.message for event in batch], shell.current_occurrences())
+            metrics.observe_passed_over(passed)
+            await send(sends)
+            metrics.observe_watermarks(partition, stage.partition.max_events)
+        shell.write_state("vehicles", "partitions")
+        await app.producer.flush()
+        for stage in stages:
+            beat = stage.heartbeat(final=stage.partition.final)
+            for operator_id in sorted(ctx.feed.agencies):
+                await out["operator-events"].send(key=operator_id.encode(), value=json_encoder.encode(beat))
+            shell.hold_partition(stage.partition)  # its reporting minutes are now sent
+        shell.write_state("partitions")
+
+    async def take_operator_batch(events) -> None:
+        occurrences_now = None
+        by_partition = defaultdict(list)
+        for event in events:
+            message = event.message
+            if shell.owns("operator-events", message.partition):
+                by_partition[message.partition].append(message)
+            else:
+                log.warning("skipping %s/%s/%s: partition not owned", message.topic, message.partition,
+                            message.offset)
+        # each partition's in its order (an operator's messages are all on one partition),
+        # with what the consumer passed over read back in its place (streams.ledger)
+        for partition, messages in sorted(by_partition.items()):
+            messages, passed, ledger = await asyncio.get_running_loop().run_in_executor(
+                core_thread, shell.operator_records, partition, messages)
+            metrics.observe_passed_over(passed)
+            for message in messages:
+                location = f"{message.topic}/{message.partition}/{message.offset}"
+                decoded = operator_decoder.decode(message.value)
+                if judges_a_day(decoded) and occurrences_now is None:
+                    occurrences_now = shell.current_occurrences()
+                # on the vehicle step's thread: the core runs on one thread, never two at once
+                await send(await asyncio.get_running_loop().run_in_executor(
+                    core_thread, operator_step, shell.operator_stage, message.key.decode(), decoded,
+                    occurrences_now or [], location))
+            shell.hold_ledger(partition, ledger)
+        shell.write_state("operators")
+
     @app.agent(vehicle_topics)
     async def vehicle_agent(stream):
         # Order within a batch, for at-least-once without losing anything on a crash:
@@ -425,66 +537,20 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
         # day's compact facts, tens of KB): batches of up to 10,000 events (or 1 s of live input) instead of
         # 1,000 (0.5 s) took the sustained rate from ~4,900 to ~6,700 events/s.
         async for events in stream.take_events(10000, within=1.0):
-            if shell.recount_due:  # the first batch after an assignment: the tables are recovered
-                metrics.recount_realized(await asyncio.get_running_loop().run_in_executor(
-                    core_thread, shell.take_stored_trips))
-            by_partition = defaultdict(list)
-            for event in events:
-                if shell.owns("tachograph", event.message.partition):
-                    by_partition[event.message.partition].append(event)
-                else:  # taken before a rebalance gave the partition away: its new owner reads it
-                    log.warning("skipping %s/%s/%s: partition not owned", event.message.topic,
-                                event.message.partition, event.message.offset)
-            stages = []
-            for partition, batch in sorted(by_partition.items()):
-                stage = shell.vehicle_stage(partition)
-                stages.append(stage)
-                # the step runs off the event loop: a re-judgment reads its day back from the
-                # input topics (seconds), and a loop held that long misses the group's
-                # heartbeats and starts a rebalance
-                sends, passed = await asyncio.get_running_loop().run_in_executor(
-                    core_thread, shell.take, stage, [event.message for event in batch], shell.current_occurrences())
-                metrics.observe_passed_over(passed)
-                await send(sends)
-                metrics.observe_watermarks(partition, stage.partition.max_events)
-            shell.write_state("vehicles", "partitions")
-            await app.producer.flush()
-            for stage in stages:
-                beat = stage.heartbeat(final=stage.partition.final)
-                for operator_id in sorted(ctx.feed.agencies):
-                    await out["operator-events"].send(key=operator_id.encode(), value=json_encoder.encode(beat))
-                shell.hold_partition(stage.partition)  # its reporting minutes are now sent
-            shell.write_state("partitions")
+            tail_check.agents["vehicles"].start()
+            try:
+                await take_vehicle_batch(events)
+            finally:
+                tail_check.agents["vehicles"].done()
 
     @app.agent(operator_topic)
     async def operator_agent(stream):
         async for events in stream.take_events(1000, within=0.5):
-            occurrences_now = None
-            by_partition = defaultdict(list)
-            for event in events:
-                message = event.message
-                if shell.owns("operator-events", message.partition):
-                    by_partition[message.partition].append(message)
-                else:
-                    log.warning("skipping %s/%s/%s: partition not owned", message.topic, message.partition,
-                                message.offset)
-            # each partition's in its order (an operator's messages are all on one partition),
-            # with what the consumer passed over read back in its place (streams.ledger)
-            for partition, messages in sorted(by_partition.items()):
-                messages, passed, ledger = await asyncio.get_running_loop().run_in_executor(
-                    core_thread, shell.operator_records, partition, messages)
-                metrics.observe_passed_over(passed)
-                for message in messages:
-                    location = f"{message.topic}/{message.partition}/{message.offset}"
-                    decoded = operator_decoder.decode(message.value)
-                    if judges_a_day(decoded) and occurrences_now is None:
-                        occurrences_now = shell.current_occurrences()
-                    # on the vehicle step's thread: the core runs on one thread, never two at once
-                    await send(await asyncio.get_running_loop().run_in_executor(
-                        core_thread, operator_step, shell.operator_stage, message.key.decode(), decoded,
-                        occurrences_now or [], location))
-                shell.hold_ledger(partition, ledger)
-            shell.write_state("operators")
+            tail_check.agents["operators"].start()
+            try:
+                await take_operator_batch(events)
+            finally:
+                tail_check.agents["operators"].done()
 
     @app.agent(occurrence_topic)
     async def occurrence_agent(stream):
@@ -510,6 +576,9 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
     @app.on_partitions_assigned.connect
     async def on_partitions_assigned(app, assigned, **kwargs) -> None:
         shell.on_assigned(assigned)
+        # the consumer resumes at the group's committed offsets: a tail sought before is
+        # looked for again, and a tail's quiet time starts now
+        tail_check.restart()
 
     if settings.web_port > 0:
         # Faust's own sensors (events, lag, commits, table sizes) and ours on /metrics

@@ -16,7 +16,8 @@ stage, which knows it for a duplicate, as before.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 
 
 def passed_over(next_offsets: Mapping[str, int], taken: Iterable[tuple[str, int]]) -> tuple[
@@ -37,3 +38,102 @@ def passed_over(next_offsets: Mapping[str, int], taken: Iterable[tuple[str, int]
             ranges.append((topic, start, offset))
         expected[topic] = offset + 1
     return ranges, expected
+
+
+def tails_passed_over(expected: Mapping[tuple[str, int], int], ends: Mapping[tuple[str, int], int | None]) -> list[
+        tuple[str, int, int, int]]:
+    """The input partitions `(topic, partition, start, end)` whose records from the offset
+    expected next to the partition's end (`ends`: the consumer's high watermarks, the offset
+    after the last record) have not been taken yet. A record just fetched and waiting in the
+    agent's buffer is one too: `TailWatch` tells those from tails passed over."""
+    tails = []
+    for (topic, partition), start in sorted(expected.items()):
+        end = ends.get((topic, partition))
+        if end is not None and end > start:
+            tails.append((topic, partition, start, end))
+    return tails
+
+
+class TailWatch:
+    """Records left at the end of a partition that the consumer passed over with none after
+    them to show it (`passed_over` needs a later record), such as the END_OF_INPUT marker
+    closing a backfill. A tail is passed over only once the very same one (same expected
+    offset, same end) has stood for `quiet` seconds: records the consumer holds are taken
+    within a second, so a tail seen at one check because a record had just arrived is gone
+    at the next. A tail is reported once; if the seek back brings nothing, it is not sought
+    again (the offsets may hold no records: retention, or a transaction's markers)."""
+
+    def __init__(self, quiet: float) -> None:
+        self.quiet = quiet
+        self._since: dict[tuple[str, int, int, int], float] = {}
+        self._reported: set[tuple[str, int, int, int]] = set()
+
+    def due(self, tails: Iterable[tuple[str, int, int, int]], now: float) -> list[tuple[str, int, int, int]]:
+        """The `tails` (from `tails_passed_over`) that have stood for `quiet` seconds and
+        were not reported before; forgets the tails no longer standing."""
+        standing = set(tails)
+        self._since = {tail: self._since.get(tail, now) for tail in standing}
+        self._reported &= standing
+        due = sorted(tail for tail, since in self._since.items()
+                     if now - since >= self.quiet and tail not in self._reported)
+        self._reported.update(due)
+        return due
+
+    def forget(self) -> None:
+        """Every tail looked for again, its quiet time from the next check (after an
+        assignment, the consumer resumes at the group's committed offsets)."""
+        self._since.clear()
+        self._reported.clear()
+
+
+class AgentActivity:
+    """When an agent last finished a batch, and whether it is in one."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock, self.busy, self.last_done = clock, False, clock()
+
+    def start(self) -> None:
+        self.busy = True
+
+    def done(self) -> None:
+        self.busy, self.last_done = False, self._clock()
+
+    def idle_for(self) -> float:
+        return 0.0 if self.busy else self._clock() - self.last_done
+
+    def quiet_from_now(self) -> None:
+        """Its idle time counted from now (a batch it is in stays in)."""
+        self.last_done = self._clock()
+
+
+class TailCheck:
+    """The worker's look for tails passed over (`TailWatch`), asked only while both agents
+    have been idle for `quiet` seconds: Faust hands every agent its records from one loop,
+    which waits while any agent's buffer is full, so an agent in a long batch (a day read
+    back) leaves the other idle with records standing that were not passed over."""
+
+    def __init__(self, quiet: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.quiet, self._clock = quiet, clock
+        self.agents = {"vehicles": AgentActivity(clock), "operators": AgentActivity(clock)}
+        self.watch = TailWatch(quiet)
+
+    def due(self, expected: Callable[[], Mapping[tuple[str, int], int]],
+            end_of: Callable[[tuple[str, int]], int | None]) -> list[tuple[str, int, int, int]]:
+        """The tails to seek back to now: `expected()` (read only while both agents are
+        idle: a busy one's states are the core thread's) against `end_of` each partition
+        (the consumer's high watermark). An agent at work forgets the tails standing."""
+        now = self._clock()
+        if any(agent.idle_for() < self.quiet for agent in self.agents.values()):
+            return self.watch.due((), now)
+        offsets = expected()
+        return self.watch.due(tails_passed_over(offsets, {key: end_of(key) for key in offsets}), now)
+
+    def forget(self) -> None:
+        self.watch.forget()
+
+    def restart(self) -> None:
+        """After an assignment: the tails looked for again, and the agents' quiet time
+        counted from now (they have had nothing to take while the group rebalanced)."""
+        self.watch.forget()
+        for agent in self.agents.values():
+            agent.quiet_from_now()

@@ -112,7 +112,8 @@ class WorkerMetrics:
         # the worker's own check on its Kafka consumer (streams.ledger): should stay at zero
         self.passed_over = Counter("fiscaliza_input_offsets_passed_over",
                                    "Input offsets the Kafka consumer passed over; the worker read back the records "
-                                   "there (none where retention deleted them) and processed them in their place",
+                                   "there (none where retention deleted them) and processed them in their place, or "
+                                   "sought the consumer back to them at a partition's end",
                                    ["topic"], registry=registry)
         for partition in range(partitions):
             for source in INPUTS:

@@ -10,8 +10,8 @@ from faust.types import TP
 from kernel.partitioning import partition_of
 from kernel.settings import StreamSettings
 from streams.admin import publish
-from streams.app import Shell
-from streams.ledger import passed_over
+from streams.app import InputLedger, Shell
+from streams.ledger import AgentActivity, TailCheck, TailWatch, passed_over, tails_passed_over
 from streams.readback import ReadBackTimeout, read_offsets
 
 PARTITIONS = 4
@@ -178,3 +178,124 @@ def test_an_operator_events_read_back_that_fails_leaves_the_ledger_expecting_its
     again, passed, ledger = shell.operator_records(partition, records[60:])
     assert (again, passed, ledger.next_offsets) == \
         (records[40:], [("operator-events", 40, 60)], {"operator-events": records[-1].offset + 1})
+
+
+def test_records_left_at_the_end_of_a_partition_are_a_tail_passed_over():
+    # tachograph/2 expects 795 and ends at 796 (its END_OF_INPUT marker was passed over);
+    # catraca/2 took everything; day-matched/2's end is not known yet
+    assert tails_passed_over({("tachograph", 2): 795, ("catraca", 2): 765, ("day-matched", 2): 30},
+                             {("tachograph", 2): 796, ("catraca", 2): 765, ("day-matched", 2): None}) == \
+        [("tachograph", 2, 795, 796)]
+
+
+def test_a_tail_is_passed_over_once_the_same_one_has_stood_for_the_quiet_time():
+    watch = TailWatch(quiet=10.0)
+    fetched = ("tachograph", 2, 795, 796)
+    # a record just fetched, waiting in the agent's buffer: seen at one check, gone at the next
+    assert watch.due([fetched], now=100.0) == []
+    assert watch.due([], now=105.0) == []
+    # the same offsets left from 110 on: passed over at 120 (10 s), reported once
+    assert watch.due([fetched], now=110.0) == []
+    assert watch.due([fetched], now=115.0) == []
+    assert watch.due([fetched], now=120.0) == [fetched]
+    assert watch.due([fetched], now=125.0) == []  # sought back with nothing come: not again
+    # more records after it: another tail, with its own clock
+    longer = ("tachograph", 2, 795, 800)
+    assert watch.due([longer], now=130.0) == []
+    assert watch.due([longer], now=140.0) == [longer]
+
+
+def test_an_agent_is_idle_only_between_batches_and_since_its_last():
+    now = [100.0]
+    activity = AgentActivity(clock=lambda: now[0])
+    now[0] = 112.0
+    assert activity.idle_for() == 12.0
+    activity.start()
+    now[0] = 130.0
+    assert activity.idle_for() == 0.0  # a long batch (a day read back) is not idleness
+    activity.done()
+    now[0] = 133.0
+    assert activity.idle_for() == 3.0
+    activity.quiet_from_now()  # an assignment: idle from now
+    assert activity.idle_for() == 0.0
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+STANDING = {("operator-events", 0): 3}  # the operator-events ledger expects offset 3
+END = {("operator-events", 0): 43}.get  # and the partition holds records up to 42
+
+
+def test_a_tail_is_looked_for_only_while_both_agents_have_been_idle():
+    # Review M's F1: the vehicle agent in a 40 s batch (a day read back) holds Faust's
+    # one hand-over loop, so operator-events records stand with the operator agent idle:
+    # not passed over. Checks every 5 s from 100; the vehicle batch runs 100-140
+    clock = Clock(100.0)
+    check = TailCheck(quiet=10.0, clock=clock)
+    asked = []
+    expected = lambda: asked.append(clock.now) or STANDING  # noqa: E731
+    check.agents["vehicles"].start()
+    for clock.now in (110.0, 115.0, 120.0, 125.0, 130.0, 135.0, 140.0):
+        assert check.due(expected, END) == []
+    check.agents["vehicles"].done()  # 140; the records come within a second
+    check.agents["operators"].start()
+    clock.now = 141.0
+    check.agents["operators"].done()
+    for clock.now in (145.0, 150.0):  # idle for 4 and 9 s: nothing asked
+        assert check.due(expected, END) == []
+    assert asked == []  # the states were never read while an agent was busy (or just was)
+    # had nothing come: standing from 155 (both idle 10 s), passed over at 165
+    for clock.now in (155.0, 160.0):
+        assert check.due(expected, END) == []
+    clock.now = 165.0
+    assert check.due(expected, END) == [("operator-events", 0, 3, 43)]
+    assert asked == [155.0, 160.0, 165.0]
+
+
+def test_after_an_assignment_a_tail_is_looked_for_again_from_a_new_quiet_time():
+    # Review M's F2 and F3: sought at 120, then a rebalance (1,000 s later the records
+    # have not come: the consumer resumed at the group's committed offsets, past them).
+    # Without forgetting, the tail stays reported and is never sought again; and a tail
+    # seen before a rebalance must stand its quiet time after it, not be due at once
+    clock = Clock(100.0)
+    check = TailCheck(quiet=10.0, clock=clock)
+    for clock.now in (110.0, 115.0, 120.0):
+        due = check.due(lambda: STANDING, END)
+    assert due == [("operator-events", 0, 3, 43)]
+    clock.now = 1120.0
+    assert check.due(lambda: STANDING, END) == []  # reported once
+    clock.now = 1125.0
+    check.restart()  # partitions assigned
+    for clock.now in (1130.0, 1135.0, 1140.0):  # the agents idle for 5, 10, 15 s
+        assert check.due(lambda: STANDING, END) == []
+    clock.now = 1145.0  # standing since 1135 (both idle 10 s), 10 s on
+    assert check.due(lambda: STANDING, END) == [("operator-events", 0, 3, 43)]
+
+
+def test_the_shell_expects_the_offsets_its_owned_partitions_states_and_ledgers_hold(demo_day):
+    shell = shell_on("127.0.0.1:1", demo_day.context)
+    stage = shell.vehicle_stage(1)
+    stage.partition.next_offsets = {"tachograph": 40, "catraca": 7}
+    shell.write_state("partitions")
+    shell.hold_ledger(3, InputLedger({"operator-events": 12}))
+    shell.write_state("operators")
+    assert shell.expected_offsets() == {("tachograph", 1): 40, ("catraca", 1): 7, ("operator-events", 3): 12}
+    # review M's F5: a backfill's partition whose state never took a catraca record (its
+    # END_OF_INPUT marker, sent to every partition, may be the first one there)
+    stage = shell.vehicle_stage(2)
+    stage.partition.next_offsets, stage.partition.ends_seen = {"tachograph": 95}, ["tachograph"]
+    shell.write_state("partitions")
+    assert shell.expected_offsets()[("catraca", 2)] == 0 and shell.expected_offsets()[("tachograph", 2)] == 95
+    stage.partition.ends_seen = []  # live: an input never heard is not expected
+    shell.hold_partition(stage.partition)
+    shell.write_state("partitions")
+    assert ("catraca", 2) not in shell.expected_offsets()
+    shell.on_revoked({TP(topic, p) for topic in ("tachograph", "catraca", "day-matched", "operator-events")
+                      for p in (1, 2)})
+    assert shell.expected_offsets() == {("operator-events", 3): 12}
