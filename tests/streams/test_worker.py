@@ -319,6 +319,55 @@ def test_second_worker_joining_and_leaving_changes_nothing(kafka_bootstrap, simu
         log.close()
 
 
+def commit_to_the_end(bootstrap: str, group: str, topics: list[str]) -> None:
+    """Move the (idle) group's committed offsets to the end of `topics`, as a consumer that
+    passed over every record left would."""
+    from kafka import TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        partitions = [TopicPartition(topic, p) for topic in topics for p in sorted(consumer.partitions_for_topic(topic))]
+        consumer.assign(partitions)
+        consumer.commit({tp: OffsetAndMetadata(end, "", -1) for tp, end in consumer.end_offsets(partitions).items()})
+    finally:
+        consumer.close()
+
+
+def test_records_the_consumer_passed_over_at_the_end_of_the_input_are_taken_all_the_same(
+        kafka_bootstrap, simulation, reset_topics, tmp_path):
+    # The group's committed offsets are moved past the afternoon while no worker runs (what
+    # Faust's consumer did in a rebalance, here forced): the next worker starts after every
+    # record, with none coming to show what it missed. Its partitions' states expect the
+    # afternoon, so it seeks back to it once its agent has been idle (streams.ledger).
+    sim, reference = simulation
+    reset_topics(kafka_bootstrap)
+    halves = {topic: split_at(path, f"{DAY.isoformat()}T13:00:00-03:00", tmp_path)
+              for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca))}
+    for topic, (morning, _) in halves.items():
+        publish(kafka_bootstrap, topic, morning)
+    app_id = f"tail-{uuid.uuid4().hex[:8]}"
+    log = open(tmp_path / "workers.log", "w")
+    workers = [start_worker(kafka_bootstrap, app_id, log, tmp_path / "first-data")]
+    try:
+        assert wait_for(lambda: state_written(kafka_bootstrap, app_id) > 0 and
+                        input_progress(kafka_bootstrap, app_id).lag == 0, 300, 0.5), "the morning was not taken"
+        assert stop(workers[0]) == 0
+        for topic, (_, afternoon) in halves.items():
+            publish(kafka_bootstrap, topic, afternoon)
+        publish_end_of_input(kafka_bootstrap)
+        commit_to_the_end(kafka_bootstrap, app_id, ["tachograph", "catraca"])
+        workers.append(start_worker(kafka_bootstrap, app_id, log, tmp_path / "second-data"))
+        assert_same_as_the_replay(kafka_bootstrap, reference, tmp_path / "workers.log")
+        log.flush()
+        assert "seeking back" in (tmp_path / "workers.log").read_text()
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                stop(worker)
+        log.close()
+
+
 def test_two_workers_sharing_four_partitions_give_the_same_result_as_one(kafka_bootstrap, published, tmp_path):
     # both start at once on the whole day (whichever joins first may own all four
     # partitions for a moment, until the other one joins)
