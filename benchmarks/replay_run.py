@@ -92,6 +92,13 @@ def next_call(pending: list, stream, batch_size: int, bounds: list[tuple[float, 
     return call, inside
 
 
+def released_counts(epochs: list[float], released_bounds: list[tuple[float, float]]) -> list[int]:
+    """Per window, how many of `epochs` its calls release: those in its bounds less the
+    allowed lateness (the watermark trails the newest message by it; in event-time order,
+    the messages a window's calls move the watermark past)."""
+    return [sum(start <= epoch < end for epoch in epochs) for start, end in released_bounds]
+
+
 def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path, batch_size: int | None = None,
                limit: int | None = None, windows: tuple[Window, ...] = (), stop_after_windows: bool = False) -> dict:
     from engine.core import Engine
@@ -112,7 +119,11 @@ def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path, batch_s
     first = last = None
     infractions = taken = 0
     bounds: list[tuple[float, float, int]] = []
-    measured = [{"window": w.label(), "events": 0, "calls": 0, "cpu_seconds": 0.0} for w in windows]
+    measured = [{"window": w.label(), "events": 0, "calls": 0, "cpu_seconds": 0.0, "released": 0} for w in windows]
+    # the legal path runs a message when the watermark passes it, the allowed lateness after
+    # the newest one: a window's calls release the messages of [start, end) less the lateness
+    lateness = context.policy.stream.allowed_lateness_s
+    released_bounds: list[tuple[float, float]] = []
     pending: list = []
     with SortedInput(inputs, RUN) as messages:
         stream = iter(messages) if limit is None else itertools.islice(messages, limit)
@@ -120,6 +131,7 @@ def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path, batch_s
         if pending:
             day = dt.datetime.fromtimestamp(pending[0].body.epoch, context.feed.timezone).date()
             bounds = [(*w.epochs(day, context.feed.timezone), w.batch) for w in windows]
+            released_bounds = [(start - lateness, end - lateness) for start, end, _ in bounds]
         for n in itertools.count(1):
             batch, inside = next_call(pending, stream, batch_size, bounds)
             if not batch:
@@ -129,6 +141,8 @@ def replay_run(feed: Path, fleet: Path, tachograph: Path, catraca: Path, batch_s
                 break
             last = batch[-1].body.epoch
             taken += len(batch)
+            for window, count in zip(measured, released_counts([m.body.epoch for m in batch], released_bounds)):
+                window["released"] += count
             cpu = time.process_time()
             infractions += len(engine.ingest(batch).infractions)
             if inside is not None:

@@ -7,7 +7,7 @@ import datetime as dt
 from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
-from benchmarks.replay_run import Window, next_call
+from benchmarks.replay_run import Window, next_call, released_counts
 
 DAY = dt.date(2026, 12, 1)
 SAO_PAULO = ZoneInfo("America/Sao_Paulo")
@@ -52,3 +52,9 @@ def test_nothing_is_lost_or_repeated_around_the_windows():
     assert [e for call, _ in cut for e in call] == epochs
     assert all(13 <= e < 41 for call, inside in cut if inside == 0 for e in call)
     assert [call for call, inside in cut if inside == 1] == [[60.0]]
+
+
+def test_a_window_releases_the_messages_of_its_span_less_the_allowed_lateness():
+    # windows [1000, 1060) and [1060, 1120) with 600 s of lateness release [400, 460) and
+    # [460, 520): of 399, 400, 459, 460, 519, 520 that is 400 and 459, then 460 and 519
+    assert released_counts([399.0, 400.0, 459.0, 460.0, 519.0, 520.0], [(400.0, 460.0), (460.0, 520.0)]) == [2, 2]

@@ -10,9 +10,12 @@ import pytest
 from benchmarks.targets import table, targets
 
 
-def window(label: str, cpu_ms: float, events: int = 1000) -> dict:
-    return {"window": label, "events": events, "calls": events // 13, "cpu_seconds": cpu_ms * events / 1000,
-            "cpu_ms_per_event": cpu_ms}
+def window(label: str, cpu_ms: float, events: int = 1000, released: int | None = None) -> dict:
+    measured = {"window": label, "events": events, "calls": events // 13, "cpu_seconds": cpu_ms * events / 1000,
+                "cpu_ms_per_event": cpu_ms}
+    if released is not None:
+        measured.update(released=released, cpu_ms_per_released=round(measured["cpu_seconds"] * 1000 / released, 4))
+    return measured
 
 
 RESULTS = {
@@ -76,7 +79,17 @@ def test_the_time_of_day_row_also_gives_the_ratio_to_a_window_released_throughou
     # 06:50-07:05 is before the watermark releases much (the stream starts at 06:50, the
     # allowed lateness is 600 s): the row names the ratio to 07:10-07:20 too, 0.1 / 0.09
     row = by_measure(RESULTS)["cost per event, 08:45 / 06:50 (150 vehicles)"]
-    assert "against 07:10-07:20@13, released throughout: 1.111" in row["how"]
+    assert "against 07:10-07:20@13, released throughout: 1.111 per event, None per message released" in row["how"]
+
+
+def test_the_time_of_day_row_gives_the_ratio_per_message_released_when_measured():
+    # 08:45-09:00 takes 1,000 messages and releases 1,700 (the day ramps down): 100 ms over
+    # 1,700 is 0.0588 ms; 07:10-07:20 takes and releases 1,000 at 0.09: 0.0588 / 0.09 = 0.653
+    results = copy.deepcopy(RESULTS)
+    results["windows"]["150"]["late"] = window("08:45-09:00@13", 0.1, released=1700)
+    results["windows"]["150"]["peak_live"] = window("07:10-07:20@13", 0.09, released=1000)
+    row = by_measure(results)["cost per event, 08:45 / 06:50 (150 vehicles)"]
+    assert "released throughout: 1.111 per event, 0.653 per message released" in row["how"]
 
 
 @pytest.mark.parametrize("late, met", [(0.12, True), (0.121, False)])
