@@ -46,6 +46,7 @@ import sys
 from pathlib import Path
 
 from benchmarks import live_pace
+from benchmarks.density import near_pairs_per_fix
 from benchmarks.targets import table as targets_table
 from benchmarks.targets import targets
 
@@ -328,12 +329,12 @@ def main(argv: list[str] | None = None) -> int:
     work, summary = network(work, args.vehicles, args.seed)
     print(f"network: {summary}", flush=True)
     replay, state, small_windows = replay_figures(work, sum(summary["vehicles"].values()), not args.no_live_replay)
-    windows = {str(args.vehicles): small_windows}
+    windows = {str(args.vehicles): small_windows | {"density": near_pairs_per_fix(work)}}
     if args.city_vehicles:
         city_work = args.city_work or Path(f"/tmp/fiscaliza-bench-{args.city_vehicles}-{args.seed}")
         city_work, city_summary = network(city_work, args.city_vehicles, args.seed)
         print(f"city network: {city_summary}", flush=True)
-        windows[str(args.city_vehicles)] = city_windows(city_work)
+        windows[str(args.city_vehicles)] = city_windows(city_work) | {"density": near_pairs_per_fix(city_work)}
     worker: dict = {}
     if broker_answers(args.bootstrap):
         # each broker section on its own: one that fails (a worker behind a loaded machine's

@@ -82,6 +82,18 @@ def test_the_time_of_day_row_also_gives_the_ratio_to_a_window_released_throughou
     assert "against 07:10-07:20@13, released throughout: 1.111 per event, None per message released" in row["how"]
 
 
+def test_the_fleet_row_also_gives_the_ratio_per_fix_and_itinerary_near_it():
+    # 0.05 / 0.04 = 1.25 per event; the city's fixes lie near 5.0 itineraries, the small
+    # network's near 2.5: 2.0 times as many pairs, so 1.25 / 2.0 = 0.625 per pair
+    results = copy.deepcopy(RESULTS)
+    results["windows"]["1500"]["density"] = {"near_pairs_per_fix": 5.0}
+    results["windows"]["150"]["density"] = {"near_pairs_per_fix": 2.5}
+    row = by_measure(results)["cost per event, 1500 / 150 vehicles"]
+    assert row["value"] == 1.25 and "5.0 / 2.5 = 2.0, so per (fix, itinerary) pair: 0.625" in row["how"]
+    # a run without the densities says so
+    assert "per (fix, itinerary) pair: None" in by_measure(RESULTS)["cost per event, 1500 / 150 vehicles"]["how"]
+
+
 def test_the_time_of_day_row_gives_the_ratio_per_message_released_when_measured():
     # 08:45-09:00 takes 1,000 messages and releases 1,700 (the day ramps down): 100 ms over
     # 1,700 is 0.0588 ms; 07:10-07:20 takes and releases 1,000 at 0.09: 0.0588 / 0.09 = 0.653
