@@ -279,16 +279,23 @@ def assert_same_as_the_replay(bootstrap: str, reference, log_path: Path) -> None
     assert {json.loads(r.value)["reason"] for r in read_topic(bootstrap, "rejected")} <= {"duplicate"}
 
 
+def publish_the_morning(bootstrap: str, sim, reset_topics, tmp_path) -> dict[str, tuple[Path, Path]]:
+    """Fresh topics holding the simulated day's telemetry before 13:00; each input's
+    (morning, afternoon) files, the afternoon for the test to publish when it wants."""
+    reset_topics(bootstrap)
+    halves = {topic: split_at(path, f"{DAY.isoformat()}T13:00:00-03:00", tmp_path)
+              for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca))}
+    for topic, (morning, _) in halves.items():
+        publish(bootstrap, topic, morning)
+    return halves
+
+
 def test_second_worker_joining_and_leaving_changes_nothing(kafka_bootstrap, simulation, reset_topics, tmp_path):
     # The day's afternoon arrives live (at 2000 times its pace) while a second worker
     # joins (a rebalance moves two partitions and their state to it in mid-stream), works
     # along, and leaves as the input ends (another rebalance, while the days close).
     sim, reference = simulation
-    reset_topics(kafka_bootstrap)
-    halves = {topic: split_at(path, f"{DAY.isoformat()}T13:00:00-03:00", tmp_path)
-              for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca))}
-    for topic, (morning, _) in halves.items():
-        publish(kafka_bootstrap, topic, morning)
+    halves = publish_the_morning(kafka_bootstrap, sim, reset_topics, tmp_path)
     app_id = f"rebalance-{uuid.uuid4().hex[:8]}"
     log = open(tmp_path / "workers.log", "w")
     workers = [start_worker(kafka_bootstrap, app_id, log, tmp_path / "first-data")]
@@ -341,11 +348,7 @@ def test_records_the_consumer_passed_over_at_the_end_of_the_input_are_taken_all_
     # record, with none coming to show what it missed. Its partitions' states expect the
     # afternoon, so it seeks back to it once its agent has been idle (streams.ledger).
     sim, reference = simulation
-    reset_topics(kafka_bootstrap)
-    halves = {topic: split_at(path, f"{DAY.isoformat()}T13:00:00-03:00", tmp_path)
-              for topic, path in (("tachograph", sim.tachograph), ("catraca", sim.catraca))}
-    for topic, (morning, _) in halves.items():
-        publish(kafka_bootstrap, topic, morning)
+    halves = publish_the_morning(kafka_bootstrap, sim, reset_topics, tmp_path)
     app_id = f"tail-{uuid.uuid4().hex[:8]}"
     log = open(tmp_path / "workers.log", "w")
     workers = [start_worker(kafka_bootstrap, app_id, log, tmp_path / "first-data")]
