@@ -268,13 +268,16 @@ class Shell:
         by (topic, partition): the vehicle partitions' states' and the operator-events
         ledgers'. In a backfill (a partition that has seen an input's END_OF_INPUT), an
         input its state never took a record of is expected from the start: its marker,
-        sent to every partition, may be the first record of its topic there."""
+        sent to every partition, may be the first record of its topic there. (A partition
+        whose only records were passed over has no state, and is not seen.)"""
         expected = {}
         for partition in sorted(self.owned.get(OWNER_TOPIC["partitions"], ())):
             state = self._load(self.partitions, "partitions", partition_key(partition, self.settings.partitions),
                                self._partition_decoder)
             if state is not None:
-                if state.ends_seen:
+                # (a state from before the ledger expects nothing: it is not asked to read
+                # its inputs from their start)
+                if state.ends_seen and state.next_offsets:
                     expected.update({(topic, partition): 0 for topic in sorted(VEHICLE_INPUTS)})
                 expected.update({(topic, partition): offset for topic, offset in state.next_offsets.items()})
         for partition in sorted(self.owned.get("operator-events", ())):
@@ -458,6 +461,9 @@ def create_app(ctx: Context, settings: StreamSettings) -> faust.App:
             return
         for topic, partition, start, end in tail_check.due(
                 shell.expected_offsets, lambda key: app.consumer.highwater(TP(*key))):
+            if app.rebalancing:  # began while an earlier tail's seek was awaited
+                tail_check.forget()
+                return
             log.warning("the consumer passed over %s/%s offsets [%s, %s) with no record after them: "
                         "seeking back to them", topic, partition, start, end)
             metrics.observe_passed_over([(topic, start, end)])

@@ -61,7 +61,8 @@ class TailWatch:
     offset, same end) has stood for `quiet` seconds: records the consumer holds are taken
     within a second, so a tail seen at one check because a record had just arrived is gone
     at the next. A tail is reported once; if the seek back brings nothing, it is not sought
-    again (the offsets may hold no records: retention, or a transaction's markers)."""
+    again until an assignment (the offsets may hold no records: retention, a transaction's
+    markers; or its record's batch raises again and again)."""
 
     def __init__(self, quiet: float) -> None:
         self.quiet = quiet
@@ -78,6 +79,12 @@ class TailWatch:
                      if now - since >= self.quiet and tail not in self._reported)
         self._reported.update(due)
         return due
+
+    def interrupted(self) -> None:
+        """An agent took a batch: the tails' quiet time starts anew at the next look, and
+        those reported stay reported (a tail a seek cannot mend, a record whose batch
+        raises, would otherwise be sought again after every batch of either agent)."""
+        self._since.clear()
 
     def forget(self) -> None:
         """Every tail looked for again, its quiet time from the next check (after an
@@ -121,10 +128,11 @@ class TailCheck:
             end_of: Callable[[tuple[str, int]], int | None]) -> list[tuple[str, int, int, int]]:
         """The tails to seek back to now: `expected()` (read only while both agents are
         idle: a busy one's states are the core thread's) against `end_of` each partition
-        (the consumer's high watermark). An agent at work forgets the tails standing."""
+        (the consumer's high watermark). An agent at work restarts the tails' quiet time."""
         now = self._clock()
         if any(agent.idle_for() < self.quiet for agent in self.agents.values()):
-            return self.watch.due((), now)
+            self.watch.interrupted()
+            return []
         offsets = expected()
         return self.watch.due(tails_passed_over(offsets, {key: end_of(key) for key in offsets}), now)
 

@@ -258,6 +258,22 @@ def test_a_tail_is_looked_for_only_while_both_agents_have_been_idle():
     assert asked == [155.0, 160.0, 165.0]
 
 
+def test_a_tail_a_seek_cannot_mend_is_reported_once_whatever_batches_come_between():
+    # Review N's 1: offsets retention emptied (or a record whose batch raises each time):
+    # sought at 120; then an operator batch every minute on another partition. Each one
+    # restarts the tail's quiet time, none reports it again (it was 11 times in 10 minutes)
+    clock = Clock(100.0)
+    check = TailCheck(quiet=10.0, clock=clock)
+    reports = []
+    for tick in range(2, 124):  # 110 to 715, every 5 s
+        clock.now = 100.0 + 5 * tick
+        if tick % 12 == 0:
+            check.agents["operators"].start()
+            check.agents["operators"].done()
+        reports += check.due(lambda: STANDING, END)
+    assert reports == [("operator-events", 0, 3, 43)]
+
+
 def test_after_an_assignment_a_tail_is_looked_for_again_from_a_new_quiet_time():
     # Review M's F2 and F3: sought at 120, then a rebalance (1,000 s later the records
     # have not come: the consumer resumed at the group's committed offsets, past them).
@@ -292,6 +308,11 @@ def test_the_shell_expects_the_offsets_its_owned_partitions_states_and_ledgers_h
     stage.partition.next_offsets, stage.partition.ends_seen = {"tachograph": 95}, ["tachograph"]
     shell.write_state("partitions")
     assert shell.expected_offsets()[("catraca", 2)] == 0 and shell.expected_offsets()[("tachograph", 2)] == 95
+    stage.partition.next_offsets = {}  # review N's 2: a state from before the ledger: not read from 0
+    shell.hold_partition(stage.partition)
+    shell.write_state("partitions")
+    assert ("catraca", 2) not in shell.expected_offsets() and ("tachograph", 2) not in shell.expected_offsets()
+    stage.partition.next_offsets = {"tachograph": 95}
     stage.partition.ends_seen = []  # live: an input never heard is not expected
     shell.hold_partition(stage.partition)
     shell.write_state("partitions")
