@@ -346,7 +346,7 @@ def test_records_the_consumer_passed_over_at_the_end_of_the_input_are_taken_all_
     # The group's committed offsets are moved past the afternoon while no worker runs (what
     # Faust's consumer did in a rebalance, here forced): the next worker starts after every
     # record, with none coming to show what it missed. Its partitions' states expect the
-    # afternoon, so it seeks back to it once its agent has been idle (streams.ledger).
+    # afternoon, so it seeks back to it once both agents have been idle (streams.ledger).
     sim, reference = simulation
     halves = publish_the_morning(kafka_bootstrap, sim, reset_topics, tmp_path)
     app_id = f"tail-{uuid.uuid4().hex[:8]}"
