@@ -6,12 +6,15 @@ taken over was seen to resume at offset 94, then 96, and a continuous-integratio
 half an hour of one bus's pings when a second worker joined (a trip, and with it two
 infractions, changed). Where in faust-streaming 0.15.3 is not pinned down (its
 `_drain_messages` marks as read a record whose delivery a suspended flow abandoned, and
-`_add_gap` lets a commit step over offsets it never handed on: either could). Rather than rely on the consumer's bookkeeping, each partition's
-state keeps the next offset it expects of each input topic (`PartitionState.next_offsets`,
-written with the state the records made), and a batch that starts past it, or skips an
-offset inside it, has the records in between read back from the topic and processed first,
-in their place. A record delivered again (an offset below the expected one) is left to the
-stage, which knows it for a duplicate, as before.
+`_add_gap` lets a commit step over offsets it never handed on: either could). Rather than
+rely on the consumer's bookkeeping, each partition's state keeps the next offset it expects
+of each input topic (`PartitionState.next_offsets`, written with the state the records
+made), and a batch that starts past it, or skips an offset inside it, has the records in
+between read back from the topic and processed first, in their place (`passed_over`). A
+record delivered again (an offset below the expected one) is left to the stage, which knows
+it for a duplicate, as before. Records passed over at a partition's very end have no later
+record to show them: the worker's timer looks for them while its agents are idle and seeks
+the consumer back to them (`TailCheck`).
 """
 
 from __future__ import annotations

@@ -334,7 +334,8 @@ def commit_to_the_end(bootstrap: str, group: str, topics: list[str]) -> None:
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
     try:
-        partitions = [TopicPartition(topic, p) for topic in topics for p in sorted(consumer.partitions_for_topic(topic))]
+        partitions = [TopicPartition(topic, p) for topic in topics
+                      for p in sorted(consumer.partitions_for_topic(topic))]
         consumer.assign(partitions)
         consumer.commit({tp: OffsetAndMetadata(end, "", -1) for tp, end in consumer.end_offsets(partitions).items()})
     finally:
