@@ -24,6 +24,7 @@ the stage's clock-fault passes read too).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import replace
 
 import msgspec
@@ -59,7 +60,7 @@ class Arrivals:
         self._reads_trip_catraca = reads_trip_catraca
         self._operator_lines: dict[str, tuple[str, ...]] = {}
 
-    def judge(self, state: VehicleState, trip: DetectedTrip, fixes: list[Fix], occurrences,
+    def judge(self, state: VehicleState, trip: DetectedTrip, fixes: Sequence[Fix], occurrences,
               memo: TrackMemo) -> list[Finding]:
         """The trip rules its own track settles, the moment it arrives. Its scheduled
         match is not known yet: the records carry no trip_id until the day closes."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -35,7 +35,7 @@ def match_record(match: Match) -> MatchRecord:
                        match.window.start_s if match.window else None)
 
 
-def trip_facts(match: Match, fixes: list[Fix], ctx: Context, day: ServiceDay, stay: bool = True,
+def trip_facts(match: Match, fixes: Sequence[Fix], ctx: Context, day: ServiceDay, stay: bool = True,
                along: Along | None = None) -> TripFacts:
     """The trip's pings: its dwell in the origin terminal zone before leaving, the run,
     and (with `stay`) its stay in the destination zone after arriving (each at most the

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -314,7 +315,7 @@ def _live_trip(keeping: Keeping, vehicle_id: str, log: TripLog) -> TripFacts:
                      ctx.feed.timezone, keeping.judging.days(date).start_epoch)
 
 
-def keep_around(keeping: Keeping, state: VehicleState, fixes: list[Fix], moment: float) -> None:
+def keep_around(keeping: Keeping, state: VehicleState, fixes: Sequence[Fix], moment: float) -> None:
     """Keep, in their operating days, the fixes on either side of a moment (a D-19 or
     D-21 event is placed at the fix nearest to it)."""
     i = bisect.bisect_right(fixes, moment, key=lambda f: f.t)

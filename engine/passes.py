@@ -16,6 +16,8 @@ No cache: everything here is a function of the state, the input and the static c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from engine.assemble import service_date_of
@@ -44,7 +46,7 @@ class Passes:
         self._projector = projector
         self._track_rules = track_rules
 
-    def judge(self, state: VehicleState, fixes: list[Fix], batch: list[Fix], arrivals, occurrences,
+    def judge(self, state: VehicleState, fixes: Sequence[Fix], batch: list[Fix], arrivals, occurrences,
               cut_short: list[TripCutShort], memo: TrackMemo) -> list[Finding]:
         """The track rules (Scope.TRACK: a turn back before the terminal) over the passes
         along an itinerary in the open track (trips.passes). A record is told once, at the

@@ -17,6 +17,9 @@ class ServiceDays:
         self._feed = feed
         self._cutover_s = cutover_s
         self._days: dict[dt.date, ServiceDay] = {}
+        # the window `operating_date` found last, [start, end) and its date: the instants a
+        # stage asks about mostly fall in the same operating day (a look-up per beat)
+        self._last: tuple[float, float, dt.date] = (float("inf"), float("-inf"), dt.date.min)
 
     def __call__(self, date: dt.date) -> ServiceDay:
         if date not in self._days:
@@ -34,6 +37,9 @@ class ServiceDays:
         cutover (a cutover below a daylight-saving shift, a zone that skipped a day), the
         windows, which tile time, can start on the evening before their date or hold no
         instant of it, so the search walks from the local date to the window that holds it."""
+        start, end, date = self._last
+        if start <= epoch < end:
+            return date
         date = dt.datetime.fromtimestamp(epoch, self._feed.timezone).date()
         one = dt.timedelta(days=1)
         start, end = self.window(date)
@@ -43,4 +49,5 @@ class ServiceDays:
         while epoch >= end:
             date += one
             start, end = self.window(date)
+        self._last = (start, end, date)
         return date

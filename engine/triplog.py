@@ -14,6 +14,8 @@ the day-close rules read, never its pings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 import numpy as np
 
@@ -79,7 +81,7 @@ def open_trip_log(trip: DetectedTrip, service_date: str, window: tuple[Fix, ...]
     return log
 
 
-def watch(log: TripLog, fixes: list[Fix], itinerary: Itinerary) -> None:
+def watch(log: TripLog, fixes: Sequence[Fix], itinerary: Itinerary) -> None:
     """Look at the fixes after the arrival not looked at yet (`fixes` in event-time order)."""
     if not log.watching:
         return

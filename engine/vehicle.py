@@ -77,7 +77,7 @@ from telemetry import CatracaReading, Occurrence, Rejection, TachographPing, enc
 from trips.memo import TakeGeometry, TrackMemo
 from trips.model import Fix, columns
 from trips.position import PositionFault, screen_positions
-from trips.tracker import advance_track, new_track
+from trips.tracker import advance_track, grown_track, new_track
 
 
 class PartitionState(msgspec.Struct):
@@ -747,8 +747,11 @@ class VehicleStage:
 
     def _advance(self, state: VehicleState, batch: list[Fix], occurrences, out: Sends) -> list[TripDetected]:
         track = state.track or new_track(state.vehicle_id)
-        fixes = list(track.fixes) + batch  # the open trip's fixes and the new ones, in order
-        state.track, trips = advance_track(track, batch, self.ctx.geofences, self.ctx.policy.trips, self._memo(state))
+        # the open trip's fixes and the new ones, in order: the one tuple every reader of
+        # this beat is given, so the track's memo knows it at once (trips.memo `over`)
+        fixes = grown_track(track, batch)
+        state.track, trips = advance_track(track, batch, self.ctx.geofences, self.ctx.policy.trips, self._memo(state),
+                                           fixes)
         out.unfollowed += self._passes.unfollowed(state, fixes, False, self._memo(state))
         if self._track_rules:
             arrivals = [track.last_arrival, *(t.arrived_at for t in trips)]

@@ -39,6 +39,9 @@ class VehicleState(msgspec.Struct):
     last_reading: tuple[float, int] | None = None  # time and counter of the newest reading released
     # dedup keys -> event time, within the lateness of the newest event (older ones are late)
     seen: dict[str, float] = msgspec.field(default_factory=dict)
+    # `seen` is in event-time order (engine.admission.forget_old_keys then reads only its
+    # front); False after a key came out of order, and in a state stored before it was kept
+    seen_in_order: bool = False
     offsets: dict[str, int] = msgspec.field(default_factory=dict)  # input topic -> newest offset admitted
     # input -> event time of the newest message released: the day's compact facts take a
     # vehicle's messages in event-time order, so one behind this is late

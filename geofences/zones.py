@@ -134,6 +134,19 @@ class Itinerary:
         return spans_along(self.line, self.destination)
 
     @functools.cached_property
+    def left_spans_m(self) -> np.ndarray:
+        """The origin spans a bus leaves: not one the shape ends in (a circular line's last
+        metres, back at its first stop). Read-only, made once (read at every beat)."""
+        spans = self.origin_spans_m
+        return _read_only(spans[spans[:, 1] < self.length_m])
+
+    @functools.cached_property
+    def entered_spans_m(self) -> np.ndarray:
+        """The destination spans a bus enters: not one the shape starts in. Read-only, made once."""
+        spans = self.destination_spans_m
+        return _read_only(spans[spans[:, 0] > 0])
+
+    @functools.cached_property
     def length_m(self) -> float:
         # read at every ping by the live view: measured once (the shape never changes)
         return float(self.line.length)
@@ -341,6 +354,11 @@ class Geofences:
         if route_id is None:
             return tuple(self.itineraries.values())
         return tuple(i for i in self.itineraries.values() if i.pattern.route_id == route_id)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 _UNBUILT = object()

@@ -7,6 +7,7 @@ the invariants in ``__post_init__`` (finite floats, ``end >= start``,
 well-formed GeoJSON) are checked on every construction, decoded or not.
 """
 
+import functools
 import math
 from collections.abc import Callable
 from datetime import datetime, timezone, tzinfo
@@ -85,7 +86,7 @@ def _require_finite(**values: float | None) -> None:
 
 
 class TachographPing(
-    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False, dict=True
 ):
     """One GPS/tachograph sample from a vehicle."""
 
@@ -113,14 +114,17 @@ class TachographPing(
         _require_window(ts=self.ts)
         _require_received_window(self.received_at)
 
-    @property
+    @functools.cached_property
     def epoch(self) -> float:
-        """``ts`` as POSIX seconds."""
+        """``ts`` as POSIX seconds, computed once per message (`dict=True` gives the
+        frozen Struct a ``__dict__`` to keep it in; fields, equality and encoding are
+        unchanged): the engine reads a message's time some twenty times, and
+        ``datetime.timestamp`` costs ~0.5 µs."""
         return self.ts.timestamp()
 
 
 class CatracaReading(
-    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False, dict=True
 ):
     """One reading of a vehicle's turnstile (catraca); ``counter`` is cumulative."""
 
@@ -136,9 +140,12 @@ class CatracaReading(
         _require_window(ts=self.ts)
         _require_received_window(self.received_at)
 
-    @property
+    @functools.cached_property
     def epoch(self) -> float:
-        """``ts`` as POSIX seconds."""
+        """``ts`` as POSIX seconds, computed once per message (`dict=True` gives the
+        frozen Struct a ``__dict__`` to keep it in; fields, equality and encoding are
+        unchanged): the engine reads a message's time some twenty times, and
+        ``datetime.timestamp`` costs ~0.5 µs."""
         return self.ts.timestamp()
 
 

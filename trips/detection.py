@@ -321,15 +321,13 @@ def _ends_a_span(spans: list[list[float]], before: float, after: float) -> bool:
 def _left_spans(itinerary: Itinerary) -> np.ndarray:
     """The stretches of the shape in the origin zone that a bus leaves: not one the shape
     ends in (a circular line's last metres, back at its first stop)."""
-    spans = itinerary.origin_spans_m
-    return spans[spans[:, 1] < itinerary.length_m]
+    return itinerary.left_spans_m
 
 
 def _entered_spans(itinerary: Itinerary) -> np.ndarray:
     """The stretches of the shape in the destination zone that a bus enters: not one the
     shape starts in."""
-    spans = itinerary.destination_spans_m
-    return spans[spans[:, 0] > 0]
+    return itinerary.entered_spans_m
 
 
 def _passed_through(measures: TrackMemo, itinerary: Itinerary, spans: np.ndarray, inside: np.ndarray,

@@ -97,9 +97,17 @@ class TakeGeometry:
         come sorted by position, of each row, with the positions renumbered."""
         if self._corridors is None:
             corridors = self._measured(self.geofences.near_corridors, self.x, self.y)
+            for column in corridors[1:]:
+                column.flags.writeable = False  # a run of rows is given slices of them (shared)
             self._bounds = np.searchsorted(corridors[1], np.arange(len(self.x) + 1))
             self._corridors = corridors
         itineraries, position, which, inside, located = self._corridors
+        first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
+        if len(rows) and last - first == len(rows) - 1 and (len(rows) == 1 or bool((rows[1:] > rows[:-1]).all())):
+            # rows in a run (a vehicle's fixes lie together in the take; at live pace one fix):
+            # their pairs are one slice, in the same order the general case gives
+            low, high = self._bounds[first], self._bounds[last + 1]
+            return itineraries, position[low:high] - first, which[low:high], inside[low:high], located[low:high]
         low, counts = self._bounds[rows], self._bounds[rows + 1] - self._bounds[rows]
         ends = np.cumsum(counts)
         pairs = np.repeat(low - (ends - counts), counts) + np.arange(ends[-1] if len(ends) else 0)
@@ -222,6 +230,22 @@ class TrackMemo:
         self.fixes, self.t, self.x, self.y = fixes, t, x, y
         return self
 
+    def extended(self, previous: tuple[Fix, ...], fixes: tuple[Fix, ...]) -> TrackMemo:
+        """`over(fixes)` for a track its caller made as `previous + more` (tuple concatenation:
+        the very fixes of `previous`, then the new ones), `previous` being the track the memo
+        is on: its fixes are not compared one by one, which cost a pass over the whole open
+        track at every beat (trips.tracker). Anything else is `over`'s to read."""
+        if (previous is self.fixes and isinstance(previous, tuple) and isinstance(fixes, tuple) and previous
+                and len(previous) == len(self.t) and len(fixes) >= len(previous)
+                and fixes[0] is previous[0] and fixes[len(previous) - 1] is previous[-1]):
+            shared = len(previous)
+            if len(fixes) > shared:
+                self.t, self.x, self.y = (np.concatenate((known, fresh))
+                                          for known, fresh in zip((self.t, self.x, self.y), _arrays(fixes[shared:])))
+            self.fixes = fixes
+            return self
+        return self.over(fixes)
+
     @property
     def zones_entered(self) -> frozenset[int]:
         """Ids of the terminal zones with a fix of the track inside."""
@@ -329,15 +353,14 @@ class TrackMemo:
         return self._column(("progress", id(itinerary)), lambda done: self._progress_from(itinerary, done))
 
     def _progress_from(self, itinerary: Itinerary, done: int) -> np.ndarray:
-        points = self._points_from(done)
-        progress = np.full(len(points), np.nan)
+        progress = np.full(len(self.t) - done, np.nan)
         row = self._corridors.rows.get(itinerary.pattern.key)
         if row is not None and self._corridors_len > done:
             on_corridor, along = (buffer[row, done:self._corridors_len] for buffer in self._corridors.buffers)
             progress[:len(on_corridor)][on_corridor] = along[on_corridor]
         missing = np.isnan(progress)
-        if missing.any():
-            progress[missing] = shapely.line_locate_point(itinerary.line, points[missing])
+        if missing.any():  # (the shapely points made only then: a beat's fix is mostly on the corridor)
+            progress[missing] = shapely.line_locate_point(itinerary.line, self._points_from(done)[missing])
         return progress
 
     def along(self, itinerary: Itinerary) -> Along:

@@ -25,10 +25,15 @@ def new_track(vehicle_id: str) -> Track:
 
 def advance_track(
     track: Track, batch: list[Fix] | tuple[Fix, ...], geofences: Geofences, rules: TripRules,
-    memo: TrackMemo | None = None,
+    memo: TrackMemo | None = None, fixes: tuple[Fix, ...] | None = None,
 ) -> tuple[Track, list[DetectedTrip]]:
-    """`memo`: see trips.memo (the answer is the same without it)."""
-    fixes = track.fixes + tuple(batch)
+    """`memo`: see trips.memo (the answer is the same without it). `fixes`: the track's
+    fixes and the batch's as one tuple (`grown_track`), when the caller made it to read
+    them too: the memo is then positioned on the very tuple its other readers are given."""
+    if fixes is None:
+        fixes = grown_track(track, batch)
+    if memo is not None and memo.geofences is geofences:
+        memo.extended(track.fixes, fixes)
     # the track's fixes were all read by the call that made it (nothing more in them):
     # only an arrival at its last fix or a new one can end a trip (detect_trips'
     # `new_from`). Known only of a call in this process, with these geofences and rules
@@ -56,6 +61,11 @@ def advance_track(
         else None
     return Track(track.vehicle_id, _trim_standing(kept, geofences, rules, zones, len(fixes) - len(kept)),
                  last_arrival), trips
+
+
+def grown_track(track: Track, batch: list[Fix] | tuple[Fix, ...]) -> tuple[Fix, ...]:
+    """The open track's fixes, then the batch's (in event-time order), as one tuple."""
+    return track.fixes + tuple(batch)
 
 
 def _trim_standing(fixes: tuple[Fix, ...], geofences: Geofences, rules: TripRules,

@@ -7,13 +7,16 @@ jump beyond 900 s held, a 120 km/h ceiling; JN-1011 is in the fleet, XX-0000 is 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import random
 
-from engine.admission import KEPT_LATE, Gate, admit, content_digest, dedup_key, holds, resolve_held
+from engine.admission import (KEPT_LATE, Gate, admit, content_digest, dedup_key, forget_old_keys, holds,
+                              resolve_held)
 from engine.servicedays import ServiceDays
 from engine.values import Message
 from engine.vehiclestate import VehicleState
-from telemetry import decode_tachograph, message_id
+from telemetry import decode_catraca, decode_tachograph, message_id
 
 
 def gate(context, rejudging: bool = False) -> Gate:
@@ -98,3 +101,54 @@ def test_a_message_held_is_taken_when_the_next_one_shows_time_moved_on(context):
 def test_a_time_written_otherwise_is_one_dedup_key():
     assert dedup_key(ping("2026-12-01T12:00:00-03:00", seq=7).body) == \
         dedup_key(ping("2026-12-01T15:00:00Z", seq=7).body) != dedup_key(ping("2026-12-01T15:00:00Z", seq=8).body)
+
+
+def reading(ts: str, counter: int, vehicle_id: str = "JN-1011") -> Message:
+    line = json.dumps({"vehicle_id": vehicle_id, "ts": ts, "counter": counter, "seal_intact": True, "status": "ok"})
+    return Message(decode_catraca(line, "catraca/0/1"), "catraca/0/1", line)
+
+
+def test_the_keys_behind_each_inputs_lateness_go_whatever_order_the_inputs_came_in(context):
+    """`seen` is kept in event-time order, so forgetting reads only its front: a catraca
+    stream behind the tachograph's, and messages shuffled within a minute, leave exactly
+    the keys a look at every key would (each input's newest less the lateness)."""
+    rng = random.Random(3)
+    start = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone(dt.timedelta(hours=-3)))
+    messages = [ping((start + dt.timedelta(seconds=10 * i)).isoformat(), seq=i) for i in range(240)]
+    # the catraca 45 s behind the tachograph, a reading a minute
+    messages += [reading((start + dt.timedelta(seconds=60 * i + 7)).isoformat(), 100 + i) for i in range(40)]
+    arrival = sorted(messages, key=lambda m: m.body.epoch + (45 if m.location.startswith("catraca") else 0)
+                     + rng.uniform(0, 50))
+    state, taken = VehicleState("JN-1011"), {}
+    lateness = context.policy.stream.allowed_lateness_s
+    for message in arrival:
+        if admit(state, message, gate(context), watermark=None) is None:
+            taken[dedup_key(message.body)] = message.body.epoch
+        forget_old_keys(state, lateness)
+        # what every key looked at would keep: the keys not behind their own input's horizon
+        kept = {k: t for k, t in taken.items() if t >= state.max_events[k.split("|")[0]] - lateness}
+        assert state.seen == kept and list(state.seen.values()) == sorted(state.seen.values())
+        assert state.digests.keys() == state.seen.keys()
+    assert len(taken) == len(messages)  # every message taken: the order was within the lateness
+
+
+def test_a_state_stored_before_seen_was_kept_in_order_forgets_every_key_behind_its_horizon(context):
+    """The keys of a state stored by an earlier version are in the order they came, which
+    need not be time order: the first forgetting looks at every key (a key kept out of
+    place would still make a held message's copy `in seen`, engine.admission.resolve_held)."""
+    import msgspec
+
+    state = VehicleState("JN-1011")
+    for text in ("12:00", "11:55", *(f"12:0{minute}" for minute in range(1, 9))):
+        assert admit(state, ping(f"2026-12-01T{text}:00-03:00"), gate(context), watermark=None) is None
+    # as the earlier version stored it: the keys in arrival order, no `seen_in_order`
+    fields = msgspec.msgpack.decode(msgspec.msgpack.encode(state))
+    del fields["seen_in_order"]
+    old = msgspec.msgpack.decode(msgspec.msgpack.encode(fields), type=VehicleState)
+    assert not old.seen_in_order and list(old.seen.values()) != sorted(old.seen.values())
+    forget_old_keys(old, context.policy.stream.allowed_lateness_s)
+    # 12:08 less 600 s is 11:58: 11:55 goes, though 12:00 came before it
+    newest = dt.datetime.fromisoformat("2026-12-01T12:08:00-03:00").timestamp()
+    assert sorted(old.seen.values()) == [newest - 60 * m for m in range(8, -1, -1)]
+    assert list(old.seen.values()) == sorted(old.seen.values()) and old.seen_in_order
+    assert old.digests.keys() == old.seen.keys()

@@ -217,7 +217,10 @@ def test_a_take_answers_for_any_of_its_fixes_in_any_order_and_for_none_it_lacks(
     fixes = wander(40, seed=31)
     take = TakeGeometry(GEOFENCES, fixes)
     metres = load_policy().trips.max_network_distance_m
-    for subset in (fixes[3:9], fixes[::7], [fixes[12], fixes[2], fixes[30]], fixes[:1]):
+    # runs of rows (a vehicle's fixes, one fix at live pace) are read as one slice: the
+    # first, the last, a run, the same run reversed, rows apart, out of order
+    for subset in (fixes[3:9], fixes[::7], [fixes[12], fixes[2], fixes[30]], fixes[:1], fixes[-1:], fixes[8:2:-1],
+                   fixes[20:22]):
         rows = take.rows(subset)
         x, y = np.array([f.x for f in subset]), np.array([f.y for f in subset])
         expected = GEOFENCES.near_corridors(x, y)
@@ -225,6 +228,7 @@ def test_a_take_answers_for_any_of_its_fixes_in_any_order_and_for_none_it_lacks(
         assert got[0] == expected[0]
         for column, want in zip(got[1:], expected[1:]):
             np.testing.assert_array_equal(column, want)
+            assert column.dtype == want.dtype
         np.testing.assert_array_equal(take.near_any_itinerary(rows, metres),
                                       GEOFENCES.near_any_itinerary(x, y, metres))
         want_zones = GEOFENCES.in_terminal_zones(x, y)
