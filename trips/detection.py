@@ -179,7 +179,7 @@ def origin_fixes_from(measures: TrackMemo, itinerary: Itinerary, rules: TripRule
     inside = measures.inside(itinerary.origin)[done:]
     if not may_pass_a_span(measures, itinerary, done):
         return inside
-    crossed = _passed_through(measures, itinerary, _left_spans(itinerary), inside, rules, done)
+    crossed = _passed_through(measures, itinerary, itinerary.left_spans_m, inside, rules, done)
     if crossed is None:
         return inside
     held = inside.copy()
@@ -203,7 +203,7 @@ def may_pass_a_span(measures: TrackMemo, itinerary: Itinerary, done: int) -> boo
     pairs = [k for k in range(len(on) - 1) if on[k] and on[k + 1]]
     if not pairs:
         return False
-    spans = _left_spans(itinerary)
+    spans = itinerary.left_spans_m
     if not len(spans):
         return False
     last_start = spans[-1, 0]  # the spans are in order (`_spans_between`)
@@ -220,7 +220,7 @@ def destination_fixes(measures: TrackMemo, itinerary: Itinerary, rules: TripRule
     def measure(done: int) -> np.ndarray:
         start = max(done - 1, 0)  # the pair from the fix before the first one measured
         inside = measures.inside(itinerary.destination)[start:]
-        crossed = _passed_through(measures, itinerary, _entered_spans(itinerary), inside, rules, start)
+        crossed = _passed_through(measures, itinerary, itinerary.entered_spans_m, inside, rules, start)
         if crossed is None:
             return inside[done - start:]
         held = inside.copy()
@@ -248,7 +248,7 @@ def _may_any_arrive_from(measures: TrackMemo, first: int) -> bool:
     read for all of them at once from the fixes from index `first` on and the one before.
     Each arrival it lets through is a terminal zone entered at one of those fixes (a
     destination is a terminal zone; from 0, any fix inside one), or a pair of them on an
-    itinerary's corridor at both ends with one of its `_entered_spans` between their
+    itinerary's corridor at both ends with one of its `Itinerary.entered_spans_m` between their
     progress (an itinerary detection reads: its key is near). Without the test that the
     pair's first fix is outside the zone: a superset, so still exact. A bus on its way
     between terminals enters no zone and steps short of every entered span: one query of
@@ -269,20 +269,20 @@ def _may_any_arrive_from(measures: TrackMemo, first: int) -> bool:
             continue
         spans = spans_of.get(key)
         if spans is None:
-            spans = spans_of[key] = _entered_spans(itineraries[key]).tolist()
+            spans = spans_of[key] = itineraries[key].entered_spans_m.tolist()
         if any(_ends_a_span(spans, float(progress[low + k - 1]), float(progress[low + k])) for k in steps):
             return True
     return False
 
 
-_ENTERED_SPANS = ("detection", "entered spans")  # memo.grown: itinerary key -> its `_entered_spans` as a list
+_ENTERED_SPANS = ("detection", "entered spans")  # memo.grown: itinerary key -> its `entered_spans_m` as a list
 
 
 def _may_arrive_from(measures: TrackMemo, itinerary: Itinerary, first: int) -> bool:
     """False only when no fix from index `first` on is an arrival by `destination_fixes`,
     read from those fixes and the one before alone. Exact: a fix i is held in the zone
     when it is inside it, or when the pair (i - 1, i) passed through one of
-    `_entered_spans` (`_passed_through`), which needs both fixes on the corridor
+    `Itinerary.entered_spans_m` (`_passed_through`), which needs both fixes on the corridor
     (`along_shape`) and a span between their progress along it (`_spans_between`); the
     track's first fix has no pair and is held only inside. An arrival from `first` > 0 is
     a fix i >= first held after fix i - 1 not held, so fix i - 1 is not inside (inside
@@ -302,7 +302,7 @@ def _may_arrive_from(measures: TrackMemo, itinerary: Itinerary, first: int) -> b
     for k in range(1, len(on_corridor)):
         if on_corridor[k - 1] and on_corridor[k] and (first == 0 or not inside[k - 1]):
             if spans is None:
-                spans = _entered_spans(itinerary).tolist()
+                spans = itinerary.entered_spans_m.tolist()
             if _ends_a_span(spans, progress[k - 1], progress[k]):
                 return True
     return False
@@ -316,18 +316,6 @@ def _ends_a_span(spans: list[list[float]], before: float, after: float) -> bool:
         if begin >= before:
             return end <= after
     return False
-
-
-def _left_spans(itinerary: Itinerary) -> np.ndarray:
-    """The stretches of the shape in the origin zone that a bus leaves: not one the shape
-    ends in (a circular line's last metres, back at its first stop)."""
-    return itinerary.left_spans_m
-
-
-def _entered_spans(itinerary: Itinerary) -> np.ndarray:
-    """The stretches of the shape in the destination zone that a bus enters: not one the
-    shape starts in."""
-    return itinerary.entered_spans_m
 
 
 def _passed_through(measures: TrackMemo, itinerary: Itinerary, spans: np.ndarray, inside: np.ndarray,
@@ -368,7 +356,7 @@ def departure_time(itinerary: Itinerary, t, x, y, e: int) -> float:
     if origin.contains(x[e : e + 1], y[e : e + 1])[0]:
         return float(t[e] + (t[e + 1] - t[e]) * _crossing(origin, x, y, e, leaving=True))
     p0, p1 = itinerary.locate(x[e : e + 2], y[e : e + 2])
-    spans = _left_spans(itinerary)
+    spans = itinerary.left_spans_m
     between = spans[(spans[:, 0] >= p0) & (spans[:, 1] <= p1), 1]
     return float(t[e] + (t[e + 1] - t[e]) * _fraction(p0, p1, between[-1] if len(between) else p0))
 
@@ -381,7 +369,7 @@ def arrival_time(itinerary: Itinerary, t, x, y, j: int) -> float:
     if destination.contains(x[j : j + 1], y[j : j + 1])[0]:
         return float(t[j - 1] + (t[j] - t[j - 1]) * _crossing(destination, x, y, j - 1, leaving=False))
     p0, p1 = itinerary.locate(x[j - 1 : j + 1], y[j - 1 : j + 1])
-    spans = _entered_spans(itinerary)
+    spans = itinerary.entered_spans_m
     between = spans[(spans[:, 0] >= p0) & (spans[:, 1] <= p1), 0]
     return float(t[j - 1] + (t[j] - t[j - 1]) * _fraction(p0, p1, between[0] if len(between) else p1))
 

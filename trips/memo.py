@@ -102,10 +102,10 @@ class TakeGeometry:
             self._bounds = np.searchsorted(corridors[1], np.arange(len(self.x) + 1))
             self._corridors = corridors
         itineraries, position, which, inside, located = self._corridors
-        first, last = (int(rows[0]), int(rows[-1])) if len(rows) else (0, -1)
-        if len(rows) and last - first == len(rows) - 1 and (len(rows) == 1 or bool((rows[1:] > rows[:-1]).all())):
+        if len(rows) and (len(rows) == 1 or bool((np.diff(rows) == 1).all())):
             # rows in a run (a vehicle's fixes lie together in the take; at live pace one fix):
             # their pairs are one slice, in the same order the general case gives
+            first, last = int(rows[0]), int(rows[-1])
             low, high = self._bounds[first], self._bounds[last + 1]
             return itineraries, position[low:high] - first, which[low:high], inside[low:high], located[low:high]
         low, counts = self._bounds[rows], self._bounds[rows + 1] - self._bounds[rows]
@@ -198,11 +198,7 @@ class TrackMemo:
         if same and start == 0 and shared == len(self.t):
             # the track measured, grown at its end or not at all (the engine's usual beat): every
             # measure kept stands as it is, and only the new fixes are read
-            if n > shared:
-                self.t, self.x, self.y = (np.concatenate((known, fresh))
-                                          for known, fresh in zip((self.t, self.x, self.y), _arrays(fixes[shared:])))
-            self.fixes = fixes
-            return self
+            return self._grown_to(fixes)
         if same:
             # the very fixes measured before (the engine passes the same objects): only the
             # new ones are read
@@ -238,13 +234,18 @@ class TrackMemo:
         if (previous is self.fixes and isinstance(previous, tuple) and isinstance(fixes, tuple) and previous
                 and len(previous) == len(self.t) and len(fixes) >= len(previous)
                 and fixes[0] is previous[0] and fixes[len(previous) - 1] is previous[-1]):
-            shared = len(previous)
-            if len(fixes) > shared:
-                self.t, self.x, self.y = (np.concatenate((known, fresh))
-                                          for known, fresh in zip((self.t, self.x, self.y), _arrays(fixes[shared:])))
-            self.fixes = fixes
-            return self
+            return self._grown_to(fixes)
         return self.over(fixes)
+
+    def _grown_to(self, fixes: Sequence[Fix]) -> TrackMemo:
+        """On `fixes`, the track measured with new fixes after it (or none): every measure
+        kept stands, and the new fixes' times and positions are added."""
+        shared = len(self.t)
+        if len(fixes) > shared:
+            self.t, self.x, self.y = (np.concatenate((known, fresh))
+                                      for known, fresh in zip((self.t, self.x, self.y), _arrays(fixes[shared:])))
+        self.fixes = fixes
+        return self
 
     @property
     def zones_entered(self) -> frozenset[int]:
