@@ -85,16 +85,18 @@ def _day_log(state: VehicleState, date: dt.date) -> DayLog:
 
 
 def log_day(keeping: Keeping, state: VehicleState, batch: list[Fix], readings: list[CatracaReading],
-            rejected: list[Rejection]) -> SensorRuns | None:
+            rejected: list[Rejection], limits: list[float] | None = None) -> SensorRuns | None:
     """Fixes and readings, merged in event-time order, into their operating days. A
     reading whose counter rose implausibly fast since the vehicle's previous one is
     rejected here (in event-time order, the same in replay and workers) and the next
     is compared with it: a single spike is dropped, a counter that really jumped
     carries on from its new value. Returned: when the vehicle's sensors were heard in
-    them (rules.facts.SensorRuns), for the next heartbeat; none if neither was."""
+    them (rules.facts.SensorRuns), for the next heartbeat; none if neither was.
+    `limits`: the speed limit at each fix (`Geofences.speed_limit`), when the caller
+    measured it with other vehicles' fixes (trips.memo.TakeGeometry)."""
     ctx = keeping.judging.ctx
-    limits = ctx.geofences.speed_limit(*columns(batch, "x", "y")).tolist() \
-        if batch else []
+    if limits is None:
+        limits = ctx.geofences.speed_limit(*columns(batch, "x", "y")).tolist() if batch else []
     tolerance = ctx.policy.c01.tolerance_kmh
     silence = ctx.policy.d19.max_silence_s
     doors = _doors(keeping, batch) if keeping.reads_doors and batch else None

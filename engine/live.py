@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -41,8 +42,11 @@ import numpy as np
 from geofences.zones import Geofences, Itinerary
 from kernel.policy import Policy
 from trips.detection import arrival_time, departure_time
+from trips.memo import TakeGeometry
 from trips.model import Fix
 from trips.position import PositionScreen
+
+log = logging.getLogger(__name__)
 
 
 class Leg(msgspec.Struct, frozen=True, array_like=True):
@@ -132,21 +136,30 @@ class Measured(msgspec.Struct, frozen=True):
 
 
 def measure(live_map: LiveMap, fixes: Sequence[Fix], vehicles: Sequence[int],
-            following: Sequence[frozenset[str]]) -> list[Measured]:
+            following: Sequence[frozenset[str]], take: TakeGeometry | None = None) -> list[Measured]:
     """The terminal zones of every fix (one index query) and each fix's distance and
     progress on the itineraries its vehicle may follow in this call: those it follows
     (`following`, per vehicle) and those whose origin zone holds one of its fixes. Every
     (fix, itinerary) pair of every vehicle in one segment-index query
     (`Geofences.measure_pairs`), not two shapely calls per itinerary.
-    `vehicles`: per fix, its vehicle's index in `following`."""
+    `vehicles`: per fix, its vehicle's index in `following`. `take`: the engine call's
+    fixes measured together (trips.memo.TakeGeometry), holding these: its queries answer
+    (the same values, per fix), and only the pairs beyond the widest corridor are
+    measured here."""
     if not fixes:
         return []
     x = np.fromiter((f.x for f in fixes), float, len(fixes))
     y = np.fromiter((f.y for f in fixes), float, len(fixes))
+    rows = taken_rows(take, live_map.geofences, fixes)
     zones: list[set[int]] = [set() for _ in fixes]
-    for zone, mask in live_map.geofences.in_terminal_zones(x, y):
-        for i in np.flatnonzero(mask).tolist():
-            zones[i].add(zone)
+    found = shared(lambda: take.zones_of(rows), "the terminal zones") if rows is not None else None
+    if found is not None:
+        for mine, inside in zip(zones, found):
+            mine.update(inside)  # (in the order the masks below add them)
+    else:
+        for zone, mask in live_map.geofences.in_terminal_zones(x, y):
+            for i in np.flatnonzero(mask).tolist():
+                zones[i].add(zone)
     asked = [set(keys) for keys in following]
     for i, v in enumerate(vehicles):
         for zone in zones[i]:
@@ -154,11 +167,39 @@ def measure(live_map: LiveMap, fixes: Sequence[Fix], vehicles: Sequence[int],
     pairs = [(i, key) for i, v in enumerate(vehicles) for key in asked[v]]
     position = np.fromiter((i for i, _ in pairs), np.intp, len(pairs))
     which = np.fromiter((live_map.order[key] for _, key in pairs), np.intp, len(pairs))
-    distance, progress = live_map.geofences.measure_pairs(x, y, position, which)
+    near = shared(lambda: take.shapes_near(rows, position.tolist(), which.tolist()), "the itineraries") \
+        if rows is not None else None
+    if near is not None:
+        distance, progress = live_map.geofences.measured_beyond(x, y, position, which, *near)
+    else:
+        distance, progress = live_map.geofences.measure_pairs(x, y, position, which)
     shapes: list[dict[str, tuple[float, float]]] = [{} for _ in fixes]
     for (i, key), d, p in zip(pairs, distance.tolist(), progress.tolist()):
         shapes[i][key] = (d, p)
     return [Measured(frozenset(z), s) for z, s in zip(zones, shapes)]
+
+
+def taken_rows(take: TakeGeometry | None, geofences: Geofences, fixes: Sequence[Fix]) -> list[int] | None:
+    """The rows of `fixes` in the engine call's shared geometry, when it measured them all
+    against these geofences; None: the live view measures them itself."""
+    if take is None or take.geofences is not geofences or not fixes:
+        return None
+    rows = take.rows(fixes)
+    return None if rows is None else rows.tolist()
+
+
+def shared(read: Callable[[], object], what: str):
+    """What `read` takes from the engine call's shared geometry (trips.memo.TakeGeometry), or
+    None when one of its queries fails (a fault among the release's fixes, which must not
+    cost the live view its statuses: it measures its own pings then, as it did before the
+    two shared their queries). Only the take's reading is guarded: a fault of the live
+    view's own still fails it (engine.liveviews `_live`)."""
+    try:
+        return read()
+    except Exception:  # noqa: BLE001 - logged; the live view's own query follows
+        log.warning("the call's shared geometry failed on %s; the live view measures its own pings", what,
+                    exc_info=True)
+        return None
 
 
 def _horizon(policy: Policy) -> float:

@@ -30,12 +30,13 @@ from typing import NamedTuple
 
 import msgspec
 
-from engine.live import LiveMap, advance, measure
+from engine.live import LiveMap, advance, measure, shared, taken_rows
 from engine.messages import LiveDeparture, VehicleAhead
 from engine.status import VehicleStatus, live_match, live_status
 from engine.values import Context
 from engine.vehiclestate import VehicleState
 from gtfs.schedule import ServiceDay
+from trips.memo import TakeGeometry
 from trips.model import Departure, Fix, columns
 from trips.position import screen_positions
 
@@ -59,7 +60,7 @@ class LiveViews:
 
     def statuses(self, fixes: list[tuple[VehicleState, Fix]],
                  heard: dict[str, tuple[VehicleState, VehicleStatus | None]],
-                 departed: list[LiveDeparture]) -> list[VehicleStatus]:
+                 departed: list[LiveDeparture], take: TakeGeometry | None = None) -> list[VehicleStatus]:
         """The statuses of a call: one per position its pings (as `fixes`, in arrival order)
         moved a view to (`_live`), read with every catraca reading of the call; then, for a
         vehicle no ping of the call moved, its status again if the call's catraca readings
@@ -69,8 +70,10 @@ class LiveViews:
         the view's position, as shown: a reading moves no position, and one older than the
         view's newest reading changed nothing (the stage's `_take`). Never evidence: a
         failure here loses the status, never the call's legal work. `departed`: the
-        departures the views saw, for the operator stage (`_live_departure`)."""
-        statuses = self._live(fixes, departed)
+        departures the views saw, for the operator stage (`_live_departure`). `take`: the
+        engine call's fixes measured together, these among them (trips.memo.TakeGeometry:
+        one query of each kind for the live view and the release)."""
+        statuses = self._live(fixes, departed, take)
         moved = {status.vehicle_id for status in statuses}
         for vehicle_id, (state, before) in heard.items():
             if vehicle_id in moved:
@@ -114,16 +117,18 @@ class LiveViews:
         status = live_status(state, self.ctx)
         return [status] if status is not None and status != taken.shown else []
 
-    def _live(self, fixes: list[tuple[VehicleState, Fix]], departed: list[LiveDeparture]) -> list[VehicleStatus]:
+    def _live(self, fixes: list[tuple[VehicleState, Fix]], departed: list[LiveDeparture],
+              take: TakeGeometry | None) -> list[VehicleStatus]:
         """`_live_views`, guarded: the live view is information, so a failure in its
         batched geometry loses this call's statuses, never the call's legal work."""
         try:
-            return self._live_views(fixes, departed)
+            return self._live_views(fixes, departed, take)
         except Exception:  # noqa: BLE001 - one bad message must not stop the stream
             log.exception("the live views of a call failed (%d pings)", len(fixes))
             return []
 
-    def _live_views(self, fixes: list[tuple[VehicleState, Fix]], departed: list[LiveDeparture]) -> list[VehicleStatus]:
+    def _live_views(self, fixes: list[tuple[VehicleState, Fix]], departed: list[LiveDeparture],
+                    take: TakeGeometry | None = None) -> list[VehicleStatus]:
         """The admitted pings into their vehicles' live views, in arrival order, and each
         moved view's status, now (DESIGN.md: the live view does not wait for the
         watermark). A ping not newer than its view's newest moves nothing; a position the
@@ -146,8 +151,12 @@ class LiveViews:
             return []
         order = list(by_vehicle.values())
         flat = [fix for _, mine in order for fix in mine]
-        near = self._live_map.geofences.near_any_itinerary(*columns(flat, "x", "y"),
-                                                           rules.max_network_distance_m).tolist()
+        rows = taken_rows(take, self._live_map.geofences, flat)
+        near = shared(lambda: take.near_any_itinerary(rows, rules.max_network_distance_m),
+                      "the network screen") if rows is not None else None
+        if near is None:
+            near = self._live_map.geofences.near_any_itinerary(*columns(flat, "x", "y"), rules.max_network_distance_m)
+        near = near.tolist()
         screened: list[tuple[VehicleState, list[Fix]]] = []
         k = 0
         for state, mine in order:
@@ -158,8 +167,8 @@ class LiveViews:
                 screened.append((state, taken))
         fixes_in = [fix for _, taken in screened for fix in taken]
         vehicles = [v for v, (_, taken) in enumerate(screened) for _ in taken]
-        measured = measure(self._live_map, fixes_in, vehicles,
-                           [frozenset(leg.key for leg in state.live.legs) for state, _ in screened])
+        following = [frozenset(leg.key for leg in state.live.legs) for state, _ in screened]
+        measured = measure(self._live_map, fixes_in, vehicles, following, take)
         statuses = []
         k = 0
         for state, taken in screened:
@@ -194,3 +203,4 @@ class LiveViews:
         pattern = self._live_map.itinerary(leg.key).pattern
         trip = Departure.of(state.vehicle_id, pattern, leg.departed).trip()
         return [LiveDeparture(self.ctx.fleet[state.vehicle_id].operator_id, trip)]
+

@@ -155,6 +155,10 @@ def open_trip(fixes, ctx: Context, memo: TrackMemo | None = None):
     near = measures.corridors()
     declared = fixes[-1].route_id
     rules = ctx.policy.trips
+    kept = measures.grown.get(_OPEN_TRIP)
+    if kept is not None and not kept.tied and kept.declared == declared and kept.rules is rules \
+            and _nothing_left_from(measures, kept.read - 1):
+        return kept.found  # a bus on its way: no itinerary's exit can have moved (`_OpenTrip`)
     left = []  # (exit index, itinerary), in the geofences' order (the tie break)
     for itinerary in ctx.geofences.itineraries_near(near, entered):
         if declared is not None and itinerary.pattern.route_id != declared:
@@ -164,16 +168,67 @@ def open_trip(fixes, ctx: Context, memo: TrackMemo | None = None):
         e = _last_exit(measures, itinerary, rules)
         if e is not None:
             left.append((e, itinerary))
-    if not left:
-        return None
-    latest = max(e for e, _ in left)
-    tied = [itinerary for e, itinerary in left if e == latest]
-    best = tied[0]
-    if len(tied) > 1:
-        # the first of the most fixes on its corridor since the exit (only ties read distances)
-        on = [int((measures.distance(itinerary)[latest:] <= itinerary.corridor_m).sum()) for itinerary in tied]
-        best = tied[on.index(max(on))]
-    return best, latest
+    found, tied = None, []
+    if left:
+        latest = max(e for e, _ in left)
+        tied = [itinerary for e, itinerary in left if e == latest]
+        best = tied[0]
+        if len(tied) > 1:
+            # the first of the most fixes on its corridor since the exit (only ties read distances)
+            on = [int((measures.distance(itinerary)[latest:] <= itinerary.corridor_m).sum()) for itinerary in tied]
+            best = tied[on.index(max(on))]
+        found = best, latest
+    measures.grown[_OPEN_TRIP] = _OpenTrip(len(measures.t), declared, rules, len(tied) > 1, found)
+    return found
+
+
+class _OpenTrip(NamedTuple):
+    """`open_trip`'s last reading of a growing track (kept in `TrackMemo.grown`). Its answer
+    stands at a later beat with the same line named when no fix from the last one it read
+    on is held in an origin zone (`_nothing_left_from`) and it broke no tie (the tie break
+    counts the fixes since the exit: a new one can turn it). Each itinerary's exit is then
+    what it was: `_last_exit` reads origin values all out from its last fix read on (that
+    fix, read again, was out then too, or it was inside a terminal zone, which
+    `_nothing_left_from` sees). An itinerary read now and not then (a corridor newly near,
+    a zone newly entered) has no exit: one needs a fix held in its origin, new or not
+    (an old one would have made it read then: its zone entered, its corridor near)."""
+
+    read: int  # the fixes read
+    declared: str | None  # the line the newest fix named
+    rules: object  # the trip rules it was read under
+    tied: bool
+    found: tuple | None
+
+
+_OPEN_TRIP = ("open_trip", "answer")  # memo.grown key
+_LEFT_SPAN_STARTS = ("open_trip", "left spans")  # memo.grown: itinerary key -> its last left span's start, or None
+
+
+def _nothing_left_from(measures: TrackMemo, done: int) -> bool:
+    """Whether no fix from index `done` on is held in any itinerary's origin zone as
+    `origin_fixes` reads it: `_none_held` for every itinerary at once, read from the new
+    slots as Python values. No fix of them is inside a terminal zone (every origin zone
+    is one), and no pair of them on an itinerary's corridor at both ends starts short of
+    its last left span's start (`may_pass_a_span`'s test, for every corridor near: a
+    superset of the itineraries read, so still exact when True). A beat's fixes only."""
+    if done < 0 or len(measures.t) - done > 9:
+        return False
+    if measures.last_inside_any() >= done:
+        return False
+    starts = measures.grown.get(_LEFT_SPAN_STARTS)
+    if starts is None:
+        starts = measures.grown[_LEFT_SPAN_STARTS] = {}
+    itineraries = measures.geofences.itineraries
+    for key, on, along in measures.corridor_tails(done):
+        pairs = [k for k in range(len(on) - 1) if on[k] and on[k + 1]]
+        if not pairs:
+            continue
+        if key not in starts:
+            spans = itineraries[key].left_spans_m
+            starts[key] = float(spans[-1, 0]) if len(spans) else None  # (in order: `_spans_between`)
+        if starts[key] is not None and any(along[k] <= starts[key] for k in pairs):
+            return False
+    return True
 
 
 class _OriginExits(NamedTuple):

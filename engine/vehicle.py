@@ -25,6 +25,7 @@ import datetime as dt
 import itertools
 import logging
 from collections.abc import Callable
+from typing import NamedTuple
 
 import msgspec
 import msgspec.inspect
@@ -110,6 +111,13 @@ class PartitionState(msgspec.Struct):
 JudgeAgain = Callable[[str, float, float, list[Occurrence]], Rejudged]
 # the scopes of the rules the vehicle stage judges (the operator stage judges Scope.SERVICE_DAY)
 _VEHICLE_SCOPES = frozenset({Scope.TRIP, Scope.MATCHED_TRIP, Scope.VEHICLE_DAY, Scope.TRACK})
+
+
+class _Release(NamedTuple):
+    """A release's plan (`VehicleStage._release_plan`)."""
+
+    vehicles: list[tuple[VehicleState, int, int]]  # each loaded, with its fixes' and readings' cuts
+    fixes: list[Fix]  # the fixes released, vehicle by vehicle, in order
 
 
 _STATE = msgspec.msgpack.Encoder()
@@ -257,7 +265,7 @@ class VehicleStage:
         """The slowest input's newest event time less the allowed lateness; none until
         every expected input has been heard from."""
         newest = self.partition.max_events
-        if not self.sources <= set(newest):
+        if not newest.keys() >= self.sources:
             return None
         return min(newest[source] for source in self.sources) - self._lateness
 
@@ -279,7 +287,8 @@ class VehicleStage:
             body = message.body
             state = touched.get(body.vehicle_id) or self._state(body.vehicle_id)
             if body.vehicle_id in self.ctx.fleet:
-                taken, copy = resolve_held(state, message, self._gate, self.watermark)
+                # (a held message is rare: the watermark is read only when one waits)
+                taken, copy = resolve_held(state, message, self._gate, self.watermark) if state.held else ((), None)
                 for held, rejection in taken:
                     self._take(state, held, rejection, out, touched, pings, heard)
                     touched[body.vehicle_id] = state
@@ -292,11 +301,19 @@ class VehicleStage:
                     touched[body.vehicle_id] = state
                     continue
             self._take(state, message, None, out, touched, pings, heard)
-        out.statuses += self._live_views.statuses(self._buffer(pings), heard, out.live_departed)
+        arrived = self._buffer(pings)
         self.partition.dirty = sorted(set(self.partition.dirty) | set(touched))
         for state in touched.values():
-            self._save(state)
-        out.merge(self.release(self.watermark, occurrences))
+            self._save(state)  # (before the release loads its vehicles: the very objects admitted to)
+        limit = self.watermark
+        planned = self._release_plan(limit)
+        # the pings that arrived and the fixes the watermark passed, measured together: one
+        # query of each kind for the live view and the release (a query's cost is mostly its call)
+        take = TakeGeometry(self.ctx.geofences, [fix for _, fix in arrived] + planned.fixes)
+        out.statuses += self._live_views.statuses(arrived, heard, out.live_departed, take)
+        for state in touched.values():
+            self._save(state)  # again: the live views moved (a store that copies what it is given keeps that too)
+        out.merge(self.release(limit, occurrences, planned, take))
         out.findings += self._judge_late_days(sorted(touched), occurrences, out)
         self._note_sent(out.findings)
         return out
@@ -598,16 +615,13 @@ class VehicleStage:
         return Fix(ping.epoch, x, y, ping.speed_kmh, ping.route_id, message_id(ping), ping.lat, ping.lon,
                    ping.doors_open if self._reads_doors else None, ping.speed_source == "derived")
 
-    def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = ()) -> Sends:
-        """Messages at or before `limit` go, in event-time order, to trip detection and the
-        day's compact facts, vehicle by vehicle; each trip found is judged at once on its
-        own track (D-11, A-07)."""
-        out = Sends()
-        if limit is None:
-            return out
+    def _release_plan(self, limit: float | None) -> _Release:
+        """What a release at `limit` takes: the vehicles it loads, each with how many of its
+        pending fixes and catraca readings are at or before the limit, and those fixes."""
         released: list[tuple[VehicleState, int, int]] = []
-        dirty = self.partition.dirty
-        for vehicle_id in self._due_at(dirty, limit):
+        if limit is None:
+            return _Release(released, [])
+        for vehicle_id in self._due_at(self.partition.dirty, limit):
             state = self._state(vehicle_id)
             # most dirty vehicles have nothing at or before the limit: seen at their first message
             cut = bisect.bisect_right(state.pending, limit, key=lambda f: f.t) \
@@ -615,11 +629,24 @@ class VehicleStage:
             cut_catraca = bisect.bisect_right(state.pending_catraca, limit, key=lambda r: r.epoch) \
                 if state.pending_catraca and state.pending_catraca[0].epoch <= limit else 0
             released.append((state, cut, cut_catraca))
+        return _Release(released, [fix for state, cut, _ in released for fix in state.pending[:cut]])
+
+    def release(self, limit: float | None, occurrences: list[Occurrence] | tuple = (),
+                planned: _Release | None = None, take: TakeGeometry | None = None) -> Sends:
+        """Messages at or before `limit` go, in event-time order, to trip detection and the
+        day's compact facts, vehicle by vehicle; each trip found is judged at once on its
+        own track (D-11, A-07). `planned`: `_release_plan(limit)`, made by the caller just
+        before (nothing between changed what it read); `take`: its fixes measured together,
+        with others (the live view's), else they are measured here."""
+        out = Sends()
+        if limit is None:
+            return out
+        released, fixes = planned if planned is not None else self._release_plan(limit)
+        dirty = self.partition.dirty
         # every vehicle's fixes measured together, before any vehicle is processed (each
         # state is cut only when processed: a failure that stops the loop leaves the others
         # as they were)
-        self._released_geometry = TakeGeometry(self.ctx.geofences,
-                                               [fix for state, cut, _ in released for fix in state.pending[:cut]])
+        self._released_geometry = take if take is not None else TakeGeometry(self.ctx.geofences, fixes)
         done = set()  # vehicles released with nothing left waiting: no longer dirty
         try:
             for state, cut, cut_catraca in released:
@@ -681,16 +708,24 @@ class VehicleStage:
         """Released messages of one vehicle through the core. Outputs go to `out` only if
         all of it succeeds."""
         mine = Sends()
+        take = self._released_geometry  # the call's fixes measured together (None: measured here)
         if batch:
             state.released["tachograph"] = max(state.released.get("tachograph", batch[-1].t), batch[-1].t)
             # a fix the bus could not have driven to is no position: the detectors see a silence
             rules = self.ctx.policy.trips
-            rows = self._released_geometry.rows(batch) if self._released_geometry is not None else None
+            rows = take.rows(batch) if take is not None else None
             near = self.ctx.geofences.near_any_itinerary(*columns(batch, "x", "y"), rules.max_network_distance_m) \
-                if rows is None else self._released_geometry.near_any_itinerary(rows, rules.max_network_distance_m)
+                if rows is None else take.near_any_itinerary(rows, rules.max_network_distance_m)
             state.positions, batch, faults = screen_positions(state.positions, batch, near.tolist(), rules)
             mine.rejected += [_position_fault(state.vehicle_id, fault, self.ctx.feed.timezone) for fault in faults]
-        self._note_coverage(state.vehicle_id, log_day(self._keeping, state, batch, readings, mine.rejected))
+        limits = None  # the speed limit at each fix taken, from the take (else log_day measures them)
+        if batch and take is not None and (rows := take.rows(batch)) is not None:
+            try:
+                limits = take.speed_limits(rows).tolist()
+            except Exception:  # noqa: BLE001 - another vehicle's fix may fail the take: log_day measures these
+                log.warning("the release's shared speed limits failed; %s's fixes measured alone", state.vehicle_id,
+                            exc_info=True)
+        self._note_coverage(state.vehicle_id, log_day(self._keeping, state, batch, readings, mine.rejected, limits))
         if readings:
             state.released["catraca"] = max(state.released.get("catraca", readings[-1].epoch), readings[-1].epoch)
         if batch:

@@ -112,6 +112,13 @@ def measure_pairs(index: SegmentIndex, x: np.ndarray, y: np.ndarray, position: n
     at = np.minimum(np.searchsorted(found, key), max(len(found) - 1, 0))
     hit = (found[at] == key) if len(found) else np.zeros(len(key), dtype=bool)
     distance[hit], progress[hit] = found_distance[at[hit]], found_progress[at[hit]]
+    return located_beyond(index, x, y, position, shape, distance, progress, hit)
+
+
+def located_beyond(index: SegmentIndex, x: np.ndarray, y: np.ndarray, position: np.ndarray, shape: np.ndarray,
+                   distance: np.ndarray, progress: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`measure_pairs`' pairs not found near (`hit` False) measured by shapely pair by pair,
+    one call for all of them, into `distance` and `progress` (in place, and returned)."""
     if not hit.all():
         points = shapely.points(x[position[~hit]], y[position[~hit]])
         distance[~hit] = shapely.distance(index.lines[shape[~hit]], points)

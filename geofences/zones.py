@@ -11,7 +11,7 @@ import shapely
 from shapely import LineString, Polygon
 
 from geofences.linear import distance_to_line, locate_along
-from geofences.segments import SegmentIndex, measure_pairs, segment_index, within
+from geofences.segments import SegmentIndex, located_beyond, measure_pairs, segment_index, within
 from gtfs.model import Pattern, pattern_key
 
 
@@ -316,10 +316,28 @@ class Geofences:
         position's index, the itinerary's index, whether the position is inside that
         itinerary's own corridor (a narrower corridor tested by its distance) and its
         progress along the shape (exactly `Itinerary.locate`)."""
+        itineraries, position, which, inside, progress, _ = self.near_shapes(x, y)
+        return itineraries, position, which, inside, progress
+
+    def near_shapes(self, x: np.ndarray, y: np.ndarray
+                    ) -> tuple[tuple[Itinerary, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`near_corridors`, with each pair's distance to the shape too (what the live view
+        measures: `measure_pairs` finds its pairs within the widest corridor this way)."""
         itineraries, _, widest = self._corridor_index
         position, which, distance, progress = within(self.segments, x, y, widest)
-        inside = distance <= np.array([i.corridor_m for i in itineraries] or [0.0])[which]
-        return itineraries, position, which, inside, progress
+        inside = distance <= self._corridor_widths[which]
+        return itineraries, position, which, inside, progress, distance
+
+    @functools.cached_property
+    def _corridor_widths(self) -> np.ndarray:
+        """Each itinerary's corridor (metres), in `_corridor_index`'s order."""
+        return np.array([i.corridor_m for i in self._corridor_index[0]] or [0.0])
+
+    def measured_beyond(self, x: np.ndarray, y: np.ndarray, position: np.ndarray, which: np.ndarray,
+                        distance: np.ndarray, progress: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`measure_pairs` for the pairs not found within the widest corridor (`hit` False),
+        the others' values given (geofences.segments.located_beyond)."""
+        return located_beyond(self.segments, x, y, position, which, distance, progress, hit)
 
     @functools.cached_property
     def _terminal_index(self) -> tuple[tuple[Zone, ...], shapely.STRtree]:
@@ -340,15 +358,33 @@ class Geofences:
             return []
         x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
         position, which = tree.query(shapely.points(x, y))
+        # every circle's candidates tested at once, as CircleZone.contains tests them (the
+        # same operations per element, so the same bits); a polygon zone is tested on its own
+        circle, centre_x, centre_y, radius = self._terminal_circles
+        inside = np.zeros(len(position), dtype=bool)
+        round_ = circle[which]
+        at, of = position[round_], which[round_]
+        inside[round_] = np.hypot(x[at] - centre_x[of], y[at] - centre_y[of]) <= radius[of]
+        for index in np.unique(which[~round_]).tolist():
+            candidates = np.flatnonzero(which == index)
+            inside[candidates] = zones[index].contains(x[position[candidates]], y[position[candidates]])
+        position, which = position[inside], which[inside]
         found = []
-        for index in np.unique(which):
-            zone = zones[index]
-            near = position[which == index]
+        for index in np.unique(which).tolist():
             mask = np.zeros(len(x), dtype=bool)
-            mask[near[zone.contains(x[near], y[near])]] = True
-            if mask.any():
-                found.append((id(zone), mask))
+            mask[position[which == index]] = True
+            found.append((id(zones[index]), mask))
         return found
+
+    @functools.cached_property
+    def _terminal_circles(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per terminal zone (`_terminal_index`'s order): whether it is a circle, and its
+        centre and radius (NaN for a polygon)."""
+        zones = self._terminal_index[0]
+        circle = np.array([isinstance(zone, CircleZone) for zone in zones], dtype=bool)
+        centre_x, centre_y, radius = (np.array([getattr(zone, name) if isinstance(zone, CircleZone) else np.nan
+                                                for zone in zones], dtype=float) for name in ("x", "y", "radius_m"))
+        return circle, centre_x, centre_y, radius
 
     def for_route(self, route_id: str | None) -> tuple[Itinerary, ...]:
         if route_id is None:

@@ -262,15 +262,14 @@ def _may_any_arrive_from(measures: TrackMemo, first: int) -> bool:
     if spans_of is None:
         spans_of = measures.grown[_ENTERED_SPANS] = {}  # (made again after a cut: `grown` empties)
     itineraries = measures.geofences.itineraries
-    for key, (on_corridor, progress) in measures.corridors().items():
-        on = on_corridor[low:].tolist()
+    for key, on, progress in measures.corridor_tails(low):
         steps = [k for k in range(1, len(on)) if on[k - 1] and on[k]]
         if not steps:
             continue
         spans = spans_of.get(key)
         if spans is None:
             spans = spans_of[key] = itineraries[key].entered_spans_m.tolist()
-        if any(_ends_a_span(spans, float(progress[low + k - 1]), float(progress[low + k])) for k in steps):
+        if any(_ends_a_span(spans, progress[k - 1], progress[k]) for k in steps):
             return True
     return False
 

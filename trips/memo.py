@@ -15,9 +15,10 @@ and locates by shapely only the fixes off the corridor, each made a shapely poin
 arrival read the arrived trip's fixes as measured here (`Along`), so what the memo holds
 is bounded as the open track is: cut at the trip's end with it.
 
-The fixes a release hands every vehicle of an engine call are measured together first
-(`TakeGeometry`: one query of each kind for all of them, not one per vehicle), and each
-vehicle's memo takes its fixes' answers from there.
+The fixes a release hands every vehicle of an engine call are measured together first,
+with the pings the call's live view moves to (`TakeGeometry`: one query of each kind for
+all of them, not one per vehicle nor one per view), and each vehicle's memo takes its
+fixes' answers from there, a beat's fix or two from Python values.
 """
 
 from __future__ import annotations
@@ -55,15 +56,18 @@ class Along:
 
 
 class TakeGeometry:
-    """The fixes of every vehicle released in one engine call, measured against the
-    geofences with one query of each kind for all of them (geometry batched across the
-    vehicles: a query's cost is mostly its call, and a vehicle brings one fix or two per
-    call at live pace). Every answer is per fix, a function of its position alone, so a
-    vehicle's share of them is what a query over its own fixes gives, to the bit. A fix
-    is known by identity (the engine hands the same objects on to the tracks); the take
-    holds its fixes, so no other object can take one's id while it lives."""
+    """The fixes one engine call measures — the pings that arrived (the live view, engine.
+    liveviews) and every vehicle's fixes the watermark released — against the geofences,
+    with one query of each kind for all of them (geometry batched across the vehicles: a
+    query's cost is mostly its call, and a vehicle brings one fix or two per call at live
+    pace). Every answer is per fix, a function of its position alone, so a vehicle's share
+    of them is what a query over its own fixes gives, to the bit. A fix is known by
+    identity (the engine hands the same objects on to the tracks; one both arrived and
+    released is found at its last row, with the same answers); the take holds its fixes,
+    so no other object can take one's id while it lives."""
 
-    __slots__ = ("geofences", "fixes", "_row", "x", "y", "_near", "_corridors", "_bounds", "_zones", "_failed")
+    __slots__ = ("geofences", "fixes", "_row", "x", "y", "_near", "_corridors", "_bounds", "_corridor_lists",
+                 "_distance", "_zones", "_limits", "_failed")
 
     def __init__(self, geofences: Geofences, fixes: Sequence[Fix]) -> None:
         self.geofences = geofences
@@ -71,7 +75,7 @@ class TakeGeometry:
         self._row = {id(fix): i for i, fix in enumerate(fixes)}
         self.x, self.y = columns(fixes, "x", "y")
         self._near: dict[float, np.ndarray] = {}
-        self._corridors = self._bounds = self._zones = None
+        self._corridors = self._bounds = self._corridor_lists = self._distance = self._zones = self._limits = None
         self._failed = False
 
     def rows(self, fixes: Sequence[Fix]) -> np.ndarray | None:
@@ -84,6 +88,27 @@ class TakeGeometry:
         found = [row.get(id(fix), -1) for fix in fixes]
         return None if -1 in found else np.array(found, dtype=np.intp)
 
+    def run(self, fixes: Sequence[Fix]) -> int | None:
+        """The take's row of the first of `fixes` when they are consecutive rows of it (a
+        vehicle's fixes lie together in the take), found in Python for a beat's fix or two;
+        None otherwise, or once one of its queries has failed (`rows`)."""
+        if self._failed or not fixes:
+            return None
+        row = self._row
+        first = row.get(id(fixes[0]))
+        if first is None:
+            return None
+        for k in range(1, len(fixes)):
+            if row.get(id(fixes[k])) != first + k:
+                return None
+        return first
+
+    def speed_limits(self, rows: np.ndarray) -> np.ndarray:
+        """As `Geofences.speed_limit` over those fixes."""
+        if self._limits is None:
+            self._limits = self._measured(self.geofences.speed_limit, self.x, self.y)
+        return self._limits[rows]
+
     def near_any_itinerary(self, rows: np.ndarray, metres: float) -> np.ndarray:
         """As `Geofences.near_any_itinerary` over those fixes."""
         near = self._near.get(metres)
@@ -95,13 +120,7 @@ class TakeGeometry:
                        ) -> tuple[tuple[Itinerary, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """As `Geofences.near_corridors` over those fixes (in that order): the pairs, which
         come sorted by position, of each row, with the positions renumbered."""
-        if self._corridors is None:
-            corridors = self._measured(self.geofences.near_corridors, self.x, self.y)
-            for column in corridors[1:]:
-                column.flags.writeable = False  # a run of rows is given slices of them (shared)
-            self._bounds = np.searchsorted(corridors[1], np.arange(len(self.x) + 1))
-            self._corridors = corridors
-        itineraries, position, which, inside, located = self._corridors
+        itineraries, position, which, inside, located = self._corridors_measured()
         if len(rows) and (len(rows) == 1 or bool((np.diff(rows) == 1).all())):
             # rows in a run (a vehicle's fixes lie together in the take; at live pace one fix):
             # their pairs are one slice, in the same order the general case gives
@@ -113,17 +132,60 @@ class TakeGeometry:
         pairs = np.repeat(low - (ends - counts), counts) + np.arange(ends[-1] if len(ends) else 0)
         return itineraries, np.repeat(np.arange(len(rows)), counts), which[pairs], inside[pairs], located[pairs]
 
+    def corridor_pairs(self, first: int, count: int) -> tuple[tuple[Itinerary, ...], list[tuple]]:
+        """`near_corridors` of the run of `count` rows from `first` (`run`), as Python values
+        for a beat's few pairs: per pair (position from 0, itinerary index, inside its
+        corridor, progress), in the same order."""
+        itineraries = self._corridors_measured()[0]
+        position, which, inside, located, bounds = self._corridor_lists
+        low, high = bounds[first], bounds[first + count]
+        return itineraries, [(position[k] - first, which[k], inside[k], located[k]) for k in range(low, high)]
+
+    def shapes_near(self, rows: Sequence[int], position: Sequence[int], which: Sequence[int]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per (fix, itinerary) pair asked (`position`: the fix's place in `rows`; `which`:
+        the itinerary's in the geofences' order), its distance to the shape and progress
+        along it when the pair is within the widest corridor (as `Geofences.measure_pairs`
+        finds it), and which pairs were (the others: NaN, for the caller to measure)."""
+        self._corridors_measured()
+        _, found, _, located, bounds = self._corridor_lists
+        distance, progress = np.full(len(position), np.nan), np.full(len(position), np.nan)
+        hit = np.zeros(len(position), dtype=bool)
+        for k, (i, index) in enumerate(zip(position, which)):
+            row = rows[i]
+            for j in range(bounds[row], bounds[row + 1]):  # the row's few pairs
+                if found[j] == index:
+                    distance[k], progress[k], hit[k] = self._distance[j], located[j], True
+                    break
+        return distance, progress, hit
+
+    def zones_of(self, rows: Sequence[int]) -> list[list[int]]:
+        """Per row, the terminal zones (ids) its fix is in, in `Geofences.in_terminal_zones`' order."""
+        zones, zone_at, bounds = self._zones_measured()
+        return [[zones[k] for k in zone_at[bounds[row]:bounds[row + 1]]] for row in rows]
+
+    def _corridors_measured(self) -> tuple[tuple[Itinerary, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self._corridors is None:
+            *corridors, distance = self._measured(self.geofences.near_shapes, self.x, self.y)
+            for column in corridors[1:]:
+                column.flags.writeable = False  # a run of rows is given slices of them (shared)
+            self._bounds = np.searchsorted(corridors[1], np.arange(len(self.x) + 1))
+            # the pairs as Python values too, made once for the take (`corridor_pairs`, `shapes_near`)
+            self._corridor_lists = (*(column.tolist() for column in corridors[1:]), self._bounds.tolist())
+            self._distance = distance.tolist()
+            self._corridors = tuple(corridors)
+        return self._corridors
+
+    def terminal_slots(self, first: int, count: int) -> tuple[list[int], list[tuple[int, int]]]:
+        """`in_terminal_zones` of the run of `count` rows from `first` (`run`), as Python
+        values: the take's zones (ids), and per fix inside one (position from 0, ascending),
+        the zone's place in that list, ascending."""
+        zones, zone_at, bounds = self._zones_measured()
+        return zones, [(i, k) for i in range(count) for k in zone_at[bounds[first + i]:bounds[first + i + 1]]]
+
     def in_terminal_zones(self, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """As `Geofences.in_terminal_zones` over those fixes (in that order)."""
-        if self._zones is None:
-            zones = self._measured(self.geofences.in_terminal_zones, self.x, self.y)
-            inside = np.array([mask for _, mask in zones], dtype=bool).reshape(len(zones), len(self.x))
-            # per fix, the zones it is in (by their place in the take's list, ascending): a
-            # vehicle's share is read from its own fixes' few entries, not from every zone's row
-            fix_at, zone_at = np.nonzero(inside.T)
-            self._zones = ([zone for zone, _ in zones], zone_at.tolist(),
-                           np.searchsorted(fix_at, np.arange(len(self.x) + 1)).tolist())
-        zones, zone_at, bounds = self._zones
+        zones, zone_at, bounds = self._zones_measured()
         masks: dict[int, np.ndarray] = {}
         for i, row in enumerate(rows.tolist()):
             for k in zone_at[bounds[row]:bounds[row + 1]]:
@@ -132,6 +194,17 @@ class TakeGeometry:
                     mask = masks[k] = np.zeros(len(rows), dtype=bool)
                 mask[i] = True
         return [(zones[k], masks[k]) for k in sorted(masks)]
+
+    def _zones_measured(self) -> tuple[list[int], list[int], list[int]]:
+        if self._zones is None:
+            zones = self._measured(self.geofences.in_terminal_zones, self.x, self.y)
+            inside = np.array([mask for _, mask in zones], dtype=bool).reshape(len(zones), len(self.x))
+            # per fix, the zones it is in (by their place in the take's list, ascending): a
+            # vehicle's share is read from its own fixes' few entries, not from every zone's row
+            fix_at, zone_at = np.nonzero(inside.T)
+            self._zones = ([zone for zone, _ in zones], zone_at.tolist(),
+                           np.searchsorted(fix_at, np.arange(len(self.x) + 1)).tolist())
+        return self._zones
 
     def _measured(self, query, *args):
         """`query(*args)`; one that raises marks the take failed (`rows`)."""
@@ -143,7 +216,7 @@ class TakeGeometry:
 
 
 class TrackMemo:
-    __slots__ = ("geofences", "fixes", "t", "x", "y", "_points", "_columns", "_lagging", "_corridors",
+    __slots__ = ("geofences", "fixes", "t", "x", "y", "_txy", "_points", "_columns", "_lagging", "_corridors",
                  "_corridors_len", "_zones", "_zones_len", "_last_inside", "grown", "take", "detected_under")
 
     # The corridors and the terminal zones are kept in growable buffers (`_Rows`): a beat
@@ -153,6 +226,8 @@ class TrackMemo:
         self.geofences = geofences
         self.fixes: Sequence[Fix] = ()
         self.t = self.x = self.y = np.empty(0)
+        # the columns above are views of its first len(t) columns, with room to grow (`_grown_to`); None: not
+        self._txy: np.ndarray | None = None
         self._points = np.empty(0, dtype=object)  # the fixes as shapely points, made once each
         self._columns: dict[tuple, np.ndarray] = {}
         # key of a column whose value for a fix depends on the fixes after it -> how many
@@ -224,6 +299,7 @@ class TrackMemo:
         self._zones_len = kept
         self._last_inside = {key: int(np.flatnonzero(inside)[-1]) for key, inside in self._zones.views(kept).items()}
         self.fixes, self.t, self.x, self.y = fixes, t, x, y
+        self._txy = None  # (the columns are not the buffer's: the next growth copies them into a new one)
         return self
 
     def extended(self, previous: tuple[Fix, ...], fixes: tuple[Fix, ...]) -> TrackMemo:
@@ -239,11 +315,26 @@ class TrackMemo:
 
     def _grown_to(self, fixes: Sequence[Fix]) -> TrackMemo:
         """On `fixes`, the track measured with new fixes after it (or none): every measure
-        kept stands, and the new fixes' times and positions are added."""
-        shared = len(self.t)
-        if len(fixes) > shared:
-            self.t, self.x, self.y = (np.concatenate((known, fresh))
-                                      for known, fresh in zip((self.t, self.x, self.y), _arrays(fixes[shared:])))
+        kept stands, and the new fixes' times and positions are added. They are written
+        into a buffer with room to grow (`_txy`: its columns past the track's are never
+        in a view given out), so a beat costs its new fixes, not a copy of the track."""
+        shared, n = len(self.t), len(fixes)
+        if n > shared:
+            buffer = self._txy
+            if buffer is None or buffer.shape[1] < n:
+                buffer = np.empty((3, max(2 * n, 64)))
+                buffer[:, :shared] = (self.t, self.x, self.y)
+                self._txy = buffer
+            fresh = fixes[shared:]
+            if len(fresh) <= _BEAT_FIXES:
+                t, x, y = buffer
+                for k, fix in enumerate(fresh, shared):
+                    t[k], x[k], y[k] = fix.t, fix.x, fix.y
+            else:
+                buffer[:, shared:n] = _arrays(fresh)
+            self.t, self.x, self.y = buffer[0, :n], buffer[1, :n], buffer[2, :n]
+            for column in (self.t, self.x, self.y):
+                column.flags.writeable = False  # shared with the buffer: no reader may write
         self.fixes = fixes
         return self
 
@@ -306,7 +397,20 @@ class TrackMemo:
     def inside_terminals(self) -> dict[int, np.ndarray]:
         """Per terminal zone (by id) with a fix inside: which fixes are (read-only)."""
         done, n = self._zones_len, len(self.t)
-        if done < n:
+        if done < n and (first := self._take_run(done)) is not None:
+            # a beat's fix or two found in the take: their few slots written from Python values
+            found, slots = self.take.terminal_slots(first, n - done)
+            zones = self._zones
+            zones.grow(n)
+            if slots:
+                for k in sorted({k for _, k in slots}):
+                    zones.row(found[k])  # in the order the masks' path makes them
+                buffer, rows = zones.buffers[0], zones.rows  # after the rows: a new row may make new buffers
+                for i, k in slots:  # (by fix, ascending: a zone's last one is its last inside)
+                    buffer[rows[found[k]], done + i] = True
+                    self._last_inside[found[k]] = done + i
+            self._zones_len = n
+        elif done < n:
             rows = self._take_rows(done)
             fresh = (self.geofences.in_terminal_zones(self.x[done:], self.y[done:]) if rows is None
                      else self.take.in_terminal_zones(rows))
@@ -329,6 +433,12 @@ class TrackMemo:
         self.inside_terminals()
         return self._last_inside.get(id(zone), -1)
 
+    def last_inside_any(self) -> int:
+        """The index of the last fix inside any terminal zone of the geofences' itineraries
+        (-1: none is)."""
+        self.inside_terminals()
+        return max(self._last_inside.values(), default=-1)
+
     def terminal_entered_from(self, first: int) -> bool:
         """Whether a fix from index `first` on is inside a terminal zone the fix before it is
         not inside (from 0: whether any fix is inside one): every zone's slots of those
@@ -339,6 +449,11 @@ class TrackMemo:
         if not keys or first >= n:
             return False
         inside = self._zones.buffers[0][:keys, max(first - 1, 0):n]
+        if n - first <= _BEAT_FIXES:  # a beat's slots: read as Python values
+            rows = inside.tolist()
+            if first == 0:
+                return any(map(any, rows))
+            return any(b and not a for row in rows for a, b in zip(row, row[1:]))
         if first == 0:
             return bool(inside.any())
         return bool((inside[:, 1:] & ~inside[:, :-1]).any())
@@ -374,7 +489,22 @@ class TrackMemo:
         the fixes not yet measured locates all their (fix, itinerary) pairs
         (`Geofences.near_corridors`), and only their slots are written."""
         done, n = self._corridors_len, len(self.t)
-        if done < n:
+        if done < n and (first := self._take_run(done)) is not None:
+            # a beat's fix or two found in the take: their few pairs written from Python values
+            itineraries, pairs = self.take.corridor_pairs(first, n - done)
+            corridors = self._corridors
+            corridors.grow(n)
+            if pairs:
+                for index in sorted({index for _, index, _, _ in pairs}):
+                    corridors.row(itineraries[index].pattern.key)  # in the order the arrays' path makes them
+                (on_corridor, progress), rows = corridors.buffers, corridors.rows  # (after the rows, as below)
+                for position, index, inside, located in pairs:
+                    if inside:
+                        row = rows[itineraries[index].pattern.key]
+                        on_corridor[row, done + position] = True
+                        progress[row, done + position] = located
+            self._corridors_len = n
+        elif done < n:
             rows = self._take_rows(done)
             itineraries, position, which, inside, located = \
                 self.geofences.near_corridors(self.x[done:], self.y[done:]) if rows is None \
@@ -393,11 +523,33 @@ class TrackMemo:
             self._corridors_len = n
         return self._corridors.views(n)
 
+    def corridor_tails(self, low: int) -> list[tuple[str, list[bool], list[float]]]:
+        """Per itinerary `corridors` gives, in its order: whether each fix from index `low` on
+        is on its corridor, and its progress along it, as Python values (one numpy call for
+        every itinerary's, not one each: a beat reads a fix or two of each)."""
+        self.corridors()
+        keys = list(self._corridors.rows)  # (a key's row is its place among them)
+        on, progress = (buffer[:len(keys), low:self._corridors_len].tolist() for buffer in self._corridors.buffers)
+        return list(zip(keys, on, progress))
+
+    def _take_run(self, done: int) -> int | None:
+        """The take's row of the fix at index `done` when the fixes from there on are a run
+        of its rows no longer than a beat brings (`TakeGeometry.run`): read from Python
+        values; a longer run (a track read whole) takes the arrays' path."""
+        if self.take is None or len(self.fixes) - done > _BEAT_FIXES:
+            return None
+        return self.take.run(self.fixes[done:])
+
     def _take_rows(self, done: int) -> np.ndarray | None:
         """The take's rows of the fixes from index `done` on, when it holds them all."""
         if self.take is None:
             return None
         return self.take.rows(self.fixes[done:])
+
+
+# the most new fixes a track's growth writes from Python values (`TrackMemo._take_run`): at
+# live pace a beat brings one or two; numpy's calls cost more than the loop below that
+_BEAT_FIXES = 16
 
 
 class _Rows:

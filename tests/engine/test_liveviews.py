@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -17,8 +18,10 @@ from engine.messages import VehicleAhead
 from engine.servicedays import ServiceDays
 from engine.values import Message
 from engine.vehicle import PartitionState, VehicleStage
+from geofences.zones import Geofences
 from gtfs.projection import Projector
 from telemetry import decode, message_id
+from trips.memo import TakeGeometry
 from trips.model import Fix
 
 TZ = dt.timezone(dt.timedelta(hours=-3))
@@ -78,6 +81,87 @@ def test_a_ping_moves_the_view_and_gives_one_status_stamped_with_its_time_as_the
     # the departure was told by an earlier call (the 07:00:10 exit): not again
     assert departed == []
     assert told == [status] and by_stage._load("JN-1012").live == state.live
+
+
+def test_a_view_read_from_the_call_s_shared_geometry_moves_as_it_does_measured_alone(context, views, monkeypatch):
+    # the stage measures a call's arrived pings with the fixes it releases (one query of each
+    # kind, trips.memo.TakeGeometry): the view takes its answers from there, and moves to the
+    # same place, on the same itineraries, to the bit, as when it measured its own ping
+    alone, shared = driven(context, 30)._load("JN-1012"), driven(context, 30)._load("JN-1012")
+    message = ping(context, 30)
+    fix = fix_of(context, message)
+    released = [fix_of(context, ping(context, k)) for k in (3, 14, 29)]  # in and out of the terminal
+    take = TakeGeometry(context.geofences, [fix, *released])
+    queried = []
+    real = Geofences.near_shapes
+
+    def counted(self, xs, ys):
+        queried.append(len(xs))
+        return real(self, xs, ys)
+
+    monkeypatch.setattr(Geofences, "near_shapes", counted)
+    by_take = views.statuses([(shared, fix)], {}, [], take)
+    monkeypatch.undo()
+    assert queried == [4]  # the take's one query, for all its fixes
+    assert by_take == views.statuses([(alone, fix)], {}, []) and by_take
+    assert shared.live == alone.live
+
+
+def test_a_fault_in_the_call_s_shared_geometry_costs_the_view_nothing(context, views, monkeypatch, caplog):
+    # a position among the release's fixes that makes the take's query raise: the view measures
+    # its own ping, as it did before the two shared a query, and still gives its status
+    alone, shared = driven(context, 30)._load("JN-1012"), driven(context, 30)._load("JN-1012")
+    fix = fix_of(context, ping(context, 30))
+    expected = views.statuses([(alone, fix)], {}, [])
+
+    def failing(self, xs, ys):
+        raise FloatingPointError("simulated fault")
+
+    monkeypatch.setattr(Geofences, "near_shapes", failing)
+    take = TakeGeometry(context.geofences, [fix, fix_of(context, ping(context, 3))])
+    assert views.statuses([(shared, fix)], {}, [], take) == expected and expected
+    assert shared.live == alone.live
+    assert "shared geometry failed" in caplog.text
+
+
+@pytest.mark.parametrize("query", ["near_any_itinerary", "in_terminal_zones", "near_shapes"])
+def test_each_shared_query_that_fails_leaves_the_view_to_measure_its_own_ping(context, views, monkeypatch, caplog,
+                                                                              query):
+    # the network screen, the terminal zones, the itineraries: whichever query of the take a
+    # released fix makes fail, the view measures its own ping with its own queries and gives
+    # the status it gives alone
+    alone, shared = driven(context, 30)._load("JN-1012"), driven(context, 30)._load("JN-1012")
+    fix, released = fix_of(context, ping(context, 30)), fix_of(context, ping(context, 3))
+    expected = views.statuses([(alone, fix)], {}, [])
+    real = getattr(Geofences, query)
+
+    def failing(self, xs, ys, *args):
+        if len(xs) > 1:  # the take's query, over the released fix too; the view's own is over its ping
+            raise FloatingPointError("simulated fault")
+        return real(self, xs, ys, *args)
+
+    monkeypatch.setattr(Geofences, query, failing)
+    take = TakeGeometry(context.geofences, [fix, released])
+    assert views.statuses([(shared, fix)], {}, [], take) == expected and expected
+    assert shared.live == alone.live
+    assert "shared geometry failed" in caplog.text
+
+
+def test_a_store_that_keeps_a_copy_of_what_it_is_given_keeps_what_the_live_view_moved(context):
+    # the stage saves a call's admitted states before it plans the release (the plan loads
+    # vehicles), and again after the live view moved them: a store that packs what it is
+    # given, not a reference to it, keeps every view as a store of references does
+    from engine.stored import pack, unpack
+    from engine.vehiclestate import VehicleState
+    decoder = msgspec.msgpack.Decoder(VehicleState)
+    packed: dict[str, bytes] = {}
+    copying = VehicleStage(context, PartitionState(0), lambda v: unpack(packed[v], decoder) if v in packed else None,
+                           lambda s: packed.__setitem__(s.vehicle_id, pack(s)), frozenset({"tachograph"}))
+    reference = new_stage(context)
+    for k in range(40):
+        message = ping(context, k)
+        assert copying.ingest([message]).statuses == reference.ingest([message]).statuses
+    assert unpack(packed["JN-1012"], decoder).live == reference._load("JN-1012").live
 
 
 def test_a_ping_older_than_the_views_newest_moves_nothing_and_gives_no_status(context, views):

@@ -288,6 +288,49 @@ def test_the_running_trip_read_beat_by_beat_is_the_one_a_fresh_read_of_the_track
         assert _read(open_trip(fixes, TINY_CONTEXT, memo)) == _read(open_trip(fixes, TINY_CONTEXT))
 
 
+def test_a_bus_on_its_way_keeps_its_running_trip_without_reading_each_itinerary_again(monkeypatch):
+    # a beat adding fixes none of which is held in an origin zone, with the same itineraries
+    # near and the same line named, gives the last beat's answer without reading any
+    # itinerary's exits (`_OpenTrip`); every answer is still a fresh read's
+    import engine.status as status
+    read = []
+    real = status._last_exit
+    monkeypatch.setattr(status, "_last_exit", lambda *args: read.append(1) or real(*args))
+    kept = beats = 0
+    for seed in range(12):
+        track = _drive(seed, 120)
+        memo, fixes = TrackMemo(TINY_CONTEXT.geofences), ()
+        for fix in track:
+            fixes += (fix,)
+            before = len(read)
+            found = open_trip(fixes, TINY_CONTEXT, memo)
+            kept += len(read) == before
+            beats += 1
+            assert _read(found) == _read(open_trip(fixes, TINY_CONTEXT))
+    assert beats / 4 < kept < beats  # most beats of a bus on its way, not every beat
+
+
+def test_a_tie_broken_again_by_a_fix_on_the_wider_corridor_only_is_read_at_that_beat():
+    # T:1:R (corridor 12 m) and F:0:L (50 m) both leave A at the same fix: T:1:R, first,
+    # runs while as many fixes are on both corridors since; the first fix 30 m off the
+    # shape (on F:0:L's only) makes it F:0:L at that very beat, though nothing else moved
+    # (no origin zone near, the same corridors near): a tie is never kept from a beat before
+    x0, y0 = 355999.9997, 7815000.0  # A's centre; both shapes run east from it along y0
+    gap = TINY_CONTEXT.policy.trips.max_coverage_gap_s
+    # in A, out of it, then past T:0:L's origin zone (at x0 + 1500) after a silence, so
+    # that no pass through it is read (T:0:L is never left)
+    steps = [(0, 0, 0), (10, 0, 0), (20, 150, 5), (30, 300, 5), (40 + gap, 1900, 5), (50 + gap, 2100, 5),
+             (60 + gap, 2300, 5), (70 + gap, 2500, 30), (80 + gap, 2700, 5)]
+    track = [Fix(T0 + t, x0 + dx, y0 + dy, 30.0, None, f"v/{i}") for i, (t, dx, dy) in enumerate(steps)]
+    memo, fixes, answers = TrackMemo(TINY_CONTEXT.geofences), (), []
+    for fix in track:
+        fixes += (fix,)
+        found = open_trip(fixes, TINY_CONTEXT, memo)
+        assert _read(found) == _read(open_trip(fixes, TINY_CONTEXT))
+        answers.append(_read(found))
+    assert answers[3:] == [("T:1:R", 1)] * 4 + [("F:0:L", 1)] * 2
+
+
 def test_the_drives_meet_every_case_of_the_running_trip():
     # the random drives above meet every case open_trip has, so the test above reads them:
     # with no line named, T:1:R (first) and F:0:L leave A at the same fix, and each wins

@@ -111,7 +111,7 @@ def test_a_fault_in_the_release_s_shared_geometry_loses_only_the_message_that_ma
     culprit_id = vehicle_module.message_id(culprit.body)
     # the culprit's metric x, as the engine projects it
     culprit_x = vehicle_module.Projector(context.feed.epsg).to_xy([culprit.body.lon], [culprit.body.lat])[0]
-    real = Geofences.near_corridors
+    real = Geofences.near_shapes
     queried = []
 
     def failing(self, xs, ys):  # the corridor query trips over one position
@@ -121,7 +121,8 @@ def test_a_fault_in_the_release_s_shared_geometry_loses_only_the_message_that_ma
             raise FloatingPointError("simulated fault")
         return real(self, xs, ys)
 
-    monkeypatch.setattr(Geofences, "near_corridors", failing)
+    # (the query the call's shared geometry makes, and `near_corridors` over it)
+    monkeypatch.setattr(Geofences, "near_shapes", failing)
     rejected, trips = _replayed_in_calls_of_1000(Engine(context, frozenset({"tachograph", "catraca"})), messages)
     [dead] = rejected
     assert (dead.reason, dead.location, dead.source) == ("engine_error", culprit_id, "tachograph")

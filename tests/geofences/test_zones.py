@@ -384,3 +384,30 @@ def test_itineraries_near_are_those_named_or_ending_in_a_zone_given_in_the_feed_
     assert near(keys, ["A", "B", "C"]) == keys
     assert fences.itineraries_near([], [id(object())]) == []  # a zone no itinerary has
     assert fences.origin_zones == (zones["A"], zones["B"], zones["C"])
+
+
+def test_terminal_zones_hold_what_each_zone_s_own_test_holds_circles_and_polygons_alike():
+    # in_terminal_zones tests every circle's candidates at once and a polygon on its own:
+    # per zone, exactly the positions its `contains` holds (on the edge, a hair beyond,
+    # in two overlapping zones), the zones in the index's order, none empty
+    r = POLICY.trips.terminal_zone_m
+    circle_a, circle_b = CircleZone("A", 0, 0, r), CircleZone("B", 1.5 * r, 0, r)  # they overlap
+    square = PolygonZone("P", box(3000, -50, 3100, 50))
+    itineraries = {}
+    for n, (origin, destination) in enumerate(((circle_a, circle_b), (circle_b, square), (square, circle_a))):
+        pattern = Pattern("1", n % 2, f"S{n}", origin.name, destination.name)
+        itineraries[pattern.key] = Itinerary(pattern, LineString([(0, 0), (3050, 0)]), POLICY.trips.corridor_m,
+                                             origin, destination, ())
+    fences = Geofences(itineraries, (), 50.0)
+    rng = np.random.default_rng(3)
+    x = np.concatenate(([0.6 * r, 0.6 * r + 1e-9, 0.75 * r, 3000.0, 3100.0, 3100.0 + 1e-9, 9e9],
+                        rng.uniform(-r, 3200, 400)))
+    y = np.concatenate(([0.8 * r, 0.8 * r, 0.0, 0.0, 50.0, 0.0, 0.0], rng.uniform(-r, r, 400)))
+    zones = fences._terminal_index[0]
+    expected = [(id(zone), zone.contains(x, y)) for zone in zones if zone.contains(x, y).any()]
+    got = fences.in_terminal_zones(x, y)
+    assert [zone for zone, _ in got] == [zone for zone, _ in expected] and len(got) == 3
+    for (_, mask), (_, want) in zip(got, expected):
+        np.testing.assert_array_equal(mask, want)
+    assert got[0][1][0] and not got[0][1][1]  # on circle A's edge; a hair beyond it, out
+    assert got[2][1][4] and not got[2][1][5]  # on the square's corner; a hair beyond it, out

@@ -5,6 +5,7 @@ with terminal zones of 100 m; the tracks below wander across it, so some fixes a
 the zones and on the corridors, others not.
 """
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from geofences import build_geofences
 from gtfs import load_feed
 from kernel.policy import load_policy
 from trips import Fix
-from geofences.zones import Geofences
+from geofences.zones import Geofences, PolygonZone, SpeedZone
 from trips.detection import destination_fixes, origin_fixes
 from trips.memo import Along, TakeGeometry, TrackMemo, _Rows, measured
 
@@ -188,7 +189,7 @@ def test_a_take_measures_every_vehicle_s_new_fixes_in_one_query_each_and_answers
     together = [measured(fixes, GEOFENCES, None) for fixes in before]
     for memo in alone + together:
         memo.corridors(), memo.inside_terminals()
-    corridor_queries = _counted(monkeypatch, "near_corridors")
+    corridor_queries = _counted(monkeypatch, "near_shapes")  # (the query near_corridors makes)
     zone_queries = _counted(monkeypatch, "in_terminal_zones")
     take = TakeGeometry(GEOFENCES, released)
     for memo, fixes in zip(together, grown):
@@ -211,6 +212,84 @@ def test_a_take_measures_every_vehicle_s_new_fixes_in_one_query_each_and_answers
             np.testing.assert_array_equal(by_take.inside_terminals()[zone], inside)
             entered += int(inside[30:].any())
     assert entered  # some new fix is in a terminal zone: that answer was put to the test
+
+
+def test_beats_of_a_fix_or_two_taken_from_the_take_give_every_answer_a_fresh_memo_gives(monkeypatch):
+    # at live pace a beat brings each vehicle a fix or two, consecutive rows of the take: the
+    # memo writes their slots from Python values (`TrackMemo._take_run`), the track's times
+    # and positions into a buffer with room to grow, and the arrival gate reads the new
+    # slots as Python values (`terminal_entered_from`, `corridor_tails`). After every beat
+    # of three vehicles, every answer is a fresh memo's, to the bit
+    rng = np.random.default_rng(5)
+    tracks = [wander(90, seed=seed) for seed in (41, 42, 43)]
+    memos = [TrackMemo(GEOFENCES) for _ in tracks]
+    taken: list[tuple] = [() for _ in tracks]
+    python_beats = []
+    real = TakeGeometry.corridor_pairs
+    monkeypatch.setattr(TakeGeometry, "corridor_pairs",
+                        lambda self, first, count: python_beats.append(count) or real(self, first, count))
+    entered = 0
+    while any(len(fixes) < len(track) for fixes, track in zip(taken, tracks)):
+        grown = [track[len(fixes):len(fixes) + int(rng.integers(1, 4))] for fixes, track in zip(taken, tracks)]
+        take = TakeGeometry(GEOFENCES, [fix for new in grown for fix in new])  # each vehicle's rows together
+        for k, (memo, new) in enumerate(zip(memos, grown)):
+            before, taken[k] = taken[k], taken[k] + tuple(new)
+            memo.take = take
+            memo.extended(before, taken[k])  # as the tracker positions it (trips.tracker.grown_track)
+            first = max(len(before) - 1, 0)
+            gate = ([memo.terminal_entered_from(i) for i in range(first, len(taken[k]))],
+                    memo.corridor_tails(first))
+            got = _every_answer(memo)
+            memo.take = None
+            alone = measured(taken[k], GEOFENCES, None)
+            want = _every_answer(alone)
+            assert got.keys() == want.keys()
+            for key, value in want.items():
+                np.testing.assert_array_equal(got[key], value, err_msg=str(key))
+                assert got[key].dtype == value.dtype, key
+            views = alone.corridors()
+            # (compared as text: NaN, off a corridor, is not equal to itself; repr is exact for the others)
+            masks = list(alone.inside_terminals().values())
+            assert repr(gate) == repr(([_entered_from(masks, i) for i in range(first, len(taken[k]))],
+                                       [(key, on[first:].tolist(), along[first:].tolist())
+                                        for key, (on, along) in views.items()]))
+            entered += sum(gate[0])
+    assert len(python_beats) > 60 and max(python_beats) <= 3  # the beats took the Python path
+    assert entered  # a fix entered a terminal zone at a beat: that reading was put to the test
+
+
+def _entered_from(masks: list[np.ndarray], first: int) -> bool:
+    """`TrackMemo.terminal_entered_from` from the zones' masks: a fix from `first` on inside a
+    zone the fix before is not inside (from 0, any fix inside one)."""
+    if first == 0:
+        return any(bool(mask.any()) for mask in masks)
+    return any(bool((mask[first:] & ~mask[first - 1:-1]).any()) for mask in masks)
+
+
+def test_a_take_s_speed_limits_and_a_fix_it_holds_twice_are_each_fix_s_own():
+    # speed zones over part of the track (two overlapping, the lowest limit wins): the take's
+    # limits are `Geofences.speed_limit`'s for any subset of its rows; a fix the call both
+    # received and released is in the take twice: found at its last row, every answer the same
+    fixes = wander(40, seed=33)
+    xs = [f.x for f in fixes]
+    zones = (SpeedZone(PolygonZone("slow", shapely.box(min(xs), -1e9, np.median(xs), 1e9)), 20.0),
+             SpeedZone(PolygonZone("slower", shapely.box(np.percentile(xs, 25), -1e9, np.percentile(xs, 60), 1e9)),
+                       10.0))
+    fences = dataclasses.replace(GEOFENCES, speed_zones=zones)
+    take = TakeGeometry(fences, fixes + fixes[5:12])  # (the arrived pings, then the released fixes)
+    assert take.run(fixes[5:12]) == 40 and take.run(fixes[12:15]) == 12 and take.run(fixes[11:13]) is None
+    limits = set()
+    for subset in (fixes, fixes[5:12], fixes[::3], [fixes[30], fixes[2]], fixes[:1]):
+        rows = take.rows(subset)
+        x, y = np.array([f.x for f in subset]), np.array([f.y for f in subset])
+        want = fences.speed_limit(x, y)
+        np.testing.assert_array_equal(take.speed_limits(rows), want)
+        limits |= set(want.tolist())
+        np.testing.assert_array_equal(take.near_corridors(rows)[3], fences.near_corridors(x, y)[3])
+        zones_of = take.zones_of(rows.tolist())
+        assert [sorted(z) for z in zones_of] == [sorted(zone for zone, mask in fences.in_terminal_zones(x, y) if mask[i])
+                                                 for i in range(len(subset))]
+    assert limits == {10.0, 20.0, fences.default_speed_limit_kmh}  # every zone and none was met
 
 
 def test_a_take_answers_for_any_of_its_fixes_in_any_order_and_for_none_it_lacks():
